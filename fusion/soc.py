@@ -1,0 +1,99 @@
+"""The one hardware table: per-SoC sizes, core counts and throughputs, each with its source.
+
+Sources (facts gathered in shared/docs/ascend-facts.md):
+  [devkit]   open Ascend C devkit (asc-devkit): include/basic_api, impl/basic_api/utils/
+             kernel_utils_constants.h, architecture pages "NPU架构版本2201/2002".
+  [akg]      MindSpore AKG per-SoC table, akg-mlir/include/akg/Utils/AnalysisForNpu.hpp.
+  [pto]      PTO-ISA cost model calibrated on a 910B3 (include/pto/costmodel/).
+  [ini]      CANN platform ini transcriptions (clock).
+  [3rd]      third-party spec tables (HBM bandwidth).
+Values marked CALIBRATION are model parameters, not published facts: change them only
+with a measurement and update the comment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fusion.errors import TargetError
+
+KIB = 1024
+
+
+@dataclass(frozen=True)
+class SocSpec:
+    name: str
+    arch: str                  # devkit arch id
+    coupled: bool              # cube and vector share one AI core (UB->L1 on chip) [devkit]
+    vector_cores: int          # cores that run vector code (AIV on 910B; AI cores on coupled chips)
+    cube_cores: int            # cores with a cube unit
+    clock_ghz: float
+    ub_bytes: int              # physical UB per vector core
+    ub_usable_bytes: int       # what a kernel may allocate
+    l1_bytes: int
+    l0a_bytes: int
+    l0b_bytes: int
+    l0c_bytes: int
+    l2_bytes: int
+    ub_align: int = 32         # UB/L1 address alignment, one DataBlock [devkit]
+    vector_repeat_bytes: int = 256   # one repeat = 8 DataBlocks [devkit]
+    max_repeat: int = 255            # repeat count per instruction [devkit]
+    cube_fractal: tuple[int, int, int] = (16, 16, 16)  # fp16 m×k×n per cycle [devkit; pto mad()]
+    # CALIBRATION [pto]: fixed issue cost per vector instruction (16–42 cycles observed)
+    vector_instr_cycles: int = 24
+    # CALIBRATION [pto]: vector repeats retired per cycle
+    vector_repeats_per_cycle: float = 1.0
+    # CALIBRATION [pto arch config]: per-core GM->UB and UB->GM bandwidth, GiB/s
+    gm_to_ub_gibps: float = 100.9
+    ub_to_gm_gibps: float = 188.0
+    # CALIBRATION [3rd]: aggregate HBM bandwidth shared by all cores, GB/s
+    hbm_gbps: float = 1600.0
+    # CALIBRATION [devkit perf guide: bursts >= 16 KiB approach peak]: per-DMA setup latency, cycles
+    dma_setup_cycles: int = 200
+    # CALIBRATION (not published; devkit guide says it grows with cores launched): kernel
+    # launch/head cost = base + per-core increment, microseconds
+    launch_base_us: float = 3.0
+    launch_per_core_us: float = 0.05
+
+    @property
+    def ub_usable_kib(self) -> float:
+        return self.ub_usable_bytes / KIB
+
+
+SOCS: dict[str, SocSpec] = {
+    # 910B1/B2: 24 AIC + 48 AIV (1:2) [devkit 2201]; UB 192 KiB, usable 192 KiB - 256 B - 8 KiB
+    # [devkit kernel_utils_constants.h]; L1 512 KiB, L0A/B 64 KiB, L0C 128 KiB; L2 192 MB [akg];
+    # clock 1.8 GHz [ini].
+    "ascend910b2": SocSpec(
+        name="ascend910b2", arch="2201", coupled=False, vector_cores=48, cube_cores=24,
+        clock_ghz=1.8, ub_bytes=192 * KIB, ub_usable_bytes=192 * KIB - 256 - 8 * KIB,
+        l1_bytes=512 * KIB, l0a_bytes=64 * KIB, l0b_bytes=64 * KIB, l0c_bytes=128 * KIB,
+        l2_bytes=192 * 1024 * KIB),
+    # 910B3: 20 AIC + 40 AIV [devkit 2201]; memories as 910B2; clock 1.8 GHz [ini];
+    # L2 192 MB [akg]; PTO-ISA bandwidths were calibrated on this part [pto].
+    "ascend910b3": SocSpec(
+        name="ascend910b3", arch="2201", coupled=False, vector_cores=40, cube_cores=20,
+        clock_ghz=1.8, ub_bytes=192 * KIB, ub_usable_bytes=192 * KIB - 256 - 8 * KIB,
+        l1_bytes=512 * KIB, l0a_bytes=64 * KIB, l0b_bytes=64 * KIB, l0c_bytes=128 * KIB,
+        l2_bytes=192 * 1024 * KIB),
+    # 310P3: 8 coupled AI cores (+7 vector cores not used by these kernels) [devkit 2002];
+    # UB 256 KiB with 248 KiB usable [akg]; L1 1 MiB; L0C 256 KiB; L2 16 MB [akg];
+    # clock CALIBRATION 1.08 GHz [ini transcription]; HBM -> LPDDR4X ~204.8 GB/s [3rd].
+    "ascend310p3": SocSpec(
+        name="ascend310p3", arch="2002", coupled=True, vector_cores=8, cube_cores=8,
+        clock_ghz=1.08, ub_bytes=256 * KIB, ub_usable_bytes=248 * KIB,
+        l1_bytes=1024 * KIB, l0a_bytes=64 * KIB, l0b_bytes=64 * KIB, l0c_bytes=256 * KIB,
+        l2_bytes=16 * 1024 * KIB, hbm_gbps=204.8),
+}
+
+DEFAULT_SOC = "ascend910b2"
+_ALIASES = {"910b2": "ascend910b2", "910b3": "ascend910b3", "310p3": "ascend310p3",
+            "910b": "ascend910b2", "310p": "ascend310p3"}
+
+
+def get_soc(name: str | None) -> SocSpec:
+    key = (name or DEFAULT_SOC).lower()
+    key = _ALIASES.get(key, key)
+    if key not in SOCS:
+        raise TargetError(f"unknown SoC '{name}'; known: {', '.join(sorted(SOCS))}")
+    return SOCS[key]

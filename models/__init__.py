@@ -1,0 +1,7 @@
+"""ONNX builders for megafuse's reference workloads (deterministic, seeded random weights)."""
+
+from .dwsep import MOBILENET_V1_BLOCKS, ODD_BLOCKS, dwsep_block
+from .mobilenet import REGISTRY, build, mobilenet_v1, mobilenet_v2
+
+__all__ = ["MOBILENET_V1_BLOCKS", "ODD_BLOCKS", "REGISTRY", "build", "dwsep_block",
+           "mobilenet_v1", "mobilenet_v2"]

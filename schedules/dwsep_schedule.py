@@ -1,0 +1,114 @@
+"""s_tir schedule of the fused DW→PW PrimFunc from a TileConfig.
+
+Loop nest (the same one the KernelPlan, the cost model and the Ascend C emitter describe):
+
+  for (n, ht, wt)                      parallel over tiles (cores)
+    for ci in C1 / cib                  DW streams input-channel blocks
+      x_ub   ← GM  input tile with halo, cib×IH×IW×C0       [ping/pong when double-buffered]
+      dw_ub  = Σ taps x_ub · w_dw                              fp32
+      dwa_ub = act1(dw_ub + b_dw)                              storage dtype, all C1, whole tile
+    for ob in CO1 / cob
+      [res_ub ← GM residual tile]
+      pw_ub  = dwa_ub · w_pw[ob]                               fp32
+      y_ub   = act2(pw_ub + b_pw) [+ res_ub]
+      GM     ← y_ub
+"""
+
+from __future__ import annotations
+
+from tvm import s_tir
+
+from schedules.dwsep_te import dwsep_prim_func
+from schedules.workload import DwSepWorkload, TileConfig, ceil_div
+
+UB = "local.UB"
+
+# TIR buffer name → KernelPlan buffer name (the UB cross-check relies on this mapping)
+TIR_TO_PLAN = {
+    "pad_local.UB": "x_tile",
+    "dw_local.UB": "dw_acc",
+    "dw_act_local.UB": "dw_out",
+    "pw_local.UB": "pw_acc",
+    "out_local.UB": "y_tile",
+    "res_local.UB": "res_tile",
+}
+
+
+def effective_cib(wl: DwSepWorkload, tile: TileConfig) -> int:
+    return min(tile.cib or wl.c1, wl.c1)
+
+
+def schedule_dwsep(wl: DwSepWorkload, tile: TileConfig, cpu_opts: bool = True) -> s_tir.Schedule:
+    th, tw = min(tile.th, wl.out_height), min(tile.tw, wl.out_width)
+    cob, cib = min(tile.cob, wl.co1), effective_cib(wl, tile)
+    tiled_out = (ceil_div(wl.out_height, th) * th, ceil_div(wl.out_width, tw) * tw)
+    sch = s_tir.Schedule(dwsep_prim_func(wl, tiled_out))
+
+    out = sch.get_sblock("out")
+    if wl.residual:
+        sch.cache_read(out, _read_index(sch, out, "res"), UB)
+    store = sch.cache_write(out, 0, UB)  # y tile in UB, then one copy to GM
+    n, o, h, w, o0 = sch.get_loops(store)
+    ht, hi = sch.split(h, [None, th])
+    wt, wi = sch.split(w, [None, tw])
+    ob, obi = sch.split(o, [None, cob])
+    sch.reorder(n, ht, wt, ob, hi, wi, obi, o0)
+
+    sch.compute_at(out, ob)
+    if wl.residual:
+        sch.compute_at(sch.get_sblock("res_local.UB"), ob)
+    pw = sch.get_sblock("pw")
+    sch.compute_at(pw, ob)
+    dwa = sch.get_sblock("dw_act")
+    sch.compute_at(dwa, wt)
+    cio, _ = sch.split(sch.get_loops(dwa)[3], [None, cib])
+    dw = sch.get_sblock("dw")
+    sch.compute_at(dw, cio)
+    xin = sch.cache_read(dw, 0, UB)  # read 0 of dw is the padded input: a constant-size halo tile
+    sch.compute_at(xin, cio)
+    sch.compute_inline(sch.get_sblock("pad"))
+    for blk in (dw, dwa, pw, out):
+        sch.set_scope(blk, 0, UB)
+
+    if tile.double_buffer and wl.c1 // cib > 1:
+        # ping/pong on the input tile: load block ci+1 while computing block ci
+        sch.annotate(cio, "software_pipeline_stage", [0, 1, 1])
+        sch.annotate(cio, "software_pipeline_order", [0, 1, 2])
+    if cpu_opts:
+        _cpu_loop_opts(sch, wl, xin, dw, dwa, pw, out, store)
+    tile_loop = sch.fuse(n, ht, wt)
+    if cpu_opts:
+        sch.parallel(tile_loop)
+        _decompose(sch, dw, pw)
+    return sch
+
+
+def _read_index(sch, block, buffer_name: str) -> int:
+    reads = sch.get(block).reads
+    for i, region in enumerate(reads):
+        if region.source.name == buffer_name:
+            return i
+    raise KeyError(buffer_name)
+
+
+def _cpu_loop_opts(sch, wl, xin, dw, dwa, pw, out, store):
+    """Register blocking for the LLVM build: the C0 lanes are the vector, taps/channels reduce
+    outermost, the tile width is unrolled (notes §2 'performance note')."""
+    # DW: (c, hi, wi, c0, kh, kw) → (c, hi, kh, kw, wi, c0)
+    c, hi, wi, c0, kh, kw = sch.get_loops(dw)[-6:]
+    sch.reorder(hi, kh, kw, wi, c0)
+    sch.vectorize(c0)
+    # PW: (o, hi, wi, k, rc1, rc0) → (hi, rc1, rc0, wi, o, k)
+    o, phi, pwi, k, rc1, rc0 = sch.get_loops(pw)[-6:]
+    sch.reorder(phi, rc1, rc0, pwi, o, k)
+    sch.vectorize(k)
+    for blk in (dwa, out, store, xin):
+        sch.vectorize(sch.get_loops(blk)[-1])
+
+
+def _decompose(sch, dw, pw):
+    # after parallel (decompose first breaks parallel's compact-dataflow check, notes §2)
+    loops = sch.get_loops(dw)
+    sch.decompose_reduction(dw, loops[-4])  # before kh
+    loops = sch.get_loops(pw)
+    sch.decompose_reduction(pw, loops[-5])  # before rc1

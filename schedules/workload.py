@@ -1,0 +1,104 @@
+"""The fused DW→PW workload and the tile configuration: frozen, hashable, content-keyed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+
+from fusion.ir import C0
+
+ACTIVATIONS = ("relu", "relu6", "hardswish", "none")
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class DwSepWorkload:
+    """DW conv (k×k, group=C) → bias → act1 → PW 1×1 → bias → act2 → [+ residual].
+
+    BN is already folded into the conv weights and the two biases. Shapes are logical
+    (NCHW); the kernel runs on NC1HWC0 with channel tails zero-padded to C0."""
+
+    batch: int
+    cin: int
+    cout: int
+    height: int
+    width: int
+    kernel: tuple[int, int] = (3, 3)
+    stride: tuple[int, int] = (1, 1)
+    pads: tuple[int, int, int, int] = (1, 1, 1, 1)  # top, left, bottom, right
+    act1: str = "relu"
+    act2: str = "relu"
+    residual: bool = False
+    dtype: str = "float32"
+
+    def __post_init__(self):
+        for act in (self.act1, self.act2):
+            if act not in ACTIVATIONS:
+                raise ValueError(f"unknown activation {act!r}")
+
+    @property
+    def out_height(self) -> int:
+        return (self.height + self.pads[0] + self.pads[2] - self.kernel[0]) // self.stride[0] + 1
+
+    @property
+    def out_width(self) -> int:
+        return (self.width + self.pads[1] + self.pads[3] - self.kernel[1]) // self.stride[1] + 1
+
+    @property
+    def c1(self) -> int:
+        return ceil_div(self.cin, C0)
+
+    @property
+    def co1(self) -> int:
+        return ceil_div(self.cout, C0)
+
+    @property
+    def flops(self) -> int:
+        """Multiply-adds ×2 of the logical (unpadded) DW and PW convolutions."""
+        px = self.batch * self.out_height * self.out_width
+        return 2 * px * self.cin * (self.kernel[0] * self.kernel[1] + self.cout)
+
+    def describe(self) -> str:
+        k = f"{self.kernel[0]}x{self.kernel[1]}"
+        s = f"s{self.stride[0]}" if self.stride[0] == self.stride[1] else f"s{self.stride}"
+        res = " +res" if self.residual else ""
+        return (f"{self.cin}->{self.cout} @{self.height}x{self.width} dw{k} {s} "
+                f"{self.act1}/{self.act2}{res} n{self.batch} {self.dtype}")
+
+    def key(self) -> str:
+        return _digest(asdict(self))
+
+
+@dataclass(frozen=True)
+class TileConfig:
+    """One point of the schedule space. Units: output pixels for th/tw, C0-blocks for cob/cib."""
+
+    th: int
+    tw: int
+    cob: int = 1          # output-channel blocks per PW step
+    cib: int = 0          # input-channel blocks per DW step (0 = all of C1 at once)
+    double_buffer: bool = True
+    pw_engine: str = "vector"  # vector | cube
+    cores: int = 0        # 0 = as many as there are tiles, up to the SoC's cores
+
+    def __post_init__(self):
+        if self.th < 1 or self.tw < 1 or self.cob < 1 or self.cib < 0 or self.cores < 0:
+            raise ValueError(f"invalid tile {self}")
+        if self.pw_engine not in ("vector", "cube"):
+            raise ValueError(f"unknown PW engine {self.pw_engine!r}")
+
+    def describe(self) -> str:
+        cib = f" cib{self.cib}" if self.cib else ""
+        return (f"{self.th}x{self.tw} cob{self.cob}{cib} "
+                f"{'db' if self.double_buffer else 'sb'} pw:{self.pw_engine}")
+
+    def key(self) -> str:
+        return _digest(asdict(self))
+
+
+def _digest(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
