@@ -1,0 +1,153 @@
+// Per-core emulator state: the on-chip memories, the buffers handed out by TPipe, the
+// counters, and the error reporter every rule check goes through.
+#pragma once
+
+#include <array>
+#include <deque>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base.h"
+#include "runtime_api.h"
+
+namespace megafuse_emu {
+
+enum class Mem : uint8_t { UB = 0, L1, L0A, L0B, L0C, COUNT };
+constexpr int kNumMem = static_cast<int>(Mem::COUNT);
+
+inline const char* MemName(Mem m)
+{
+    switch (m) {
+        case Mem::UB: return "UB";
+        case Mem::L1: return "L1";
+        case Mem::L0A: return "L0A";
+        case Mem::L0B: return "L0B";
+        case Mem::L0C: return "L0C";
+        default: return "GM";
+    }
+}
+
+inline const char* PosName(AscendC::TPosition p)
+{
+    using AscendC::TPosition;
+    switch (p) {
+        case TPosition::GM: return "GM";
+        case TPosition::A1: return "A1";
+        case TPosition::A2: return "A2";
+        case TPosition::B1: return "B1";
+        case TPosition::B2: return "B2";
+        case TPosition::C1: return "C1";
+        case TPosition::C2: return "C2";
+        case TPosition::CO1: return "CO1";
+        case TPosition::CO2: return "CO2";
+        case TPosition::VECIN: return "VECIN";
+        case TPosition::VECOUT: return "VECOUT";
+        case TPosition::VECCALC: return "VECCALC";
+        default: return "unsupported position";
+    }
+}
+
+// Counters, in the order the C API reports them. GM bytes count only DMA traffic (DataCopy,
+// DataCopyPad, Fixpipe); scalar GetValue/SetValue on a GlobalTensor is counted separately.
+enum Counter : int {
+    GM_READ_BYTES = 0,    // GM -> UB / L1
+    GM_WRITE_BYTES,       // UB / L0C -> GM
+    DMA_GM_TO_UB,         // transfers (one per DataCopy / DataCopyPad call)
+    DMA_GM_TO_L1,
+    DMA_UB_TO_GM,
+    DMA_L0C_TO_GM,        // Fixpipe
+    DMA_UB_TO_UB,
+    DMA_L1_TO_L0,         // LoadData
+    L1_TO_L0_BYTES,
+    VECTOR_INSTRUCTIONS,
+    VECTOR_REPEATS,       // 256 B each
+    MMAD_INSTRUCTIONS,
+    CUBE_FRACTALS,        // 16 x C0 x 16 MAC blocks (16x16x16 for fp16)
+    GM_SCALAR_READS,
+    GM_SCALAR_WRITES,
+    NUM_COUNTERS
+};
+
+inline const char* const kCounterNames[NUM_COUNTERS] = {
+    "gm_read_bytes", "gm_write_bytes", "dma_gm_to_ub", "dma_gm_to_l1", "dma_ub_to_gm",
+    "dma_l0c_to_gm", "dma_ub_to_ub", "dma_l1_to_l0", "l1_to_l0_bytes", "vector_instructions",
+    "vector_repeats", "mmad_instructions", "cube_fractals", "gm_scalar_reads",
+    "gm_scalar_writes"};
+
+// One buffer handed out by TPipe::InitBuffer: a queue slot or a TBuf. LocalTensors refer to
+// it and carry the generation they were issued under, so a tensor used after FreeTensor (or
+// after its TPipe is gone) is recognised.
+struct BlockInfo {
+    enum class State : uint8_t { Free, Allocated, Enqueued, Scratch, Dead };
+    Mem mem = Mem::UB;
+    AscendC::TPosition pos = AscendC::TPosition::VECCALC;
+    uint32_t addr = 0;   // byte address inside its memory
+    uint32_t bytes = 0;  // length after rounding up to 32 B
+    State state = State::Free;
+    uint32_t gen = 0;
+    const void* owner = nullptr;  // the TQueBind/TBuf object
+};
+
+// What InitBuffer handed out, kept to itemise an over-budget message.
+struct Allocation {
+    Mem mem;
+    AscendC::TPosition pos;
+    uint32_t num;
+    uint32_t len;  // per buffer, rounded to 32 B
+    uint32_t line;
+    bool queue;
+};
+
+enum class CoreKind : uint8_t { Unknown, Vector, Cube };
+
+struct CoreState {
+    MegafuseEmuSoc soc{};
+    std::string soc_name;
+    std::string kernel;
+    int64_t block_idx = 0;
+    int64_t block_num = 1;
+
+    std::array<std::vector<uint8_t>, kNumMem> mem;  // physical bytes of each memory
+    std::array<uint64_t, kNumMem> budget{};         // what InitBuffer may hand out
+    std::array<uint64_t, kNumMem> used{};           // bump pointer per memory
+    std::vector<Allocation> allocs;
+    std::deque<BlockInfo> blocks;  // deque: stable addresses for tensors to point at
+    uint32_t buffer_count = 0;     // all InitBuffer buffers; the devkit allows at most 64
+
+    std::vector<std::pair<const uint8_t*, uint64_t>> gm;  // kernel argument buffers
+
+    std::array<uint64_t, NUM_COUNTERS> counters{};
+    std::map<std::pair<int, int>, int> flags;  // (HardEvent, id) -> SetFlags not yet waited
+
+    CoreKind kind = CoreKind::Unknown;  // on arch 2201 a core is either AIV (UB) or AIC (L1/L0)
+    uint32_t kind_line = 0;
+    bool kind_declared = false;  // KERNEL_TASK_TYPE_DEFAULT seen
+
+    uint8_t* MemPtr(Mem m, uint32_t addr) { return mem[static_cast<int>(m)].data() + addr; }
+};
+
+// Set by megafuse_emu_run for the duration of one block; defined in emu_runtime.cpp.
+extern CoreState* g_core;
+
+[[noreturn]] inline void Fail(const Loc& loc, const std::string& msg)
+{
+    std::string file = loc.file_name();
+    if (auto slash = file.find_last_of('/'); slash != std::string::npos) file = file.substr(slash + 1);
+    if (g_core == nullptr) throw EmuError(Str("line ", loc.line(), ": ", msg, " [", file, "]"));
+    throw EmuError(Str("kernel '", g_core->kernel, "' line ", loc.line(), ": ", msg, " [block ",
+                       g_core->block_idx, "/", g_core->block_num, ", ", file, "]"));
+}
+
+inline CoreState& Core(const Loc& loc)
+{
+    if (g_core == nullptr) Fail(loc, "AscendC API called outside megafuse_emu_run");
+    return *g_core;
+}
+
+inline void Count(Counter c, uint64_t n = 1) { g_core->counters[c] += n; }
+
+inline bool IsArch2201() { return g_core->soc.arch == 2201; }
+
+}  // namespace megafuse_emu

@@ -1,0 +1,232 @@
+// LocalTensor (a view of a buffer in UB/L1/L0) and GlobalTensor (a view of GM), with the
+// checks every API runs before touching memory.
+#pragma once
+
+#include "state.h"
+
+namespace megafuse_emu {
+
+// What a LocalTensor refers to. operator[] cannot take a source location (it has exactly
+// one parameter), so an offset past the end only marks the view bad; the error is raised,
+// with the line, by the first API that uses the view.
+struct TensorRef {
+    BlockInfo* block = nullptr;
+    uint32_t gen = 0;
+    uint64_t off = 0;  // bytes from the start of the buffer
+    uint64_t len = 0;  // bytes visible from off
+    bool bad = false;
+    uint64_t bad_index = 0;
+    uint64_t bad_size = 0;
+};
+
+// Checks that a LocalTensor may be used now and that elements [first, first + count) of
+// size esize exist in it; returns the address of element `first`.
+inline uint8_t* LocalAccess(const TensorRef& r, size_t esize, uint64_t first, uint64_t count,
+                            const char* api, const char* operand, const Loc& loc)
+{
+    CoreState& c = Core(loc);
+    if (r.block == nullptr)
+        Fail(loc, Str(api, ": ", operand, " is an uninitialized LocalTensor (not from AllocTensor, "
+                      "DeQue or TBuf::Get)"));
+    if (r.bad)
+        Fail(loc, Str(api, ": ", operand, " is a view at operator[] offset ", r.bad_index,
+                      " past the end of a LocalTensor of ", r.bad_size, " elements"));
+    const BlockInfo& b = *r.block;
+    using S = BlockInfo::State;
+    if (b.state == S::Dead)
+        Fail(loc, Str(api, ": ", operand, " refers to a buffer released by TPipe Reset/Destroy"));
+    if (b.gen != r.gen || b.state == S::Free)
+        Fail(loc, Str(api, ": ", operand, " is used after FreeTensor (its ", PosName(b.pos),
+                      " buffer may already hold other data)"));
+    if (b.state == S::Enqueued)
+        Fail(loc, Str(api, ": ", operand, " is used after EnQue and before DeQue (the ",
+                      PosName(b.pos), " buffer belongs to the queue's consumer)"));
+    const uint64_t elems = r.len / esize;
+    if (first + count > elems)
+        Fail(loc, Str(api, " accesses ", operand, " elements [", first, ", ", first + count,
+                      ") but the LocalTensor holds ", elems));
+    return c.MemPtr(b.mem, b.addr) + r.off + first * esize;
+}
+
+inline uint64_t LocalAddr(const TensorRef& r) { return r.block->addr + r.off; }
+
+inline void CheckLocalAlign(const TensorRef& r, uint64_t align, const char* api, const char* operand,
+                            const Loc& loc)
+{
+    if (LocalAddr(r) % align != 0)
+        Fail(loc, Str(api, ": ", operand, " starts at ", MemName(r.block->mem), " byte address ",
+                      LocalAddr(r), ", which is not ", align, "-byte aligned"));
+}
+
+inline void CheckMem(const TensorRef& r, Mem want, const char* api, const char* operand, const Loc& loc)
+{
+    if (r.block != nullptr && r.block->mem != want)
+        Fail(loc, Str(api, ": ", operand, " must be in ", MemName(want), " but is a ",
+                      PosName(r.block->pos), " tensor in ", MemName(r.block->mem)));
+}
+
+// Checks that bytes [p, p + n) lie inside one kernel argument buffer.
+inline void CheckGmRegion(const uint8_t* p, uint64_t n, const char* api, const Loc& loc)
+{
+    for (const auto& [base, size] : Core(loc).gm)
+        if (p >= base && p + n <= base + size) return;
+    Fail(loc, Str(api, ": GM bytes [", static_cast<const void*>(p), ", +", n,
+                  ") are outside every kernel argument buffer"));
+}
+
+}  // namespace megafuse_emu
+
+namespace AscendC {
+
+template <typename T>
+class LocalTensor {
+public:
+    using PrimType = T;
+    LocalTensor() = default;
+
+    T GetValue(uint32_t index, megafuse_emu::Loc loc = megafuse_emu::Loc::current()) const
+    {
+        megafuse_emu::CheckMem(ref_, megafuse_emu::Mem::UB, "GetValue", "tensor", loc);
+        T v;
+        std::memcpy(&v, megafuse_emu::LocalAccess(ref_, sizeof(T), index, 1, "GetValue", "tensor", loc),
+                    sizeof(T));
+        return v;
+    }
+
+    void SetValue(uint32_t index, const T& value, megafuse_emu::Loc loc = megafuse_emu::Loc::current()) const
+    {
+        megafuse_emu::CheckMem(ref_, megafuse_emu::Mem::UB, "SetValue", "tensor", loc);
+        std::memcpy(megafuse_emu::LocalAccess(ref_, sizeof(T), index, 1, "SetValue", "tensor", loc),
+                    &value, sizeof(T));
+    }
+
+    LocalTensor operator[](uint32_t offset) const
+    {
+        LocalTensor v = *this;
+        if (ref_.bad) return v;
+        const uint64_t size = GetSize();
+        if (offset > size) {
+            v.ref_.bad = true;
+            v.ref_.bad_index = offset;
+            v.ref_.bad_size = size;
+            return v;
+        }
+        v.ref_.off += static_cast<uint64_t>(offset) * sizeof(T);
+        v.ref_.len -= static_cast<uint64_t>(offset) * sizeof(T);
+        return v;
+    }
+
+    uint32_t GetSize() const { return static_cast<uint32_t>(ref_.len / sizeof(T)); }
+
+    // Shrinks or regrows the view inside its buffer.
+    void SetSize(uint32_t size, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        if (ref_.block == nullptr) megafuse_emu::Fail(loc, "SetSize on an uninitialized LocalTensor");
+        if (ref_.off + static_cast<uint64_t>(size) * sizeof(T) > ref_.block->bytes)
+            megafuse_emu::Fail(loc, megafuse_emu::Str("SetSize(", size, ") exceeds the ", ref_.block->bytes,
+                                                      "-byte buffer"));
+        ref_.len = static_cast<uint64_t>(size) * sizeof(T);
+    }
+
+    template <typename U>
+    LocalTensor<U> ReinterpretCast() const
+    {
+        LocalTensor<U> v;
+        v.ref_ = ref_;
+        return v;
+    }
+
+    TPosition GetPosition() const { return ref_.block ? ref_.block->pos : TPosition::MAX; }
+
+    megafuse_emu::TensorRef ref_;  // emulator internals
+};
+
+template <typename T>
+class GlobalTensor {
+public:
+    using PrimType = T;
+    GlobalTensor() = default;
+
+    void SetGlobalBuffer(__gm__ T* buffer, uint64_t bufferSize,
+                         megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        (void)loc;
+        ptr_ = buffer;
+        size_ = bufferSize;
+        set_ = true;
+        bad_ = false;
+    }
+
+    // Without a size the view extends to the end of the kernel argument buffer holding it.
+    void SetGlobalBuffer(__gm__ T* buffer, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        ptr_ = buffer;
+        set_ = true;
+        bad_ = false;
+        size_ = 0;
+        const auto* p = reinterpret_cast<const uint8_t*>(buffer);
+        for (const auto& [base, bytes] : megafuse_emu::Core(loc).gm)
+            if (p >= base && p < base + bytes) size_ = static_cast<uint64_t>(base + bytes - p) / sizeof(T);
+    }
+
+    T GetValue(uint64_t offset, megafuse_emu::Loc loc = megafuse_emu::Loc::current()) const
+    {
+        T v;
+        std::memcpy(&v, Access(offset, 1, "GlobalTensor::GetValue", loc), sizeof(T));
+        megafuse_emu::Count(megafuse_emu::GM_SCALAR_READS);
+        return v;
+    }
+
+    void SetValue(uint64_t offset, const T& value, megafuse_emu::Loc loc = megafuse_emu::Loc::current()) const
+    {
+        std::memcpy(Access(offset, 1, "GlobalTensor::SetValue", loc), &value, sizeof(T));
+        megafuse_emu::Count(megafuse_emu::GM_SCALAR_WRITES);
+    }
+
+    GlobalTensor operator[](uint64_t offset) const
+    {
+        GlobalTensor v = *this;
+        if (bad_ || !set_) return v;
+        if (offset > size_) {
+            v.bad_ = true;
+            v.bad_index_ = offset;
+            v.bad_size_ = size_;
+            return v;
+        }
+        v.ptr_ += offset;
+        v.size_ -= offset;
+        return v;
+    }
+
+    uint64_t GetSize() const { return size_; }
+    __gm__ T* GetPhyAddr() const { return ptr_; }
+
+    // Checks elements [first, first + count) against SetGlobalBuffer's size and the kernel's
+    // argument buffers; returns the address of element `first`.
+    uint8_t* Access(uint64_t first, uint64_t count, const char* api, const megafuse_emu::Loc& loc) const
+    {
+        using megafuse_emu::Fail;
+        using megafuse_emu::Str;
+        if (!set_) Fail(loc, Str(api, ": GlobalTensor used before SetGlobalBuffer"));
+        if (bad_)
+            Fail(loc, Str(api, ": GlobalTensor view at operator[] offset ", bad_index_,
+                          " is past SetGlobalBuffer size ", bad_size_));
+        if (first + count > size_)
+            Fail(loc, Str(api, " accesses GlobalTensor elements [", first, ", ", first + count,
+                          ") past its SetGlobalBuffer size ", size_));
+        if (reinterpret_cast<uintptr_t>(ptr_) % sizeof(T) != 0)
+            Fail(loc, Str(api, ": GM address is not aligned to sizeof(", megafuse_emu::TypeName<T>(), ")"));
+        auto* p = reinterpret_cast<uint8_t*>(ptr_ + first);
+        megafuse_emu::CheckGmRegion(p, count * sizeof(T), api, loc);
+        return p;
+    }
+
+    T* ptr_ = nullptr;  // emulator internals
+    uint64_t size_ = 0;
+    bool set_ = false;
+    bool bad_ = false;
+    uint64_t bad_index_ = 0;
+    uint64_t bad_size_ = 0;
+};
+
+}  // namespace AscendC

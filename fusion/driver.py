@@ -1,0 +1,151 @@
+"""compile_model: ONNX → graph passes → per-block KernelPlan → TVM kernels → a runnable model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import tvm
+
+from fusion.errors import MegafuseError
+from fusion.ir import Graph, Node
+from fusion.onnx_import import load_graph
+from fusion.runtime import Program, Step
+from fusion.targets import Target, parse_target
+from passes import optimize
+from passes.fuse_dwsep import FUSED_OP, fused_workload
+from passes.records import Refusal
+from schedules.build import build_fused, build_op, fused_params
+from schedules.ops import OpContext, op_kernel
+from schedules.plan import KernelPlan, check_budget, make_plan, suggest_tile
+from schedules.workload import DwSepWorkload, TileConfig
+
+DTYPES = ("float32", "float16")
+
+
+@dataclass(frozen=True)
+class TileOverride:
+    """A tile forced by the user for every fused block (fields left None keep the default)."""
+    th: int | None = None
+    tw: int | None = None
+    cob: int | None = None
+    cib: int | None = None
+    double_buffer: bool | None = None
+    pw_engine: str | None = None
+
+    def apply(self, base: TileConfig) -> TileConfig:
+        return TileConfig(self.th or base.th, self.tw or base.tw, self.cob or base.cob,
+                          base.cib if self.cib is None else self.cib,
+                          base.double_buffer if self.double_buffer is None else self.double_buffer,
+                          self.pw_engine or base.pw_engine, base.cores)
+
+    @property
+    def forced(self) -> bool:
+        return any(v is not None for v in (self.th, self.tw, self.cob, self.cib))
+
+
+@dataclass(frozen=True)
+class FusedBlock:
+    name: str
+    members: tuple[str, ...]
+    workload: DwSepWorkload
+    plan: KernelPlan
+    tile_source: str   # default | forced | tuned (db)
+
+    def to_json(self) -> dict:
+        p = self.plan
+        return {
+            "name": self.name, "members": list(self.members), "workload": self.workload.describe(),
+            "input": [p.workload.batch, p.workload.cin, p.workload.height, p.workload.width],
+            "output": [p.workload.batch, p.workload.cout, p.workload.out_height, p.workload.out_width],
+            "tile": {"th": p.th, "tw": p.tw, "cob": p.cob, "cib": p.cib,
+                     "double_buffer": p.tile.double_buffer, "pw_engine": p.tile.pw_engine},
+            "tile_source": self.tile_source, "n_tiles": p.n_tiles, "cores": p.cores,
+            "ub_bytes_used": p.ub_bytes, "ub_bytes_available": p.soc.ub_usable_bytes,
+            "buffers": [{"name": b.name, "scope": b.scope, "shape": list(b.shape), "dtype": b.dtype,
+                         "copies": b.copies, "bytes": b.aligned_bytes(p.soc.ub_align)} for b in p.buffers],
+        }
+
+
+@dataclass
+class CompiledModel:
+    graph: Graph
+    target: Target
+    dtype: str
+    program: Program
+    fused_blocks: list[FusedBlock]
+    refusals: list[Refusal]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def input_names(self) -> list[str]:
+        return list(self.program.inputs)
+
+    def run(self, inputs) -> dict[str, np.ndarray]:
+        """inputs: a dict name → array, or one array for a single-input model."""
+        if not isinstance(inputs, dict):
+            if len(self.program.inputs) != 1:
+                raise MegafuseError(f"model has inputs {self.input_names}: pass a dict")
+            inputs = {self.input_names[0]: inputs}
+        return self.program.run(inputs)
+
+    def to_json(self) -> dict:
+        return {"target": self.target.name, "dtype": self.dtype,
+                "fused_blocks": [b.to_json() for b in self.fused_blocks],
+                "refusals": [r.to_json() for r in self.refusals], "notes": self.notes,
+                "kernels": len(self.program.steps)}
+
+
+def select_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None,
+                tuned: TileConfig | None = None) -> tuple[TileConfig, str]:
+    soc = target.soc
+    if tuned is not None and not (override and override.forced):
+        return tuned, "tuned"
+    base = suggest_tile(wl, soc, min_tiles=soc.vector_cores,
+                        like=TileConfig(1, 1, double_buffer=override.double_buffer is not False
+                                        if override else True,
+                                        pw_engine=(override.pw_engine if override else None) or "vector"))
+    if base is None:  # fuse_dwsep's profitability check makes this unreachable for fused blocks
+        raise MegafuseError(f"no tile of {wl.describe()} fits {soc.name}")
+    if override and override.forced:
+        return override.apply(base), "forced"
+    return base, "default"
+
+
+def compile_model(model, target="sim", input_shapes=None, dtype: str | None = None,
+                  tile: TileOverride | None = None, fuse: bool = True, tuned_tiles=None) -> CompiledModel:
+    """tuned_tiles: optional callable (workload, target) → TileConfig | None (the tuning database)."""
+    tgt = parse_target(target)
+    g = load_graph(model, input_shapes)
+    model_dtype = g.types[g.inputs[0]].dtype if g.inputs else "float32"
+    dtype = dtype or model_dtype
+    if dtype not in DTYPES:
+        raise MegafuseError(f"unsupported dtype '{dtype}'; use one of {', '.join(DTYPES)}")
+    g, refusals = optimize(g, tgt.soc, dtype, fuse=fuse)
+
+    program = Program({t: (g.types[t].shape, dtype) for t in g.inputs}, list(g.outputs))
+    ctx = OpContext(g, dtype)
+    blocks: list[FusedBlock] = []
+    dev = tvm.cpu(0)
+    for n in g.nodes:
+        if n.op_type == FUSED_OP:
+            wl = fused_workload(g, n, dtype)
+            tuned = tuned_tiles(wl, tgt) if tuned_tiles else None
+            cfg, source = select_tile(wl, tgt, tile, tuned)
+            plan = check_budget(make_plan(wl, cfg, tgt.soc))
+            ex = build_fused(plan)
+            consts = [g.constants[t] for t in n.inputs[1:5]]
+            params = [n.inputs[0]] + [tvm.runtime.tensor(a, dev) for a in fused_params(*consts, dtype)]
+            params += list(n.inputs[5:])
+            out_t = g.types[n.outputs[0]]
+            program.steps.append(Step(n.name, "fused", ex["main"], params, n.outputs[0],
+                                      out_t.shape, dtype, ex))
+            blocks.append(FusedBlock(n.name, tuple(n.attr("members")), wl, plan, source))
+        else:
+            spec = op_kernel(n, ctx)
+            ex = build_op(spec)
+            params = [p if isinstance(p, str) else tvm.runtime.tensor(np.ascontiguousarray(p), dev)
+                      for p in spec.params]
+            program.steps.append(Step(n.name, "op", ex["main"], params, n.outputs[0],
+                                      spec.out_shape, spec.out_dtype, ex))
+    return CompiledModel(g, tgt, dtype, program, blocks, refusals)

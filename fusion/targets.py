@@ -1,0 +1,57 @@
+"""Targets: `llvm` (real CPU), `sim[:soc]` (default: numerics via LLVM + the Ascend cost model),
+`ascend[:soc]` (Ascend C emission, executed on the host emulation)."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from fusion.errors import TargetError
+from fusion.soc import SocSpec, get_soc
+
+KINDS = ("llvm", "sim", "ascend")
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: str      # llvm | sim | ascend
+    soc: SocSpec   # the SoC whose UB budget the plans obey (llvm: the default SoC's)
+
+    @property
+    def name(self) -> str:
+        return self.kind if self.kind == "llvm" else f"{self.kind}:{self.soc.name}"
+
+
+def parse_target(text: str | Target | None) -> Target:
+    if isinstance(text, Target):
+        return text
+    text = (text or "sim").strip().lower()
+    kind, _, soc = text.partition(":")
+    if kind not in KINDS:
+        raise TargetError(f"unknown target '{text}'; use llvm, sim[:SOC] or ascend[:SOC]")
+    if kind == "llvm" and soc:
+        raise TargetError("target 'llvm' takes no SoC")
+    return Target(kind, get_soc(soc or None))
+
+
+@functools.cache
+def llvm_target() -> dict:
+    """The LLVM target for this CPU: AVX-512 or AVX2 code when the CPU has it (plain 'llvm' is SSE
+    only, 2–3× slower; notes §1). Detected at run time, never hard-coded."""
+    flags = _cpu_flags()
+    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
+        return {"kind": "llvm", "mcpu": "x86-64-v4"}
+    if {"avx2", "fma"} <= flags:
+        return {"kind": "llvm", "mcpu": "haswell"}
+    return {"kind": "llvm"}
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()

@@ -1,0 +1,195 @@
+"""fuse_dwsep: DWConv → act1 → PWConv(1×1) → [act2] → [Add residual] → one FusedDwSep node.
+
+Runs after fold_bn, so BN (present in the model or pre-folded) is already in the convs' weights
+and biases. Pattern, legality and profitability are separate functions; every candidate
+(every depthwise conv) that is not fused yields a Refusal with the reason and the numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fusion.ir import Graph, Node, TensorType, make_node
+from fusion.soc import SocSpec
+from passes.records import Refusal
+from schedules.plan import smallest_plan
+from schedules.workload import DwSepWorkload
+
+ACT_OPS = {"Relu": "relu", "Relu6": "relu6", "HardSwish": "hardswish"}
+FUSED_OP = "FusedDwSep"
+
+
+@dataclass(frozen=True)
+class Match:
+    dw: Node
+    act1: Node | None
+    pw: Node | None
+    act2: Node | None = None
+    add: Node | None = None
+    residual: str | None = None
+
+    @property
+    def members(self) -> tuple[Node, ...]:
+        return tuple(n for n in (self.dw, self.act1, self.pw, self.act2, self.add) if n is not None)
+
+    @property
+    def output(self) -> str:
+        return self.members[-1].outputs[0]
+
+
+def is_depthwise(g: Graph, n: Node) -> bool:
+    if n.op_type != "Conv" or not g.is_constant(n.inputs[1]):
+        return False
+    cin = g.types[n.inputs[0]].shape[1]
+    w = g.types[n.inputs[1]].shape
+    return n.attr("group", 1) == cin and cin > 1 and w[0] == cin and w[1] == 1
+
+
+# --- pattern ------------------------------------------------------------------------------
+def match_chain(g: Graph, dw: Node) -> tuple[Match | None, str | None]:
+    """Walk the single-consumer chain after a depthwise conv. Returns (match, why-not)."""
+    def sole_consumer(node: Node) -> tuple[Node | None, str | None]:
+        t = node.outputs[0]
+        users = g.consumers_of(t)
+        if t in g.outputs:
+            return None, f"{node.op_type} '{node.name}' output is a graph output"
+        if len(users) != 1:
+            return None, f"{node.op_type} '{node.name}' output has {len(users)} consumers"
+        return users[0], None
+
+    act1, why = sole_consumer(dw)
+    if act1 is None:
+        return None, f"DW output: {why}"
+    if act1.op_type not in ACT_OPS:
+        return None, f"DW is followed by {act1.op_type} '{act1.name}', not an activation in {sorted(ACT_OPS)}"
+    pw, why = sole_consumer(act1)
+    if pw is None:
+        return None, f"DW activation: {why}"
+    if pw.op_type != "Conv":
+        return None, f"activation is followed by {pw.op_type} '{pw.name}', not a pointwise Conv"
+    m = Match(dw, act1, pw)
+    users = g.consumers_of(pw.outputs[0])
+    nxt = users[0] if len(users) == 1 and pw.outputs[0] not in g.outputs else None
+    if nxt is not None and nxt.op_type in ACT_OPS:
+        m = Match(dw, act1, pw, act2=nxt)
+        users = g.consumers_of(nxt.outputs[0])
+        nxt = users[0] if len(users) == 1 and nxt.outputs[0] not in g.outputs else None
+    if nxt is not None and nxt.op_type == "Add":
+        other = [t for t in nxt.inputs if t != m.output]
+        if len(other) == 1 and not g.is_constant(other[0]) \
+                and g.types[other[0]].shape == g.types[m.output].shape:
+            m = Match(dw, act1, pw, m.act2, nxt, other[0])
+    return m, None
+
+
+# --- legality -----------------------------------------------------------------------------
+def legality(g: Graph, m: Match) -> str | None:
+    dw, pw = m.dw, m.pw
+    if dw.attr("dilations", (1, 1)) != (1, 1):
+        return f"dilation {dw.attr('dilations')[0]} unsupported (only 1)"
+    kh, kw = dw.attr("kernel")
+    if kh > 7 or kw > 7:
+        return f"DW kernel {kh}x{kw} larger than 7x7"
+    if pw.attr("kernel") != (1, 1):
+        return f"second conv is {pw.attr('kernel')[0]}x{pw.attr('kernel')[1]}, not 1x1"
+    if pw.attr("group", 1) != 1:
+        return f"pointwise conv has group {pw.attr('group')}"
+    if pw.attr("strides", (1, 1)) != (1, 1):
+        return f"pointwise stride {pw.attr('strides')} unsupported (only 1)"
+    if pw.attr("pads", (0, 0, 0, 0)) != (0, 0, 0, 0):
+        return f"pointwise conv has pads {pw.attr('pads')}"
+    if not g.is_constant(pw.inputs[1]) or (len(pw.inputs) > 2 and pw.inputs[2] and not g.is_constant(pw.inputs[2])):
+        return "pointwise weights are not constant"
+    if len(dw.inputs) > 2 and dw.inputs[2] and not g.is_constant(dw.inputs[2]):
+        return "depthwise bias is not constant"
+    dt = g.types[dw.inputs[0]].dtype
+    if dt not in ("float32", "float16"):
+        return f"dtype {dt} unsupported"
+    if len(g.types[dw.inputs[0]].shape) != 4:
+        return "input is not 4-D"
+    return None
+
+
+def workload_of(g: Graph, m: Match, dtype: str) -> DwSepWorkload:
+    n, c, h, w = g.types[m.dw.inputs[0]].shape
+    return DwSepWorkload(
+        batch=n, cin=c, cout=g.types[m.pw.outputs[0]].shape[1], height=h, width=w,
+        kernel=tuple(m.dw.attr("kernel")), stride=tuple(m.dw.attr("strides", (1, 1))),
+        pads=tuple(m.dw.attr("pads", (0, 0, 0, 0))), act1=ACT_OPS[m.act1.op_type],
+        act2=ACT_OPS[m.act2.op_type] if m.act2 else "none", residual=m.add is not None, dtype=dtype)
+
+
+# --- profitability ------------------------------------------------------------------------
+def profitability(wl: DwSepWorkload, soc: SocSpec) -> str | None:
+    plan = smallest_plan(wl, soc)
+    if not plan.fits():
+        scope, used, cap = plan.overflows()[0]
+        return (f"{scope} needs {used / 1024:.1f} KiB > {cap / 1024:.1f} KiB on {soc.name} "
+                f"even at the smallest tile (1x1, single-buffered)")
+    return None
+
+
+# --- rewrite ------------------------------------------------------------------------------
+def _bias(g: Graph, conv: Node, channels: int) -> np.ndarray:
+    if len(conv.inputs) > 2 and conv.inputs[2]:
+        return np.asarray(g.constants[conv.inputs[2]], np.float32)
+    return np.zeros(channels, np.float32)
+
+
+def rewrite(g: Graph, m: Match, wl: DwSepWorkload, consts: dict, types: dict) -> Node:
+    name = m.dw.name.removesuffix("_dw") + "_fused" if m.dw.name.endswith("_dw") else f"{m.dw.name}_fused"
+    names = {k: f"{name}__{k}" for k in ("w_dw", "b_dw", "w_pw", "b_pw")}
+    consts[names["w_dw"]] = g.constants[m.dw.inputs[1]]
+    consts[names["b_dw"]] = _bias(g, m.dw, wl.cin)
+    consts[names["w_pw"]] = g.constants[m.pw.inputs[1]]
+    consts[names["b_pw"]] = _bias(g, m.pw, wl.cout)
+    for k, t in names.items():
+        types[t] = TensorType(consts[t].shape, str(consts[t].dtype))
+    inputs = [m.dw.inputs[0], names["w_dw"], names["b_dw"], names["w_pw"], names["b_pw"]]
+    if m.residual:
+        inputs.append(m.residual)
+    return make_node(name, FUSED_OP, inputs, [m.output],
+                     kernel=wl.kernel, strides=wl.stride, pads=wl.pads, act1=wl.act1, act2=wl.act2,
+                     residual=wl.residual, members=[n.name for n in m.members])
+
+
+def fuse_dwsep(g: Graph, soc: SocSpec, dtype: str | None = None) -> tuple[Graph, list[Refusal]]:
+    refusals: list[Refusal] = []
+    consts, types = dict(g.constants), dict(g.types)
+    replaced: dict[str, Node] = {}   # member name → fused node (placed at the last member)
+    removed: set[str] = set()
+    for dw in g.nodes:
+        if not is_depthwise(g, dw):
+            continue
+        m, why = match_chain(g, dw)
+        if m is None:
+            refusals.append(Refusal("fuse_dwsep", (dw.name,), why))
+            continue
+        why = legality(g, m)
+        if why:
+            refusals.append(Refusal("fuse_dwsep", tuple(n.name for n in m.members), why))
+            continue
+        wl = workload_of(g, m, dtype or g.types[dw.inputs[0]].dtype)
+        why = profitability(wl, soc)
+        if why:
+            refusals.append(Refusal("fuse_dwsep", tuple(n.name for n in m.members), why, "profitability"))
+            continue
+        fused = rewrite(g, m, wl, consts, types)
+        replaced[m.members[-1].name] = fused
+        removed.update(n.name for n in m.members)
+    if not replaced:
+        return g, refusals
+    nodes = [replaced.get(n.name, n) for n in g.nodes if n.name not in removed or n.name in replaced]
+    return g.rewrite(nodes, constants=consts, types=types), refusals
+
+
+def fused_workload(g: Graph, node: Node, dtype: str) -> DwSepWorkload:
+    """The workload of an already-fused node (shapes from its input/output types)."""
+    x = g.types[node.inputs[0]]
+    n, c, h, w = x.logical_shape
+    cout = g.types[node.outputs[0]].logical_shape[1]
+    return DwSepWorkload(n, c, cout, h, w, tuple(node.attr("kernel")), tuple(node.attr("strides")),
+                         tuple(node.attr("pads")), node.attr("act1"), node.attr("act2"),
+                         bool(node.attr("residual")), dtype)

@@ -1,0 +1,78 @@
+"""Compile kernels with TVM/LLVM: fused DW→PW blocks from their KernelPlan and unfused op kernels.
+
+Compiled executables are cached in-process by a key over everything that changes the code
+(workload, tile, target), so identical layers of a network compile once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tvm
+import tvm_ffi
+from tvm import s_tir
+
+from fusion.ir import C0
+from fusion.targets import llvm_target
+from schedules.dwsep_schedule import schedule_dwsep
+from schedules.ops import KernelSpec, blocked_bias, blocked_pw_weights
+from schedules.plan import KernelPlan
+from schedules.ub_check import cross_check
+
+_CACHE: dict[str, object] = {}
+
+
+def _compile(key: str, mod) -> object:
+    ex = _CACHE.get(key)
+    if ex is None:
+        ex = tvm.compile(mod, target=llvm_target())
+        _CACHE[key] = ex
+    return ex
+
+
+def build_fused(plan: KernelPlan):
+    """Schedule the plan's tile, cross-check the TIR's UB allocations against the plan, compile."""
+    key = f"fused:{plan.workload.key()}:{plan.tile.key()}:{llvm_target()}"
+    if key in _CACHE:
+        return _CACHE[key]
+    sch = schedule_dwsep(plan.workload, plan.tile)
+    cross_check(plan, sch.mod)
+    return _compile(key, sch.mod)
+
+
+def fused_params(w_dw: np.ndarray, b_dw: np.ndarray, w_pw: np.ndarray, b_pw: np.ndarray, dtype: str):
+    """NCHW-shaped weights (C,1,kh,kw), (C,), (O,C,1,1), (O,) → the kernel's blocked layouts."""
+    c, _, kh, kw = w_dw.shape
+    c1 = -(-c // C0)
+    wd = np.zeros((c1 * C0, kh, kw), np.float32)
+    wd[:c] = w_dw[:, 0]
+    wd = wd.reshape(c1, C0, kh, kw).transpose(0, 2, 3, 1).astype(dtype).copy()
+    return [wd, blocked_bias(np.asarray(b_dw, np.float32), c),
+            blocked_pw_weights(np.asarray(w_pw, np.float32), dtype),
+            blocked_bias(np.asarray(b_pw, np.float32), w_pw.shape[0])]
+
+
+def build_op(spec: KernelSpec):
+    mod = tvm.IRModule({"main": spec.prim_func})
+    key = f"op:{tvm_ffi.structural_hash(mod)}:{llvm_target()}"
+    if key in _CACHE:
+        return _CACHE[key]
+    return _compile(key, _schedule_op(mod, spec))
+
+
+def _schedule_op(mod, spec: KernelSpec):
+    """A light CPU schedule: parallel outer loop of the output block, vectorized inner loop."""
+    sch = s_tir.Schedule(mod)
+    try:
+        out = sch.get_sblock("y")
+        loops = sch.get_loops(out)
+        if len(loops) >= 2:
+            sch.parallel(sch.fuse(*loops[:2]) if spec.schedule != "dense" else loops[0])
+        for name in ("conv", "mm", "sum"):
+            try:
+                blk = sch.get_sblock(name)
+            except Exception:  # noqa: BLE001 - block absent in this kernel
+                continue
+            sch.compute_at(blk, sch.get_loops(out)[0])
+    except Exception:  # noqa: BLE001 - fall back to the unscheduled kernel; it is still correct
+        return mod
+    return sch.mod
