@@ -87,6 +87,16 @@ def load_graph(model: Any, input_shapes: Mapping[str, tuple[int, ...]] | None = 
                              f"({type(e).__name__}: {_one_line(e)})") from None
 
 
+def read_model(model: Any):
+    """The onnx.ModelProto of a path/bytes/proto, with the same one-line errors as load_graph."""
+    try:
+        return _load_proto(model)[0]
+    except MegafuseError:
+        raise
+    except Exception as e:  # noqa: BLE001 - any protobuf failure is a load error
+        raise ModelLoadError(f"cannot load ONNX model: malformed model ({type(e).__name__}: {_one_line(e)})") from None
+
+
 # --------------------------------------------------------------------------------------------
 # loading
 # --------------------------------------------------------------------------------------------

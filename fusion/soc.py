@@ -54,6 +54,30 @@ class SocSpec:
     # launch/head cost = base + per-core increment, microseconds
     launch_base_us: float = 3.0
     launch_per_core_us: float = 0.05
+    # --- fields the cost model (fusion/costmodel.py) reads besides the ones above -------------
+    # DataCopyParams.blockCount <= 4095 bursts per DMA instruction [devkit]
+    dma_max_bursts: int = 4095
+    # CALIBRATION [devkit perf guide: 32 B-aligned GM transfers can drop to ~70 % of the
+    # 512 B-aligned bandwidth]: bursts shorter than dma_short_burst_bytes move at this fraction
+    # of the per-core bandwidth
+    dma_short_burst_bytes: int = 512
+    dma_short_burst_efficiency: float = 0.7
+    # L1 -> L0A / L1 -> L0B bytes per cycle (MTE1) [devkit 2201 page]
+    l1_to_l0a_bytes_per_cycle: int = 256
+    l1_to_l0b_bytes_per_cycle: int = 128
+    # CALIBRATION (coupled chips only; not published in the sources read): UB -> L1 on-chip move
+    # and L0C -> UB move (vector pipe) throughput, bytes per cycle
+    ub_to_l1_bytes_per_cycle: float = 64.0
+    l0c_to_ub_bytes_per_cycle: float = 128.0
+    # fp32 operands use a 16x8 (512 B) L0 fractal, i.e. half the K per cycle of fp16 [devkit:
+    # L0A/L0B fractals are 512 B]; the model charges fp32 mmad at this many cycles per fp16 fractal
+    cube_fp32_cycles_per_fractal: float = 2.0
+    # activations Fixpipe applies on the fly when moving L0C out (besides bias and fp32->fp16)
+    # [devkit Fixpipe: on-the-fly ReLU and conversion]; anything else needs a vector epilogue
+    fixpipe_acts: tuple[str, ...] = ("none", "relu")
+    # CALIBRATION (not published): one AIV<->AIC cross-core flag hand-off on decoupled chips
+    # (SetFlag/WaitFlag through GM), cycles per hand-off
+    cross_core_sync_cycles: int = 400
 
     @property
     def ub_usable_kib(self) -> float:
@@ -79,6 +103,8 @@ SOCS: dict[str, SocSpec] = {
     # 310P3: 8 coupled AI cores (+7 vector cores not used by these kernels) [devkit 2002];
     # UB 256 KiB with 248 KiB usable [akg]; L1 1 MiB; L0C 256 KiB; L2 16 MB [akg];
     # clock CALIBRATION 1.08 GHz [ini transcription]; HBM -> LPDDR4X ~204.8 GB/s [3rd].
+    # Per-core DMA bandwidths, vector issue cost, DMA setup and launch cost are CALIBRATION
+    # stand-ins taken over from the 910B3-calibrated defaults [pto]; no 310P figure was found.
     "ascend310p3": SocSpec(
         name="ascend310p3", arch="2002", coupled=True, vector_cores=8, cube_cores=8,
         clock_ghz=1.08, ub_bytes=256 * KIB, ub_usable_bytes=248 * KIB,

@@ -224,7 +224,8 @@ def _dense(n: Node, ctx: OpContext) -> KernelSpec:
         ta, tb = n.attr("transA", 0), n.attr("transB", 0)
         alpha, beta = n.attr("alpha", 1.0), n.attr("beta", 1.0)
     M, K = (at.shape[1], at.shape[0]) if ta else at.shape
-    Nn = Bp.shape[0] if tb else Bp.shape[1]
+    Nn = int(Bp.shape[0] if tb else Bp.shape[1])
+    M, K = int(M), int(K)
     rk = te.reduce_axis((0, K), name="rk")
     aval = (lambda i, k: A[k, i]) if ta else (lambda i, k: A[i, k])
     bval = (lambda k, j: Bp[j, k]) if tb else (lambda k, j: Bp[k, j])

@@ -194,7 +194,8 @@ def check_budget(plan: KernelPlan) -> KernelPlan:
     scope, used, cap = over[0]
     big = plan.largest_buffer(scope)
     hint = suggest_tile(plan.workload, plan.soc, plan.tile)
-    fix = f"try --tile {hint.th}x{hint.tw}" if hint else "no tile of this block fits: it cannot be fused"
+    fix = (f"try --tile {hint.th}x{hint.tw} --cout-block {hint.cob} --cin-block {hint.cib or plan.workload.c1}"
+           if hint else "no tile of this block fits: it cannot be fused")
     if plan.tile.double_buffer:
         fix += " or --no-double-buffer"
     raise UBOverflowError(

@@ -298,7 +298,7 @@ private:
 // destructor give them back (tensors still pointing at them become invalid).
 class TPipe {
 public:
-    explicit TPipe(megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    TPipe(megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
         megafuse_emu::CoreState& c = megafuse_emu::Core(loc);
         used_mark_ = c.used;
@@ -313,7 +313,9 @@ public:
     template <class Q>
     bool InitBuffer(Q& que, uint8_t num, uint32_t len, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
-        if (!que.slots_.empty()) megafuse_emu::Fail(loc, "InitBuffer called twice for the same queue");
+        if (!que.slots_.empty() && que.slots_[0]->state != megafuse_emu::BlockInfo::State::Dead)
+            megafuse_emu::Fail(loc, "InitBuffer called twice for the same queue");
+        que.fifo_.clear();
         que.slots_ = megafuse_emu::AllocateBuffers(Q::kPos, num, len, &que, true, loc);
         return true;
     }
@@ -321,7 +323,8 @@ public:
     template <TPosition bufPos>
     bool InitBuffer(TBuf<bufPos>& buf, uint32_t len, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
-        if (buf.block_ != nullptr) megafuse_emu::Fail(loc, "InitBuffer called twice for the same TBuf");
+        if (buf.block_ != nullptr && buf.block_->state != megafuse_emu::BlockInfo::State::Dead)
+            megafuse_emu::Fail(loc, "InitBuffer called twice for the same TBuf");
         buf.block_ = megafuse_emu::AllocateBuffers(bufPos, 1, len, &buf, false, loc).front();
         return true;
     }

@@ -22,7 +22,7 @@ struct TensorRef {
 // Checks that a LocalTensor may be used now and that elements [first, first + count) of
 // size esize exist in it; returns the address of element `first`.
 inline uint8_t* LocalAccess(const TensorRef& r, size_t esize, uint64_t first, uint64_t count,
-                            const char* api, const char* operand, const Loc& loc)
+                            const char* api, const char* operand, const Loc& loc, const char* unit = "elements")
 {
     CoreState& c = Core(loc);
     if (r.block == nullptr)
@@ -43,9 +43,16 @@ inline uint8_t* LocalAccess(const TensorRef& r, size_t esize, uint64_t first, ui
                       PosName(b.pos), " buffer belongs to the queue's consumer)"));
     const uint64_t elems = r.len / esize;
     if (first + count > elems)
-        Fail(loc, Str(api, " accesses ", operand, " elements [", first, ", ", first + count,
-                      ") but the LocalTensor holds ", elems));
+        Fail(loc, Str(api, " accesses ", operand, " ", unit, " [", first, ", ", first + count,
+                      ") but the LocalTensor holds ", elems, " ", unit));
     return c.MemPtr(b.mem, b.addr) + r.off + first * esize;
+}
+
+// Byte-granular form for copies whose layout is given in bytes (DataCopyPad, ND2NZ).
+inline uint8_t* LocalAccessBytes(const TensorRef& r, uint64_t first, uint64_t bytes, const char* api,
+                                 const char* operand, const Loc& loc)
+{
+    return LocalAccess(r, 1, first, bytes, api, operand, loc, "bytes");
 }
 
 inline uint64_t LocalAddr(const TensorRef& r) { return r.block->addr + r.off; }
@@ -205,19 +212,25 @@ public:
     // argument buffers; returns the address of element `first`.
     uint8_t* Access(uint64_t first, uint64_t count, const char* api, const megafuse_emu::Loc& loc) const
     {
+        return AccessBytes(first * sizeof(T), count * sizeof(T), api, loc);
+    }
+
+    // Byte-granular form for DataCopyPad, whose GM strides are in bytes.
+    uint8_t* AccessBytes(uint64_t first, uint64_t bytes, const char* api, const megafuse_emu::Loc& loc) const
+    {
         using megafuse_emu::Fail;
         using megafuse_emu::Str;
         if (!set_) Fail(loc, Str(api, ": GlobalTensor used before SetGlobalBuffer"));
         if (bad_)
             Fail(loc, Str(api, ": GlobalTensor view at operator[] offset ", bad_index_,
                           " is past SetGlobalBuffer size ", bad_size_));
-        if (first + count > size_)
-            Fail(loc, Str(api, " accesses GlobalTensor elements [", first, ", ", first + count,
-                          ") past its SetGlobalBuffer size ", size_));
+        if (first + bytes > size_ * sizeof(T))
+            Fail(loc, Str(api, " accesses GlobalTensor elements [", first / sizeof(T), ", ",
+                          (first + bytes + sizeof(T) - 1) / sizeof(T), ") past its SetGlobalBuffer size ", size_));
         if (reinterpret_cast<uintptr_t>(ptr_) % sizeof(T) != 0)
             Fail(loc, Str(api, ": GM address is not aligned to sizeof(", megafuse_emu::TypeName<T>(), ")"));
-        auto* p = reinterpret_cast<uint8_t*>(ptr_ + first);
-        megafuse_emu::CheckGmRegion(p, count * sizeof(T), api, loc);
+        auto* p = reinterpret_cast<uint8_t*>(ptr_) + first;
+        megafuse_emu::CheckGmRegion(p, bytes, api, loc);
         return p;
     }
 

@@ -1,0 +1,17 @@
+// megafuse host emulation of the Ascend C kernel API (the subset generated kernels use).
+//
+// A kernel written against the devkit's kernel_operator.h compiles against this header with
+// g++ -std=c++20 and runs on the host through the runtime in ../runtime/emu_runtime.cpp; see
+// ../README.md for what is emulated, the rules enforced, and the gaps. Every API function has
+// a trailing std::source_location parameter (defaulted) so a broken rule is reported with the
+// kernel's source line; call sites are the devkit's.
+#pragma once
+
+#include "megafuse_emu/base.h"
+#include "megafuse_emu/state.h"
+#include "megafuse_emu/tensor.h"
+#include "megafuse_emu/pipe.h"
+#include "megafuse_emu/data_copy.h"
+#include "megafuse_emu/vector.h"
+#include "megafuse_emu/cube.h"
+#include "megafuse_emu/sync.h"

@@ -1,0 +1,257 @@
+// Cube unit: LoadData (L1 -> L0A/L0B), Mmad (L0A x L0B -> L0C), Fixpipe (L0C -> GM).
+//
+// Layouts (devkit Mmad page: "ABC矩阵的数据排布格式分别为ZZ,ZN,NZ"). C0 = 32 B / sizeof(input):
+//   A in L0A, m x k, "small z big Z": 16 x C0 fractals, row-major inside, fractals row-major
+//     A(i, kk) = ((i/16) * K1 + kk/C0) * 16*C0 + (i%16) * C0 + kk%C0,        K1 = ceil(k/C0)
+//   B in L0B, k x n, "small n big Z": C0 x 16 fractals, column-major inside, fractals row-major
+//     B(kk, j) = ((kk/C0) * N1 + j/16) * C0*16 + (j%16) * C0 + kk%C0,       N1 = ceil(n/16)
+//   C in L0C, m x n, "small z big N": 16 x 16 fractals, row-major inside, fractals column-major
+//     C(i, j) = ((j/16) * M1 + i/16) * 256 + (i%16) * 16 + j%16,            M1 = ceil(m/16)
+// L1 holds operands as NZ (what DataCopy with Nd2NzParams writes: C0-wide column blocks of
+// all rows); LoadData2D moves 512 B fractals from there, transposing each one on request.
+#pragma once
+
+#include <algorithm>
+
+#include "tensor.h"
+
+namespace AscendC {
+
+struct LoadData2DParams {
+    LoadData2DParams() {}
+    LoadData2DParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn, const uint16_t srcStrideIn,
+                     const uint8_t sidIn, const uint16_t dstGapIn, const bool ifTransposeIn, const uint8_t addrModeIn)
+        : startIndex(startIndexIn), dstGap(dstGapIn), srcStride(srcStrideIn), ifTranspose(ifTransposeIn),
+          repeatTimes(repeatTimesIn), sid(sidIn), addrMode(addrModeIn)
+    {}
+    uint16_t startIndex = 0;  // first source fractal (512 B units)
+    uint16_t dstGap = 0;      // destination gap between fractals, end-to-start, 512 B units
+    uint16_t srcStride = 0;   // source stride between fractals, start-to-start, 512 B units
+    bool ifTranspose = false; // transpose each fractal
+    uint8_t repeatTimes = 0;  // fractals to move
+    uint8_t sid = 0;
+    uint8_t addrMode = 0;
+};
+using LoadData2dParams = LoadData2DParams;
+
+struct MmadParams {
+    MmadParams() {}
+    MmadParams(const uint16_t mIn, const uint16_t nIn, const uint16_t kIn, const bool isBiasIn, const int32_t fmOffsetIn,
+               const bool enSsparseIn, const bool enWinogradAIn, const bool enWinogradBIn)
+        : m(mIn), n(nIn), k(kIn), isBias(isBiasIn), fmOffset(fmOffsetIn), enSsparse(enSsparseIn),
+          enWinogradA(enWinogradAIn), enWinogradB(enWinogradBIn)
+    {}
+    MmadParams(const uint16_t mIn, const uint16_t nIn, const uint16_t kIn, const uint8_t unitFlagIn,
+               const bool cmatrixSourceIn, const bool cmatrixInitValIn)
+        : m(mIn), n(nIn), k(kIn), unitFlag(unitFlagIn), cmatrixSource(cmatrixSourceIn), cmatrixInitVal(cmatrixInitValIn)
+    {}
+    uint16_t m = 0;
+    uint16_t n = 0;
+    uint16_t k = 0;
+    bool isBias = false;  // older flag: accumulate into C
+    int32_t fmOffset = 0;
+    bool enSsparse = false;
+    bool enWinogradA = false;
+    bool enWinogradB = false;
+    uint8_t unitFlag = 0;
+    bool kDirectionAlign = false;
+    bool cmatrixSource = false;   // true: initial C from the bias table (not emulated)
+    bool cmatrixInitVal = true;   // true: C starts at 0; false: accumulate into C
+};
+
+enum class CO2Layout : uint8_t { NZ = 0, ROW_MAJOR, COLUMN_MAJOR };
+
+struct FixpipeConfig {
+    CO2Layout format;
+    constexpr FixpipeConfig(CO2Layout format_) : format(format_) {}  // NOLINT
+    constexpr FixpipeConfig(CO2Layout format_, bool) : format(format_) {}
+};
+inline constexpr FixpipeConfig CFG_NZ = {CO2Layout::NZ};
+inline constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR};
+inline constexpr FixpipeConfig CFG_COLUMN_MAJOR = {CO2Layout::COLUMN_MAJOR};
+
+struct FixpipeParamsV220 {
+    FixpipeParamsV220() {}
+    FixpipeParamsV220(const uint16_t nSizeIn, const uint16_t mSizeIn, const uint16_t srcStrideIn,
+                      const uint32_t dstStrideIn, const bool reluEnIn)
+        : nSize(nSizeIn), mSize(mSizeIn), srcStride(srcStrideIn), dstStride(dstStrideIn), reluEn(reluEnIn)
+    {}
+    FixpipeParamsV220(const uint16_t nSizeIn, const uint16_t mSizeIn, const uint16_t srcStrideIn,
+                      const uint32_t dstStrideIn, const bool reluEnIn, const QuantMode_t quantPreIn,
+                      const int64_t deqScalarIn, const uint16_t ndNumIn, const uint16_t srcNdStrideIn,
+                      const uint16_t dstNdStrideIn, const uint8_t unitFlagIn)
+        : nSize(nSizeIn), mSize(mSizeIn), srcStride(srcStrideIn), dstStride(dstStrideIn), quantPre(quantPreIn),
+          deqScalar(deqScalarIn), ndNum(ndNumIn), srcNdStride(srcNdStrideIn), dstNdStride(dstNdStrideIn),
+          reluEn(reluEnIn), unitFlag(unitFlagIn)
+    {}
+    uint16_t nSize = 0;      // N extent of the source NZ matrix
+    uint16_t mSize = 0;      // M extent
+    uint16_t srcStride = 0;  // start-to-start of adjacent N-fractal columns in L0C, units of 16 elements
+    uint32_t dstStride = 0;  // ROW_MAJOR: elements per GM row; NZ: 32 B units between columns
+    QuantMode_t quantPre = QuantMode_t::NoQuant;
+    uint64_t deqScalar = 0;
+    uint16_t ndNum = 1;
+    uint16_t srcNdStride = 0;  // 1024 B units
+    uint16_t dstNdStride = 0;  // elements
+    bool reluEn = false;
+    uint8_t unitFlag = 0;
+    bool isChannelSplit = false;
+};
+
+template <typename T>
+void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParams& p,
+              megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    using namespace megafuse_emu;
+    Core(loc);
+    LocalAccess(src.ref_, sizeof(T), 0, 0, "LoadData", "src", loc);
+    LocalAccess(dst.ref_, sizeof(T), 0, 0, "LoadData", "dst", loc);
+    CheckMem(src.ref_, Mem::L1, "LoadData", "src", loc);
+    if (dst.ref_.block->mem != Mem::L0A && dst.ref_.block->mem != Mem::L0B)
+        Fail(loc, Str("LoadData: dst must be an A2 (L0A) or B2 (L0B) tensor, not ", PosName(dst.ref_.block->pos)));
+    if (p.ifTranspose && sizeof(T) != 2)
+        Fail(loc, "LoadData: ifTranspose with LoadData2DParams is for 16-bit types (use LoadDataWithTranspose)");
+    if (p.repeatTimes == 0) return;
+    CheckLocalAlign(src.ref_, 32, "LoadData", "src", loc);
+    CheckLocalAlign(dst.ref_, 512, "LoadData", "dst", loc);
+    constexpr uint64_t F = 512;  // fractal bytes
+    const uint64_t r = p.repeatTimes;
+    const uint8_t* s = LocalAccessBytes(src.ref_, 0, (p.startIndex + (r - 1) * p.srcStride + 1) * F, "LoadData", "src", loc);
+    uint8_t* d = LocalAccessBytes(dst.ref_, 0, ((r - 1) * (1 + p.dstGap) + 1) * F, "LoadData", "dst", loc);
+    for (uint64_t i = 0; i < r; ++i) {
+        const uint8_t* sf = s + (p.startIndex + i * p.srcStride) * F;
+        uint8_t* df = d + i * (1 + p.dstGap) * F;
+        if (!p.ifTranspose) {
+            std::memmove(df, sf, F);
+            continue;
+        }
+        uint8_t tmp[F];
+        for (int row = 0; row < 16; ++row)
+            for (int col = 0; col < 16; ++col) std::memcpy(tmp + (col * 16 + row) * 2, sf + (row * 16 + col) * 2, 2);
+        std::memcpy(df, tmp, F);
+    }
+    Count(DMA_L1_TO_L0);
+    Count(L1_TO_L0_BYTES, r * F);
+}
+
+// C (+)= A x B over the valid m x n x k region; fractal padding is ignored, as documented.
+template <typename T, typename U, typename S>
+void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter, const MmadParams& p,
+          megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    using namespace megafuse_emu;
+    static_assert(std::is_same_v<U, S>, "Mmad: left and right matrices must have the same type here");
+    static_assert((std::is_same_v<T, float> &&
+                   (std::is_same_v<U, half> || std::is_same_v<U, float> || std::is_same_v<U, bfloat16_t>)) ||
+                      (std::is_same_v<T, int32_t> && std::is_same_v<U, int8_t>),
+                  "Mmad is emulated for half/bfloat16_t/float -> float and int8_t -> int32_t");
+    CoreState& c = Core(loc);
+    LocalAccess(dst.ref_, sizeof(T), 0, 0, "Mmad", "dst", loc);
+    LocalAccess(fm.ref_, sizeof(U), 0, 0, "Mmad", "fm", loc);
+    LocalAccess(filter.ref_, sizeof(S), 0, 0, "Mmad", "filter", loc);
+    CheckMem(dst.ref_, Mem::L0C, "Mmad", "dst", loc);
+    CheckMem(fm.ref_, Mem::L0A, "Mmad", "fm", loc);
+    CheckMem(filter.ref_, Mem::L0B, "Mmad", "filter", loc);
+    if (p.cmatrixSource) Fail(loc, "Mmad: cmatrixSource (initial C from the bias table) is not emulated");
+    // Which flag starts C at zero: arch 2201 kernels use cmatrixInitVal; the older isBias must
+    // not contradict it. On other arches both must agree (which one the core honours is not
+    // verified), so a kernel stays portable.
+    bool accumulate;
+    if (IsArch2201()) {
+        if (p.isBias && p.cmatrixInitVal)
+            Fail(loc, Str("Mmad: isBias=true has no effect on ", c.soc_name,
+                          " (cmatrixInitVal=true starts C at 0); set cmatrixInitVal=false to accumulate"));
+        accumulate = !p.cmatrixInitVal;
+    } else {
+        if (p.isBias == p.cmatrixInitVal)
+            Fail(loc, "Mmad: isBias and cmatrixInitVal disagree; set isBias=true and cmatrixInitVal=false to "
+                      "accumulate, or leave both at their defaults");
+        accumulate = p.isBias;
+    }
+    if (p.m == 0 || p.n == 0 || p.k == 0) return;
+    CheckLocalAlign(fm.ref_, 512, "Mmad", "fm", loc);
+    CheckLocalAlign(filter.ref_, 512, "Mmad", "filter", loc);
+    CheckLocalAlign(dst.ref_, 256 * sizeof(T), "Mmad", "dst", loc);
+    const uint64_t c0 = 32 / sizeof(U);
+    const uint64_t m1 = (p.m + 15) / 16, k1 = (p.k + c0 - 1) / c0, n1 = (p.n + 15) / 16;
+    const uint8_t* a = LocalAccess(fm.ref_, sizeof(U), 0, m1 * k1 * 16 * c0, "Mmad", "fm", loc);
+    const uint8_t* b = LocalAccess(filter.ref_, sizeof(S), 0, k1 * n1 * 16 * c0, "Mmad", "filter", loc);
+    uint8_t* out = LocalAccess(dst.ref_, sizeof(T), 0, m1 * n1 * 256, "Mmad", "dst", loc);
+    using Acc = std::conditional_t<std::is_same_v<T, float>, float, int32_t>;
+    for (uint64_t i = 0; i < p.m; ++i)
+        for (uint64_t j = 0; j < p.n; ++j) {
+            const uint64_t ci = ((j / 16) * m1 + i / 16) * 256 + (i % 16) * 16 + j % 16;
+            Acc acc = accumulate ? static_cast<Acc>(Ld<T>(out, ci)) : Acc(0);
+            for (uint64_t kk = 0; kk < p.k; ++kk) {
+                const uint64_t ai = ((i / 16) * k1 + kk / c0) * 16 * c0 + (i % 16) * c0 + kk % c0;
+                const uint64_t bi = ((kk / c0) * n1 + j / 16) * c0 * 16 + (j % 16) * c0 + kk % c0;
+                acc += static_cast<Acc>(static_cast<CalcT<U>>(Ld<U>(a, ai))) *
+                       static_cast<Acc>(static_cast<CalcT<S>>(Ld<S>(b, bi)));
+            }
+            St<T>(out, ci, static_cast<T>(acc));
+        }
+    Count(MMAD_INSTRUCTIONS);
+    Count(CUBE_FRACTALS, m1 * k1 * n1);
+}
+
+// L0C (NZ, float/int32) -> GM, with optional ReLU and fp32 -> fp16/bf16 conversion; the
+// config picks the GM layout: CFG_ROW_MAJOR (NZ2ND, default) or CFG_NZ.
+template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR>
+void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p,
+             megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    using namespace megafuse_emu;
+    static_assert(config.format != CO2Layout::COLUMN_MAJOR, "Fixpipe CFG_COLUMN_MAJOR is not emulated");
+    CoreState& c = Core(loc);
+    if (!IsArch2201())
+        Fail(loc, Str("Fixpipe with FixpipeParamsV220 is not available on ", c.soc_name, " (arch ", c.soc.arch, ")"));
+    LocalAccess(src.ref_, sizeof(U), 0, 0, "Fixpipe", "src", loc);
+    CheckMem(src.ref_, Mem::L0C, "Fixpipe", "src", loc);
+    CheckLocalAlign(src.ref_, 64, "Fixpipe", "src", loc);
+    if (p.isChannelSplit) Fail(loc, "Fixpipe: isChannelSplit is not emulated");
+    const QuantMode_t q = p.quantPre;
+    if (q == QuantMode_t::NoQuant) {
+        if (!std::is_same_v<T, U>)
+            Fail(loc, Str("Fixpipe: NoQuant needs dst and src of the same type (", TypeName<T>(), " vs ", TypeName<U>(),
+                          "); use quantPre F322F16/F322BF16 to convert"));
+    } else if (q == QuantMode_t::F322F16) {
+        if (!(std::is_same_v<U, float> && std::is_same_v<T, half>)) Fail(loc, "Fixpipe: F322F16 needs float src, half dst");
+    } else if (q == QuantMode_t::F322BF16) {
+        if (!(std::is_same_v<U, float> && std::is_same_v<T, bfloat16_t>))
+            Fail(loc, "Fixpipe: F322BF16 needs float src, bfloat16_t dst");
+    } else {
+        Fail(loc, Str("Fixpipe: quantPre mode ", static_cast<int>(q), " is not emulated"));
+    }
+    const bool nz = config.format == CO2Layout::NZ;
+    const uint64_t nd = nz ? 1 : p.ndNum;
+    if (nd == 0 || p.mSize == 0 || p.nSize == 0) return;
+    if (nz && p.nSize % 16 != 0) Fail(loc, Str("Fixpipe (NZ): nSize ", p.nSize, " must be a multiple of 16"));
+    const uint64_t src_nd = p.srcNdStride * 1024ull / sizeof(U);
+    auto src_index = [&](uint64_t t, uint64_t i, uint64_t j) {
+        return t * src_nd + ((j / 16) * p.srcStride + i) * 16 + j % 16;
+    };
+    auto dst_index = [&](uint64_t t, uint64_t i, uint64_t j) {
+        if (nz) return (j / 16) * p.dstStride * (32 / sizeof(T)) + i * 16 + j % 16;
+        return t * p.dstNdStride + i * p.dstStride + j;
+    };
+    uint64_t src_hi = 0, dst_hi = 0;
+    for (uint64_t t : {uint64_t(0), nd - 1})
+        for (uint64_t i : {uint64_t(0), p.mSize - 1ull})
+            for (uint64_t j : {uint64_t(0), p.nSize - 1ull}) {
+                src_hi = std::max(src_hi, src_index(t, i, j));
+                dst_hi = std::max(dst_hi, dst_index(t, i, j));
+            }
+    const uint8_t* s = LocalAccess(src.ref_, sizeof(U), 0, src_hi + 1, "Fixpipe", "src", loc);
+    uint8_t* d = dst.Access(0, dst_hi + 1, "Fixpipe", loc);
+    for (uint64_t t = 0; t < nd; ++t)
+        for (uint64_t i = 0; i < p.mSize; ++i)
+            for (uint64_t j = 0; j < p.nSize; ++j) {
+                U v = Ld<U>(s, src_index(t, i, j));
+                if (p.reluEn && v < U(0)) v = U(0);
+                St<T>(d, dst_index(t, i, j), static_cast<T>(v));
+            }
+    Count(DMA_L0C_TO_GM);
+    Count(GM_WRITE_BYTES, nd * p.mSize * p.nSize * sizeof(T));
+}
+
+}  // namespace AscendC

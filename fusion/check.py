@@ -1,0 +1,83 @@
+"""Numerics check: the compiled model against ONNX Runtime on the same random inputs.
+
+Errors: max_abs = max |y − ref|; max_rel = max_abs / max |ref| (relative to the output's range:
+elementwise relative error is meaningless where ReLU outputs are ~0). fp16 runs get inputs
+rounded to fp16 first so both sides see identical values; the reference is the fp32 model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+
+TOLERANCE = {"float32": 1e-4, "float16": 2e-2}
+
+
+@dataclass(frozen=True)
+class OutputError:
+    name: str
+    max_abs: float
+    max_rel: float
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    outputs: tuple[OutputError, ...]
+    tolerance: float
+    seed: int
+
+    @property
+    def max_rel(self) -> float:
+        return max(o.max_rel for o in self.outputs)
+
+    @property
+    def max_abs(self) -> float:
+        return max(o.max_abs for o in self.outputs)
+
+    @property
+    def passed(self) -> bool:
+        return self.max_rel <= self.tolerance
+
+    def to_json(self) -> dict:
+        return {"passed": self.passed, "tolerance": self.tolerance, "seed": self.seed,
+                "max_abs": self.max_abs, "max_rel": self.max_rel,
+                "outputs": [o.__dict__ for o in self.outputs]}
+
+
+def random_inputs(compiled, seed: int = 0) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for name, (shape, dtype) in compiled.program.inputs.items():
+        x = rng.standard_normal(shape).astype(np.float32)
+        feeds[name] = x.astype(dtype).astype(np.float32)  # identical values for both sides
+    return feeds
+
+
+def ort_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = {i.name: i.type.tensor_type.elem_type for i in model.graph.input}
+    typed = {k: v.astype(onnx.helper.tensor_dtype_to_np_dtype(want[k])) for k, v in feeds.items()}
+    names = [o.name for o in sess.get_outputs()]
+    return dict(zip(names, sess.run(names, typed)))
+
+
+def compare(got: dict[str, np.ndarray], ref: dict[str, np.ndarray], tolerance: float, seed: int) -> CheckResult:
+    rows = []
+    for name, r in ref.items():
+        y = np.asarray(got[name], np.float64)
+        r = np.asarray(r, np.float64)
+        err = float(np.abs(y - r).max()) if r.size else 0.0
+        scale = float(np.abs(r).max()) if r.size else 0.0
+        rows.append(OutputError(name, err, err / scale if scale > 0 else err))
+    return CheckResult(tuple(rows), tolerance, seed)
+
+
+def check_model(model: onnx.ModelProto, compiled, seed: int = 0, tolerance: float | None = None) -> CheckResult:
+    feeds = random_inputs(compiled, seed)
+    ref = ort_reference(model, feeds)
+    got = compiled.run(feeds)
+    return compare(got, ref, TOLERANCE[compiled.dtype] if tolerance is None else tolerance, seed)

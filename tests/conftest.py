@@ -1,0 +1,3 @@
+import os
+
+os.environ.setdefault("TVM_NUM_THREADS", "2")
