@@ -1,0 +1,102 @@
+"""The command line: outputs, JSON, exit codes and one-line errors."""
+
+import json
+import subprocess
+import sys
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import models
+from fusion.cli import main
+
+
+@pytest.fixture(scope="module")
+def block_path(tmp_path_factory):
+    p = tmp_path_factory.mktemp("m") / "block.onnx"
+    onnx.save(models.dwsep_block(cin=32, cout=64, h=28), p)
+    return str(p)
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_compile_lists_blocks(capsys, block_path, tmp_path):
+    code, out, _ = run(capsys, "compile", block_path, "-t", "sim:ascend310p3", "-o", str(tmp_path / "o"))
+    assert code == 0
+    assert "fused blocks 1" in out and "UB " in out and "/253,952 B" in out
+    assert (tmp_path / "o" / "compile.json").exists()
+    assert any(p.name.endswith(".tir.py") for p in (tmp_path / "o").iterdir())
+
+
+def test_compile_json(capsys, block_path):
+    code, out, _ = run(capsys, "compile", block_path, "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["target"] == "sim:ascend910b2"
+    b = doc["fused_blocks"][0]
+    assert b["ub_bytes_used"] <= b["ub_bytes_available"] == 188160
+    assert sum(x["bytes"] for x in b["buffers"]) == b["ub_bytes_used"]
+
+
+def test_check_pass_and_json(capsys, block_path):
+    code, out, _ = run(capsys, "check", block_path, "-t", "llvm", "--dtype", "float16", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["passed"] and doc["max_rel"] <= 2e-2 and doc["tolerance"] == 2e-2
+
+
+def test_check_fails_over_tolerance(capsys, block_path):
+    code, out, _ = run(capsys, "check", block_path, "--dtype", "float16", "--tolerance", "1e-9")
+    assert code == 1 and out.startswith("FAIL")
+
+
+def test_forced_tile_over_budget(capsys, block_path):
+    code, out, err = run(capsys, "compile", block_path, "--tile", "28x28", "--cout-block", "4")
+    assert code == 2 and out == ""
+    line = err.strip()
+    assert "\n" not in line and line.startswith("megafuse: error:")
+    assert "B (" in line and "188,160 B" in line and "largest buffer" in line and "try --tile" in line
+
+
+def test_truncated_file(capsys, block_path, tmp_path):
+    data = open(block_path, "rb").read()
+    bad = tmp_path / "trunc.onnx"
+    bad.write_bytes(data[: len(data) // 2])
+    code, _, err = run(capsys, "compile", str(bad))
+    assert code == 2 and err.count("\n") == 1 and "cannot load ONNX model" in err
+
+
+def test_unknown_op(capsys, tmp_path):
+    g = helper.make_graph([helper.make_node("Foo", ["x"], ["y"], name="foo_1", domain="")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2])])
+    p = tmp_path / "foo.onnx"
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    p.write_bytes(m.SerializeToString())
+    code, _, err = run(capsys, "check", str(p))
+    assert code == 2 and "Foo" in err and "foo_1" in err and err.count("\n") == 1
+
+
+def test_missing_input_shape_then_given(capsys, tmp_path):
+    p = tmp_path / "dyn.onnx"
+    onnx.save(models.dwsep_block(cin=16, cout=16, h=8, dynamic_batch=True), p)
+    code, _, err = run(capsys, "compile", str(p))
+    assert code == 2 and "'x'" in err and "--input-shape" in err
+    code, out, _ = run(capsys, "check", str(p), "--input-shape", "x=2x16x8x8")
+    assert code == 0 and out.startswith("PASS")
+    code, _, err = run(capsys, "compile", str(p), "--input-shape", "x=2by16")
+    assert code == 2 and err.count("\n") == 1
+
+
+def test_bad_target(capsys, block_path):
+    code, _, err = run(capsys, "compile", block_path, "-t", "sim:ascend999")
+    assert code == 2 and "unknown SoC" in err
+
+
+def test_console_script(block_path):
+    r = subprocess.run([sys.executable, "-m", "fusion.cli", "compile", block_path, "-t", "llvm"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "fused blocks 1" in r.stdout

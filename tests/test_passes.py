@@ -1,0 +1,166 @@
+"""Each pass on small before/expected graphs."""
+
+import math
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import models
+from fusion.ir import NC1HWC0, Graph, TensorType, make_node
+from fusion.onnx_import import load_graph
+from fusion.soc import get_soc
+from passes import optimize
+from passes.canonicalize import canonicalize
+from passes.fold_bn import fold_bn
+from passes.fuse_dwsep import FUSED_OP, fuse_dwsep
+from passes.layout import insert_layout_conversions
+
+SOC = get_soc("ascend910b2")
+
+
+def ops(g: Graph) -> list[str]:
+    return [n.op_type for n in g.nodes]
+
+
+def graph(nodes, inputs, outputs, types, consts=None):
+    return Graph("t", tuple(nodes), tuple(inputs), tuple(outputs),
+                 {k: TensorType(*v) for k, v in types.items()}, consts or {})
+
+
+def test_canonicalize_clip_identity_hardswish():
+    t = ("float32",)
+    s = (1, 4, 5, 5)
+    consts = {"three": np.array(3.0, np.float32), "six": np.array(6.0, np.float32)}
+    g = graph([
+        make_node("id", "Identity", ["x"], ["a"]),
+        make_node("c6", "Clip", ["a"], ["b"], min=0.0, max=6.0),
+        make_node("add", "Add", ["b", "three"], ["c"]),
+        make_node("clip", "Clip", ["c"], ["d"], min=0.0, max=6.0),
+        make_node("mul", "Mul", ["b", "d"], ["e"]),
+        make_node("div", "Div", ["e", "six"], ["f"]),
+        make_node("hs", "HardSigmoid", ["f"], ["g"], alpha=1 / 6, beta=0.5),
+        make_node("mul2", "Mul", ["f", "g"], ["h"]),
+        make_node("relu", "Clip", ["h"], ["y"], min=0.0, max=math.inf),
+    ], ["x"], ["y"], {k: (s,) + t for k in "xabcdefghy"} | {"three": ((), "float32"), "six": ((), "float32")},
+        consts)
+    out = canonicalize(g)
+    assert ops(out) == ["Relu6", "HardSwish", "HardSwish", "Relu"]
+    assert out.nodes[0].inputs == ("x",)
+    assert out.nodes[1].inputs == ("b",) and out.nodes[2].inputs == ("f",)
+    assert out.outputs == ("y",) and not out.constants
+
+
+def test_canonicalize_keeps_non_matching():
+    g = graph([make_node("c", "Clip", ["x"], ["y"], min=-1.0, max=6.0)], ["x"], ["y"],
+              {"x": ((1, 2), "float32"), "y": ((1, 2), "float32")})
+    assert canonicalize(g) is g  # unchanged graph is the same object
+
+
+def test_fold_bn_matches_math():
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    sc, be, mu = (rng.standard_normal(4).astype(np.float32) for _ in range(3))
+    var = rng.uniform(0.5, 2, 4).astype(np.float32)
+    consts = {"w": w, "b": b, "s": sc, "be": be, "mu": mu, "var": var}
+    types = {"x": ((1, 3, 8, 8), "float32"), "c": ((1, 4, 8, 8), "float32"), "y": ((1, 4, 8, 8), "float32")}
+    types |= {k: (v.shape, "float32") for k, v in consts.items()}
+    g = graph([make_node("conv", "Conv", ["x", "w", "b"], ["c"], kernel=(3, 3), strides=(1, 1),
+                         pads=(1, 1, 1, 1), dilations=(1, 1), group=1),
+               make_node("bn", "BatchNormalization", ["c", "s", "be", "mu", "var"], ["y"], epsilon=1e-3)],
+              ["x"], ["y"], types, consts)
+    out, refusals = fold_bn(g)
+    assert ops(out) == ["Conv"] and not refusals and out.nodes[0].outputs == ("y",)
+    k = sc / np.sqrt(var + 1e-3)
+    np.testing.assert_allclose(out.constants[out.nodes[0].inputs[1]], w * k[:, None, None, None], rtol=1e-6)
+    np.testing.assert_allclose(out.constants[out.nodes[0].inputs[2]], (b - mu) * k + be, rtol=1e-5, atol=1e-6)
+
+
+def test_fold_bn_refuses_with_reason():
+    consts = {k: np.ones(4, np.float32) for k in ("s", "be", "mu", "var")}
+    types = {"x": ((1, 4, 2, 2), "float32"), "y": ((1, 4, 2, 2), "float32")}
+    types |= {k: ((4,), "float32") for k in consts}
+    g = graph([make_node("bn", "BatchNormalization", ["x", "s", "be", "mu", "var"], ["y"], epsilon=1e-5)],
+              ["x"], ["y"], types, consts)
+    out, refusals = fold_bn(g)
+    assert out is g and len(refusals) == 1 and "not a Conv" in refusals[0].reason
+
+
+def _block_graph(**kw):
+    g = load_graph(models.dwsep_block(**kw))
+    g = canonicalize(g)
+    g, _ = fold_bn(g)
+    return g
+
+
+def test_fuse_dwsep_expected_graph():
+    g = _block_graph(cin=32, cout=48, h=14, act1="relu6", act2="relu")
+    assert ops(g) == ["Conv", "Relu6", "Conv", "Relu"]
+    out, refusals = fuse_dwsep(g, SOC)
+    assert ops(out) == [FUSED_OP] and not refusals
+    n = out.nodes[0]
+    assert n.inputs[0] == "x" and n.outputs == ("y",)
+    assert n.attr("act1") == "relu6" and n.attr("act2") == "relu" and n.attr("residual") is False
+    assert n.attr("members") == ("dw", "dw_act", "pw", "pw_act")
+    assert out.constants[n.inputs[3]].shape == (48, 32, 1, 1)
+
+
+def test_fuse_dwsep_residual_and_no_act2():
+    g = _block_graph(cin=32, cout=32, h=14, act1="relu6", act2="none", residual=True)
+    out, _ = fuse_dwsep(g, SOC)
+    assert ops(out) == [FUSED_OP]
+    n = out.nodes[0]
+    assert n.attr("residual") is True and n.attr("act2") == "none" and n.inputs[5] == "x"
+
+
+@pytest.mark.parametrize("kw,reason", [
+    (dict(dilation=2), "dilation 2 unsupported"),
+    (dict(act1="none"), "not an activation"),
+])
+def test_fuse_dwsep_refusals(kw, reason):
+    g = _block_graph(cin=16, cout=16, h=10, **kw)
+    out, refusals = fuse_dwsep(g, SOC)
+    assert FUSED_OP not in ops(out)
+    assert len(refusals) == 1 and reason in refusals[0].reason, refusals
+
+
+def test_fuse_dwsep_refuses_two_consumers():
+    m = models.dwsep_block(cin=16, cout=16, h=8)
+    # add a second consumer of the DW output
+    m.graph.node.append(helper.make_node("Relu", ["dw_out_extra_src"], ["z"]))
+    dw_out = [n for n in m.graph.node if n.name == "dw"][0].output[0]
+    m.graph.node[-1].input[0] = dw_out
+    m.graph.output.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, None))
+    g = canonicalize(load_graph(m))
+    g, _ = fold_bn(g)
+    out, refusals = fuse_dwsep(g, SOC)
+    assert FUSED_OP not in ops(out)
+    assert any("consumers" in r.reason for r in refusals), refusals
+
+
+def test_fuse_dwsep_refuses_when_ub_too_small():
+    g = _block_graph(cin=8192, cout=16, h=3, w=3)
+    out, refusals = fuse_dwsep(g, SOC)
+    assert FUSED_OP not in ops(out)
+    r = refusals[0]
+    assert r.kind == "profitability" and "even at the smallest tile" in r.reason and "KiB >" in r.reason
+
+
+def test_layout_converts_once_per_region():
+    g = load_graph(models.mobilenet_v2())
+    out, _ = optimize(g, SOC)
+    counts = out.op_counts()
+    assert counts[FUSED_OP] == 17
+    assert counts["ToNC1HWC0"] == 1 and counts["ToNCHW"] == 1
+    for n in out.nodes:  # expansion convs between fused blocks stay blocked
+        if n.op_type == "Conv" and n.attr("kernel") == (1, 1) and n.name.endswith("_exp"):
+            assert out.types[n.outputs[0]].layout == NC1HWC0
+
+
+def test_layout_keeps_graph_output_name():
+    g = load_graph(models.dwsep_block(cin=16, cout=16, h=8))
+    out, _ = optimize(g, SOC)
+    assert ops(out) == ["ToNC1HWC0", FUSED_OP, "ToNCHW"]
+    assert out.outputs == ("y",) and out.types["y"].shape == (1, 16, 8, 8)
