@@ -25,7 +25,7 @@ def _tile_arg(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(f"tile must be THxTW with positive integers, got '{text}'") from None
 
 
-def _add_model_args(p: argparse.ArgumentParser) -> None:
+def _add_model_args(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
     p.add_argument("model", help="ONNX model file")
     p.add_argument("-t", "--target", default="sim",
                    help="llvm | sim[:SOC] | ascend[:SOC]; SOC = ascend910b2 (default), ascend910b3, ascend310p3")
@@ -39,7 +39,8 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-double-buffer", action="store_true", help="single-buffer the tiles (halves their UB)")
     p.add_argument("--pw-engine", choices=["vector", "cube"], help="unit for the pointwise GEMM")
     p.add_argument("--no-fuse", action="store_true", help="compile every node as its own kernel")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    if json_flag:
+        p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def _compile_from_args(args):

@@ -29,6 +29,32 @@ class Program:
     steps: list[Step] = field(default_factory=list)
 
     def run(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        env = self.execute(feeds)
+        return {name: env[name].numpy() for name in self.outputs}
+
+    def step_args(self, env: dict, st: Step) -> list:
+        return [env[p] if isinstance(p, str) else p for p in st.params] + [env[st.out]]
+
+    def peak_bytes(self) -> int:
+        """Peak of live activation bytes plus bound constants over the step sequence."""
+        last_use = {}
+        for i, st in enumerate(self.steps):
+            for p in st.params:
+                if isinstance(p, str):
+                    last_use[p] = i
+        for o in self.outputs:
+            last_use[o] = len(self.steps)
+        consts = sum(p.numpy().nbytes for st in self.steps for p in st.params if not isinstance(p, str))
+        live = {name: int(np.prod(shape)) * np.dtype(dt).itemsize for name, (shape, dt) in self.inputs.items()}
+        peak = sum(live.values())
+        for i, st in enumerate(self.steps):
+            live[st.out] = int(np.prod(st.out_shape)) * np.dtype(st.out_dtype).itemsize
+            peak = max(peak, sum(live.values()))
+            live = {k: v for k, v in live.items() if last_use.get(k, -1) > i}
+        return peak + consts
+
+    def execute(self, feeds: dict[str, np.ndarray]) -> dict:
+        """Run every step; returns the environment of all tensors (runtime tensors)."""
         dev = tvm.cpu(0)
         env = {}
         for name, (shape, dtype) in self.inputs.items():
@@ -43,4 +69,4 @@ class Program:
             args = [env[p] if isinstance(p, str) else p for p in st.params]
             st.func(*args, out)
             env[st.out] = out
-        return {name: env[name].numpy() for name in self.outputs}
+        return env

@@ -235,9 +235,10 @@ void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const Fixpip
         return t * p.dstNdStride + i * p.dstStride + j;
     };
     uint64_t src_hi = 0, dst_hi = 0;
+    const uint64_t m_last = p.mSize - 1u, n_last = p.nSize - 1u;
     for (uint64_t t : {uint64_t(0), nd - 1})
-        for (uint64_t i : {uint64_t(0), p.mSize - 1ull})
-            for (uint64_t j : {uint64_t(0), p.nSize - 1ull}) {
+        for (uint64_t i : {uint64_t(0), m_last})
+            for (uint64_t j : {uint64_t(0), n_last}) {
                 src_hi = std::max(src_hi, src_index(t, i, j));
                 dst_hi = std::max(dst_hi, dst_index(t, i, j));
             }

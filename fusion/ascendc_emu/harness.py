@@ -1,0 +1,287 @@
+"""Build Ascend C kernels against the host emulation and run them on NumPy buffers.
+
+    kernel = build_kernel("tests/ascendc_kernels/add_custom.cpp", "add_custom")
+    result = kernel.run([x, y, z, None, tiling], block_dim=8, soc="ascend910b2")
+    result.counters["gm_read_bytes"]
+
+A kernel source is compiled with g++ (-std=c++20 -O2) together with the emulation runtime
+into one shared library, cached under $MEGAFUSE_CACHE_DIR/emu (default ~/.cache/megafuse/emu)
+by a hash of everything that changes the binary: compiler version, flags, the emulation
+headers and runtime, the kernel text and the headers next to it or in extra include dirs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import re
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from fusion.errors import MegafuseError
+from fusion.soc import SocSpec, get_soc
+
+_HERE = Path(__file__).resolve().parent
+INCLUDE_DIR = _HERE / "include"
+RUNTIME_SRC = _HERE / "runtime" / "emu_runtime.cpp"
+CXX = os.environ.get("MEGAFUSE_CXX", "g++")
+CXX_FLAGS: tuple[str, ...] = (
+    "-std=c++20", "-O2", "-fPIC", "-fvisibility=hidden", "-fvisibility-inlines-hidden",
+)
+MAX_ARGS = 32
+_HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".inc")
+
+
+class EmulationError(MegafuseError):
+    """A kernel broke an Ascend C rule (or could not be built/run) in the host emulation.
+
+    For rule violations the message reads "kernel 'K' line N: ... [block b/B, file]" and
+    `kernel`, `line` and `block` are set."""
+
+    _PATTERN = re.compile(r"^kernel '(?P<kernel>[^']*)' line (?P<line>\d+): .*?(?:\[block (?P<block>\d+)/)?",
+                          re.S)
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+        m = self._PATTERN.match(message)
+        self.kernel: str | None = m.group("kernel") if m else None
+        self.line: int | None = int(m.group("line")) if m else None
+        self.block: int | None = int(m.group("block")) if m and m.group("block") else None
+
+
+class EmulationBuildError(EmulationError):
+    """g++ rejected the kernel source (the message starts with its first diagnostics)."""
+
+
+class _Soc(ctypes.Structure):
+    _fields_ = [
+        ("name", ctypes.c_char_p), ("arch", ctypes.c_int32),
+        ("ub_bytes", ctypes.c_uint64), ("ub_usable_bytes", ctypes.c_uint64),
+        ("l1_bytes", ctypes.c_uint64), ("l0a_bytes", ctypes.c_uint64),
+        ("l0b_bytes", ctypes.c_uint64), ("l0c_bytes", ctypes.c_uint64),
+    ]
+
+
+@dataclass(frozen=True)
+class EmuResult:
+    """Counters of one run: `counters` summed over blocks, `per_core[i]` for block i."""
+
+    kernel: str
+    soc: str
+    block_dim: int
+    counters: dict[str, int]
+    per_core: list[dict[str, int]] = field(repr=False)
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("MEGAFUSE_CACHE_DIR")
+    base = Path(root) if root else Path.home() / ".cache" / "megafuse"
+    return base / "emu"
+
+
+_compiler_id: str | None = None
+
+
+def _compiler_version() -> str:
+    global _compiler_id
+    if _compiler_id is None:
+        try:
+            out = subprocess.run([CXX, "--version"], capture_output=True, text=True, check=True).stdout
+        except (OSError, subprocess.CalledProcessError) as e:
+            raise EmulationBuildError(f"cannot run the C++ compiler '{CXX}': {e}") from None
+        _compiler_id = out.splitlines()[0] if out else CXX
+    return _compiler_id
+
+
+def _header_files(dirs: Iterable[Path], recursive: bool) -> list[Path]:
+    files: list[Path] = []
+    for d in dirs:
+        if not d.is_dir():
+            continue
+        it = d.rglob("*") if recursive else d.iterdir()
+        files += sorted(p for p in it if p.is_file() and p.suffix in _HEADER_SUFFIXES)
+    return files
+
+
+def _digest(parts: Iterable[bytes]) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(len(p).to_bytes(8, "little"))
+        h.update(p)
+    return h.hexdigest()[:24]
+
+
+def _compile(cmd: list[str], what: str) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+        first = "\n".join(lines[:25]) + ("\n..." if len(lines) > 25 else "")
+        raise EmulationBuildError(f"g++ failed to compile {what}:\n{first}")
+
+
+def _atomic_build(target: Path, cmd_for: "callable[[Path], list[str]]", what: str) -> None:
+    """Builds into a temporary file next to target, then renames (safe for parallel runs)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=target.suffix + ".tmp")
+    os.close(fd)
+    try:
+        _compile(cmd_for(Path(tmp)), what)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _emulator_parts() -> list[bytes]:
+    parts = [_compiler_version().encode(), " ".join(CXX_FLAGS).encode(), RUNTIME_SRC.read_bytes()]
+    for f in _header_files([INCLUDE_DIR], recursive=True):
+        parts += [str(f.relative_to(INCLUDE_DIR)).encode(), f.read_bytes()]
+    return parts
+
+
+def _runtime_object() -> Path:
+    obj = cache_dir() / f"runtime-{_digest(_emulator_parts())}.o"
+    if not obj.exists():
+        _atomic_build(obj, lambda out: [CXX, *CXX_FLAGS, "-I", str(INCLUDE_DIR), "-c", str(RUNTIME_SRC),
+                                        "-o", str(out)], "the emulation runtime")
+    return obj
+
+
+_loaded: dict[tuple[str, str], "EmuKernel"] = {}
+_load_lock = threading.Lock()
+
+
+def build_kernel(source: str | os.PathLike, kernel_name: str,
+                 extra_include_dirs: Sequence[str | os.PathLike] = (),
+                 extra_flags: Sequence[str] = ()) -> "EmuKernel":
+    """Compiles an Ascend C kernel source (a path, or the source text itself) for the host.
+
+    The kernel must be declared `extern "C" __global__ __aicore__ void kernel_name(...)`.
+    Raises EmulationBuildError with g++'s first diagnostics when the source does not compile,
+    EmulationError when the library has no such kernel."""
+    text_given = isinstance(source, str) and ("\n" in source or not os.path.isfile(source))
+    if text_given:
+        src_text = source.encode()
+        src_path: Path | None = None
+        label = "<kernel text>"
+        local_dirs: list[Path] = []
+    else:
+        src_path = Path(source).resolve()
+        src_text = src_path.read_bytes()
+        label = str(src_path)
+        local_dirs = [src_path.parent]
+    inc_dirs = [Path(d).resolve() for d in extra_include_dirs]
+    flags = [*CXX_FLAGS, *extra_flags]
+    parts = _emulator_parts() + [" ".join(extra_flags).encode(), src_text]
+    for f in _header_files(local_dirs + inc_dirs, recursive=False):
+        parts += [str(f).encode(), f.read_bytes()]
+    lib = cache_dir() / f"kernel-{_digest(parts)}.so"
+
+    if not lib.exists():
+        runtime = _runtime_object()
+        if src_path is None:
+            src_file = cache_dir() / f"src-{_digest([src_text])}.cpp"
+            src_file.parent.mkdir(parents=True, exist_ok=True)
+            src_file.write_bytes(src_text)
+        else:
+            src_file = src_path
+        includes = ["-I", str(INCLUDE_DIR)] + [a for d in inc_dirs for a in ("-I", str(d))]
+        _atomic_build(lib, lambda out: [CXX, *flags, *includes, "-shared", str(src_file), str(runtime),
+                                        "-o", str(out)], f"kernel '{kernel_name}' ({label})")
+
+    key = (str(lib), kernel_name)
+    with _load_lock:
+        if key not in _loaded:
+            _loaded[key] = EmuKernel(lib, kernel_name, label)
+        return _loaded[key]
+
+
+class EmuKernel:
+    """One kernel of a built library; `run` executes it on the emulated cores."""
+
+    def __init__(self, lib_path: Path, kernel_name: str, source_label: str = ""):
+        self.kernel_name = kernel_name
+        self.lib_path = Path(lib_path)
+        self.source = source_label
+        self._lib = ctypes.CDLL(str(lib_path))
+        try:
+            self._fn = getattr(self._lib, kernel_name)
+        except AttributeError:
+            raise EmulationError(
+                f"kernel '{kernel_name}' not found in {source_label or lib_path}: declare it "
+                f"extern \"C\" __global__ __aicore__ void {kernel_name}(...)") from None
+        self._run = self._lib.megafuse_emu_run
+        self._run.restype = ctypes.c_int
+        self._run.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int,
+                              ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_uint64),
+                              ctypes.POINTER(_Soc), ctypes.c_char_p, ctypes.c_int]
+        self._counters = self._lib.megafuse_emu_counters
+        self._counters.restype = ctypes.c_int
+        self._counters.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_uint64), ctypes.c_int]
+        buf = ctypes.create_string_buffer(4096)
+        self._lib.megafuse_emu_counter_names(buf, len(buf))
+        self.counter_names: tuple[str, ...] = tuple(buf.value.decode().split(","))
+        self._lock = threading.Lock()  # the runtime keeps per-library state
+
+    def run(self, args: Sequence[object], block_dim: int, soc: str | SocSpec = "ascend910b2") -> EmuResult:
+        """Runs the kernel once per block index 0..block_dim-1.
+
+        args, in kernel parameter order: a C-contiguous numpy array (GM buffer, written in
+        place), bytes/bytearray (GM buffer; bytes are copied, so read-only), None (null
+        pointer) or an int (integer scalar parameter)."""
+        spec = soc if isinstance(soc, SocSpec) else get_soc(soc)
+        if len(args) > MAX_ARGS:
+            raise EmulationError(f"kernel '{self.kernel_name}': at most {MAX_ARGS} arguments are supported")
+        ptrs = (ctypes.c_void_p * max(1, len(args)))()
+        sizes = (ctypes.c_uint64 * max(1, len(args)))()
+        keep: list[object] = []
+        for i, a in enumerate(args):
+            ptrs[i], sizes[i] = self._pointer(i, a, keep)
+        c_soc = _Soc(spec.name.encode(), int(spec.arch), spec.ub_bytes, spec.ub_usable_bytes,
+                     spec.l1_bytes, spec.l0a_bytes, spec.l0b_bytes, spec.l0c_bytes)
+        err = ctypes.create_string_buffer(4096)
+        with self._lock:
+            rc = self._run(ctypes.cast(self._fn, ctypes.c_void_p), self.kernel_name.encode(), int(block_dim),
+                           len(args), ptrs, sizes, ctypes.byref(c_soc), err, len(err))
+            if rc != 0:
+                raise EmulationError(err.value.decode(errors="replace"))
+            n = len(self.counter_names)
+            total = self._read_counters(-1, n)
+            per_core = [self._read_counters(b, n) for b in range(int(block_dim))]
+        return EmuResult(self.kernel_name, spec.name, int(block_dim), total, per_core)
+
+    def _read_counters(self, core: int, n: int) -> dict[str, int]:
+        out = (ctypes.c_uint64 * n)()
+        self._counters(core, out, n)
+        return dict(zip(self.counter_names, (int(v) for v in out)))
+
+    def _pointer(self, i: int, a: object, keep: list[object]) -> tuple[int | None, int]:
+        if a is None:
+            return None, 0
+        if isinstance(a, np.ndarray):
+            if not a.flags.c_contiguous:
+                raise EmulationError(f"kernel '{self.kernel_name}' argument {i} is not C-contiguous; pass "
+                                     "np.ascontiguousarray(x) (outputs are written in place)")
+            keep.append(a)
+            return a.ctypes.data, a.nbytes
+        if isinstance(a, bytearray):
+            buf = (ctypes.c_char * len(a)).from_buffer(a) if a else None
+            keep.append(buf)
+            return (ctypes.addressof(buf) if buf is not None else None), len(a)
+        if isinstance(a, (bytes, memoryview)):
+            data = bytes(a)
+            buf = ctypes.create_string_buffer(data, len(data))
+            keep.append(buf)
+            return ctypes.addressof(buf), len(data)
+        if isinstance(a, (int, np.integer)) and not isinstance(a, bool):
+            return int(a) & 0xFFFFFFFFFFFFFFFF, 0
+        raise EmulationError(f"kernel '{self.kernel_name}' argument {i}: unsupported type {type(a).__name__} "
+                             "(numpy array, bytes, bytearray, None or int)")

@@ -1,0 +1,202 @@
+"""`megafuse bench`: fused vs unfused latency per fused block and for the whole model.
+
+sim targets: every figure is MODELED by the cost model (fusion.costmodel) on the chosen SoC.
+llvm: every figure is MEASURED on this CPU (3 warm-ups + 50 samples, interleaved; p50/p95/CV),
+with ONNX Runtime on the same model as a peer in the same run.
+The report follows the template of seed 000 (commit, model, batch, dtype, target, avg/p95
+latency, throughput, memory peak, traffic ratios, per-kernel rows, modeled or measured).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from fusion.errors import MegafuseError
+
+REGRESSION_LIMIT = 0.05  # seed 000: flag a latency more than 5 % above the baseline
+
+
+def git_commit() -> str:
+    try:
+        root = Path(__file__).resolve().parent.parent
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
+                              text=True, timeout=10).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def _header(cm, model_path: str, mode: str) -> dict:
+    batch = next(iter(cm.program.inputs.values()))[0][0] if cm.program.inputs else 1
+    return {"commit": git_commit(), "model": Path(model_path).stem, "batch": int(batch), "dtype": cm.dtype,
+            "target": cm.target.name, "soc": cm.target.soc.name if cm.target.kind != "llvm" else None,
+            "figures": mode, "profiling_date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+
+
+# --- modeled (sim) -------------------------------------------------------------------------
+def bench_sim(cm, model_path: str) -> tuple[dict, list]:
+    from fusion.costmodel import choose_engine, model_unfused
+    from fusion.opcost import other_kernel_cost
+
+    soc = cm.target.soc
+    rows, costs = [], []
+    fused_total = unfused_total = folded_total = 0.0
+    for b in cm.fused_blocks:
+        plan, cost, why = choose_engine(b.workload, b.plan.tile, soc)
+        unf = model_unfused(b.workload, soc, "framework")
+        fold = model_unfused(b.workload, soc, "folded")
+        costs.append((b.name, cost))
+        fused_total += cost.time_us
+        unfused_total += unf.time_us
+        folded_total += fold.time_us
+        rows.append({
+            "name": b.name, "workload": b.workload.describe(), "tile": plan.tile.describe(),
+            "tile_source": b.tile_source, "fused_us": cost.time_us, "unfused_us": unf.time_us,
+            "unfused_folded_us": fold.time_us, "speedup": unf.time_us / cost.time_us,
+            "speedup_vs_folded": fold.time_us / cost.time_us,
+            "gm_bytes_fused": cost.gm_bytes, "gm_bytes_unfused": unf.gm_bytes,
+            "gm_bytes_unfused_folded": fold.gm_bytes, "gm_bytes_min": cost.min_gm_bytes,
+            "traffic_ratio": cost.traffic_ratio, "ub_bytes_used": plan.ub_bytes,
+            "ub_bytes_available": soc.ub_usable_bytes, "engine": dict(cost.engine), "engine_reason": why,
+            "bottleneck": cost.bottleneck, "bottleneck_detail": cost.bottleneck_detail,
+            "roofline_us": cost.roofline_us, "roofline_pct": cost.roofline_pct,
+            "unfused_kernels": len(unf.kernels), "figures": "modeled"})
+    others = [other_kernel_cost(cm, st, soc) for st in cm.program.steps if st.kind == "op"]
+    other_us = sum(o["time_us"] for o in others)
+    total_f, total_u = fused_total + other_us, unfused_total + other_us
+    report = _header(cm, model_path, "modeled")
+    report.update({
+        "avg_latency_us": total_f, "p95_latency_us": total_f, "avg_latency_ms": total_f / 1e3,
+        "p95_latency_ms": total_f / 1e3, "throughput_fps": report["batch"] * 1e6 / total_f,
+        "unfused_latency_us": total_u, "unfused_folded_latency_us": folded_total + other_us,
+        "speedup": total_u / total_f, "fused_blocks_us": fused_total, "unfused_blocks_us": unfused_total,
+        "other_kernels_us": other_us, "other_kernels": others,
+        "memory_peak_mb": cm.program.peak_bytes() / 2**20,
+        "gm_bytes_fused": sum(r["gm_bytes_fused"] for r in rows),
+        "gm_bytes_unfused": sum(r["gm_bytes_unfused"] for r in rows),
+        "gm_bytes_min": sum(r["gm_bytes_min"] for r in rows),
+        "kernels": rows,
+        "note": "modeled on the simulated Ascend target: analytic cost model, not a measurement; "
+                "other (unfused, non-chain) kernels use a roofline estimate and are the same in both variants",
+    })
+    report["traffic_ratio_fused"] = report["gm_bytes_fused"] / max(report["gm_bytes_min"], 1)
+    report["traffic_ratio_unfused"] = report["gm_bytes_unfused"] / max(report["gm_bytes_min"], 1)
+    return report, costs
+
+
+# --- measured (llvm) ----------------------------------------------------------------------
+def bench_llvm(cm, cm_unfused, model_proto, model_path: str, warmup: int = 3, samples: int = 50) -> tuple[dict, list]:
+    import onnxruntime as ort
+
+    from fusion.check import random_inputs
+    from fusion.measure import interleaved, tvm_threads
+
+    feeds = random_inputs(cm, seed=0)
+    env_f = cm.program.execute(feeds)
+    env_u = cm_unfused.program.execute(feeds)
+    threads = tvm_threads()
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    sess = ort.InferenceSession(model_proto.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    ort_feeds = {k: v.astype(np.float32) for k, v in feeds.items()}
+
+    rows = []
+    steps_u = {st.name: st for st in cm_unfused.program.steps}
+    for b in cm.fused_blocks:
+        fst = next(st for st in cm.program.steps if st.name == b.name)
+        members = [steps_u[m] for m in b.members if m in steps_u]
+        fargs = cm.program.step_args(env_f, fst)
+        uargs = [(st, cm_unfused.program.step_args(env_u, st)) for st in members]
+        t = interleaved({
+            "fused": lambda: fst.func(*fargs),
+            "unfused": lambda: [st.func(*a) for st, a in uargs],
+        }, warmup, samples)
+        rows.append({"name": b.name, "workload": b.workload.describe(), "tile": b.plan.tile.describe(),
+                     "tile_source": b.tile_source, "fused_us": t["fused"].p50_us,
+                     "unfused_us": t["unfused"].p50_us, "speedup": t["unfused"].p50_us / t["fused"].p50_us,
+                     "fused": t["fused"].as_dict(), "unfused": t["unfused"].as_dict(),
+                     "unfused_kernels": len(members), "figures": "measured"})
+    whole = interleaved({
+        "fused": lambda: cm.program.execute(feeds),
+        "unfused": lambda: cm_unfused.program.execute(feeds),
+        "onnxruntime": lambda: sess.run(None, ort_feeds),
+    }, warmup, samples)
+    f = whole["fused"]
+    report = _header(cm, model_path, "measured")
+    report.update({
+        "threads": threads, "ort_threads": threads, "warmup": warmup, "samples": samples,
+        "avg_latency_us": f.mean_us, "p95_latency_us": f.p95_us, "avg_latency_ms": f.mean_us / 1e3,
+        "p95_latency_ms": f.p95_us / 1e3, "throughput_fps": report["batch"] * 1e6 / f.p50_us,
+        "fused": f.as_dict(), "unfused": whole["unfused"].as_dict(), "onnxruntime": whole["onnxruntime"].as_dict(),
+        "speedup": whole["unfused"].p50_us / f.p50_us, "vs_onnxruntime": whole["onnxruntime"].p50_us / f.p50_us,
+        "memory_peak_mb": cm.program.peak_bytes() / 2**20, "kernels": rows,
+        "note": f"measured on this CPU with {threads} TVM thread(s) and {threads} ORT intra-op thread(s); "
+                f"interleaved, p50 of {samples} samples after {warmup} warm-ups; machine is shared: "
+                f"compare ratios, not absolute times",
+    })
+    return report, []
+
+
+# --- baseline comparison ------------------------------------------------------------------
+def compare_baseline(report: dict, baseline: dict, limit: float = REGRESSION_LIMIT) -> list[str]:
+    """Latencies more than `limit` worse than the baseline (whole model and per kernel)."""
+    bad = []
+
+    def check(label, new, old):
+        if old and new > old * (1 + limit):
+            bad.append(f"{label}: {new:.2f} us vs baseline {old:.2f} us (+{(new / old - 1) * 100:.1f} %)")
+
+    check("model avg_latency", report["avg_latency_us"], baseline.get("avg_latency_us"))
+    check("model p95_latency", report["p95_latency_us"], baseline.get("p95_latency_us"))
+    old_rows = {r["name"]: r for r in baseline.get("kernels", [])}
+    for r in report["kernels"]:
+        if r["name"] in old_rows:
+            check(f"{r['name']} fused", r["fused_us"], old_rows[r["name"]].get("fused_us"))
+    return bad
+
+
+def load_report(path: str) -> dict:
+    import json
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except FileNotFoundError:
+        raise MegafuseError(f"baseline report '{path}' not found") from None
+    except (OSError, ValueError) as e:
+        raise MegafuseError(f"baseline report '{path}' is not readable JSON ({e})") from None
+    if not isinstance(doc, dict) or "avg_latency_us" not in doc or "kernels" not in doc:
+        raise MegafuseError(f"baseline report '{path}' is not a megafuse bench report")
+    return doc
+
+
+# --- plot ---------------------------------------------------------------------------------
+def plot_report(report: dict, path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = report["kernels"]
+    names = [r["name"] for r in rows]
+    x = np.arange(len(rows))
+    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(rows) + 2), 4.5))
+    ax.bar(x - 0.2, [r["unfused_us"] for r in rows], 0.4, label="unfused", color="#c44e52")
+    ax.bar(x + 0.2, [r["fused_us"] for r in rows], 0.4, label="fused", color="#4c72b0")
+    for i, r in enumerate(rows):
+        ax.text(x[i], max(r["fused_us"], r["unfused_us"]), f"{r['speedup']:.2f}x", ha="center",
+                va="bottom", fontsize=7)
+    ax.set_xticks(x, names, rotation=45, ha="right", fontsize=8)
+    ax.set_ylabel("latency (µs, " + report["figures"] + ")")
+    ax.set_title(f"{report['model']} on {report['target']} ({report['dtype']}): fused vs unfused per block")
+    ax.legend()
+    fig.tight_layout()
+    try:
+        fig.savefig(path, dpi=110)
+    except OSError as e:
+        raise MegafuseError(f"cannot write plot '{path}': {e.strerror}") from None
+    finally:
+        plt.close(fig)

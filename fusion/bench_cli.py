@@ -1,0 +1,97 @@
+"""`megafuse bench MODEL -t TARGET`: fused vs unfused (and ONNX Runtime on llvm), reports."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def register(sub, add_model_args) -> None:
+    p = sub.add_parser("bench", help="fused vs unfused latency per block and for the whole model "
+                                     "(modeled on sim, measured on llvm)")
+    add_model_args(p, json_flag=False)
+    p.add_argument("--json", dest="json_file", metavar="FILE", help="write the performance report here")
+    p.add_argument("--baseline", metavar="FILE",
+                   help="compare with an earlier report; exit 1 when a latency is > 5%% worse")
+    p.add_argument("--trace", metavar="FILE", help="Chrome trace-event JSON timeline (sim: per core and pipe)")
+    p.add_argument("--plot", metavar="FILE.png", help="bar chart of fused vs unfused per block")
+    p.add_argument("--samples", type=int, default=50, help="llvm: timed samples (default 50)")
+    p.add_argument("--warmup", type=int, default=3, help="llvm: warm-up runs (default 3)")
+    p.set_defaults(func=cmd_bench)
+
+
+def _print(report: dict) -> None:
+    label = report["figures"].upper()
+    print(f"{report['model']} on {report['target']} {report['dtype']} batch {report['batch']} "
+          f"[{label}]" + (f"  threads {report['threads']}" if "threads" in report else ""))
+    print(f"  {'block':<12} {'fused us':>10} {'unfused us':>11} {'speedup':>8}  extra")
+    for r in report["kernels"]:
+        if report["figures"] == "modeled":
+            extra = (f"GM {r['gm_bytes_fused'] / 1024:.0f}/{r['gm_bytes_unfused'] / 1024:.0f}/"
+                     f"{r['gm_bytes_min'] / 1024:.0f} KiB (fused/unfused/min)  UB {r['ub_bytes_used']:,}/"
+                     f"{r['ub_bytes_available']:,}  pw:{r['engine'].get('pw')}  {r['bottleneck']}  "
+                     f"{r['roofline_pct']:.0f}% of roofline")
+        else:
+            extra = (f"p95 {r['fused']['p95_us']:.1f}/{r['unfused']['p95_us']:.1f}  "
+                     f"cv {r['fused']['cv']:.2f}{' NOISY' if r['fused']['noisy'] or r['unfused']['noisy'] else ''}")
+        print(f"  {r['name']:<12} {r['fused_us']:>10.2f} {r['unfused_us']:>11.2f} {r['speedup']:>7.2f}x  {extra}")
+    if report["figures"] == "modeled":
+        print(f"  whole model: fused {report['avg_latency_us']:.1f} us, unfused {report['unfused_latency_us']:.1f} us "
+              f"({report['speedup']:.2f}x); GM traffic of the chains fused/min {report['traffic_ratio_fused']:.2f}x, "
+              f"unfused/min {report['traffic_ratio_unfused']:.2f}x  [modeled]")
+    else:
+        o = report["onnxruntime"]
+        print(f"  whole model: fused p50 {report['fused']['p50_us']:.0f} us, unfused p50 "
+              f"{report['unfused']['p50_us']:.0f} us ({report['speedup']:.2f}x), ONNX Runtime p50 "
+              f"{o['p50_us']:.0f} us (fused is {report['vs_onnxruntime']:.2f}x ORT)  [measured]")
+
+
+def cmd_bench(args) -> int:
+    from fusion.bench import bench_llvm, bench_sim, compare_baseline, load_report, plot_report
+    from fusion.cli import _compile_from_args
+    from fusion.errors import MegafuseError
+
+    baseline = load_report(args.baseline) if args.baseline else None
+    cm = _compile_from_args(args)
+    if cm.target.kind == "llvm":
+        from fusion.driver import compile_model
+        from fusion.onnx_import import read_model
+        args_unfused = dict(target=args.target, dtype=cm.dtype, fuse=False,
+                            input_shapes={k: v[0] for k, v in cm.program.inputs.items()})
+        cm_u = compile_model(args.model, **args_unfused)
+        report, costs = bench_llvm(cm, cm_u, read_model(args.model), args.model, args.warmup, args.samples)
+    elif cm.target.kind == "sim":
+        report, costs = bench_sim(cm, args.model)
+    else:
+        raise MegafuseError("bench runs on llvm (measured) or sim[:SOC] (modeled); "
+                            "use 'megafuse check -t ascend' for the Ascend C kernels")
+    _print(report)
+    if args.json_file:
+        _write(args.json_file, json.dumps(report, indent=2))
+        print(f"wrote {args.json_file}")
+    if args.trace:
+        from fusion.trace import chrome_trace
+        if not costs:
+            raise MegafuseError("--trace needs a sim target (the timeline comes from the cost model)")
+        _write(args.trace, json.dumps(chrome_trace(costs)))
+        print(f"wrote {args.trace}")
+    if args.plot:
+        plot_report(report, args.plot)
+        print(f"wrote {args.plot}")
+    if baseline is not None:
+        bad = compare_baseline(report, baseline)
+        for line in bad:
+            print(f"REGRESSION {line}", file=sys.stderr)
+        if bad:
+            return 1
+        print(f"no latency more than 5% worse than {args.baseline}")
+    return 0
+
+
+def _write(path: str, text: str) -> None:
+    from fusion.errors import MegafuseError
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+    except OSError as e:
+        raise MegafuseError(f"cannot write '{path}': {e.strerror}") from None
