@@ -91,16 +91,30 @@ def _read_index(sch, block, buffer_name: str) -> int:
     raise KeyError(buffer_name)
 
 
+def _largest_divisor(n: int, limit: int) -> int:
+    return max(d for d in range(1, min(n, limit) + 1) if n % d == 0)
+
+
 def _cpu_loop_opts(sch, wl, xin, dw, dwa, pw, out, store):
-    """Register blocking for the LLVM build: the C0 lanes are the vector, taps/channels reduce
-    outermost, the tile width is unrolled (notes §2 'performance note')."""
-    # DW: (c, hi, wi, c0, kh, kw) → (c, hi, kh, kw, wi, c0)
+    """Register blocking for the LLVM build (shared/docs/cpu-baselines.md): C0 lanes are the
+    vector, a register tile of (width × Cout-blocks) accumulators stays in zmm registers while
+    the channel reduction runs outside it, the register tile is unrolled."""
+    # DW: (c, hi, wi, c0, kh, kw) → (c, hi, wo, kh, kw, wr[unroll], c0[vec])
     c, hi, wi, c0, kh, kw = sch.get_loops(dw)[-6:]
-    sch.reorder(hi, kh, kw, wi, c0)
+    tw = int(sch.get(wi).extent)
+    wo, wr = sch.split(wi, [None, _largest_divisor(tw, 8)])
+    sch.reorder(hi, wo, kh, kw, wr, c0)
+    sch.unroll(wr)
     sch.vectorize(c0)
-    # PW: (o, hi, wi, k, rc1, rc0) → (hi, rc1, rc0, wi, o, k)
+    # PW: (o, hi, wi, k, rc1, rc0) → (hi, wo, oo, rc1, rc0, wr[unroll], orr[unroll], k[vec])
     o, phi, pwi, k, rc1, rc0 = sch.get_loops(pw)[-6:]
-    sch.reorder(phi, rc1, rc0, pwi, o, k)
+    cob = int(sch.get(o).extent)
+    wr_n = _largest_divisor(int(sch.get(pwi).extent), 7 if cob > 1 else 14)
+    pwo, pwr = sch.split(pwi, [None, wr_n])
+    oo, orr = sch.split(o, [None, _largest_divisor(cob, 2)])
+    sch.reorder(phi, pwo, oo, rc1, rc0, pwr, orr, k)
+    sch.unroll(pwr)
+    sch.unroll(orr)
     sch.vectorize(k)
     for blk in (dwa, out, store, xin):
         sch.vectorize(sch.get_loops(blk)[-1])
@@ -111,4 +125,4 @@ def _decompose(sch, dw, pw):
     loops = sch.get_loops(dw)
     sch.decompose_reduction(dw, loops[-4])  # before kh
     loops = sch.get_loops(pw)
-    sch.decompose_reduction(pw, loops[-5])  # before rc1
+    sch.decompose_reduction(pw, loops[-5])  # before rc1 (init inside the register tile)

@@ -21,7 +21,7 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -45,16 +45,17 @@ class EmulationError(MegafuseError):
     For rule violations the message reads "kernel 'K' line N: ... [block b/B, file]" and
     `kernel`, `line` and `block` are set."""
 
-    _PATTERN = re.compile(r"^kernel '(?P<kernel>[^']*)' line (?P<line>\d+): .*?(?:\[block (?P<block>\d+)/)?",
-                          re.S)
+    _WHERE = re.compile(r"^kernel '(?P<kernel>[^']*)' line (?P<line>\d+): ")
+    _BLOCK = re.compile(r"\[block (?P<block>\d+)/\d+, [^\]]*\]$")
 
     def __init__(self, message: str):
         super().__init__(message)
         self.message = message
-        m = self._PATTERN.match(message)
+        m = self._WHERE.match(message)
+        b = self._BLOCK.search(message)
         self.kernel: str | None = m.group("kernel") if m else None
         self.line: int | None = int(m.group("line")) if m else None
-        self.block: int | None = int(m.group("block")) if m and m.group("block") else None
+        self.block: int | None = int(b.group("block")) if b else None
 
 
 class EmulationBuildError(EmulationError):
@@ -127,7 +128,7 @@ def _compile(cmd: list[str], what: str) -> None:
         raise EmulationBuildError(f"g++ failed to compile {what}:\n{first}")
 
 
-def _atomic_build(target: Path, cmd_for: "callable[[Path], list[str]]", what: str) -> None:
+def _atomic_build(target: Path, cmd_for: Callable[[Path], list[str]], what: str) -> None:
     """Builds into a temporary file next to target, then renames (safe for parallel runs)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=target.suffix + ".tmp")
@@ -189,8 +190,12 @@ def build_kernel(source: str | os.PathLike, kernel_name: str,
         runtime = _runtime_object()
         if src_path is None:
             src_file = cache_dir() / f"src-{_digest([src_text])}.cpp"
-            src_file.parent.mkdir(parents=True, exist_ok=True)
-            src_file.write_bytes(src_text)
+            if not src_file.exists():
+                src_file.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=src_file.parent, suffix=".cpp.tmp")
+                with os.fdopen(fd, "wb") as f:
+                    f.write(src_text)
+                os.replace(tmp, src_file)
         else:
             src_file = src_path
         includes = ["-I", str(INCLUDE_DIR)] + [a for d in inc_dirs for a in ("-I", str(d))]

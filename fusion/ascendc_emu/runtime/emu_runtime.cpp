@@ -20,6 +20,7 @@ using Counters = std::array<uint64_t, megafuse_emu::NUM_COUNTERS>;
 
 constexpr int kMaxArgs = 32;
 std::vector<Counters> g_last;  // per block of the last run
+uint64_t g_serial = 0;         // numbers every emulated block (see CoreState::serial)
 
 // Calls fn with n pointer-sized arguments. Kernel parameters are GM_ADDR (pointers) or
 // integers, which the x86-64 SysV ABI passes in the same registers / stack slots.
@@ -70,9 +71,9 @@ extern "C" int megafuse_emu_run(void* kernel_fn, const char* kernel_name, int bl
     if (soc->ub_usable_bytes > soc->ub_bytes)
         return SetError(err, errlen, "megafuse_emu_run: usable UB exceeds physical UB");
 
-    std::vector<std::pair<const uint8_t*, uint64_t>> gm;
+    std::vector<megafuse_emu::GmRegion> gm;
     for (int i = 0; i < nargs; ++i)
-        if (arg_sizes[i] > 0) gm.emplace_back(static_cast<const uint8_t*>(args[i]), arg_sizes[i]);
+        if (arg_sizes[i] > 0) gm.push_back({static_cast<const uint8_t*>(args[i]), arg_sizes[i], i});
 
     for (int b = 0; b < block_dim; ++b) {
         CoreState core;
@@ -80,6 +81,7 @@ extern "C" int megafuse_emu_run(void* kernel_fn, const char* kernel_name, int bl
         core.kernel = kernel_name ? kernel_name : "kernel";
         core.block_idx = b;
         core.block_num = block_dim;
+        core.serial = ++g_serial;
         core.gm = gm;
         megafuse_emu::g_core = &core;
         try {

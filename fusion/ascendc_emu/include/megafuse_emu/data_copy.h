@@ -82,7 +82,7 @@ inline const char* PadHint() { return IsArch2201() ? " (use DataCopyPad)" : " (p
 // The GM <-> local paths DataCopy takes; returns the counter of the transfer.
 inline Counter GmToLocalPath(const TensorRef& dst, const char* api, const Loc& loc)
 {
-    if (dst.block == nullptr) LocalAccess(dst, 1, 0, 0, api, "dst", loc);  // reports it
+    LocalAccess(dst, 1, 0, 0, api, "dst", loc);  // a usable tensor first
     switch (dst.block->mem) {
         case Mem::UB: return DMA_GM_TO_UB;
         case Mem::L1: return DMA_GM_TO_L1;
@@ -94,7 +94,7 @@ inline Counter GmToLocalPath(const TensorRef& dst, const char* api, const Loc& l
 
 inline void LocalToGmPath(const TensorRef& src, const char* api, const Loc& loc)
 {
-    if (src.block == nullptr) LocalAccess(src, 1, 0, 0, api, "src", loc);
+    LocalAccess(src, 1, 0, 0, api, "src", loc);
     if (src.block->mem != Mem::UB)
         Fail(loc, Str(api, ": ", PosName(src.block->pos), " -> GM is not a DataCopy path in this emulation "
                       "(UB -> GM only; L0C leaves through Fixpipe)"));

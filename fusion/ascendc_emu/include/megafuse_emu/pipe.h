@@ -45,7 +45,7 @@ inline void CheckCoreKind(Mem m, const Loc& loc)
     }
     if (c.kind != want) {
         const char* have = c.kind == CoreKind::Vector ? "vector-core (AIV: UB)" : "cube-core (AIC: L1/L0)";
-        Fail(loc, Str("a ", MemName(m), " buffer cannot be used on a ", have, " block: on ", c.soc_name,
+        Fail(loc, Str("a buffer in ", MemName(m), " cannot be used on a ", have, " block: on ", c.soc_name,
                       " (arch 2201) UB is on the AIV cores and L1/L0A/L0B/L0C on the AIC cores; this block "
                       "was fixed to ", have, " at line ", c.kind_line,
                       ". Split the kernel (mix AIC+AIV kernels are not emulated)"));
@@ -68,7 +68,7 @@ inline void CopyTiling(void* dst, uint64_t bytes, const uint8_t* tiling, const L
 {
     Core(loc);
     if (tiling == nullptr) Fail(loc, "GET_TILING_DATA: the tiling argument is a null pointer");
-    CheckGmRegion(tiling, bytes, "GET_TILING_DATA", loc);
+    CheckGmRegion(tiling, tiling, bytes, "GET_TILING_DATA", loc);
     std::memcpy(dst, tiling, bytes);
 }
 
@@ -124,6 +124,7 @@ AscendC::LocalTensor<T> TensorOf(BlockInfo* b, uint64_t bytes)
 {
     AscendC::LocalTensor<T> t;
     t.ref_.block = b;
+    t.ref_.serial = g_core->serial;
     t.ref_.gen = b->gen;
     t.ref_.off = 0;
     t.ref_.len = bytes;
@@ -217,11 +218,14 @@ public:
     static constexpr TPosition kPos = (src == TPosition::GM) ? dst : src;
     std::vector<megafuse_emu::BlockInfo*> slots_;
     std::deque<megafuse_emu::BlockInfo*> fifo_;
+    uint64_t serial_ = 0;
 
 private:
     void CheckInit(const char* api, const megafuse_emu::Loc& loc) const
     {
-        megafuse_emu::Core(loc);
+        if (!slots_.empty() && serial_ != megafuse_emu::Core(loc).serial)
+            megafuse_emu::Fail(loc, megafuse_emu::Str(api, " on a queue set up in another block's run (create "
+                                                      "TQue/TBuf/TPipe objects inside the kernel)"));
         if (slots_.empty())
             megafuse_emu::Fail(loc, megafuse_emu::Str(api, " on a ", megafuse_emu::PosName(kPos),
                                                       " queue that TPipe::InitBuffer has not set up"));
@@ -283,11 +287,14 @@ public:
     }
 
     megafuse_emu::BlockInfo* block_ = nullptr;  // emulator internals
+    uint64_t serial_ = 0;
 
 private:
     void CheckInit(const megafuse_emu::Loc& loc) const
     {
-        megafuse_emu::Core(loc);
+        if (block_ != nullptr && serial_ != megafuse_emu::Core(loc).serial)
+            megafuse_emu::Fail(loc, "TBuf::Get on a TBuf set up in another block's run (create TQue/TBuf/TPipe "
+                                    "objects inside the kernel)");
         if (block_ == nullptr) megafuse_emu::Fail(loc, "TBuf::Get before TPipe::InitBuffer");
         if (block_->state == megafuse_emu::BlockInfo::State::Dead)
             megafuse_emu::Fail(loc, "TBuf::Get after its TPipe was reset or destroyed");
@@ -300,11 +307,14 @@ class TPipe {
 public:
     TPipe(megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
-        megafuse_emu::CoreState& c = megafuse_emu::Core(loc);
-        used_mark_ = c.used;
-        blocks_mark_ = c.blocks.size();
-        allocs_mark_ = c.allocs.size();
-        count_mark_ = c.buffer_count;
+        (void)loc;
+        megafuse_emu::CoreState* c = megafuse_emu::g_core;
+        if (c == nullptr) return;  // a global TPipe: refused at InitBuffer (no throwing at load time)
+        serial_ = c->serial;
+        used_mark_ = c->used;
+        blocks_mark_ = c->blocks.size();
+        allocs_mark_ = c->allocs.size();
+        count_mark_ = c->buffer_count;
     }
     ~TPipe() { Destroy(); }
     TPipe(const TPipe&) = delete;
@@ -313,19 +323,25 @@ public:
     template <class Q>
     bool InitBuffer(Q& que, uint8_t num, uint32_t len, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
-        if (!que.slots_.empty() && que.slots_[0]->state != megafuse_emu::BlockInfo::State::Dead)
+        const uint64_t serial = CheckPipe(loc);
+        if (!que.slots_.empty() && que.serial_ == serial &&
+            que.slots_[0]->state != megafuse_emu::BlockInfo::State::Dead)
             megafuse_emu::Fail(loc, "InitBuffer called twice for the same queue");
         que.fifo_.clear();
         que.slots_ = megafuse_emu::AllocateBuffers(Q::kPos, num, len, &que, true, loc);
+        que.serial_ = serial;
         return true;
     }
 
     template <TPosition bufPos>
     bool InitBuffer(TBuf<bufPos>& buf, uint32_t len, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
-        if (buf.block_ != nullptr && buf.block_->state != megafuse_emu::BlockInfo::State::Dead)
+        const uint64_t serial = CheckPipe(loc);
+        if (buf.block_ != nullptr && buf.serial_ == serial &&
+            buf.block_->state != megafuse_emu::BlockInfo::State::Dead)
             megafuse_emu::Fail(loc, "InitBuffer called twice for the same TBuf");
         buf.block_ = megafuse_emu::AllocateBuffers(bufPos, 1, len, &buf, false, loc).front();
+        buf.serial_ = serial;
         return true;
     }
 
@@ -333,10 +349,19 @@ public:
     void Destroy() { Release(); }
 
 private:
+    uint64_t CheckPipe(const megafuse_emu::Loc& loc) const
+    {
+        const uint64_t serial = megafuse_emu::Core(loc).serial;
+        if (serial_ != serial)
+            megafuse_emu::Fail(loc, "InitBuffer on a TPipe created outside this block's run (create the TPipe "
+                                    "inside the kernel)");
+        return serial;
+    }
+
     void Release()
     {
         megafuse_emu::CoreState* c = megafuse_emu::g_core;
-        if (c == nullptr || c->blocks.size() < blocks_mark_) return;
+        if (c == nullptr || c->serial != serial_ || c->blocks.size() < blocks_mark_) return;
         for (size_t i = blocks_mark_; i < c->blocks.size(); ++i) c->blocks[i].state = megafuse_emu::BlockInfo::State::Dead;
         // Blocks stay in the deque (tensors may still point at them); memory is reusable.
         c->used = used_mark_;
@@ -345,6 +370,7 @@ private:
         blocks_mark_ = c->blocks.size();
     }
 
+    uint64_t serial_ = 0;
     std::array<uint64_t, megafuse_emu::kNumMem> used_mark_{};
     size_t blocks_mark_ = 0;
     size_t allocs_mark_ = 0;

@@ -102,12 +102,20 @@ struct Allocation {
 
 enum class CoreKind : uint8_t { Unknown, Vector, Cube };
 
+// A kernel argument buffer: GM accesses must stay inside the one their tensor points into.
+struct GmRegion {
+    const uint8_t* base;
+    uint64_t bytes;
+    int arg;  // parameter index
+};
+
 struct CoreState {
     MegafuseEmuSoc soc{};
     std::string soc_name;
     std::string kernel;
     int64_t block_idx = 0;
     int64_t block_num = 1;
+    uint64_t serial = 0;  // unique per emulated block: objects from another block are refused
 
     std::array<std::vector<uint8_t>, kNumMem> mem;  // physical bytes of each memory
     std::array<uint64_t, kNumMem> budget{};         // what InitBuffer may hand out
@@ -116,7 +124,7 @@ struct CoreState {
     std::deque<BlockInfo> blocks;  // deque: stable addresses for tensors to point at
     uint32_t buffer_count = 0;     // all InitBuffer buffers; the devkit allows at most 64
 
-    std::vector<std::pair<const uint8_t*, uint64_t>> gm;  // kernel argument buffers
+    std::vector<GmRegion> gm;  // kernel argument buffers
 
     std::array<uint64_t, NUM_COUNTERS> counters{};
     std::map<std::pair<int, int>, int> flags;  // (HardEvent, id) -> SetFlags not yet waited

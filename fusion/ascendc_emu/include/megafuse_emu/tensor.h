@@ -11,6 +11,7 @@ namespace megafuse_emu {
 // with the line, by the first API that uses the view.
 struct TensorRef {
     BlockInfo* block = nullptr;
+    uint64_t serial = 0;  // CoreState::serial of the block run that issued it
     uint32_t gen = 0;
     uint64_t off = 0;  // bytes from the start of the buffer
     uint64_t len = 0;  // bytes visible from off
@@ -28,6 +29,8 @@ inline uint8_t* LocalAccess(const TensorRef& r, size_t esize, uint64_t first, ui
     if (r.block == nullptr)
         Fail(loc, Str(api, ": ", operand, " is an uninitialized LocalTensor (not from AllocTensor, "
                       "DeQue or TBuf::Get)"));
+    if (r.serial != c.serial)
+        Fail(loc, Str(api, ": ", operand, " is a LocalTensor kept from another block's run"));
     if (r.bad)
         Fail(loc, Str(api, ": ", operand, " is a view at operator[] offset ", r.bad_index,
                       " past the end of a LocalTensor of ", r.bad_size, " elements"));
@@ -35,9 +38,13 @@ inline uint8_t* LocalAccess(const TensorRef& r, size_t esize, uint64_t first, ui
     using S = BlockInfo::State;
     if (b.state == S::Dead)
         Fail(loc, Str(api, ": ", operand, " refers to a buffer released by TPipe Reset/Destroy"));
-    if (b.gen != r.gen || b.state == S::Free)
+    if (b.state == S::Free)
         Fail(loc, Str(api, ": ", operand, " is used after FreeTensor (its ", PosName(b.pos),
                       " buffer may already hold other data)"));
+    if (b.gen != r.gen)
+        Fail(loc, Str(api, ": ", operand, " is a stale handle: its ", PosName(b.pos),
+                      " buffer went through EnQue/DeQue or FreeTensor since this tensor was obtained "
+                      "(use the tensor DeQue returned)"));
     if (b.state == S::Enqueued)
         Fail(loc, Str(api, ": ", operand, " is used after EnQue and before DeQue (the ",
                       PosName(b.pos), " buffer belongs to the queue's consumer)"));
@@ -67,18 +74,26 @@ inline void CheckLocalAlign(const TensorRef& r, uint64_t align, const char* api,
 
 inline void CheckMem(const TensorRef& r, Mem want, const char* api, const char* operand, const Loc& loc)
 {
-    if (r.block != nullptr && r.block->mem != want)
+    LocalAccess(r, 1, 0, 0, api, operand, loc);  // a usable tensor first
+    if (r.block->mem != want)
         Fail(loc, Str(api, ": ", operand, " must be in ", MemName(want), " but is a ",
                       PosName(r.block->pos), " tensor in ", MemName(r.block->mem)));
 }
 
-// Checks that bytes [p, p + n) lie inside one kernel argument buffer.
-inline void CheckGmRegion(const uint8_t* p, uint64_t n, const char* api, const Loc& loc)
+// Checks that bytes [p, p + n) lie inside the kernel argument buffer that `origin` (the
+// pointer given to SetGlobalBuffer, or the tiling pointer) points into.
+inline void CheckGmRegion(const uint8_t* origin, const uint8_t* p, uint64_t n, const char* api, const Loc& loc,
+                          const std::string& where = "")
 {
-    for (const auto& [base, size] : Core(loc).gm)
-        if (p >= base && p + n <= base + size) return;
-    Fail(loc, Str(api, ": GM bytes [", static_cast<const void*>(p), ", +", n,
-                  ") are outside every kernel argument buffer"));
+    for (const GmRegion& r : Core(loc).gm) {
+        if (origin < r.base || origin >= r.base + r.bytes) continue;
+        if (p >= r.base && p + n <= r.base + r.bytes) return;
+        const auto first = static_cast<int64_t>(p - r.base);
+        Fail(loc, Str(api, ": GM bytes [", first, ", ", first + static_cast<int64_t>(n), ") of kernel argument ",
+                      r.arg, " run outside its ", r.bytes, "-byte buffer", where));
+    }
+    Fail(loc, Str(api, ": GM address ", static_cast<const void*>(origin),
+                  " is outside every kernel argument buffer", where));
 }
 
 }  // namespace megafuse_emu
@@ -157,8 +172,9 @@ public:
     void SetGlobalBuffer(__gm__ T* buffer, uint64_t bufferSize,
                          megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
-        (void)loc;
-        ptr_ = buffer;
+        set_line_ = loc.line();
+        ptr_ = origin_ = buffer;
+        off_ = 0;
         size_ = bufferSize;
         set_ = true;
         bad_ = false;
@@ -167,13 +183,15 @@ public:
     // Without a size the view extends to the end of the kernel argument buffer holding it.
     void SetGlobalBuffer(__gm__ T* buffer, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
-        ptr_ = buffer;
+        set_line_ = loc.line();
+        ptr_ = origin_ = buffer;
+        off_ = 0;
         set_ = true;
         bad_ = false;
         size_ = 0;
         const auto* p = reinterpret_cast<const uint8_t*>(buffer);
-        for (const auto& [base, bytes] : megafuse_emu::Core(loc).gm)
-            if (p >= base && p < base + bytes) size_ = static_cast<uint64_t>(base + bytes - p) / sizeof(T);
+        for (const megafuse_emu::GmRegion& r : megafuse_emu::Core(loc).gm)
+            if (p >= r.base && p < r.base + r.bytes) size_ = static_cast<uint64_t>(r.base + r.bytes - p) / sizeof(T);
     }
 
     T GetValue(uint64_t offset, megafuse_emu::Loc loc = megafuse_emu::Loc::current()) const
@@ -196,11 +214,12 @@ public:
         if (bad_ || !set_) return v;
         if (offset > size_) {
             v.bad_ = true;
-            v.bad_index_ = offset;
-            v.bad_size_ = size_;
+            v.bad_index_ = off_ + offset;
+            v.bad_size_ = off_ + size_;
             return v;
         }
         v.ptr_ += offset;
+        v.off_ += offset;
         v.size_ -= offset;
         return v;
     }
@@ -223,18 +242,23 @@ public:
         if (!set_) Fail(loc, Str(api, ": GlobalTensor used before SetGlobalBuffer"));
         if (bad_)
             Fail(loc, Str(api, ": GlobalTensor view at operator[] offset ", bad_index_,
-                          " is past SetGlobalBuffer size ", bad_size_));
+                          " is past its SetGlobalBuffer size ", bad_size_));
         if (first + bytes > size_ * sizeof(T))
-            Fail(loc, Str(api, " accesses GlobalTensor elements [", first / sizeof(T), ", ",
-                          (first + bytes + sizeof(T) - 1) / sizeof(T), ") past its SetGlobalBuffer size ", size_));
+            Fail(loc, Str(api, " accesses GlobalTensor elements [", off_ + first / sizeof(T), ", ",
+                          off_ + (first + bytes + sizeof(T) - 1) / sizeof(T), ") past its SetGlobalBuffer size ",
+                          off_ + size_));
         if (reinterpret_cast<uintptr_t>(ptr_) % sizeof(T) != 0)
             Fail(loc, Str(api, ": GM address is not aligned to sizeof(", megafuse_emu::TypeName<T>(), ")"));
         auto* p = reinterpret_cast<uint8_t*>(ptr_) + first;
-        megafuse_emu::CheckGmRegion(p, bytes, api, loc);
+        megafuse_emu::CheckGmRegion(reinterpret_cast<const uint8_t*>(origin_), p, bytes, api, loc,
+                                    Str(" (GlobalTensor set at line ", set_line_, ")"));
         return p;
     }
 
     T* ptr_ = nullptr;  // emulator internals
+    T* origin_ = nullptr;  // SetGlobalBuffer's pointer: accesses stay in its argument buffer
+    uint64_t off_ = 0;     // elements from origin_ (for messages)
+    uint32_t set_line_ = 0;
     uint64_t size_ = 0;
     bool set_ = false;
     bool bad_ = false;

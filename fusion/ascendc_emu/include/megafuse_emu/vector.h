@@ -86,7 +86,6 @@ struct Operand {
     uint32_t blk;
     uint32_t rep;
     const char* name;
-    uint8_t* base = nullptr;
 };
 
 struct LaneMask {
@@ -104,8 +103,14 @@ inline uint32_t LaneBytes(const Operand* ops, size_t n)
 
 // Continuous mask: the first `mask` lanes. Above the lane count the hardware silently
 // clamps to one full repeat, so it is refused here.
+inline void RequireWideLanes(uint32_t lane_bytes, const char* api, const Loc& loc)
+{
+    if (lane_bytes < 2) Fail(loc, Str(api, ": the mask/repeat form is emulated for 16- and 32-bit types only"));
+}
+
 inline LaneMask ContinuousMask(uint64_t mask, uint32_t lane_bytes, const char* api, const Loc& loc)
 {
+    RequireWideLanes(lane_bytes, api, loc);
     const uint32_t lanes = 256 / lane_bytes;
     if (mask > lanes)
         Fail(loc, Str(api, ": mask ", mask, " exceeds ", lanes, " lanes per repeat for ", lane_bytes * 8,
@@ -117,6 +122,7 @@ inline LaneMask ContinuousMask(uint64_t mask, uint32_t lane_bytes, const char* a
 
 inline LaneMask BitMask(const uint64_t* mask, uint32_t lane_bytes, const char* api, const Loc& loc)
 {
+    RequireWideLanes(lane_bytes, api, loc);
     LaneMask m;
     m.w[0] = mask[0];
     m.w[1] = mask[1];
@@ -174,10 +180,8 @@ void RunRepeat(const char* api, std::array<Operand, N> ops, const LaneMask& mask
     std::array<uint8_t*, N> base;
     for (size_t k = 0; k < N; ++k) {
         uint64_t hi = 0;
-        for (uint32_t l = 0; l < lanes; ++l)
+        for (uint32_t l = 0; l < lanes; ++l)  // strides are unsigned: the last repeat reaches furthest
             if (mask.Has(l)) hi = std::max(hi, index(ops[k], repeat.v - 1, l));
-        for (uint32_t l = 0; l < lanes && ops[k].rep == 0; ++l)  // repStride 0: repeat 0 is the max
-            if (mask.Has(l)) hi = std::max(hi, index(ops[k], 0, l));
         base[k] = VecOperand(ops[k], hi + 1, api, loc);
     }
     for (int64_t r = 0; r < repeat.v; ++r)
@@ -253,9 +257,8 @@ N RoundToFloatType(double x, AscendC::RoundMode mode)
         case RoundMode::CAST_FLOOR: return lo;
         case RoundMode::CAST_CEIL: return hi;
         case RoundMode::CAST_TRUNC: return x > 0 ? lo : hi;
-        case RoundMode::CAST_ROUND:  // nearest, ties away from zero
-            if (x - lod == hid - x) return x > 0 ? hi : lo;
-            return (x - lod < hid - x) ? lo : hi;
+        case RoundMode::CAST_ROUND:  // nearest, ties away from zero: differs from RINT only on ties
+            return (x - lod == hid - x) ? (x > 0 ? hi : lo) : near;
         case RoundMode::CAST_ODD: return (Bits(lo) & 1u) ? lo : hi;
         default: return near;
     }
