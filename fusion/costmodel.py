@@ -26,8 +26,28 @@ semantics: 2 copies = ping/pong). With double buffering this gives, for a run of
 exactly  first load + (n-1)·max(load, compute, store) + last compute + store;  without it the
 model serialises every stage (the sum). Tiles go round-robin to `plan.cores` cores.
 
+The fused loop nest per tile: per ci-step an input-tile DMA (halo rows/columns outside the image
+are not read; a Duplicate fills the padding) and the DW on the vector unit (per tap one
+multiply-add per output row, then bias, act1 and the cast); per co-step the PW weight block DMA
+(hoisted out of the tile loop when there is a single co-step: loaded once per core, like the
+resident w_dw, b_dw, b_pw), the residual tile, the PW and its epilogue (bias, act2, cast,
++residual), the output DMA. PW on the vector unit: one multiply-add instruction per input
+channel and output-channel block over the th·tw·C0 fp32 accumulator (the broadcast of the input
+channel is not counted: the plan has no buffer for it). PW on the cube of a coupled chip (310P):
+UB→L1→L0A of the DW result once per tile, L1→L0B of the weight block, mmad, L0C→UB and the
+epilogue on the vector unit. PW on the cube of 910B: the AIV cores write the DW result to GM, the
+AIC cores (one per vector_cores/cube_cores AIVs) read it after a cross-core flag, run the GEMM
+and write y through Fixpipe (bias + relu on the fly); any other act2 or a residual sends the
+pre-activation back through GM to the AIV for the epilogue. All of that traffic is "handoff".
+
 Kernel time = launch (launch_base_us + launch_per_core_us · cores launched)
             + max(busiest core, total GM bytes / hbm bandwidth).
+Bottleneck classes (after the seed's table, 000_*): launch-bound (launch >= body), memory-bound,
+compute-bound (vector|cube), pipeline-bubbles (the busiest core idles > 10 % with no pipe busy).
+
+Not modeled: L2 hits (a weight block or halo row re-read by another core is charged as GM
+traffic and at GM bandwidth), bank conflicts, scalar overhead, K-streaming through L0A (the plan
+keeps all of C1 of the cube's A operand in L0A).
 
 Roofline bound = max(minimal GM bytes / hbm bandwidth, FLOPs / peak of the units used), where
 minimal GM bytes = input + all weights and biases + residual + output, each once (NC1HWC0,
@@ -36,8 +56,8 @@ channel tails padded).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Iterable
 
 import numpy as np
@@ -127,7 +147,7 @@ class Stage:
     label: str
     buf: str | None = None    # buffer this stage fills; the next stage of the step consumes it
     copies: int = 2           # copies of that buffer (2 = ping/pong) when double-buffered
-    after: int | None = None  # index of an earlier step (same core) whose end gates this stage
+    after: int | None = None  # -n: the end of the step n places earlier on this core gates this stage
 
 
 @dataclass
@@ -146,6 +166,27 @@ class CoreRun:
     pipe_free: dict[str, float]
     rings: dict[str, list[float]]
     last_end: float
+    intervals: list[tuple[float, float]] = field(default_factory=list)
+
+    def copy(self) -> "CoreRun":
+        return CoreRun(self.end, dict(self.busy), list(self.events), list(self.step_end),
+                       dict(self.pipe_free), {k: list(v) for k, v in self.rings.items()},
+                       self.last_end, list(self.intervals))
+
+    @property
+    def idle(self) -> float:
+        """Time up to `end` when no pipe of the core is busy (timeline gaps)."""
+        covered, cur_s, cur_e = 0.0, None, None
+        for s, e in sorted(self.intervals):
+            if cur_e is None or s > cur_e:
+                if cur_e is not None:
+                    covered += cur_e - cur_s
+                cur_s, cur_e = s, e
+            else:
+                cur_e = max(cur_e, e)
+        if cur_e is not None:
+            covered += cur_e - cur_s
+        return max(0.0, self.end - covered)
 
 
 def simulate(steps: list[Step], double_buffer: bool, prev: CoreRun | None = None,
@@ -155,7 +196,6 @@ def simulate(steps: list[Step], double_buffer: bool, prev: CoreRun | None = None
         run = CoreRun(0.0, dict.fromkeys(PIPES, 0.0), [], [], dict.fromkeys(PIPES, 0.0), {}, 0.0)
     else:
         run = prev
-    base = len(run.step_end)
     for st in steps:
         prev_end = st.ready_at
         pending: tuple[str, int] | None = None
@@ -164,7 +204,7 @@ def simulate(steps: list[Step], double_buffer: bool, prev: CoreRun | None = None
                 continue
             start = max(run.pipe_free[stg.pipe], prev_end)
             if stg.after is not None:
-                start = max(start, run.step_end[stg.after])
+                start = max(start, run.step_end[len(run.step_end) + stg.after])
             if not double_buffer:
                 start = max(start, run.last_end)
             if stg.buf:
@@ -175,10 +215,11 @@ def simulate(steps: list[Step], double_buffer: bool, prev: CoreRun | None = None
             end = start + stg.us
             if pending is not None:  # this stage consumed the previous stage's buffer
                 run.rings[pending[0]].append(end)
-            pending = (stg.buf, 0) if stg.buf else None
+            pending = (stg.buf,) if stg.buf else None
             run.pipe_free[stg.pipe] = end
             run.busy[stg.pipe] += stg.us
             run.last_end = max(run.last_end, end)
+            run.intervals.append((start, end))
             prev_end = end
             if st.tile < record_tiles:
                 run.events.append((stg.pipe, start, stg.us, stg.label))
@@ -186,7 +227,6 @@ def simulate(steps: list[Step], double_buffer: bool, prev: CoreRun | None = None
             run.rings[pending[0]].append(prev_end)
         run.step_end.append(prev_end)
     run.end = run.last_end
-    assert len(run.step_end) == base + len(steps)
     return run
 
 
@@ -306,6 +346,14 @@ class _Acc:
         self.counts["cube_fractals"] += fractals * times
         return cycles_to_us(soc, cube_cycles(soc, fractals, dtype))
 
+    def merge(self, other: "_Acc", times: int) -> None:
+        for k, v in other.traffic.items():
+            self.traffic[k] += v * times
+        for k, v in other.counts.items():
+            self.counts[k] += v * times
+        self.reads += other.reads * times
+        self.writes += other.writes * times
+
 
 def _launch_us(soc: SocSpec, cores: int) -> float:
     return soc.launch_base_us + soc.launch_per_core_us * cores
@@ -323,18 +371,21 @@ def _cube_peak_flops_per_us(soc: SocSpec, dtype: str) -> float:
 
 
 def _classify(launch: float, body: float, floor: float, runs: dict[str, CoreRun]) -> tuple[str, str]:
-    """Bottleneck classes after the seed's table (000_*: 调度空洞 / 访存受限 / 计算受限)."""
+    """Bottleneck class after the seed's table (000_*): 调度开销 (launch), 调度空洞 (idle > 10 %),
+    访存受限 (memory), 计算受限 (vector / cube)."""
     if launch >= body:
         return "launch-bound", f"launch/head cost {launch:.2f} us >= kernel body {body:.2f} us (调度开销)"
     crit = max(runs, key=lambda c: runs[c].end)
     run = runs[crit]
-    if floor > run.end:
-        return "memory-bound", f"total GM bytes at HBM bandwidth ({floor:.2f} us) exceed the busiest core (访存受限)"
+    if floor >= run.end:
+        return "memory-bound", (f"total GM bytes at HBM bandwidth ({floor:.2f} us) exceed the busiest "
+                                f"core ({run.end:.2f} us) (访存受限)")
     pipe = max(PIPES, key=lambda p: run.busy[p])
-    util = run.busy[pipe] / run.end if run.end else 0.0
-    detail = f"{crit}: {pipe} busy {100 * util:.0f}% of {run.end:.2f} us"
-    if util < 0.9:
-        return "pipeline-bubbles", detail + " (idle > 10%: 调度空洞 / pipeline bubbles)"
+    idle = run.idle / run.end if run.end else 0.0
+    detail = (f"{crit}: {pipe} busy {100 * run.busy[pipe] / run.end:.0f}% of {run.end:.2f} us, "
+              f"all pipes idle {100 * idle:.0f}%")
+    if idle > 0.10:
+        return "pipeline-bubbles", detail + " (idle > 10%: 调度空洞)"
     if pipe in ("MTE2", "MTE3"):
         return "memory-bound", detail + " (访存受限)"
     return f"compute-bound ({pipe})", detail + " (计算受限)"
@@ -342,7 +393,8 @@ def _classify(launch: float, body: float, floor: float, runs: dict[str, CoreRun]
 
 def _assemble(name: str, soc: SocSpec, runs: dict[str, CoreRun], acc: _Acc, launched: int,
               min_bytes: int, vec_flops: int, cube_flops: int, vec_elem_bytes: int, dtype: str,
-              engine: dict[str, str], tile: str = "", notes: Iterable[str] = ()) -> KernelCost:
+              engine: dict[str, str], tile: str = "", notes: Iterable[str] = (),
+              timeline: bool = True) -> KernelCost:
     launch = _launch_us(soc, launched)
     core_max = max(r.end for r in runs.values())
     total = acc.reads + acc.writes
@@ -356,9 +408,13 @@ def _assemble(name: str, soc: SocSpec, runs: dict[str, CoreRun], acc: _Acc, laun
                   cube_flops / _cube_peak_flops_per_us(soc, dtype) if cube_flops else 0.0)
     roof = max(mem_us, comp_us)
     cls, detail = _classify(launch, body, floor, runs)
-    events = tuple(Event(c, p, s, d, lab) for c, r in runs.items() for (p, s, d, lab) in r.events)
-    note = (f"events of the first {TIMELINE_TILES} tiles of each core; "
-            f"times from kernel start, launch ({launch:.2f} us) excluded")
+    if timeline:
+        events = tuple(Event(c, p, s, d, lab) for c, r in runs.items() for (p, s, d, lab) in r.events)
+        note = (f"events of the first {TIMELINE_TILES} tiles of each core; "
+                f"times from kernel start, launch ({launch:.2f} us) excluded")
+    else:
+        events, note = (), "timeline not recorded"
+
     return KernelCost(
         name=name, soc=soc.name, time_us=time, launch_us=launch, body_us=body, per_pipe_us=per_pipe,
         per_core=per_core, gm_read_bytes=acc.reads, gm_write_bytes=acc.writes, traffic=dict(acc.traffic),
@@ -393,6 +449,7 @@ def _axis(start_out: int, t: int, out_total: int, stride: int, k: int, pad_lo: i
     return out_valid, in_valid, (lo < 0 or hi > in_total)
 
 
+@lru_cache(maxsize=4096)
 def _needed(out_total: int, stride: int, k: int, pad_lo: int, in_total: int) -> int:
     """Input rows (or columns) some output actually reads."""
     mark = np.zeros(in_total, dtype=bool)
@@ -468,224 +525,289 @@ def _pw_epilogue_work(soc: SocSpec, wl: DwSepWorkload, th: int, tw: int, cbo: in
     return work
 
 
-def model_fused(plan: KernelPlan, name: str = "fused_dwsep") -> KernelCost:
-    """Walk the plan's loop nest tile by tile and replay it through the pipes of every core."""
-    wl, soc, tile = plan.workload, plan.soc, plan.tile
-    b = itemsize(wl.dtype)
-    kh, kw = wl.kernel
-    th, tw, c1, co1 = plan.th, plan.tw, wl.c1, wl.co1
-    ci_blocks = _split(c1, plan.cib)
-    co_blocks = _split(co1, plan.cob)
-    db = tile.double_buffer
-    copies = 2 if db else 1
-    cores = plan.cores
-    decoupled = plan.handoff_via_gm
-    coupled_cube = plan.pw_on_cube and soc.coupled
-    ratio = max(1, soc.vector_cores // max(1, soc.cube_cores))
-    n_aic = ceil_div(cores, ratio) if decoupled else 0
-    active = cores + n_aic
-    resident_w = pw_weights_resident(plan)
-    fix_epi = decoupled and wl.act2 in soc.fixpipe_acts and not wl.residual
-    acc = _Acc()
-    thw = th * tw
-    thw_al = align(thw, soc.cube_fractal[0])
-    sync_us = cycles_to_us(soc, soc.cross_core_sync_cycles)
+class _Fused:
+    """Builds the per-core step lists of the fused kernel from a KernelPlan (the loop nest of
+    schedules/dwsep_schedule.py)."""
 
-    # --- tile geometry, grouped by signature -----------------------------------------------
-    oh_, ow_ = wl.out_height, wl.out_width
-    rows_ax = [_axis(i * th, th, oh_, wl.stride[0], kh, wl.pads[0], wl.height) for i in range(plan.tiles_h)]
-    cols_ax = [_axis(j * tw, tw, ow_, wl.stride[1], kw, wl.pads[1], wl.width) for j in range(plan.tiles_w)]
-    tiles = [(rows_ax[i], cols_ax[j]) for _n in range(wl.batch)
-             for i in range(plan.tiles_h) for j in range(plan.tiles_w)]
-    per_core_tiles = {c: tiles[c::cores] for c in range(cores)}
+    def __init__(self, plan: KernelPlan):
+        self.plan = plan
+        wl, soc = plan.workload, plan.soc
+        self.wl, self.soc = wl, soc
+        self.b = itemsize(wl.dtype)
+        self.th, self.tw = plan.th, plan.tw
+        self.thw = plan.th * plan.tw
+        self.thw_al = align(self.thw, soc.cube_fractal[0])
+        self.ci_blocks = _split(wl.c1, plan.cib)
+        self.co_blocks = _split(wl.co1, plan.cob)
+        self.copies = 2 if plan.tile.double_buffer else 1
+        self.decoupled = plan.handoff_via_gm
+        self.coupled_cube = plan.pw_on_cube and soc.coupled
+        self.ratio = max(1, soc.vector_cores // max(1, soc.cube_cores))
+        self.n_aic = ceil_div(plan.cores, self.ratio) if self.decoupled else 0
+        self.active = plan.cores + self.n_aic
+        self.resident_w = pw_weights_resident(plan)
+        self.fix_epi = self.decoupled and wl.act2 in soc.fixpipe_acts and not wl.residual
+        self.sync_us = cycles_to_us(soc, soc.cross_core_sync_cycles)
+        kh, kw = wl.kernel
+        rows = [_axis(i * plan.th, plan.th, wl.out_height, wl.stride[0], kh, wl.pads[0], wl.height)
+                for i in range(plan.tiles_h)]
+        cols = [_axis(j * plan.tw, plan.tw, wl.out_width, wl.stride[1], kw, wl.pads[1], wl.width)
+                for j in range(plan.tiles_w)]
+        self.tiles = [(r, c) for _n in range(wl.batch) for r in rows for c in cols]
+        self._cache: dict[tuple, tuple] = {}
 
-    def x_load(cb, r, c):
-        (ohv, ihv, padh), (owv, iwv, padw) = r, c
-        nbytes = cb * ihv * iwv * C0 * b
-        return nbytes, _rows_bursts(cb, ihv, iwv == wl.width)
-
-    def out_io(cbo, r, c):
-        (ohv, _, _), (owv, _, _) = r, c
-        return cbo * ohv * owv * C0 * b, _rows_bursts(cbo, ohv, owv == ow_)
-
-    def pad_elems(r, c):
+    # --- per-tile pieces -------------------------------------------------------------------
+    def x_load(self, acc, cb, r, c) -> tuple[float, int]:
         (_, ihv, _), (_, iwv, _) = r, c
-        return (plan.in_tile_h * plan.in_tile_w - ihv * iwv) * C0
+        nb = cb * ihv * iwv * C0 * self.b
+        return acc.dma(self.soc, "input", nb, _rows_bursts(cb, ihv, iwv == self.wl.width), "in", self.active), nb
 
-    def resident_loads(w_pw: bool, b_pw: bool, dw: bool) -> float:
+    def out_io(self, cbo, r, c) -> tuple[int, int]:
+        ohv, owv = r[0], c[0]
+        return cbo * ohv * owv * C0 * self.b, _rows_bursts(cbo, ohv, owv == self.wl.out_width)
+
+    def pad_elems(self, r, c) -> int:
+        return (self.plan.in_tile_h * self.plan.in_tile_w - r[1] * c[1]) * C0
+
+    def resident(self, acc, w_pw: bool, b_pw: bool, dw: bool) -> float:
+        soc, wl, b, a = self.soc, self.wl, self.b, self.active
+        kh, kw = wl.kernel
         t = 0.0
         if dw:
-            t += acc.dma(soc, "weights", c1 * kh * kw * C0 * b, 1, "in", active)
-            t += acc.dma(soc, "weights", c1 * C0 * ACC_BYTES, 1, "in", active)
+            t += acc.dma(soc, "weights", wl.c1 * kh * kw * C0 * b, 1, "in", a)
+            t += acc.dma(soc, "weights", wl.c1 * C0 * ACC_BYTES, 1, "in", a)
         if b_pw:
-            t += acc.dma(soc, "weights", co1 * C0 * ACC_BYTES, 1, "in", active)
+            t += acc.dma(soc, "weights", wl.co1 * C0 * ACC_BYTES, 1, "in", a)
         if w_pw:
-            t += acc.dma(soc, "weights", co1 * c1 * C0 * C0 * b, 1, "in", active)
+            t += acc.dma(soc, "weights", wl.co1 * wl.c1 * C0 * C0 * b, 1, "in", a)
         return t
 
-    def dw_steps(k, r, c, start_index, with_handoff):
+    def dw_steps(self, acc, k, r, c, handoff: bool) -> list[Step]:
+        soc, wl = self.soc, self.wl
         steps = []
-        for j, cb in enumerate(ci_blocks):
-            nb, bursts = x_load(cb, r, c)
-            t_load = acc.dma(soc, "input", nb, bursts, "in", active)
-            t_vec = acc.vec(soc, _dw_vector_work(soc, wl, th, tw, cb, pad_elems(r, c), True))
-            stages = [Stage("MTE2", t_load, f"x tile ci{j} {nb}B", "x", copies),
-                      Stage("vector", t_vec, f"dw ci{j} taps+bias+{wl.act1}")]
-            if with_handoff:
-                hb = cb * thw * C0 * b
-                # ci-steps fill distinct slices of dw_out; one ci-step reuses the slice per tile
-                stages[-1].buf, stages[-1].copies = "dw_out", 2 if len(ci_blocks) > 1 else 1
-                stages.append(Stage("MTE3", acc.dma(soc, "handoff", hb, cb, "out", active),
+        for j, cb in enumerate(self.ci_blocks):
+            t_load, nb = self.x_load(acc, cb, r, c)
+            t_vec = acc.vec(soc, _dw_vector_work(soc, wl, self.th, self.tw, cb, self.pad_elems(r, c), True))
+            stages = [Stage("MTE2", t_load, f"x tile ci{j} {nb}B", "x", self.copies),
+                      Stage("vector", t_vec, f"dw ci{j} {wl.kernel[0]}x{wl.kernel[1]} taps+bias+{wl.act1}")]
+            if handoff:
+                hb = cb * self.thw * C0 * self.b
+                # ci-steps fill distinct slices of dw_out; with one ci-step the slice is reused per tile
+                stages[-1].buf, stages[-1].copies = "dw_out", (2 if len(self.ci_blocks) > 1 else 1)
+                stages.append(Stage("MTE3", acc.dma(soc, "handoff", hb, cb, "out", self.active),
                                     f"dw result ci{j} -> GM hand-off {hb}B"))
             steps.append(Step(k, stages))
         return steps
 
-    engine = {"dw": "vector", "pw": tile.pw_engine}
-    notes = []
-    if resident_w:
-        notes.append("PW weights resident: one co-step, loaded once per core")
+    def pw_in(self, acc, cbo, r, c) -> float:
+        t = 0.0
+        if not self.resident_w:
+            t += acc.dma(self.soc, "weights", self.wl.c1 * C0 * cbo * C0 * self.b, 1, "in", self.active)
+        if self.wl.residual:
+            t += acc.dma(self.soc, "residual", *self.out_io(cbo, r, c), "in", self.active)
+        return t
 
-    if not decoupled:
-        core_steps, sigs = {}, {}
-        for ci in range(cores):
-            steps: list[Step] = []
-            for k, (r, c) in enumerate(per_core_tiles[ci]):
-                dws = dw_steps(k, r, c, len(steps), False)
-                if k == 0:  # resident weights ride on the first load of the core
-                    t0 = resident_loads(resident_w, True, True)
-                    dws[0].stages[0].us += t0
-                    dws[0].stages[0].label += " + resident weights"
-                steps += dws
-                last_dw = len(steps) - 1
-                ohv, owv = r[0], c[0]
-                for q, cbo in enumerate(co_blocks):
-                    t_in = 0.0
-                    if not resident_w:
-                        t_in += acc.dma(soc, "weights", c1 * C0 * cbo * C0 * b, 1, "in", active)
-                    if wl.residual:
-                        nb, bursts = out_io(cbo, r, c)
-                        t_in += acc.dma(soc, "residual", nb, bursts, "in", active)
-                    nb, bursts = out_io(cbo, r, c)
-                    t_out = acc.dma(soc, "output", nb, bursts, "out", active)
-                    if coupled_cube:
-                        cyc = 0.0
-                        if q == 0:  # dw_out UB -> L1, then L1 -> L0A (A operand stays in L0A)
-                            cyc += c1 * thw * C0 * b / soc.ub_to_l1_bytes_per_cycle
-                            cyc += c1 * thw_al * C0 * b / soc.l1_to_l0a_bytes_per_cycle
-                        cyc += c1 * C0 * cbo * C0 * b / soc.l1_to_l0b_bytes_per_cycle
-                        t_cube = cycles_to_us(soc, cyc) + acc.cube(soc, cube_fractals(soc, thw, c1, cbo), wl.dtype)
-                        t_v = cycles_to_us(soc, cbo * thw_al * C0 * ACC_BYTES / soc.l0c_to_ub_bytes_per_cycle) \
-                            + acc.vec(soc, _pw_epilogue_work(soc, wl, th, tw, cbo))
-                        steps.append(Step(k, [
-                            Stage("MTE2", t_in, f"w_pw co{q}" + (" + res" if wl.residual else ""), "w", copies),
-                            Stage("cube", t_cube, f"pw mmad co{q}", "l0c", 1, after=last_dw),
-                            Stage("vector", t_v, f"L0C->UB + bias+{wl.act2} co{q}", "y", copies),
-                            Stage("MTE3", t_out, f"y co{q} {nb}B")]))
-                    else:
-                        mac = vec_op(soc, thw * C0, ACC_BYTES, rows=c1 * C0 * cbo)
-                        t_v = acc.vec(soc, mac + _pw_epilogue_work(soc, wl, th, tw, cbo))
-                        steps.append(Step(k, [
-                            Stage("MTE2", t_in, f"w_pw co{q}" + (" + res" if wl.residual else ""), "w", copies),
-                            Stage("vector", t_v, f"pw MACs + bias+{wl.act2} co{q}", "y", copies),
-                            Stage("MTE3", t_out, f"y co{q} {nb}B")]))
-            core_steps[f"core{ci}"] = steps
-            sigs[f"core{ci}"] = tuple(per_core_tiles[ci])
-        runs = _simulate_cores(core_steps, sigs, db)
+    # --- one core (vector PW, or cube PW on a coupled chip) --------------------------------
+    def _cached(self, key, build):
+        """Stage lists and traffic of one tile shape are built once and shared."""
+        if key not in self._cache:
+            sub = _Acc()
+            self._cache[key] = (build(sub), sub)
+        return self._cache[key]
+
+    def _tile_block(self, acc, r, c, first: bool) -> list[list[Stage]]:
+        soc, wl, b = self.soc, self.wl, self.b
+        res = " + res" if wl.residual else ""
+        blocks = [st.stages for st in self.dw_steps(acc, 0, r, c, False)]
+        if first:  # resident weights ride on the core's first load
+            s0 = blocks[0][0]
+            blocks[0][0] = replace(s0, us=s0.us + self.resident(acc, self.resident_w, True, True),
+                                   label=s0.label + " + resident weights")
+        for q, cbo in enumerate(self.co_blocks):
+            t_in = self.pw_in(acc, cbo, r, c)
+            nb, bursts = self.out_io(cbo, r, c)
+            t_out = acc.dma(soc, "output", nb, bursts, "out", self.active)
+            epi = _pw_epilogue_work(soc, wl, self.th, self.tw, cbo)
+            if self.coupled_cube:
+                cyc = wl.c1 * C0 * cbo * C0 * b / soc.l1_to_l0b_bytes_per_cycle
+                if q == 0:  # dw_out UB -> L1 -> L0A once per tile; A stays in L0A
+                    cyc += wl.c1 * self.thw * C0 * b / soc.ub_to_l1_bytes_per_cycle
+                    cyc += wl.c1 * self.thw_al * C0 * b / soc.l1_to_l0a_bytes_per_cycle
+                t_cube = cycles_to_us(soc, cyc) + acc.cube(
+                    soc, cube_fractals(soc, self.thw, wl.c1, cbo), wl.dtype)
+                t_v = cycles_to_us(soc, cbo * self.thw_al * C0 * ACC_BYTES / soc.l0c_to_ub_bytes_per_cycle)
+                t_v += acc.vec(soc, epi)
+                blocks.append([
+                    Stage("MTE2", t_in, f"w_pw co{q}{res}", "w", self.copies),
+                    Stage("cube", t_cube, f"pw mmad co{q}", "l0c", 1, after=-(q + 1)),  # after the DW
+                    Stage("vector", t_v, f"L0C->UB + bias+{wl.act2} co{q}", "y", self.copies),
+                    Stage("MTE3", t_out, f"y co{q} {nb}B")])
+            else:
+                mac = vec_op(soc, self.thw * C0, ACC_BYTES, rows=wl.c1 * C0 * cbo)
+                t_v = acc.vec(soc, mac + epi)
+                blocks.append([
+                    Stage("MTE2", t_in, f"w_pw co{q}{res}", "w", self.copies),
+                    Stage("vector", t_v, f"pw MACs + bias+{wl.act2} co{q}", "y", self.copies),
+                    Stage("MTE3", t_out, f"y co{q} {nb}B")])
+        return blocks
+
+    def core_steps(self, acc, tiles) -> list[Step]:
+        steps: list[Step] = []
+        for k, (r, c) in enumerate(tiles):
+            blocks, sub = self._cached(("core", r, c, k == 0), lambda a: self._tile_block(a, r, c, k == 0))
+            acc.merge(sub, 1)
+            steps += [Step(k, st) for st in blocks]
+        return steps
+
+    # --- 910B: AIV (DW) -> GM -> AIC (PW) [-> GM -> AIV epilogue] ----------------------------
+    def _aiv_block(self, acc, r, c, first):
+        blocks = [st.stages for st in self.dw_steps(acc, 0, r, c, True)]
+        if first:
+            s0 = blocks[0][0]
+            blocks[0][0] = replace(s0, us=s0.us + self.resident(acc, False, not self.fix_epi, True),
+                                   label=s0.label + " + resident weights")
+        return blocks
+
+    def aiv_dw(self, acc, tiles) -> tuple[list[Step], list[int]]:
+        steps, ends = [], []
+        for k, (r, c) in enumerate(tiles):
+            blocks, sub = self._cached(("aiv", r, c, k == 0), lambda a: self._aiv_block(a, r, c, k == 0))
+            acc.merge(sub, 1)
+            steps += [Step(k, st) for st in blocks]
+            ends.append(len(steps) - 1)
+        return steps, ends
+
+    def _aic_block(self, acc, r, c, first):
+        soc, wl, b = self.soc, self.wl, self.b
+        blocks = []
+        for q, cbo in enumerate(self.co_blocks):
+            t_in = self.resident(acc, self.resident_w, self.fix_epi, False) if first and q == 0 else 0.0
+            if q == 0:
+                t_in += acc.dma(soc, "handoff", wl.c1 * self.thw * C0 * b, wl.c1, "in", self.active)
+            if not self.resident_w:
+                t_in += acc.dma(soc, "weights", wl.c1 * C0 * cbo * C0 * b, 1, "in", self.active)
+            cyc = wl.c1 * C0 * cbo * C0 * b / soc.l1_to_l0b_bytes_per_cycle
+            if q == 0:
+                cyc += wl.c1 * self.thw_al * C0 * b / soc.l1_to_l0a_bytes_per_cycle
+            t_cube = cycles_to_us(soc, cyc) + acc.cube(soc, cube_fractals(soc, self.thw, wl.c1, cbo), wl.dtype)
+            if self.fix_epi:
+                t_out = acc.dma(soc, "output", *self.out_io(cbo, r, c), "out", self.active)
+                lab = f"Fixpipe y (+bias,{wl.act2}) co{q}"
+            else:
+                t_out = acc.dma(soc, "handoff", cbo * self.thw * C0 * b, cbo, "out", self.active)
+                lab = f"Fixpipe pre-act -> GM hand-off co{q}"
+            blocks.append([
+                Stage("MTE2", t_in, "dw hand-off + w_pw co0" if q == 0 else f"w_pw co{q}", "a", self.copies),
+                Stage("cube", t_cube, f"pw mmad co{q}", "l0c", 1),
+                Stage("MTE3", t_out, lab)])
+        return blocks
+
+    def aic_steps(self, acc, work) -> list[Step]:
+        """work: (ready time, tile) in processing order."""
+        steps = []
+        for idx, (ready, (r, c)) in enumerate(work):
+            blocks, sub = self._cached(("aic", r, c, idx == 0), lambda a: self._aic_block(a, r, c, idx == 0))
+            acc.merge(sub, 1)
+            steps += [Step(idx, st, ready if q == 0 else 0.0) for q, st in enumerate(blocks)]
+        return steps
+
+    def _epi_block(self, acc, r, c, q, cbo):
+        soc, wl = self.soc, self.wl
+        t_in = acc.dma(soc, "handoff", cbo * self.thw * C0 * self.b, cbo, "in", self.active)
+        if wl.residual:
+            t_in += acc.dma(soc, "residual", *self.out_io(cbo, r, c), "in", self.active)
+        t_v = acc.vec(soc, _pw_epilogue_work(soc, wl, self.th, self.tw, cbo))
+        t_out = acc.dma(soc, "output", *self.out_io(cbo, r, c), "out", self.active)
+        return [Stage("MTE2", t_in, f"pre-act co{q}" + (" + res" if wl.residual else ""), "e", self.copies),
+                Stage("vector", t_v, f"bias+{wl.act2} co{q}", "y", self.copies),
+                Stage("MTE3", t_out, f"y co{q}")]
+
+    def aiv_epilogue(self, acc, work) -> list[Step]:
+        """work: (ready time, local tile index, tile, q, cbo)."""
+        steps = []
+        for ready, k, (r, c), q, cbo in work:
+            st, sub = self._cached(("epi", r, c, q), lambda a: self._epi_block(a, r, c, q, cbo))
+            acc.merge(sub, 1)
+            steps.append(Step(k, st, ready))
+        return steps
+
+
+def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = True) -> KernelCost:
+    """Walk the plan's loop nest tile by tile and replay it through the pipes of every core.
+    Cores that get the same sequence of tile shapes are simulated once."""
+    wl, soc, tile = plan.workload, plan.soc, plan.tile
+    f = _Fused(plan)
+    db = tile.double_buffer
+    cores = plan.cores
+    acc = _Acc()
+    mine = {ci: tuple(f.tiles[ci::cores]) for ci in range(cores)}
+    groups: dict[tuple, list[int]] = {}
+    for ci in range(cores):
+        groups.setdefault(mine[ci], []).append(ci)
+    notes = []
+    if f.resident_w:
+        notes.append("PW weights resident: one co-step, loaded once per core")
+    runs: dict[str, CoreRun] = {}
+    if not f.decoupled:
+        for key, ids in groups.items():
+            sub = _Acc()
+            run = simulate(f.core_steps(sub, key), db)
+            acc.merge(sub, len(ids))
+            for ci in ids:
+                runs[f"core{ci}"] = run
         launched = cores
     else:
-        # 910B: AIV cores run DW and write the result to a GM workspace; AIC cores read it,
-        # run the PW GEMM and write y through Fixpipe (or hand the pre-activation back).
-        runs = {}
-        aiv_tiles_ready: dict[int, list[tuple[float, int, tuple]]] = {a: [] for a in range(n_aic)}
-        aiv_runs = {}
-        aiv_steps_cache: dict[tuple, CoreRun] = {}
-        for ci in range(cores):
-            steps = []
-            ends = []
-            for k, (r, c) in enumerate(per_core_tiles[ci]):
-                dws = dw_steps(k, r, c, len(steps), True)
-                if k == 0:
-                    t0 = resident_loads(False, not fix_epi, True)
-                    dws[0].stages[0].us += t0
-                    dws[0].stages[0].label += " + resident weights"
-                steps += dws
-                ends.append(len(steps) - 1)
-            key = tuple(per_core_tiles[ci])
-            if key not in aiv_steps_cache:
-                aiv_steps_cache[key] = simulate(steps, db)
-            run = aiv_steps_cache[key]
-            aiv_runs[ci] = run
-            for k, (r, c) in enumerate(per_core_tiles[ci]):
-                aiv_tiles_ready[ci // ratio].append((run.step_end[ends[k]] + sync_us, ci, (k, r, c)))
-        aic_runs = {}
-        back: dict[int, list[tuple[float, int, tuple, int, int]]] = {ci: [] for ci in range(cores)}
-        for a in range(n_aic):
-            steps = []
-            order = sorted(aiv_tiles_ready[a], key=lambda x: (x[0], x[1]))
-            for idx, (ready, ci, (k, r, c)) in enumerate(order):
-                first = True
-                for q, cbo in enumerate(co_blocks):
-                    t_in = 0.0
-                    if idx == 0 and q == 0:
-                        t_in += resident_loads(resident_w, fix_epi, False)
-                    if q == 0:
-                        t_in += acc.dma(soc, "handoff", c1 * thw * C0 * b, c1, "in", active)
-                    if not resident_w:
-                        t_in += acc.dma(soc, "weights", c1 * C0 * cbo * C0 * b, 1, "in", active)
-                    cyc = c1 * C0 * cbo * C0 * b / soc.l1_to_l0b_bytes_per_cycle
-                    if q == 0:
-                        cyc += c1 * thw_al * C0 * b / soc.l1_to_l0a_bytes_per_cycle
-                    t_cube = cycles_to_us(soc, cyc) + acc.cube(soc, cube_fractals(soc, thw, c1, cbo), wl.dtype)
-                    if fix_epi:
-                        nb, bursts = out_io(cbo, r, c)
-                        t_out = acc.dma(soc, "output", nb, bursts, "out", active)
-                        lab = f"Fixpipe y (+bias,{wl.act2}) co{q}"
-                    else:
-                        nb = cbo * thw * C0 * b
-                        t_out = acc.dma(soc, "handoff", nb, cbo, "out", active)
-                        lab = f"Fixpipe pre-act -> GM hand-off co{q}"
-                    steps.append(Step(idx, [
-                        Stage("MTE2", t_in, f"hand-off + w_pw co{q}" if q == 0 else f"w_pw co{q}", "a", copies),
-                        Stage("cube", t_cube, f"pw mmad co{q}", "l0c", 1),
-                        Stage("MTE3", t_out, lab)], ready_at=ready if first else 0.0))
-                    first = False
-                    if not fix_epi:
-                        back[ci].append((len(steps) - 1, a, (k, r, c), q, cbo))
-            aic_runs[a] = simulate(steps, db)
-        if not fix_epi:  # the AIV finishes act2 / residual after the cube
+        aiv: dict[int, CoreRun] = {}
+        ready: dict[int, list[float]] = {}
+        for key, ids in groups.items():
+            sub = _Acc()
+            steps, ends = f.aiv_dw(sub, key)
+            run = simulate(steps, db)
+            acc.merge(sub, len(ids))
+            for ci in ids:
+                aiv[ci] = run
+                ready[ci] = [run.step_end[e] + f.sync_us for e in ends]
+        aic: dict[int, CoreRun] = {}
+        aic_cache: dict[tuple, tuple[CoreRun, list, _Acc]] = {}
+        back: dict[int, list] = {ci: [] for ci in range(cores)}
+        for a in range(f.n_aic):
+            served = [ci for ci in range(a * f.ratio, min(cores, (a + 1) * f.ratio))]
+            key = tuple(mine[ci] for ci in served)
+            if key not in aic_cache:
+                order = sorted(((ready[ci][k], pos, k) for pos, ci in enumerate(served)
+                                for k in range(len(mine[ci]))))
+                sub = _Acc()
+                work = [(t, mine[served[pos]][k]) for t, pos, k in order]
+                aic_cache[key] = (simulate(f.aic_steps(sub, work), db), order, sub)
+            run, order, sub = aic_cache[key]
+            acc.merge(sub, 1)
+            aic[a] = run
+            n_co = len(f.co_blocks)
+            for idx, (_t, pos, k) in enumerate(order):
+                for q, cbo in enumerate(f.co_blocks):
+                    back[served[pos]].append((run.step_end[idx * n_co + q] + f.sync_us, k,
+                                              mine[served[pos]][k], q, cbo))
+        if not f.fix_epi:  # the AIV finishes act2 / residual after the cube
             for ci in range(cores):
-                run = aiv_runs[ci]
-                run = CoreRun(run.end, dict(run.busy), list(run.events), list(run.step_end),
-                              dict(run.pipe_free), {k: list(v) for k, v in run.rings.items()}, run.last_end)
-                steps = []
-                for (si, a, (k, r, c), q, cbo) in back[ci]:
-                    ready = aic_runs[a].step_end[si] + sync_us
-                    t_in = acc.dma(soc, "handoff", cbo * thw * C0 * b, cbo, "in", active)
-                    if wl.residual:
-                        nb, bursts = out_io(cbo, r, c)
-                        t_in += acc.dma(soc, "residual", nb, bursts, "in", active)
-                    nb, bursts = out_io(cbo, r, c)
-                    t_v = acc.vec(soc, _pw_epilogue_work(soc, wl, th, tw, cbo))
-                    steps.append(Step(k, [
-                        Stage("MTE2", t_in, f"pre-act co{q}" + (" + res" if wl.residual else ""), "e", copies),
-                        Stage("vector", t_v, f"bias+{wl.act2} co{q}", "y", copies),
-                        Stage("MTE3", acc.dma(soc, "output", nb, bursts, "out", active), f"y co{q}")],
-                        ready_at=ready))
-                aiv_runs[ci] = simulate(steps, db, prev=run)
-        runs = {**{f"aiv{ci}": aiv_runs[ci] for ci in range(cores)},
-                **{f"aic{a}": aic_runs[a] for a in range(n_aic)}}
-        launched = cores + n_aic
-        notes.append(f"910B split: {cores} AIV (DW) + {n_aic} AIC (PW) exchange the DW result "
-                     f"through GM; epilogue in {'Fixpipe' if fix_epi else 'the AIV (second hand-off)'}")
+                sub = _Acc()
+                aiv[ci] = simulate(f.aiv_epilogue(sub, back[ci]), db, prev=aiv[ci].copy())
+                acc.merge(sub, 1)
+        runs = {**{f"aiv{ci}": aiv[ci] for ci in range(cores)},
+                **{f"aic{a}": aic[a] for a in range(f.n_aic)}}
+        launched = cores + f.n_aic
+        notes.append(f"910B split: {cores} AIV (DW) + {f.n_aic} AIC (PW) exchange the DW result "
+                     f"through GM; epilogue in {'Fixpipe' if f.fix_epi else 'the AIV (second hand-off)'}")
 
     mins = fused_min_bytes(wl)
-    px = wl.batch * oh_ * ow_
+    kh, kw = wl.kernel
+    px = wl.batch * wl.out_height * wl.out_width
     dw_flops = 2 * px * wl.cin * kh * kw
     pw_flops = 2 * px * wl.cin * wl.cout
     vec_flops = dw_flops + (0 if plan.pw_on_cube else pw_flops)
     cube_flops = pw_flops if plan.pw_on_cube else 0
     return _assemble(name, soc, runs, acc, launched, sum(mins.values()), vec_flops, cube_flops,
-                     ACC_BYTES, wl.dtype, engine, tile.describe(), notes)
+                     ACC_BYTES, wl.dtype, {"dw": "vector", "pw": tile.pw_engine}, tile.describe(), notes,
+                     timeline)
 
 
 def choose_engine(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> tuple[KernelPlan, KernelCost, str]:
@@ -714,23 +836,22 @@ def choose_engine(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> tuple[Ke
 
 def _fused_candidates(wl: DwSepWorkload, soc: SocSpec, engines=("vector", "cube"),
                       max_tiles_per_axis: int = 16) -> list[TileConfig]:
+    """(th, tw) from near-equal splits of each axis; per (th, tw, engine) the largest channel
+    blocks that fit (all of C1 for the DW step when possible) and the smallest (cob = cib = 1)."""
     out = []
-    ths = _sizes(wl.out_height, max_tiles_per_axis)
-    tws = _sizes(wl.out_width, max_tiles_per_axis)
     for eng in engines:
-        for th in ths:
-            for tw in tws:
-                base = TileConfig(th, tw, 1, 1, True, eng)
-                if not make_plan(wl, base, soc).fits():
+        for th in _sizes(wl.out_height, max_tiles_per_axis):
+            for tw in _sizes(wl.out_width, max_tiles_per_axis):
+                small = TileConfig(th, tw, 1, 1, True, eng)
+                if not make_plan(wl, small, soc).fits():
                     continue
-                found = set()
-                for cib in (0,) + tuple(x for x in (8, 4, 2, 1) if x < wl.c1):
+                found = {small}
+                for cib in (0, 1):
                     for cob in _desc(wl.co1):
                         t = TileConfig(th, tw, cob, cib, True, eng)
                         if make_plan(wl, t, soc).fits():
                             found.add(t)
                             break
-                found.add(base)
                 out += sorted(found, key=lambda t: (t.cob, t.cib))
     return out
 
@@ -749,19 +870,23 @@ def _sizes(extent: int, max_tiles: int) -> list[int]:
 
 
 def tune_fused(wl: DwSepWorkload, soc: SocSpec, engines=("vector", "cube"),
-               max_traffic_ratio: float | None = None, max_tiles_per_axis: int = 16
-               ) -> tuple[KernelPlan, KernelCost] | None:
-    """The fastest modeled plan over a small tile space (optionally only plans whose GM traffic
-    stays within `max_traffic_ratio` of the minimal bytes); None when nothing qualifies."""
+               max_traffic_ratio: float | None = None, max_tiles_per_axis: int = 16,
+               objective: str = "time") -> tuple[KernelPlan, KernelCost] | None:
+    """The best modeled plan over a small tile space (fastest, or with objective="traffic" the
+    least GM traffic, ties broken by time), optionally only among plans whose GM traffic stays
+    within `max_traffic_ratio` of the minimal bytes; None when nothing qualifies."""
     best = None
     for t in _fused_candidates(wl, soc, engines, max_tiles_per_axis):
         plan = make_plan(wl, t, soc)
-        cost = model_fused(plan)
+        cost = model_fused(plan, timeline=False)
         if max_traffic_ratio is not None and cost.traffic_ratio > max_traffic_ratio:
             continue
-        if best is None or cost.time_us < best[1].time_us:
-            best = (plan, cost)
-    return best
+        key = (cost.time_us,) if objective == "time" else (cost.gm_bytes, cost.time_us)
+        if best is None or key < best[0]:
+            best = (key, plan)
+    if best is None:
+        return None
+    return best[1], model_fused(best[1])
 
 
 # --------------------------------------------------------------------------------------------
@@ -824,13 +949,16 @@ def _dw_kernel(name: str, wl: DwSepWorkload, soc: SocSpec, epilogue: bool) -> Ke
     best = None
     for th in _sizes(wl.out_height, 16):
         for tw in _sizes(wl.out_width, 8):
-            for cib in _desc(wl.c1):
+            tried_large = False
+            for cib in _desc(wl.c1):  # the largest cib that fits, and cib = 1
+                if tried_large and cib != 1:
+                    continue
                 cost = _dw_eval(name, wl, soc, th, tw, cib, epilogue)
                 if cost is None:
                     continue
+                tried_large = True
                 if best is None or cost.time_us < best.time_us:
                     best = cost
-                break  # the largest cib that fits for this (th, tw)
     if best is None:
         raise UBOverflowError(f"no tile of the unfused DW kernel fits {soc.name}")
     return best

@@ -1,0 +1,78 @@
+"""megafuse bench: modeled report, trace, plot, baseline regression check; measured llvm mode."""
+
+import json
+
+import onnx
+import pytest
+
+import models
+from fusion.cli import main
+
+
+@pytest.fixture(scope="module")
+def mnv2(tmp_path_factory):
+    p = tmp_path_factory.mktemp("b") / "mobilenet_v2.onnx"
+    onnx.save(models.mobilenet_v2(), p)
+    return str(p)
+
+
+@pytest.fixture(scope="module")
+def sim_report(mnv2, tmp_path_factory):
+    d = tmp_path_factory.mktemp("r")
+    code = main(["bench", mnv2, "--dtype", "float16", "--json", str(d / "r.json"),
+                 "--trace", str(d / "t.json"), "--plot", str(d / "p.png")])
+    assert code == 0
+    return d
+
+
+def test_sim_report_fields(sim_report):
+    r = json.loads((sim_report / "r.json").read_text())
+    for key in ("commit", "model", "batch", "dtype", "target", "avg_latency_ms", "p95_latency_ms",
+                "throughput_fps", "memory_peak_mb", "traffic_ratio_fused", "traffic_ratio_unfused", "kernels"):
+        assert key in r, key
+    assert r["figures"] == "modeled" and r["target"] == "sim:ascend910b2" and len(r["kernels"]) == 17
+    for k in r["kernels"]:
+        assert k["figures"] == "modeled" and k["fused_us"] > 0 and k["unfused_us"] > 0
+        assert k["gm_bytes_min"] <= k["gm_bytes_fused"] and k["ub_bytes_used"] <= k["ub_bytes_available"]
+        assert k["roofline_pct"] >= 100 and k["bottleneck"]
+
+
+def test_trace_is_valid_trace_event_json(sim_report):
+    doc = json.loads((sim_report / "t.json").read_text())
+    events = doc["traceEvents"]
+    assert events and all(e["ph"] in ("X", "M") for e in events)
+    xs = [e for e in events if e["ph"] == "X"]
+    assert xs and all(e["dur"] >= 0 and "ts" in e and "pid" in e and "tid" in e for e in xs)
+
+
+def test_plot_is_png(sim_report):
+    assert (sim_report / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_baseline_catches_injected_regression(mnv2, sim_report, tmp_path, capsys):
+    base = json.loads((sim_report / "r.json").read_text())
+    assert main(["bench", mnv2, "--dtype", "float16", "--baseline", str(sim_report / "r.json")]) == 0
+    faster = dict(base, avg_latency_us=base["avg_latency_us"] / 1.10, p95_latency_us=base["p95_latency_us"] / 1.10)
+    faster["kernels"] = [dict(k, fused_us=k["fused_us"] / 1.10) for k in base["kernels"]]
+    (tmp_path / "fast.json").write_text(json.dumps(faster))
+    capsys.readouterr()
+    assert main(["bench", mnv2, "--dtype", "float16", "--baseline", str(tmp_path / "fast.json")]) == 1
+    assert "REGRESSION" in capsys.readouterr().err
+
+
+def test_bad_baseline_is_one_line_error(mnv2, tmp_path, capsys):
+    (tmp_path / "x.json").write_text("{not json")
+    assert main(["bench", mnv2, "--baseline", str(tmp_path / "x.json")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_llvm_measures_fused_unfused_and_ort_side_by_side(tmp_path, capsys):
+    p = tmp_path / "b.onnx"
+    onnx.save(models.dwsep_block(cin=32, cout=32, h=14), p)
+    assert main(["bench", str(p), "-t", "llvm", "--samples", "5", "--json", str(tmp_path / "l.json")]) == 0
+    r = json.loads((tmp_path / "l.json").read_text())
+    assert r["figures"] == "measured" and r["threads"] >= 1 and r["samples"] == 5
+    for who in ("fused", "unfused", "onnxruntime"):
+        assert r[who]["p50_us"] > 0 and r[who]["samples"] == 5
+    assert r["kernels"][0]["unfused_kernels"] == 4
+    assert "MEASURED" in capsys.readouterr().out

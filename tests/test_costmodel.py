@@ -1,0 +1,380 @@
+"""Pins the analytic cost model of the simulated Ascend target (fusion/costmodel.py).
+
+Fast: no TVM compile. Every number below is MODELED; the hand computations spell out the
+formulas of the module docstring so that a change to the model shows up here.
+"""
+
+import dataclasses
+import json
+
+import pytest
+
+from fusion.costmodel import (PIPES, Stage, Step, choose_engine, cycles_to_us, model_fused,
+                              model_unfused, simulate, tune_fused)
+from fusion.soc import get_soc
+from fusion.trace import chrome_trace
+from schedules.plan import make_plan
+from schedules.workload import DwSepWorkload, TileConfig
+
+B910 = get_soc("ascend910b2")
+P310 = get_soc("ascend310p3")
+
+
+def _bw_in(soc, active=1, eff=1.0):      # bytes per µs, GM -> UB
+    return min(soc.gm_to_ub_gibps * 2**30 / 1e6, soc.hbm_gbps * 1e3 / active) * eff
+
+
+def _bw_out(soc, active=1, eff=1.0):     # bytes per µs, UB -> GM
+    return min(soc.ub_to_gm_gibps * 2**30 / 1e6, soc.hbm_gbps * 1e3 / active) * eff
+
+
+def _setup(soc):
+    return cycles_to_us(soc, soc.dma_setup_cycles)
+
+
+# ------------------------------------------------------------------------------------------
+# 1. a hand-computed tile
+# ------------------------------------------------------------------------------------------
+# 16 -> 32 channels, 8x8, 3x3 s1 pads 1, fp16, relu/relu; tile 8x8 (the whole image), cob 2
+# (= CO1, so one co-step and resident PW weights), cib 0 (= C1 = 1). One tile, one core.
+SMALL = DwSepWorkload(1, 16, 32, 8, 8, dtype="float16")
+SMALL_TILE = TileConfig(8, 8, cob=2, cib=0, double_buffer=True, pw_engine="vector")
+
+# bytes
+X_BYTES = 1 * 8 * 8 * 16 * 2            # cib·rows·cols·C0·2 B, halo rows/cols fall in the padding
+W_DW, B_DW = 1 * 3 * 3 * 16 * 2, 1 * 16 * 4
+W_PW, B_PW = 2 * 1 * 16 * 16 * 2, 2 * 16 * 4
+Y_BYTES = 2 * 8 * 8 * 16 * 2
+# vector work (fp32 accumulators: 64 lanes = 256 B per repeat; one instruction per contiguous row)
+PAD = (1, 5)                              # Duplicate of (10·10 − 8·8)·16 fp16 = 1152 B -> 5 repeats
+TAPS = (9 * 8, 9 * 8 * 2)                 # per tap 8 rows of 8·16 fp32 = 512 B = 2 repeats
+DW_EPI = (3, 3 * 16)                      # bias, relu, cast over 8·8·16 fp32 = 4096 B = 16 repeats
+DW_INSTR, DW_REP = PAD[0] + TAPS[0] + DW_EPI[0], PAD[1] + TAPS[1] + DW_EPI[1]            # 76, 197
+PW_MAC = (16 * 2, 16 * 2 * 16)            # per input channel (16) and co-block (2): 1024 fp32 = 16 rep
+PW_EPI = (2 + 1 + 1, 2 * 16 + 32 + 32)    # bias per block, relu and cast over 2048 fp32 (32 repeats)
+PW_INSTR, PW_REP = PW_MAC[0] + PW_EPI[0], PW_MAC[1] + PW_EPI[1]                          # 36, 608
+
+
+def test_hand_computed_tile_vector_910b():
+    assert (DW_INSTR, DW_REP, PW_INSTR, PW_REP) == (76, 197, 36, 608)
+    plan = make_plan(SMALL, SMALL_TILE, B910)
+    assert plan.fits() and plan.n_tiles == 1 and plan.cores == 1 and plan.co_steps == 1
+    cost = model_fused(plan)
+
+    assert cost.traffic == {"input": X_BYTES, "weights": W_DW + B_DW + W_PW + B_PW, "residual": 0,
+                            "output": Y_BYTES, "handoff": 0, "intermediate": 0}
+    assert cost.min_gm_bytes == X_BYTES + W_DW + B_DW + W_PW + B_PW + Y_BYTES == 7648
+    assert cost.traffic_ratio == 1.0
+    assert cost.counts["vector_instrs"] == DW_INSTR + PW_INSTR
+    assert cost.counts["vector_repeats"] == DW_REP + PW_REP
+    assert cost.counts["cube_fractals"] == 0
+    # x tile: full-width rows -> one burst; output: one burst per channel block
+    assert cost.counts["dma_bursts"] == 1 + 4 + 2 and cost.counts["dma_transfers"] == 1 + 4 + 1
+
+    dw_cycles = DW_INSTR * 24 + DW_REP      # vector_instr_cycles = 24, 1 repeat / cycle
+    pw_cycles = PW_INSTR * 24 + PW_REP
+    assert (dw_cycles, pw_cycles) == (2021, 1472)
+    short = B910.dma_short_burst_efficiency  # bursts < 512 B
+    mte2 = (5 * _setup(B910) + X_BYTES / _bw_in(B910) + W_PW / _bw_in(B910)
+            + (W_DW + B_DW + B_PW) / _bw_in(B910, eff=short))
+    mte3 = _setup(B910) + Y_BYTES / _bw_out(B910)
+    assert cost.per_pipe_us["MTE2"] == pytest.approx(mte2, rel=1e-12)
+    assert cost.per_pipe_us["vector"] == pytest.approx((dw_cycles + pw_cycles) / 1800, rel=1e-12)
+    assert cost.per_pipe_us["MTE3"] == pytest.approx(mte3, rel=1e-12)
+    # one tile: load -> DW -> PW -> store is a chain, nothing overlaps
+    launch = B910.launch_base_us + B910.launch_per_core_us * 1
+    assert cost.time_us == pytest.approx(launch + mte2 + (dw_cycles + pw_cycles) / 1800 + mte3, rel=1e-12)
+    assert cost.flops == 2 * 64 * 16 * (9 + 32)
+    assert cost.engine == {"dw": "vector", "pw": "vector"} and cost.label == "modeled"
+    assert cost.bottleneck == "launch-bound"
+
+
+def test_hand_computed_tile_cube_coupled_310p():
+    cost = model_fused(make_plan(SMALL, dataclasses.replace(SMALL_TILE, pw_engine="cube"), P310))
+    fractals = 4 * 1 * 2                    # ceil(64/16) · C1 · cob
+    assert cost.counts["cube_fractals"] == fractals
+    # cube pipe: UB->L1 (2048 B at 64 B/cycle) + L1->L0A (2048 B at 256) + L1->L0B (1024 B at 128) + mmad
+    cube_cycles = 2048 / 64 + 2048 / 256 + 1024 / 128 + fractals
+    assert cube_cycles == 56
+    assert cost.per_pipe_us["cube"] == pytest.approx(cube_cycles / 1080, rel=1e-12)
+    # vector: DW as above, then L0C->UB (2·64·16·4 B at 128 B/cycle) + the PW epilogue only
+    epi_cycles = PW_EPI[0] * 24 + PW_EPI[1]
+    assert cost.counts["vector_instrs"] == DW_INSTR + PW_EPI[0]
+    assert cost.per_pipe_us["vector"] == pytest.approx((2021 + 8192 / 128 + epi_cycles) / 1080, rel=1e-12)
+    assert cost.traffic["handoff"] == 0 and cost.traffic_ratio == 1.0   # coupled: stays on chip
+
+
+def test_hand_computed_tile_cube_handoff_910b():
+    cost = model_fused(make_plan(SMALL, dataclasses.replace(SMALL_TILE, pw_engine="cube"), B910))
+    inter = 1 * 64 * 16 * 2                 # the DW result of the tile, fp16
+    assert cost.traffic["handoff"] == 2 * inter      # written by the AIV, read back by the AIC
+    assert cost.gm_bytes == cost.min_gm_bytes + 2 * inter
+    assert set(cost.per_core) == {"aiv0", "aic0"} and cost.cores_used == 2
+    assert cost.counts["vector_instrs"] == DW_INSTR  # PW and its relu epilogue run on the AIC
+    aiv = [e for e in cost.timeline if e.core == "aiv0"]
+    aic = [e for e in cost.timeline if e.core == "aic0"]
+    handoff_done = max(e.start_us + e.dur_us for e in aiv)
+    sync = cycles_to_us(B910, B910.cross_core_sync_cycles)
+    assert min(e.start_us for e in aic) == pytest.approx(handoff_done + sync)
+    # one AIV and one AIC are launched (and both count as active DMA cores for the HBM share)
+    assert cost.launch_us == pytest.approx(B910.launch_base_us + 2 * B910.launch_per_core_us)
+
+
+# ------------------------------------------------------------------------------------------
+# 2. double buffering
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("l,c,s", [(3.0, 1.0, 1.0), (1.0, 3.0, 1.0), (1.0, 1.0, 3.0), (2.0, 2.0, 2.0)])
+def test_pipeline_steady_state_is_max_of_pipes(l, c, s):
+    n = 7
+    steps = [Step(i, [Stage("MTE2", l, "load", "x"), Stage("vector", c, "compute", "y"),
+                      Stage("MTE3", s, "store")]) for i in range(n)]
+    db = simulate(steps, double_buffer=True)
+    assert db.end == pytest.approx(l + c + s + (n - 1) * max(l, c, s))   # prologue + steady + epilogue
+    sb = simulate(steps, double_buffer=False)
+    assert sb.end == pytest.approx(n * (l + c + s))                      # without it: the sum
+
+
+GRID_WL = [
+    DwSepWorkload(1, 32, 64, 28, 28, dtype="float16"),
+    DwSepWorkload(1, 48, 48, 19, 19, stride=(2, 2), dtype="float16"),
+    DwSepWorkload(2, 40, 56, 14, 14, act1="relu6", act2="hardswish", dtype="float16"),
+    DwSepWorkload(1, 64, 64, 14, 14, act2="none", residual=True, dtype="float16"),
+    DwSepWorkload(1, 32, 48, 16, 16, kernel=(5, 5), pads=(2, 2, 2, 2), dtype="float32"),
+]
+GRID_TILES = [(4, 7, 1, 1), (7, 14, 2, 0), (3, 5, 4, 2), (14, 28, 1, 1), (2, 28, 3, 1)]
+
+
+def _grid():
+    for wl in GRID_WL:
+        for soc in (B910, P310):
+            for th, tw, cob, cib in GRID_TILES:
+                for eng in ("vector", "cube"):
+                    yield wl, soc, TileConfig(th, tw, cob, cib, True, eng)
+
+
+def test_double_buffering_never_slower():
+    checked = 0
+    for wl, soc, tile in _grid():
+        db_plan = make_plan(wl, tile, soc)
+        sb_plan = make_plan(wl, dataclasses.replace(tile, double_buffer=False), soc)
+        if not (db_plan.fits() and sb_plan.fits()):
+            continue
+        db, sb = model_fused(db_plan), model_fused(sb_plan)
+        assert db.time_us <= sb.time_us + 1e-9, (wl.describe(), tile.describe(), soc.name)
+        assert db.gm_bytes == sb.gm_bytes
+        for core in db.per_core.values():  # a core never finishes before its busiest pipe
+            assert core["end"] >= max(core[p] for p in PIPES) - 1e-9
+        checked += 1
+    assert checked >= 60
+
+
+def test_double_bandwidth_halves_dma_time_of_memory_bound_kernel():
+    soc = dataclasses.replace(P310, dma_setup_cycles=0)
+    fast = dataclasses.replace(soc, gm_to_ub_gibps=2 * soc.gm_to_ub_gibps,
+                               ub_to_gm_gibps=2 * soc.ub_to_gm_gibps, hbm_gbps=2 * soc.hbm_gbps)
+    wl = DwSepWorkload(1, 1024, 1024, 7, 7, dtype="float16")
+    tile = TileConfig(2, 7, 2, 1, True, "cube")
+    base, dbl = model_fused(make_plan(wl, tile, soc)), model_fused(make_plan(wl, tile, fast))
+    assert base.bottleneck == "memory-bound"
+    for pipe in ("MTE2", "MTE3"):
+        assert dbl.per_pipe_us[pipe] == pytest.approx(base.per_pipe_us[pipe] / 2, rel=1e-12)
+    assert dbl.gm_bytes == base.gm_bytes
+    # the body shrinks until another pipe takes over
+    assert max(dbl.per_pipe_us.values()) <= dbl.body_us < base.body_us
+
+
+def test_modeled_time_never_below_roofline():
+    n = 0
+    for wl, soc, tile in _grid():
+        plan = make_plan(wl, tile, soc)
+        if not plan.fits():
+            continue
+        cost = model_fused(plan)
+        assert cost.body_us >= cost.roofline_us * (1 - 1e-9) and cost.roofline_pct >= 100.0
+        assert cost.gm_bytes >= cost.min_gm_bytes
+        n += 1
+    assert n >= 60
+    for wl in GRID_WL[:2] + GRID_WL[3:4]:
+        for soc in (B910, P310):
+            for variant in ("framework", "folded"):
+                for k in model_unfused(wl, soc, variant).kernels:
+                    assert k.body_us >= k.roofline_us * (1 - 1e-9), (k.name, soc.name)
+
+
+# ------------------------------------------------------------------------------------------
+# 3. MobileNetV1 blocks: GM traffic / minimal bytes, fused vs unfused
+# ------------------------------------------------------------------------------------------
+def _mbv1(cin, cout, h, s):
+    return DwSepWorkload(1, cin, cout, h, h, stride=(s, s), dtype="float16")
+
+
+BLOCKS = {"b1": (32, 64, 112, 1), "b2": (64, 128, 112, 2), "b3": (128, 128, 56, 1),
+          "b4": (256, 256, 28, 1), "b5": (512, 512, 14, 1), "b6": (1024, 1024, 7, 1)}
+
+# Tiles picked by the model itself with tune_fused(wl, soc, max_tiles_per_axis=32):
+#   fast  = the fastest modeled plan;
+#   meets = the fastest plan whose GM traffic is within 1.15x of the minimal bytes (when that
+#           is not already the fastest one);
+#   least = objective="traffic": the least GM traffic this plan structure allows (blocks that
+#           miss 1.15x only), i.e. how far the miss is at best.
+# See test_pinned_tiles_are_what_the_search_picks (slow).
+# (soc, block, kind, tile (th, tw, cob, cib, engine), GM bytes / minimal bytes)
+TRAFFIC = [
+    ("ascend910b2", "b1", "fast", (4, 23, 4, 1, "cube"), 1.9339),
+    ("ascend910b2", "b1", "meets", (13, 28, 1, 1, "vector"), 1.1412),
+    ("ascend910b2", "b2", "fast", (3, 56, 8, 1, "cube"), 1.5162),
+    ("ascend910b2", "b2", "meets", (8, 28, 2, 1, "vector"), 1.1397),
+    ("ascend910b2", "b3", "fast", (2, 56, 8, 1, "cube"), 2.7594),
+    ("ascend910b2", "b3", "least", (14, 19, 1, 1, "vector"), 1.3329),
+    ("ascend910b2", "b4", "fast", (2, 28, 8, 1, "cube"), 4.1459),
+    ("ascend910b2", "b4", "least", (14, 14, 1, 1, "vector"), 1.5024),
+    ("ascend910b2", "b5", "fast", (1, 14, 4, 0, "cube"), 9.2519),
+    ("ascend910b2", "b5", "least", (7, 14, 1, 1, "vector"), 1.6031),
+    ("ascend910b2", "b6", "fast", (1, 7, 2, 0, "cube"), 6.6370),
+    ("ascend910b2", "b6", "least", (4, 7, 1, 1, "vector"), 1.9260),
+    ("ascend310p3", "b1", "fast", (7, 112, 1, 1, "cube"), 1.1173),
+    ("ascend310p3", "b2", "fast", (7, 56, 1, 1, "cube"), 1.0942),
+    ("ascend310p3", "b3", "fast", (4, 56, 1, 1, "cube"), 1.5007),
+    ("ascend310p3", "b3", "least", (14, 28, 1, 1, "vector"), 1.2256),
+    ("ascend310p3", "b4", "fast", (4, 28, 8, 1, "cube"), 2.0615),
+    ("ascend310p3", "b4", "least", (10, 28, 1, 1, "vector"), 1.3538),
+    ("ascend310p3", "b5", "fast", (2, 14, 4, 0, "cube"), 4.6183),
+    ("ascend310p3", "b5", "least", (7, 14, 2, 1, "vector"), 1.6031),
+    ("ascend310p3", "b6", "fast", (2, 7, 2, 1, "cube"), 3.7780),
+    ("ascend310p3", "b6", "meets", (7, 7, 1, 1, "vector"), 1.0000),   # 1 core, ~28x slower than fast
+]
+# Blocks that miss 1.15x with every plan of the current structure (spatial tiles only, every
+# tile streams all PW weights; the cube's A operand must hold all of C1 in L0A; on 910B the cube
+# path adds a GM round trip of the DW result): 910B b3-b6, 310P b3-b5. 910B b1/b2 meet it only
+# with PW on the vector unit (1.4x / 2.8x slower than their fastest plan); 310P b6 only with a
+# one-core vector plan.
+
+def _tile(t):
+    th, tw, cob, cib, eng = t
+    return TileConfig(th, tw, cob, cib, True, eng)
+
+
+@pytest.mark.parametrize("soc_name,block,kind,tile,ratio",
+                         TRAFFIC, ids=[f"{r[0]}-{r[1]}-{r[2]}" for r in TRAFFIC])
+def test_mobilenet_v1_traffic_ratio(soc_name, block, kind, tile, ratio):
+    soc = get_soc(soc_name)
+    plan = make_plan(_mbv1(*BLOCKS[block]), _tile(tile), soc)
+    assert plan.fits()
+    cost = model_fused(plan, timeline=False)
+    assert cost.gm_bytes >= cost.min_gm_bytes
+    if ratio <= 1.15:
+        assert cost.traffic_ratio <= 1.15            # the project's acceptance target
+    else:
+        assert cost.traffic_ratio > 1.15             # an honest miss (see the comment on TRAFFIC)
+    assert cost.traffic_ratio == pytest.approx(ratio, abs=5e-4)
+
+
+# fused (the pinned fastest tile) vs both unfused variants: asserted where the model says the
+# fused kernel wins. It loses on 910B b4-b6 and 310P b5-b6 (the PW weights are re-read per
+# spatial tile while the unfused cube GEMM reuses them over larger pixel blocks).
+FUSED_WINS = [("ascend910b2", "b1"), ("ascend910b2", "b2"), ("ascend910b2", "b3"),
+              ("ascend310p3", "b1"), ("ascend310p3", "b2"), ("ascend310p3", "b3"), ("ascend310p3", "b4")]
+
+
+@pytest.mark.parametrize("soc_name,block", FUSED_WINS, ids=[f"{a}-{b}" for a, b in FUSED_WINS])
+def test_fused_beats_unfused(soc_name, block):
+    soc = get_soc(soc_name)
+    wl = _mbv1(*BLOCKS[block])
+    tile = next(r[3] for r in TRAFFIC if r[:3] == (soc_name, block, "fast"))
+    fused = model_fused(make_plan(wl, _tile(tile), soc), timeline=False)
+    framework, folded = model_unfused(wl, soc, "framework"), model_unfused(wl, soc, "folded")
+    assert fused.time_us < folded.time_us < framework.time_us
+    assert fused.gm_bytes < framework.gm_bytes
+    if fused.traffic["handoff"]:   # 910B cube path: the DW result makes the same GM round trip as
+        assert fused.gm_bytes > folded.gm_bytes   # unfused, plus halo and weight re-reads
+    else:
+        assert fused.gm_bytes < folded.gm_bytes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("soc_name,block", [(s, b) for s in ("ascend910b2", "ascend310p3") for b in BLOCKS])
+def test_pinned_tiles_are_what_the_search_picks(soc_name, block):
+    soc, wl = get_soc(soc_name), _mbv1(*BLOCKS[block])
+    rows = {r[2]: r[3] for r in TRAFFIC if r[:2] == (soc_name, block)}
+    found = {"fast": tune_fused(wl, soc, max_tiles_per_axis=32),
+             "meets": tune_fused(wl, soc, max_tiles_per_axis=32, max_traffic_ratio=1.15),
+             "least": tune_fused(wl, soc, max_tiles_per_axis=32, objective="traffic")}
+    for kind, tile in rows.items():
+        plan = found[kind][0]
+        assert (plan.tile.th, plan.tile.tw, plan.tile.cob, plan.tile.cib, plan.tile.pw_engine) == tile
+    if "meets" not in rows and found["meets"] is not None:
+        assert found["meets"][0].tile == found["fast"][0].tile
+
+
+# ------------------------------------------------------------------------------------------
+# 4. engine choice, unfused structure, report plumbing, trace
+# ------------------------------------------------------------------------------------------
+def test_choose_engine_keeps_the_faster_and_says_why():
+    wl = _mbv1(*BLOCKS["b2"])
+    for soc in (B910, P310):
+        tile = TileConfig(4, 28, 1, 1, True, "vector")
+        plan, cost, why = choose_engine(wl, tile, soc)
+        other = model_fused(make_plan(wl, dataclasses.replace(
+            tile, pw_engine="vector" if plan.pw_on_cube else "cube"), soc))
+        assert cost.time_us <= other.time_us
+        assert f"{cost.time_us:.2f}" in why and f"{other.time_us:.2f}" in why
+        assert plan.tile.pw_engine in why
+    # on 910B the cube pays the hand-off, and the reason says so
+    _plan, _cost, why = choose_engine(wl, TileConfig(4, 28, 1, 1, True, "vector"), B910)
+    assert "hand-off" in why
+
+
+def test_unfused_kernels():
+    wl = DwSepWorkload(1, 64, 64, 14, 14, act2="relu6", residual=True, dtype="float16")
+    fw = model_unfused(wl, B910, "framework")
+    assert [k.name for k in fw.kernels][:3] == ["dw_conv", "bn1", "relu1"] and fw.kernels[-1].name == "add"
+    assert fw.time_us == pytest.approx(sum(k.time_us for k in fw.kernels))
+    assert fw.gm_bytes == sum(k.gm_bytes for k in fw.kernels)
+    folded = model_unfused(wl, B910, "folded")
+    assert folded.kernels[0].name == "dw_bias_act"
+    # every intermediate goes through GM: written by one kernel and read by the next
+    inter = 1 * 4 * 14 * 14 * 16 * 2
+    assert folded.kernels[0].traffic["intermediate"] == inter
+    assert sum(k.traffic["intermediate"] for k in folded.kernels[1:]) >= inter
+    fused = model_fused(make_plan(wl, TileConfig(7, 14, 4, 0, True, "vector"), B910))
+    assert fused.gm_bytes < folded.gm_bytes < fw.gm_bytes
+    with pytest.raises(ValueError):
+        model_unfused(wl, B910, "nonsense")
+
+
+def test_as_dict_and_chrome_trace():
+    wl = DwSepWorkload(1, 32, 64, 28, 28, dtype="float16")
+    fused = model_fused(make_plan(wl, TileConfig(7, 14, 4, 0, True, "cube"), B910))
+    d = fused.as_dict()
+    json.dumps(d)
+    assert d["label"] == "modeled" and d["engine"] == {"dw": "vector", "pw": "cube"}
+    assert set(d["per_pipe_us"]) == set(PIPES) and d["traffic_ratio"] == pytest.approx(fused.traffic_ratio)
+    unf = model_unfused(wl, B910, "folded")
+    json.dumps(unf.as_dict())
+
+    costs = [("fused", fused)] + [(k.name, k) for k in unf.kernels]
+    trace = chrome_trace(costs)
+    json.dumps(trace)
+    assert trace["displayTimeUnit"] == "ns"
+    ev = trace["traceEvents"]
+    xs = [e for e in ev if e["ph"] == "X"]
+    assert all(isinstance(e["pid"], int) and isinstance(e["tid"], int) and e["dur"] >= 0 for e in xs)
+    names = {e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert set(PIPES) <= names
+    procs = [e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"]
+    assert any("fused / aiv0" in p for p in procs) and any("fused / aic0" in p for p in procs)
+    # kernels one after another: every event of kernel i lies inside [start_i, start_i + time_i]
+    start = 0.0
+    for kname, cost in costs:
+        mine = [e for e in xs if e["name"].startswith(kname + " ") or
+                any(p == e["pid"] for p in _pids(ev, kname))]
+        assert min(e["ts"] for e in mine) == pytest.approx(start)
+        assert max(e["ts"] + e["dur"] for e in mine) <= start + cost.time_us + 1e-6
+        start += cost.time_us
+    # the timeline is capped per core and says so
+    assert "first" in fused.timeline_note and len(fused.timeline) > 0
+
+
+def _pids(ev, kname):
+    return {e["pid"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"
+            and e["args"]["name"].startswith(kname + " /")}
