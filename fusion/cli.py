@@ -41,6 +41,9 @@ def _add_model_args(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
     p.add_argument("--no-fuse", action="store_true", help="compile every node as its own kernel")
     if json_flag:
         p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--db", metavar="FILE", help="tuning database whose best records pick the tiles "
+                   "(default: $MEGAFUSE_TUNING_DB or ~/.cache/megafuse/tuning.jsonl)")
+    p.add_argument("--no-db", action="store_true", help="ignore the tuning database: default tiles")
 
 
 def _compile_from_args(args):
@@ -51,8 +54,16 @@ def _compile_from_args(args):
     th, tw = args.tile if args.tile else (None, None)
     override = TileOverride(th, tw, args.cout_block, args.cin_block,
                             False if args.no_double_buffer else None, args.pw_engine)
-    return compile_model(args.model, target=args.target, input_shapes=shapes or None, dtype=args.dtype,
-                         tile=override, fuse=not args.no_fuse)
+    tuned = None
+    if not args.no_db and not override.forced:
+        from fusion.tuning.db import TunedTiles, TuningDB, default_db_path
+
+        tuned = TunedTiles(TuningDB(args.db or default_db_path()).load())
+    cm = compile_model(args.model, target=args.target, input_shapes=shapes or None, dtype=args.dtype,
+                       tile=override, fuse=not args.no_fuse, tuned_tiles=tuned)
+    if tuned is not None and (tuned.hits or tuned.db.path.exists()):
+        cm.notes.append(tuned.note())
+    return cm
 
 
 def _print_compiled(cm) -> None:

@@ -98,16 +98,18 @@ class CompiledModel:
 
 def select_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None,
                 tuned: TileConfig | None = None) -> tuple[TileConfig, str]:
-    soc = target.soc
-    if tuned is not None and not (override and override.forced):
+    """Forced (user) > tuned (database) > default: the largest tile that fits the SoC's UB while
+    giving every core at least one tile, with the user's buffering/engine choices."""
+    override = override or TileOverride()
+    if tuned is not None and not override.forced:
         return tuned, "tuned"
-    base = suggest_tile(wl, soc, min_tiles=soc.vector_cores,
-                        like=TileConfig(1, 1, double_buffer=override.double_buffer is not False
-                                        if override else True,
-                                        pw_engine=(override.pw_engine if override else None) or "vector"))
+    soc = target.soc
+    knobs = TileConfig(1, 1, double_buffer=override.double_buffer is not False,
+                       pw_engine=override.pw_engine or "vector")
+    base = suggest_tile(wl, soc, like=knobs, min_tiles=soc.vector_cores)
     if base is None:  # fuse_dwsep's profitability check makes this unreachable for fused blocks
         raise MegafuseError(f"no tile of {wl.describe()} fits {soc.name}")
-    if override and override.forced:
+    if override.forced:
         return override.apply(base), "forced"
     return base, "default"
 

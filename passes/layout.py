@@ -96,7 +96,7 @@ def insert_layout_conversions(g: Graph) -> Graph:
         ins = tuple(converted(t, want) if t in data else t for t in n.inputs)
         nodes.append(Node(n.name, n.op_type, ins, n.outputs, n.attrs))
     for t in g.outputs:  # graph outputs stay NCHW under their own names
-        if t.endswith(_OUT_SUFFIX) is False and f"{t}{_OUT_SUFFIX}" in types:
+        if f"{t}{_OUT_SUFFIX}" in types:
             converted(f"{t}{_OUT_SUFFIX}", NCHW, name=t)
     return g.rewrite(nodes + list(conversions.values()), types=types)
 
