@@ -19,3 +19,6 @@ def write_artifacts(cm, out: Path) -> None:
         (out / f"{block.name}.plan.json").write_text(json.dumps(block.to_json(), indent=2))
         sch = schedule_dwsep(block.plan.workload, block.plan.tile)
         (out / f"{block.name}.tir.py").write_text(sch.mod.script())
+    if cm.target.kind == "ascend":  # Ascend C kernels, host code and the op package (fusion/ascendc)
+        from fusion.ascendc import write_ascend_package
+        write_ascend_package(cm, out)

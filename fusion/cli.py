@@ -106,7 +106,10 @@ def cmd_check(args) -> int:
     cm = _compile_from_args(args)
     if cm.target.kind == "ascend":
         from fusion.ascend_check import check_ascend
-        result = check_ascend(cm, seed=args.seed, tolerance=args.tolerance)
+        result = check_ascend(cm, read_model(args.model), seed=args.seed, tolerance=args.tolerance)
+        if not args.json:
+            for block in result.blocks:
+                print(f"  {block.describe()}")
     else:
         result = check_model(read_model(args.model), cm, seed=args.seed, tolerance=args.tolerance)
     if args.json:

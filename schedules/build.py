@@ -62,6 +62,8 @@ def build_op(spec: KernelSpec):
 def _schedule_op(mod, spec: KernelSpec):
     """A light CPU schedule: parallel outer loop of the output block, vectorized inner loop."""
     sch = s_tir.Schedule(mod)
+    if spec.schedule == "layout":
+        return _schedule_layout(sch)
     try:
         out = sch.get_sblock("y")
         loops = sch.get_loops(out)
@@ -75,4 +77,17 @@ def _schedule_op(mod, spec: KernelSpec):
             sch.compute_at(blk, sch.get_loops(out)[0])
     except Exception:  # noqa: BLE001 - fall back to the unscheduled kernel; it is still correct
         return mod
+    return sch.mod
+
+
+def _schedule_layout(sch):
+    """NCHW → NC1HWC0: walk the source contiguously (c0 outside the width loop), rows in parallel."""
+    loops = sch.get_loops(sch.get_sblock("y"))
+    if len(loops) == 5:
+        b, c1, i, j, c0 = loops
+        sch.reorder(b, c1, i, c0, j)
+        sch.parallel(sch.fuse(b, c1, i))
+    else:
+        b, c, i, j = loops
+        sch.parallel(sch.fuse(b, c, i))
     return sch.mod
