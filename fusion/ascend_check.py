@@ -1,0 +1,210 @@
+"""`megafuse check -t ascend[:SOC]`: every fused block's generated Ascend C kernel, built with g++
+against the host emulation (fusion/ascendc_emu), run on the same inputs as ONNX Runtime.
+
+For each fused block, in program order, the emulated kernel gets the block's inputs as the model
+run produces them (NC1HWC0, the storage dtype), and its output is compared with the CPU (TVM)
+kernel of the block on the same inputs; the emulated output then feeds the rest of the model. The
+model's outputs (every fused block emulated, the other ops on the CPU) are compared with ONNX
+Runtime on the original model (or, without a model, with the CPU program). Errors follow
+fusion/check.py: max_rel = max|y - ref| / max|ref|.
+
+Per block the report carries the emulator counters (GM bytes read/written, DMA transfers, vector
+instructions/repeats, cube fractals) next to the cost model's GM bytes for the same plan.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import tvm
+
+from fusion.ascendc import EmittedKernel, emit_kernel
+from fusion.ascendc_emu import EmuKernel, build_kernel, cache_dir
+from fusion.check import TOLERANCE, CheckResult, OutputError, compare, ort_reference, random_inputs
+from fusion.errors import MegafuseError
+
+
+@dataclass(frozen=True)
+class BlockCheck:
+    name: str
+    symbol: str
+    soc: str
+    variant: str
+    tile: str
+    block_dim: int
+    max_abs: float            # vs the CPU kernel of the block on the same inputs
+    max_rel: float
+    counters: dict[str, int]
+    model_gm_read_bytes: int  # the cost model's figures for the same plan
+    model_gm_write_bytes: int
+    build_s: float
+    run_s: float
+    notes: tuple[str, ...] = ()
+
+    @property
+    def gm_bytes_match(self) -> bool:
+        return (self.counters.get("gm_read_bytes") == self.model_gm_read_bytes
+                and self.counters.get("gm_write_bytes") == self.model_gm_write_bytes)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "kernel": self.symbol, "soc": self.soc, "variant": self.variant,
+                "tile": self.tile, "block_dim": self.block_dim, "max_abs": self.max_abs, "max_rel": self.max_rel,
+                "counters": dict(self.counters),
+                "cost_model": {"gm_read_bytes": self.model_gm_read_bytes,
+                               "gm_write_bytes": self.model_gm_write_bytes},
+                "gm_bytes_match": self.gm_bytes_match, "build_s": round(self.build_s, 3),
+                "run_s": round(self.run_s, 3), "notes": list(self.notes)}
+
+    def describe(self) -> str:
+        c = self.counters
+        return (f"{self.name:<14} {self.soc} {self.tile:<26} {self.block_dim:>2} cores  max rel {self.max_rel:.2e}  "
+                f"GM r/w {c.get('gm_read_bytes', 0):,}/{c.get('gm_write_bytes', 0):,} B "
+                f"(model {self.model_gm_read_bytes:,}/{self.model_gm_write_bytes:,}"
+                f"{', equal' if self.gm_bytes_match else ', DIFFERENT'})  "
+                f"vec {c.get('vector_instructions', 0):,} instr / {c.get('vector_repeats', 0):,} rep  "
+                f"cube {c.get('cube_fractals', 0):,} fractals")
+
+
+@dataclass(frozen=True)
+class AscendCheckResult(CheckResult):
+    blocks: tuple[BlockCheck, ...] = field(default=())
+
+    def to_json(self) -> dict:
+        d = super().to_json()
+        d["blocks"] = [b.to_json() for b in self.blocks]
+        return d
+
+
+# ---------------------------------------------------------------------------------------------
+# building
+# ---------------------------------------------------------------------------------------------
+def kernel_dir(ek: EmittedKernel, root: Path | None = None) -> Path:
+    """Where the kernel's sources are written for the emulator build (content-addressed)."""
+    digest = hashlib.sha256((ek.source + "\0" + ek.tiling_header).encode()).hexdigest()[:16]
+    return (root or cache_dir() / "ascendc") / f"{ek.symbol}-{digest}"
+
+
+def write_sources(ek: EmittedKernel, directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    src = directory / ek.source_name
+    hdr = directory / ek.tiling_header_name
+    for path, text in ((src, ek.source), (hdr, ek.tiling_header)):
+        if not path.exists() or path.read_text() != text:
+            tmp = path.with_suffix(path.suffix + f".{os.getpid()}.tmp")
+            tmp.write_text(text)
+            os.replace(tmp, path)
+    return src
+
+
+def build_emitted(ek: EmittedKernel, root: Path | None = None) -> dict[str, EmuKernel]:
+    """g++ build of the generated kernel against the emulation (cached); one EmuKernel per launch."""
+    src = write_sources(ek, kernel_dir(ek, root))
+    return {ln.symbol: build_kernel(src, ln.symbol) for ln in ek.launches}
+
+
+def build_all(kernels: list[EmittedKernel], jobs: int | None = None) -> tuple[list[dict], list[float]]:
+    """Builds in parallel (each build is a g++ process)."""
+    jobs = jobs or max(1, min(len(kernels), os.cpu_count() or 1))
+
+    def one(ek):
+        t0 = time.perf_counter()
+        return build_emitted(ek), time.perf_counter() - t0
+
+    if jobs == 1 or len(kernels) <= 1:
+        out = [one(ek) for ek in kernels]
+    else:
+        with ThreadPoolExecutor(jobs) as pool:
+            out = list(pool.map(one, kernels))
+    return [o[0] for o in out], [o[1] for o in out]
+
+
+# ---------------------------------------------------------------------------------------------
+# running
+# ---------------------------------------------------------------------------------------------
+def run_emitted(ek: EmittedKernel, built: dict[str, EmuKernel], arrays: dict[str, np.ndarray]):
+    """Runs the block's launches on NumPy buffers. arrays: x, w_dw, b_dw, w_pw, b_pw[, res]
+    (NC1HWC0 / blocked layouts, contiguous). Returns (y, summed counters, per-launch results)."""
+    wl = ek.plan.workload
+    y_spec = ek.arg("y")
+    y = np.full(y_spec.shape, np.nan, dtype=np.dtype(wl.dtype))  # unwritten outputs show up as NaN
+    bufs = {"y": y, "tiling": ek.tiling_bytes(),
+            "workspace": bytearray(ek.workspace_bytes) if ek.workspace_bytes else None}
+    for name, arr in arrays.items():
+        spec = ek.arg(name)
+        a = np.ascontiguousarray(arr, dtype=np.dtype(spec.dtype))
+        if a.shape != spec.shape:
+            raise MegafuseError(f"kernel {ek.symbol}: argument {name} has shape {a.shape}, expected {spec.shape}")
+        bufs[name] = a
+    totals: dict[str, int] = {}
+    results = []
+    for ln in ek.launches:
+        res = built[ln.symbol].run([bufs[a] for a in ln.args], block_dim=ln.block_dim, soc=ek.plan.soc)
+        results.append(res)
+        for k, v in res.counters.items():
+            totals[k] = totals.get(k, 0) + v
+    return y, totals, results
+
+
+def _max_err(got: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
+    g = np.asarray(got, np.float64)
+    r = np.asarray(ref, np.float64)
+    err = float(np.abs(g - r).max()) if r.size else 0.0
+    if np.isnan(g).any():
+        err = float("inf")
+    scale = float(np.abs(r).max()) if r.size else 0.0
+    return err, (err / scale if scale > 0 else err)
+
+
+def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, *,
+                 jobs: int | None = None) -> AscendCheckResult:
+    """Runs every fused block of `cm` (compiled for an ascend[:SOC] target) through its generated
+    Ascend C kernel on the emulator. `model`: the ONNX model (ModelProto or path) for the ONNX
+    Runtime reference of the whole model; None compares with the CPU program instead."""
+    from fusion.costmodel import model_fused
+
+    if isinstance(model, (str, os.PathLike)):
+        from fusion.onnx_import import read_model
+        model = read_model(model)
+    tol = TOLERANCE[cm.dtype] if tolerance is None else tolerance
+    kernels = [emit_kernel(b.plan, b.name) for b in cm.fused_blocks]
+    built, build_s = build_all(kernels, jobs)
+    by_name = {ek.block: (ek, kb, bs) for ek, kb, bs in zip(kernels, built, build_s)}
+
+    feeds = random_inputs(cm, seed)
+    dev = tvm.cpu(0)
+    prog = cm.program
+    env: dict[str, object] = {}
+    for name, (shape, dtype) in prog.inputs.items():
+        env[name] = tvm.runtime.tensor(np.ascontiguousarray(feeds[name].astype(dtype)), dev)
+    reports: list[BlockCheck] = []
+    for st in prog.steps:
+        args = [env[p] if isinstance(p, str) else p for p in st.params]
+        cpu_out = tvm.runtime.empty(st.out_shape, st.out_dtype, dev)
+        st.func(*args, cpu_out)
+        if st.kind != "fused" or st.name not in by_name:
+            env[st.out] = cpu_out
+            continue
+        ek, kb, bs = by_name[st.name]
+        names = ["x", "w_dw", "b_dw", "w_pw", "b_pw"] + (["res"] if ek.plan.workload.residual else [])
+        arrays = {n: a.numpy() for n, a in zip(names, args)}
+        t0 = time.perf_counter()
+        y, counters, _ = run_emitted(ek, kb, arrays)
+        run_s = time.perf_counter() - t0
+        err, rel = _max_err(y, cpu_out.numpy())
+        cost = model_fused(ek.plan, timeline=False)  # the plan the kernel was generated from
+        p = ek.plan
+        reports.append(BlockCheck(st.name, ek.symbol, p.soc.name, ek.variant, p.tile.describe(), ek.block_dim,
+                                  err, rel, counters, cost.gm_read_bytes, cost.gm_write_bytes, bs, run_s,
+                                  ek.notes))
+        env[st.out] = tvm.runtime.tensor(y, dev)
+    got = {name: env[name].numpy() for name in prog.outputs}
+    ref = ort_reference(model, feeds) if model is not None else prog.run(feeds)
+    whole = compare(got, ref, tol, seed)
+    rows = list(whole.outputs) + [OutputError(f"{b.name} (kernel vs CPU)", b.max_abs, b.max_rel) for b in reports]
+    return AscendCheckResult(tuple(rows), tol, seed, tuple(reports))
