@@ -1,0 +1,246 @@
+"""The tile search space of one fused block on one target, pruned analytically before anything
+is modeled or built.
+
+Knobs (TileConfig): th × tw from `balanced_sizes(out_h/out_w)`, cob in 1..co1, cib in 1..c1 and
+0 (= all of C1), double buffering on/off, the PW engine (vector | cube, where the target has a
+cube), and the number of cores (0 = auto, plus a few explicit counts).
+
+Every raw point gets exactly one status, checked in this order (the first that applies wins):
+
+  duplicate   the same kernel as another point: cib = c1 ≡ 0; an explicit core count that gives
+              the same number of cores as a smaller listed value or as auto; on llvm a
+              double-buffered twin (the CPU build is single-buffered, so db only changes the
+              budget) and the cube engine (the CPU has one PW engine)
+  dominated   an unbalanced channel split (cob / cib not in balanced_sizes): a balanced split
+              with the same number of steps has equal or smaller buffers and no sliver step
+              (switch off with SpaceOptions(dominance=False))
+  alignment   a DMA row burst that is not a whole number of 32 B DataBlocks, or a GM gap
+              between bursts beyond the 16-bit DataCopyParams stride (65,535 blocks)
+  overflow:S  the buffers of scope S (UB, L1, L0A, L0B, L0C) exceed that memory
+  legal       everything else
+
+The budget is computed for the whole grid at once with NumPy, with the same formulas as
+schedules.plan.make_plan (tests/test_tuning.py checks them point for point against make_plan;
+the sweep also re-checks every legal point with make_plan(...).fits() before it is modeled).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fusion.ir import C0
+from fusion.soc import SocSpec
+from schedules.plan import ACC_BYTES, balanced_sizes
+from schedules.workload import DwSepWorkload, TileConfig, ceil_div
+
+SCOPES = ("UB", "L1", "L0A", "L0B", "L0C")
+REASONS = ("duplicate", "dominated", "alignment") + tuple(f"overflow:{s}" for s in SCOPES)
+MAX_DMA_STRIDE_BLOCKS = 65535   # DataCopyParams.srcStride / dstStride are uint16, in 32 B blocks
+
+
+@dataclass(frozen=True)
+class SpaceOptions:
+    cores: tuple[int, ...] | None = None      # None: (0, vector_cores // 4, vector_cores // 2)
+    engines: tuple[str, ...] | None = None    # None: both where the target has a cube, else vector
+    double_buffer: tuple[bool, ...] = (True, False)
+    dominance: bool = True
+
+    def core_choices(self, soc: SocSpec) -> tuple[int, ...]:
+        if self.cores is not None:
+            return tuple(dict.fromkeys(self.cores))
+        vals = [0] + [c for c in (soc.vector_cores // 4, soc.vector_cores // 2) if c >= 1]
+        return tuple(dict.fromkeys(vals))
+
+
+@dataclass
+class TileSpace:
+    """The raw grid (NumPy arrays, one entry per raw point) and the status of every point."""
+
+    workload: DwSepWorkload
+    soc: SocSpec
+    target_kind: str
+    ths: list[int]
+    tws: list[int]
+    arrays: dict[str, np.ndarray]
+    status: np.ndarray                      # int8: -1 legal, else index into REASONS
+    engines: tuple[str, ...]
+    pruned: Counter = field(default_factory=Counter)
+
+    @property
+    def total(self) -> int:
+        return int(self.status.size)
+
+    @property
+    def legal_mask(self) -> np.ndarray:
+        return self.status < 0
+
+    @property
+    def n_legal(self) -> int:
+        return int(self.legal_mask.sum())
+
+    def tile_at(self, i: int) -> TileConfig:
+        a = self.arrays
+        return TileConfig(int(a["th"][i]), int(a["tw"][i]), int(a["cob"][i]), int(a["cib"][i]),
+                          bool(a["db"][i]), self.engines[int(a["eng"][i])], int(a["cores"][i]))
+
+    def legal_indices(self) -> np.ndarray:
+        return np.flatnonzero(self.legal_mask)
+
+    def legal_tiles(self) -> list[TileConfig]:
+        return [self.tile_at(int(i)) for i in self.legal_indices()]
+
+    def cell_status(self) -> dict[tuple[int, int], str]:
+        """(th, tw) → 'legal' when any point of the cell is legal, else its most common binding
+        reason (alignment / overflow before duplicate / dominated)."""
+        a, out = self.arrays, {}
+        for th in self.ths:
+            for tw in self.tws:
+                m = (a["th"] == th) & (a["tw"] == tw)
+                st = self.status[m]
+                if (st < 0).any():
+                    out[(th, tw)] = "legal"
+                else:   # name what binds: the budget / alignment over duplicates and dominated twins
+                    hard = st[st >= REASONS.index("alignment")]
+                    vals, counts = np.unique(hard if hard.size else st, return_counts=True)
+                    out[(th, tw)] = REASONS[int(vals[np.argmax(counts)])]
+        return out
+
+    def summary(self) -> dict:
+        return {"total": self.total, "legal": self.n_legal,
+                "pruned": {r: int(self.pruned.get(r, 0)) for r in REASONS if self.pruned.get(r)}}
+
+    def describe_pruning(self) -> str:
+        parts = [f"{r} {n:,}" for r, n in self.summary()["pruned"].items()]
+        return (f"{self.total:,} points, {self.n_legal:,} legal; pruned: "
+                + (", ".join(parts) if parts else "none"))
+
+
+def build_space(wl: DwSepWorkload, soc: SocSpec, target_kind: str = "sim",
+                options: SpaceOptions | None = None) -> TileSpace:
+    opt = options or SpaceOptions()
+    cpu = target_kind == "llvm"
+    engines = opt.engines or ("vector", "cube")
+    ths, tws = balanced_sizes(wl.out_height), balanced_sizes(wl.out_width)
+    c1, co1 = wl.c1, wl.co1
+    cores = opt.core_choices(soc)
+    dbs = tuple(dict.fromkeys(opt.double_buffer))
+    grid = np.meshgrid(np.array(ths), np.array(tws), np.arange(1, co1 + 1), np.arange(0, c1 + 1),
+                       np.array([int(d) for d in dbs]), np.arange(len(engines)), np.array(cores),
+                       indexing="ij")
+    th, tw, cob, cib, db, eng, ncores = (g.ravel().astype(np.int64) for g in grid)
+    arrays = {"th": th, "tw": tw, "cob": cob, "cib": cib, "db": db, "eng": eng, "cores": ncores}
+    status = np.full(th.size, -1, np.int8)
+
+    def mark(mask: np.ndarray, reason: str) -> None:
+        status[(status < 0) & mask] = REASONS.index(reason)
+
+    # --- duplicates -------------------------------------------------------------------------
+    mark(cib == c1, "duplicate")                                  # cib = c1 ≡ 0 (all of C1)
+    n_tiles = wl.batch * _cdiv(wl.out_height, th) * _cdiv(wl.out_width, tw)
+    eff = np.maximum(1, np.minimum(np.minimum(np.where(ncores == 0, soc.vector_cores, ncores),
+                                              soc.vector_cores), n_tiles))
+    auto = np.maximum(1, np.minimum(soc.vector_cores, n_tiles))
+    dup = (ncores != 0) & (eff == auto)
+    for i, c in enumerate(cores):                                 # same count as an earlier listed value
+        for c_prev in cores[:i]:
+            if c and c_prev:
+                e_prev = np.maximum(1, np.minimum(min(c_prev, soc.vector_cores), n_tiles))
+                dup |= (ncores == c) & (eff == e_prev)
+    mark(dup, "duplicate")
+    eng_cube = np.array([e == "cube" for e in engines])[eng]
+    if cpu:
+        mark(eng_cube, "duplicate")                               # the CPU has one PW engine
+    # --- dominated --------------------------------------------------------------------------
+    if opt.dominance:
+        bal_co = np.isin(cob, balanced_sizes(co1))
+        bal_ci = (cib == 0) | np.isin(cib, balanced_sizes(c1))
+        mark(~bal_co | ~bal_ci, "dominated")
+    # --- budget (the formulas of schedules.plan.make_plan) -----------------------------------
+    scope = budget_bytes(wl, soc, th, tw, cob, cib, db.astype(bool), eng_cube)
+    # --- alignment --------------------------------------------------------------------------
+    b = np.dtype(wl.dtype).itemsize
+    thv, twv = np.minimum(th, wl.out_height), np.minimum(tw, wl.out_width)
+    iw = (twv - 1) * wl.stride[1] + wl.kernel[1]
+    row_in, row_out = iw * C0 * b, twv * C0 * b
+    gap_in = np.maximum(0, wl.width - iw) * C0 * b
+    gap_out = (wl.out_width - twv) * C0 * b
+    bad = (row_in % soc.ub_align != 0) | (row_out % soc.ub_align != 0)
+    bad |= (gap_in // soc.ub_align > MAX_DMA_STRIDE_BLOCKS) | (gap_out // soc.ub_align > MAX_DMA_STRIDE_BLOCKS)
+    mark(bad, "alignment")
+    caps = {"UB": soc.ub_usable_bytes, "L1": soc.l1_bytes, "L0A": soc.l0a_bytes,
+            "L0B": soc.l0b_bytes, "L0C": soc.l0c_bytes}
+    for s in SCOPES:
+        mark(scope[s] > caps[s], f"overflow:{s}")
+    if cpu:
+        # the CPU kernel is the same with or without double buffering: keep the double-buffered
+        # point when it fits, the single-buffered one only where double buffering does not fit
+        key = th * 0
+        for name, mul in (("th", 1), ("tw", 10**4), ("cob", 10**8), ("cib", 10**11), ("cores", 10**14)):
+            key = key + arrays[name] * mul
+        legal_db = (status < 0) & (db == 1)
+        mark((db == 0) & np.isin(key, key[legal_db]), "duplicate")
+    space = TileSpace(wl, soc, target_kind, ths, tws, arrays, status, engines)
+    vals, counts = np.unique(status[status >= 0], return_counts=True)
+    space.pruned = Counter({REASONS[int(v)]: int(c) for v, c in zip(vals, counts)})
+    return space
+
+
+def _cdiv(a, b):
+    return -(-a // b)
+
+
+def _al(nbytes, to: int):
+    return -(-nbytes // to) * to
+
+
+def budget_bytes(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube) -> dict[str, np.ndarray]:
+    """Bytes per memory scope for arrays of tile knobs (vectorised make_plan)."""
+    al = soc.ub_align
+    b = np.dtype(wl.dtype).itemsize
+    c1, co1 = wl.c1, wl.co1
+    kh, kw = wl.kernel
+    th = np.minimum(th, wl.out_height)
+    tw = np.minimum(tw, wl.out_width)
+    cob = np.minimum(cob, co1)
+    cib = np.where(cib == 0, c1, np.minimum(cib, c1))
+    copies = np.where(db, 2, 1)
+    ih = (th - 1) * wl.stride[0] + kh
+    iw = (tw - 1) * wl.stride[1] + kw
+    thw = th * tw
+    vec = ~cube
+    ub = (_al(cib * ih * iw * C0 * b, al) * copies
+          + _al(c1 * kh * kw * C0 * b, al) + _al(c1 * C0 * ACC_BYTES, al)
+          + _al(cib * thw * C0 * ACC_BYTES, al) + _al(c1 * thw * C0 * b, al)
+          + _al(co1 * C0 * ACC_BYTES, al)
+          + _al(cob * thw * C0 * b, al) * copies)
+    ub = ub + np.where(vec, _al(c1 * C0 * cob * C0 * b, al) * copies + _al(cob * thw * C0 * ACC_BYTES, al), 0)
+    if wl.residual:
+        ub = ub + _al(cob * thw * C0 * b, al) * copies
+    thw16 = _al(thw, C0)
+    zero = np.zeros_like(ub)
+    l1 = np.where(cube, _al(c1 * C0 * cob * C0 * b, al) * copies
+                  + (_al(c1 * thw * C0 * b, al) if soc.coupled else 0), 0)
+    l0a = np.where(cube, _al(c1 * thw16 * C0 * b, al), 0)
+    l0b = np.where(cube, _al(c1 * C0 * cob * C0 * b, al), 0)
+    l0c = np.where(cube, _al(cob * thw16 * C0 * ACC_BYTES, al), 0)
+    return {"UB": ub, "L1": l1 + zero, "L0A": l0a + zero, "L0B": l0b + zero, "L0C": l0c + zero}
+
+
+def default_tile(wl: DwSepWorkload, target) -> TileConfig:
+    """The tile `megafuse compile` picks without a database (fusion.driver.select_tile)."""
+    from fusion.driver import select_tile
+
+    return select_tile(wl, target, None)[0]
+
+
+def space_key_of(tile: TileConfig, wl: DwSepWorkload) -> tuple:
+    """A tile normalised the way the space enumerates it (cib = c1 → 0)."""
+    cib = 0 if tile.cib >= wl.c1 else tile.cib
+    return (tile.th, tile.tw, tile.cob, cib, tile.double_buffer, tile.pw_engine, tile.cores)
+
+
+__all__ = ["REASONS", "SCOPES", "SpaceOptions", "TileSpace", "budget_bytes", "build_space",
+           "ceil_div", "default_tile", "space_key_of"]

@@ -1,0 +1,267 @@
+"""Tile autotuning: the pruned space, the sim sweep, the database (resume, keys, bad lines),
+`megafuse compile` picking tuned tiles, and a tiny measured llvm sweep."""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+import models
+from fusion.cli import main
+from fusion.errors import TuningDatabaseError
+from fusion.soc import get_soc
+from fusion.targets import parse_target
+from fusion.tuning.db import TunedTiles, TuningDatabaseWarning, TuningDB, make_record, key_context, tuning_key
+from fusion.tuning.evaluators import model_tile, modeled_lower_bound
+from fusion.tuning.search import Pool, sweep_measured, sweep_modeled
+from fusion.tuning.space import REASONS, SpaceOptions, build_space, default_tile
+from schedules.plan import balanced_sizes, make_plan
+from schedules.workload import DwSepWorkload, TileConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+SIM = parse_target("sim:ascend910b2")
+
+
+@pytest.fixture(autouse=True)
+def _private_db(tmp_path, monkeypatch):
+    """Never read or write the user's cache database from the tests."""
+    monkeypatch.setenv("MEGAFUSE_TUNING_DB", str(tmp_path / "default-db.jsonl"))
+
+
+def _db_lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+# --------------------------------------------------------------------------------------------
+# the space
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("soc", ["ascend910b2", "ascend310p3"])
+def test_space_pruning_counts_and_budget(soc):
+    wl = DwSepWorkload(1, 40, 80, 28, 28, dtype="float16")   # c1 = 3, co1 = 5 (cob 4 is unbalanced)
+    s = get_soc(soc)
+    sp = build_space(wl, s, "sim")
+    nh, nw = len(balanced_sizes(28)), len(balanced_sizes(28))
+    cores = SpaceOptions().core_choices(s)
+    assert sp.total == nh * nw * wl.co1 * (wl.c1 + 1) * 2 * 2 * len(cores)
+    assert sp.n_legal + sum(sp.pruned.values()) == sp.total
+    assert set(sp.pruned) <= set(REASONS) and sp.pruned["duplicate"] > 0 and sp.pruned["dominated"] > 0
+    assert sp.pruned["overflow:UB"] > 0
+    a = sp.arrays
+    assert (sp.status[a["cib"] == wl.c1] == REASONS.index("duplicate")).all()   # cib = c1 ≡ 0
+    assert (sp.status[(a["cob"] == 4) & (a["cib"] != wl.c1)] >= 0).all()        # unbalanced cob
+    # the vectorised budget agrees with make_plan on every point it judged
+    budget_judged = np.flatnonzero((sp.status < 0) | (sp.status >= REASONS.index("overflow:UB")))
+    for i in budget_judged[:: max(1, len(budget_judged) // 1500)]:
+        t = sp.tile_at(int(i))
+        plan = make_plan(wl, t, s)
+        assert plan.fits() == (sp.status[i] < 0), (t, plan.overflows())
+        if sp.status[i] >= 0:
+            assert REASONS[sp.status[i]] == f"overflow:{plan.overflows()[0][0]}"
+    assert "legal" in sp.describe_pruning() and "overflow:UB" in sp.describe_pruning()
+
+
+def test_llvm_space_has_one_engine_and_no_db_twins():
+    wl = DwSepWorkload(1, 32, 32, 14, 14)
+    sp = build_space(wl, get_soc(None), "llvm", SpaceOptions(cores=(0,), engines=("vector", "cube")))
+    tiles = sp.legal_tiles()
+    assert tiles and all(t.pw_engine == "vector" for t in tiles)
+    keys = [(t.th, t.tw, t.cob, t.cib) for t in tiles]
+    assert len(keys) == len(set(keys))   # a tile that fits double-buffered has no single-buffered twin
+
+
+# --------------------------------------------------------------------------------------------
+# sim sweep
+# --------------------------------------------------------------------------------------------
+def test_sim_sweep_throughput_and_bound():
+    wl = DwSepWorkload(1, 384, 64, 14, 14, act1="relu6", act2="none", residual=True)
+    res = sweep_modeled("blk", wl, SIM, TuningDB(None))
+    assert res.space.n_legal > 5000
+    assert res.points_per_s >= 1000, f"{res.points_per_s:.0f} points/s"
+    assert not res.bound_fallback and not res.stopped_early
+    assert res.covered >= res.space.n_legal
+    d = res.default_point
+    assert d is not None and res.best.latency_us <= d.latency_us
+    # the bound never exceeds the model (sampled over the legal space, small tiles included)
+    soc = SIM.soc
+    for t in random.Random(0).sample(res.space.legal_tiles(), 25):
+        assert modeled_lower_bound(wl, soc, t) <= model_tile(wl, soc, t)["latency_us"] * (1 + 1e-9)
+
+
+def test_resume_measures_only_missing_points(tmp_path):
+    wl = DwSepWorkload(1, 32, 48, 8, 8)
+    opts = SpaceOptions(cores=(0,))
+    full = sweep_modeled("b", wl, SIM, TuningDB(None), exhaustive=True, options=opts)
+    all_ids = set(full.points)
+    assert len(all_ids) == full.space.n_legal + (0 if full.default in full.space.legal_tiles() else 1)
+
+    path = tmp_path / "db.jsonl"
+    first = sweep_modeled("b", wl, SIM, TuningDB(path), exhaustive=True, options=opts, max_new=40)
+    assert first.stopped_early and first.new == 40 and len(_db_lines(path)) == 40
+    seen = []
+    second = sweep_modeled("b", wl, SIM, TuningDB(path), exhaustive=True, options=opts, on_new=seen.append)
+    first_ids = {p for p, x in first.points.items() if x.source == "new"}
+    second_new = {p for p, x in second.points.items() if x.source == "new"}
+    assert second.stored == 40 and not (first_ids & second_new)
+    assert first_ids | second_new == all_ids and sum(seen) == len(all_ids) - 40
+    recs = _db_lines(path)
+    assert len(recs) == len(all_ids) == len({r["point"] for r in recs})       # no duplicates
+    third = sweep_modeled("b", wl, SIM, TuningDB(path), exhaustive=True, options=opts)
+    assert third.new == 0 and len(_db_lines(path)) == len(all_ids)
+    assert second.best.latency_us == full.best.latency_us
+
+
+def test_killed_sweep_resumes(tmp_path):
+    """SIGKILL a real `megafuse tune` half way; the rerun models only points not stored."""
+    onnx.save(models.dwsep_block(cin=128, cout=128, h=56), tmp_path / "b.onnx")
+    db = tmp_path / "db.jsonl"
+    cmd = [sys.executable, "-m", "fusion.cli", "tune", str(tmp_path / "b.onnx"), "-t", "sim",
+           "--db", str(db), "--workers", "0", "--quiet"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline and (not db.exists() or len(db.read_bytes().splitlines()) < 80):
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = _db_lines(db)
+    assert len(before) >= 80
+    stored = {r["point"] for r in before}
+    wl = DwSepWorkload(1, 128, 128, 56, 56)
+    res = sweep_modeled("dw_fused", wl, SIM, TuningDB(db))
+    new = {p for p, x in res.points.items() if x.source == "new"}
+    assert res.stored == len(stored) and not (new & stored)
+    after = _db_lines(db)
+    assert len(after) == len(before) + len(new) == len({r["point"] for r in after})
+    fresh = sweep_modeled("dw_fused", wl, SIM, TuningDB(None))
+    assert res.best.latency_us == pytest.approx(fresh.best.latency_us)
+
+
+# --------------------------------------------------------------------------------------------
+# the database
+# --------------------------------------------------------------------------------------------
+def test_keys_separate_stride_dtype_soc_and_target():
+    wl = DwSepWorkload(1, 64, 64, 28, 28)
+    variants = {
+        "base": (wl, SIM),
+        "stride": (DwSepWorkload(1, 64, 64, 28, 28, stride=(2, 2)), SIM),
+        "dtype": (DwSepWorkload(1, 64, 64, 28, 28, dtype="float16"), SIM),
+        "soc": (wl, parse_target("sim:ascend910b3")),
+        "soc310": (wl, parse_target("sim:ascend310p3")),
+        "llvm": (wl, parse_target("llvm")),
+        "act": (DwSepWorkload(1, 64, 64, 28, 28, act2="relu6"), SIM),
+    }
+    keys = {k: tuning_key(w, t) for k, (w, t) in variants.items()}
+    assert len(set(keys.values())) == len(keys)
+    ctx = key_context(wl, SIM)
+    assert ctx["layout"] == "NC1HWC0" and ctx["megafuse"] and ctx["tvm"] and ctx["evaluator"] == "modeled"
+    # a record of one never answers for the others
+    db = TuningDB(None)
+    rec = make_record(keys["base"], ctx, TileConfig(2, 28, 2), {"latency_us": 1.0})
+    db.append([rec])
+    hook = TunedTiles(db)
+    assert hook(wl, SIM) == TileConfig(2, 28, 2)
+    for k, (w, t) in variants.items():
+        if k != "base":
+            assert hook(w, t) is None, k
+
+
+def test_corrupt_and_foreign_lines_are_skipped(tmp_path, capsys):
+    wl = DwSepWorkload(1, 32, 64, 28, 28)
+    key, ctx = tuning_key(wl, SIM), key_context(wl, SIM)
+    good = [make_record(key, ctx, TileConfig(th, 28, 4), {"latency_us": float(10 - th)}) for th in (2, 4)]
+    bad_point = dict(good[0], point="0000000000000000")
+    lines = [json.dumps(good[0]), "{not json", json.dumps({"hello": "world"}),
+             json.dumps(dict(good[0], format="other-tool/3")), json.dumps(bad_point), "\x00\x01garbage",
+             json.dumps(good[1])[:-20]]
+    path = tmp_path / "db.jsonl"
+    path.write_text("\n".join(lines))             # the last line is torn (no newline, truncated)
+    with pytest.warns(TuningDatabaseWarning) as rec:
+        db = TuningDB(path).load()
+    assert len(rec) == 6 and db.skipped == 6 and len(db) == 1
+    assert all(str(w.message).count("\n") == 0 for w in rec)
+    db.append([good[1]])                            # appends after a torn line stay readable
+    with pytest.warns(TuningDatabaseWarning):
+        again = TuningDB(path).load()
+    assert len(again) == 2 and again.best(key)["tile"]["th"] == 4
+
+    with pytest.raises(TuningDatabaseError):
+        TuningDB(tmp_path).load()                   # a directory: unreadable altogether
+    onnx.save(models.dwsep_block(cin=32, cout=64, h=28), tmp_path / "m.onnx")
+    code = main(["compile", str(tmp_path / "m.onnx"), "--db", str(tmp_path)])
+    _, err = capsys.readouterr()
+    assert code == 2 and err.count("\n") == 1 and err.startswith("megafuse: error:") and "tuning database" in err
+
+
+# --------------------------------------------------------------------------------------------
+# tune → compile
+# --------------------------------------------------------------------------------------------
+def test_tune_then_compile_uses_tuned_tiles(tmp_path, capsys):
+    from fusion.costmodel import model_fused
+
+    model = tmp_path / "m.onnx"
+    onnx.save(models.dwsep_block(cin=64, cout=128, h=56, stride=2), model)
+    db = tmp_path / "db.jsonl"
+    assert main(["tune", str(model), "-t", "sim", "--db", str(db), "--quiet", "--top", "3",
+                 "--csv", str(tmp_path / "p.csv"), "--json", str(tmp_path / "p.json"),
+                 "--plot", str(tmp_path / "plots")]) == 0
+    out = capsys.readouterr().out
+    assert "pruned:" in out and "vs default" in out and "def " in out
+    doc = json.loads((tmp_path / "p.json").read_text())
+    blk = doc["blocks"][0]
+    assert blk["best"]["latency_us"] <= blk["default"]["latency_us"]
+    assert (tmp_path / "plots" / f"{blk['name']}.png").stat().st_size > 1000
+    assert (tmp_path / "p.csv").read_text().count("\n") > blk["space"]["legal"]
+
+    assert main(["compile", str(model), "-t", "sim", "--db", str(db), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["fused_blocks"][0]["tile_source"] == "tuned"
+    assert any("tuning database" in n and "1 of 1" in n for n in got["notes"])
+    assert main(["compile", str(model), "-t", "sim", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "[tuned]" in out and f"tuning database {db}" in out
+
+    from fusion.driver import compile_model
+
+    soc = SIM.soc
+    hook = TunedTiles(TuningDB(db))
+    cm = compile_model(str(model), target="sim", tuned_tiles=hook)
+    for b in cm.fused_blocks:
+        tuned = model_fused(b.plan).time_us
+        dflt = model_fused(make_plan(b.workload, default_tile(b.workload, SIM), soc)).time_us
+        assert b.tile_source == "tuned" and tuned <= dflt
+    assert main(["compile", str(model), "-t", "sim", "--db", str(db), "--no-db"]) == 0
+    assert "[default]" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------------------------
+# llvm: measured
+# --------------------------------------------------------------------------------------------
+def test_tiny_llvm_sweep_is_checked(tmp_path):
+    from fusion.check import check_model
+    from fusion.driver import compile_model
+
+    model = models.dwsep_block(cin=32, cout=32, h=14)
+    llvm = parse_target("llvm")
+    db = TuningDB(tmp_path / "db.jsonl")
+    wl = DwSepWorkload(1, 32, 32, 14, 14)
+    with Pool(1) as pool:
+        pool.force = True
+        res = sweep_measured("dw_fused", wl, llvm, db, trials=3, pool=pool)
+    assert res.new == 3 and res.failed == 0 and res.default_point is not None
+    for p in res.points.values():
+        assert p.record["check_rel_err"] <= 1e-4 and p.record["min_us"] <= p.latency_us
+    assert res.best.latency_us <= res.default_point.latency_us
+    again = sweep_measured("dw_fused", wl, llvm, TuningDB(tmp_path / "db.jsonl"), trials=3)
+    assert again.new == 0 and again.stored == 3
+    cm = compile_model(model, target="llvm", tuned_tiles=TunedTiles(TuningDB(tmp_path / "db.jsonl")))
+    assert cm.fused_blocks[0].tile_source == "tuned"
+    assert check_model(model, cm).passed          # the tuned kernel against ONNX Runtime
