@@ -39,14 +39,15 @@ def _header(cm, model_path: str, mode: str) -> dict:
 
 # --- modeled (sim) -------------------------------------------------------------------------
 def bench_sim(cm, model_path: str) -> tuple[dict, list]:
-    from fusion.costmodel import choose_engine, model_unfused
+    from fusion.costmodel import model_fused, model_unfused
     from fusion.opcost import other_kernel_cost
 
     soc = cm.target.soc
     rows, costs = [], []
     fused_total = unfused_total = folded_total = 0.0
     for b in cm.fused_blocks:
-        plan, cost, why = choose_engine(b.workload, b.plan.tile, soc)
+        plan, why = b.plan, b.engine_reason
+        cost = model_fused(plan, b.name)
         unf = model_unfused(b.workload, soc, "framework")
         fold = model_unfused(b.workload, soc, "folded")
         costs.append((b.name, cost))

@@ -77,6 +77,8 @@ def _print_compiled(cm) -> None:
               f"s{wl.stride[0]} {wl.act1}/{wl.act2}{' +res' if wl.residual else ''}  "
               f"tile {p.tile.describe()} [{b.tile_source}]  tiles {p.n_tiles} on {p.cores} cores  "
               f"UB {p.ub_bytes:,}/{p.soc.ub_usable_bytes:,} B")
+        if b.engine_reason and b.tile_source == "default":
+            print(f"  {'':<14} {b.engine_reason}")
     if cm.refusals:
         print(f"not fused / not folded ({len(cm.refusals)}):")
         for r in cm.refusals:

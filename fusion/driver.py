@@ -51,6 +51,7 @@ class FusedBlock:
     workload: DwSepWorkload
     plan: KernelPlan
     tile_source: str   # default | forced | tuned (db)
+    engine_reason: str = ""  # why PW runs on this unit (the cost model's comparison)
 
     def to_json(self) -> dict:
         p = self.plan
@@ -60,7 +61,8 @@ class FusedBlock:
             "output": [p.workload.batch, p.workload.cout, p.workload.out_height, p.workload.out_width],
             "tile": {"th": p.th, "tw": p.tw, "cob": p.cob, "cib": p.cib,
                      "double_buffer": p.tile.double_buffer, "pw_engine": p.tile.pw_engine},
-            "tile_source": self.tile_source, "n_tiles": p.n_tiles, "cores": p.cores,
+            "tile_source": self.tile_source, "engine_reason": self.engine_reason,
+            "n_tiles": p.n_tiles, "cores": p.cores,
             "ub_bytes_used": p.ub_bytes, "ub_bytes_available": p.soc.ub_usable_bytes,
             "buffers": [{"name": b.name, "scope": b.scope, "shape": list(b.shape), "dtype": b.dtype,
                          "copies": b.copies, "bytes": b.aligned_bytes(p.soc.ub_align)} for b in p.buffers],
@@ -114,6 +116,19 @@ def select_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None
     return base, "default"
 
 
+def _pick_engine(wl: DwSepWorkload, cfg: TileConfig, target: Target, source: str,
+                 override: TileOverride | None) -> tuple[KernelPlan, str]:
+    """On the Ascend targets a default tile's PW engine is the cost model's choice (vector vs
+    cube, hand-off included); a forced or tuned tile keeps its own."""
+    if target.kind == "llvm" or source != "default" or (override and override.pw_engine):
+        return make_plan(wl, cfg, target.soc), f"pw on {cfg.pw_engine} ({source} tile)"
+    if target.kind == "ascend":
+        return make_plan(wl, cfg, target.soc), "pw on vector: the Ascend C emitter has no cube path yet"
+    from fusion.costmodel import choose_engine
+    plan, _cost, why = choose_engine(wl, cfg, target.soc)
+    return plan, why
+
+
 def compile_model(model, target="sim", input_shapes=None, dtype: str | None = None,
                   tile: TileOverride | None = None, fuse: bool = True, tuned_tiles=None) -> CompiledModel:
     """tuned_tiles: optional callable (workload, target) → TileConfig | None (the tuning database)."""
@@ -134,7 +149,8 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
             wl = fused_workload(g, n, dtype)
             tuned = tuned_tiles(wl, tgt) if tuned_tiles else None
             cfg, source = select_tile(wl, tgt, tile, tuned)
-            plan = check_budget(make_plan(wl, cfg, tgt.soc))
+            plan, why = _pick_engine(wl, cfg, tgt, source, tile)
+            plan = check_budget(plan)
             ex = build_fused(plan)
             consts = [g.constants[t] for t in n.inputs[1:5]]
             params = [n.inputs[0]] + [tvm.runtime.tensor(a, dev) for a in fused_params(*consts, dtype)]
@@ -142,7 +158,7 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
             out_t = g.types[n.outputs[0]]
             program.steps.append(Step(n.name, "fused", ex["main"], params, n.outputs[0],
                                       out_t.shape, dtype, ex))
-            blocks.append(FusedBlock(n.name, tuple(n.attr("members")), wl, plan, source))
+            blocks.append(FusedBlock(n.name, tuple(n.attr("members")), wl, plan, source, why))
         else:
             spec = op_kernel(n, ctx)
             ex = build_op(spec)

@@ -39,7 +39,8 @@ def test_compile_json(capsys, block_path):
     assert code == 0 and doc["target"] == "sim:ascend910b2"
     b = doc["fused_blocks"][0]
     assert b["ub_bytes_used"] <= b["ub_bytes_available"] == 188160
-    assert sum(x["bytes"] for x in b["buffers"]) == b["ub_bytes_used"]
+    assert sum(x["bytes"] for x in b["buffers"] if x["scope"] == "UB") == b["ub_bytes_used"]
+    assert b["engine_reason"].startswith("pw on ")
 
 
 def test_check_pass_and_json(capsys, block_path):
