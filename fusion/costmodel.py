@@ -6,8 +6,9 @@ the PW engine) and the SoC table in fusion/soc.py; nothing is written per shape.
 Primitive costs (cycles -> µs at `soc.clock_ghz`):
 
   DMA     t = ceil(bursts / dma_max_bursts) · dma_setup_cycles
-              + bytes / (bw · eff)
-          bw  = min(per-core bw of the direction, hbm_gbps / active DMA cores)
+              + bytes · (1 - h) / (bw_hbm · eff) + bytes · h / (bw_l2 · eff)
+          bw_x = min(per-core bw of the direction, x_gbps / active DMA cores), x = hbm | l2
+          h   = the fraction of the transfer's bytes L2 serves (see "L2" below; 0 = all HBM)
           eff = dma_short_burst_efficiency when the mean burst < dma_short_burst_bytes, else 1
           A row of a tile (w·C0 elements) is one contiguous burst in NC1HWC0; a tile that spans
           the full width is one burst per channel block.
@@ -41,21 +42,44 @@ and write y through Fixpipe (bias + relu on the fly); any other act2 or a residu
 pre-activation back through GM to the AIV for the epilogue. All of that traffic is "handoff".
 
 Kernel time = launch (launch_base_us + launch_per_core_us · cores launched)
-            + max(busiest core, total GM bytes / hbm bandwidth).
+            + max(busiest core, HBM bytes / hbm bandwidth, DMA bytes / l2 bandwidth).
 Bottleneck classes (after the seed's table, 000_*): launch-bound (launch >= body), memory-bound,
 compute-bound (vector|cube), pipeline-bubbles (the busiest core idles > 10 % with no pipe busy).
 
-Not modeled: L2 hits (a weight block or halo row re-read by another core is charged as GM
-traffic and at GM bandwidth), bank conflicts, scalar overhead, K-streaming through L0A (the plan
-keeps all of C1 of the cube's A operand in L0A).
+L2 (MODELING ASSUMPTIONS, _l2_policy): every GM access goes through L2. Per kernel, the first
+read of each byte of a tensor (input windows' union, each weight tensor, the residual) comes
+from HBM; every re-read inside the kernel -- PW weights loaded by every core or per tile, input
+halos, DW taps loaded per core -- hits L2, provided the kernel's working set (every tensor it
+touches, the 910B hand-off buffer included) fits in soc.l2_bytes; otherwise every DMA byte is
+charged to HBM (conservative). L2 is write-back: the output is written to HBM once; the 910B
+AIV->AIC hand-off (and pre-activation round trip) is written to L2 and consumed while resident,
+so it never reaches HBM when the working set fits. A kernel boundary flushes L2: an unfused
+kernel's intermediate reaches HBM and the next kernel's first read of it comes from HBM. For
+timing, each traffic kind's DMAs get the kernel-average hit fraction h = 1 - unique / DMA bytes;
+hits share l2_gbps, misses hbm_gbps, and the per-core MTE2/MTE3 bandwidth caps both.
+gm_read_bytes / gm_write_bytes / traffic_ratio keep counting every DMA byte (MTE2/MTE3);
+hbm_read_bytes / hbm_write_bytes / hbm_traffic_ratio count what reaches HBM, l2_hit_bytes the
+rest.
+
+Not modeled: bank conflicts, scalar overhead, K-streaming through L0A (the plan keeps all of C1
+of the cube's A operand in L0A), L2 set conflicts and other tenants of L2, partial L2 reuse
+when the working set exceeds it.
 
 Roofline bound = max(minimal GM bytes / hbm bandwidth, FLOPs / peak of the units used), where
 minimal GM bytes = input + all weights and biases + residual + output, each once (NC1HWC0,
-channel tails padded).
+channel tails padded). The modeled HBM bytes are never below it.
+
+Speed (the same results, bit for bit, as a plain replay): cores with the same tile sequence are
+simulated once; a tile's steps are built from parts (ci-steps, co-steps, resident loads) shared
+by every plan of the same workload and SoC; the unfused kernels' tile searches model tiles in
+order of a lower bound and skip those whose bound exceeds the best time found; model_unfused is
+memoized per (workload, SoC, variant). tests/test_costmodel.py pins all of it against the
+straightforward paths.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Iterable
@@ -80,6 +104,7 @@ TIMELINE_TILES = 2  # timeline events are recorded for the first N tiles of ever
 # --------------------------------------------------------------------------------------------
 # primitive costs
 # --------------------------------------------------------------------------------------------
+@lru_cache(maxsize=64)
 def itemsize(dtype: str) -> int:
     return np.dtype(dtype).itemsize
 
@@ -88,22 +113,38 @@ def cycles_to_us(soc: SocSpec, cycles: float) -> float:
     return cycles / (soc.clock_ghz * 1e3)
 
 
-def dma_bandwidth(soc: SocSpec, direction: str, active_cores: int) -> float:
-    """Bytes per µs one core gets: its own DMA limit, or its share of the HBM bandwidth."""
+def dma_bandwidth(soc: SocSpec, direction: str, active_cores: int, source: str = "any") -> float:
+    """Bytes per µs one core gets: its own DMA limit, or its share of the shared bandwidth of the
+    level that serves the bytes -- "hbm" (L2 misses, and writes that reach HBM) or "l2" (L2 hits,
+    and writes L2 absorbs). The default "any" is the fastest of the two, i.e. the most any byte can
+    get: what a lower bound of the model needs (fusion/tuning/evaluators.py)."""
     gib = soc.gm_to_ub_gibps if direction == "in" else soc.ub_to_gm_gibps
     per_core = gib * 2**30 / 1e6
-    share = soc.hbm_gbps * 1e3 / max(1, active_cores)
+    if source == "hbm":
+        gbps = soc.hbm_gbps
+    elif source == "l2":
+        gbps = soc.l2_gbps
+    else:
+        gbps = max(soc.hbm_gbps, soc.l2_gbps)
+    share = gbps * 1e3 / max(1, active_cores)
     return min(per_core, share)
 
 
-def dma_us(soc: SocSpec, nbytes: int, bursts: int, direction: str, active_cores: int) -> float:
+def dma_us(soc: SocSpec, nbytes: int, bursts: int, direction: str, active_cores: int,
+           hit: float = 0.0) -> float:
+    """One DMA; `hit` is the fraction of its bytes L2 serves (the rest goes to / comes from HBM)."""
     if nbytes <= 0:
         return 0.0
     bursts = max(1, bursts)
     transfers = ceil_div(bursts, soc.dma_max_bursts)
     eff = soc.dma_short_burst_efficiency if nbytes / bursts < soc.dma_short_burst_bytes else 1.0
-    return (cycles_to_us(soc, transfers * soc.dma_setup_cycles)
-            + nbytes / (dma_bandwidth(soc, direction, active_cores) * eff))
+    setup = cycles_to_us(soc, transfers * soc.dma_setup_cycles)
+    if hit <= 0.0:
+        return setup + nbytes / (dma_bandwidth(soc, direction, active_cores, "hbm") * eff)
+    if hit >= 1.0:
+        return setup + nbytes / (dma_bandwidth(soc, direction, active_cores, "l2") * eff)
+    return setup + (nbytes * (1.0 - hit) / (dma_bandwidth(soc, direction, active_cores, "hbm") * eff)
+                    + nbytes * hit / (dma_bandwidth(soc, direction, active_cores, "l2") * eff))
 
 
 @dataclass(frozen=True)
@@ -167,17 +208,32 @@ class CoreRun:
     rings: dict[str, list[float]]
     last_end: float
     intervals: list[tuple[float, float]] = field(default_factory=list)
+    # runs of `_sim` record no intervals; `idle` replays (sequence, double_buffer, earlier replay)
+    replay: tuple | None = None
 
     def copy(self) -> "CoreRun":
         return CoreRun(self.end, dict(self.busy), list(self.events), list(self.step_end),
                        dict(self.pipe_free), {k: list(v) for k, v in self.rings.items()},
-                       self.last_end, list(self.intervals))
+                       self.last_end, list(self.intervals), self.replay)
+
+    def busy_intervals(self) -> list[tuple[float, float]]:
+        """(start, end) of every stage run on this core."""
+        if self.replay is None:
+            return self.intervals
+        chain, rp = [], self.replay
+        while rp is not None:
+            chain.append(rp[:2])
+            rp = rp[2]
+        run = None
+        for seq, db in reversed(chain):
+            run = _sim(seq, db, run, record_tiles=0, intervals=True)
+        return run.intervals
 
     @property
     def idle(self) -> float:
         """Time up to `end` when no pipe of the core is busy (timeline gaps)."""
         covered, cur_s, cur_e = 0.0, None, None
-        for s, e in sorted(self.intervals):
+        for s, e in sorted(self.busy_intervals()):
             if cur_e is None or s > cur_e:
                 if cur_e is not None:
                     covered += cur_e - cur_s
@@ -230,6 +286,91 @@ def simulate(steps: list[Step], double_buffer: bool, prev: CoreRun | None = None
     return run
 
 
+# A compiled stage: (pipe, us, label, buf, copies, after) -- the fields of Stage as a tuple.
+CStage = tuple
+
+
+def _compile(stages: Iterable[Stage]) -> tuple[CStage, ...]:
+    return tuple((s.pipe, s.us, s.label, s.buf, s.copies, s.after) for s in stages)
+
+
+def _st(pipe: str, us: float, label: str, buf: str | None = None, copies: int = 2,
+        after: int | None = None) -> CStage:
+    """A compiled stage, built directly (Stage's fields, as a tuple)."""
+    return (pipe, us, label, buf, copies, after)
+
+
+def _new_run() -> CoreRun:
+    return CoreRun(0.0, dict.fromkeys(PIPES, 0.0), [], [], dict.fromkeys(PIPES, 0.0), {}, 0.0)
+
+
+def _sim(seq, double_buffer: bool, run: CoreRun | None = None,
+         record_tiles: int = TIMELINE_TILES, intervals: bool = False) -> CoreRun:
+    """`simulate` on compiled steps, operation for operation (the same float additions in the
+    same order, so bit-identical results; tests/test_costmodel.py checks it against `simulate`).
+
+    seq: (tile, ready_at, blocks) per tile, blocks a tuple of steps, each a tuple of compiled
+    stages; ready_at gates the first step of the tile only. Busy intervals are only recorded
+    with intervals=True; otherwise the run keeps what it needs to replay them (CoreRun.idle)."""
+    if run is None:
+        run = _new_run()
+    elif run.intervals and run.replay is None:
+        intervals = True   # continues a run that recorded its intervals: keep recording
+    run.replay = None if intervals else (seq, double_buffer, run.replay)
+    pipe_free, busy, rings = run.pipe_free, run.busy, run.rings
+    step_end, events = run.step_end, run.events
+    add_iv = run.intervals.append if intervals else None
+    add_end = step_end.append
+    last_end = run.last_end
+    db = double_buffer
+    for tile, ready, blocks in seq:
+        rec = tile < record_tiles
+        for stages in blocks:
+            prev_end = ready
+            ready = 0.0
+            pending = None
+            for pipe, us, label, buf, copies, after in stages:
+                if us <= 0:
+                    continue
+                start = pipe_free[pipe]
+                if prev_end > start:
+                    start = prev_end
+                if after is not None:
+                    t = step_end[len(step_end) + after]
+                    if t > start:
+                        start = t
+                if not db and last_end > start:
+                    start = last_end
+                if buf:
+                    ring = rings.get(buf)
+                    if ring is None:
+                        ring = rings[buf] = []
+                    depth = copies if db else 1
+                    if len(ring) >= depth:
+                        t = ring[-depth]
+                        if t > start:
+                            start = t
+                end = start + us
+                if pending is not None:
+                    rings[pending].append(end)
+                pending = buf or None
+                pipe_free[pipe] = end
+                busy[pipe] += us
+                if end > last_end:
+                    last_end = end
+                if add_iv is not None:
+                    add_iv((start, end))
+                prev_end = end
+                if rec:
+                    events.append((pipe, start, us, label))
+            if pending is not None:
+                rings[pending].append(prev_end)
+            add_end(prev_end)
+    run.last_end = last_end
+    run.end = last_end
+    return run
+
+
 # --------------------------------------------------------------------------------------------
 # results
 # --------------------------------------------------------------------------------------------
@@ -271,6 +412,14 @@ class KernelCost:
     tile: str = ""
     notes: tuple[str, ...] = ()
     label: str = MODELED
+    # L2 / HBM split of the DMA traffic above (gm_* count every byte MTE2/MTE3 move; these count
+    # what reaches HBM): first reads of each tensor and the writes L2 writes back; see _l2_policy
+    hbm_read_bytes: int = 0
+    hbm_write_bytes: int = 0
+    l2_hit_bytes: int = 0                    # DMA bytes L2 serves without an HBM transfer
+    hbm_traffic: dict[str, int] = field(default_factory=dict)   # per traffic kind, read + write
+    l2_working_set_bytes: int = 0            # every tensor the kernel touches
+    l2_fits: bool = False                    # working set <= soc.l2_bytes (else no L2 hits)
 
     @property
     def gm_bytes(self) -> int:
@@ -278,7 +427,17 @@ class KernelCost:
 
     @property
     def traffic_ratio(self) -> float:
+        """DMA (MTE2 + MTE3) bytes / minimal bytes."""
         return self.gm_bytes / self.min_gm_bytes if self.min_gm_bytes else float("nan")
+
+    @property
+    def hbm_bytes(self) -> int:
+        return self.hbm_read_bytes + self.hbm_write_bytes
+
+    @property
+    def hbm_traffic_ratio(self) -> float:
+        """HBM bytes / minimal bytes: the traffic that reaches HBM after L2 hits."""
+        return self.hbm_bytes / self.min_gm_bytes if self.min_gm_bytes else float("nan")
 
     def as_dict(self) -> dict:
         return {
@@ -287,7 +446,11 @@ class KernelCost:
             "per_pipe_us": dict(self.per_pipe_us), "per_core": {k: dict(v) for k, v in self.per_core.items()},
             "gm_read_bytes": self.gm_read_bytes, "gm_write_bytes": self.gm_write_bytes,
             "gm_bytes": self.gm_bytes, "traffic": dict(self.traffic), "min_gm_bytes": self.min_gm_bytes,
-            "traffic_ratio": self.traffic_ratio, "flops": self.flops, "roofline_us": self.roofline_us,
+            "traffic_ratio": self.traffic_ratio, "hbm_read_bytes": self.hbm_read_bytes,
+            "hbm_write_bytes": self.hbm_write_bytes, "hbm_bytes": self.hbm_bytes,
+            "l2_hit_bytes": self.l2_hit_bytes, "hbm_traffic": dict(self.hbm_traffic),
+            "hbm_traffic_ratio": self.hbm_traffic_ratio, "l2_working_set_bytes": self.l2_working_set_bytes,
+            "l2_fits": self.l2_fits, "flops": self.flops, "roofline_us": self.roofline_us,
             "roofline_pct": self.roofline_pct, "bottleneck": self.bottleneck,
             "bottleneck_detail": self.bottleneck_detail, "engine": dict(self.engine),
             "cores_used": self.cores_used, "counts": dict(self.counts), "notes": list(self.notes),
@@ -308,9 +471,14 @@ class UnfusedCost:
     def launch_us(self) -> float:
         return sum(k.launch_us for k in self.kernels)
 
+    @property
+    def hbm_bytes(self) -> int:
+        """What reaches HBM over all kernels (each intermediate written and read back)."""
+        return sum(k.hbm_bytes for k in self.kernels)
+
     def as_dict(self) -> dict:
         return {"variant": self.variant, "label": self.label, "time_us": self.time_us,
-                "gm_bytes": self.gm_bytes, "launch_us": self.launch_us,
+                "gm_bytes": self.gm_bytes, "hbm_bytes": self.hbm_bytes, "launch_us": self.launch_us,
                 "kernels": [k.as_dict() for k in self.kernels]}
 
 
@@ -320,22 +488,24 @@ class _Acc:
     def __init__(self):
         self.traffic = {"input": 0, "weights": 0, "residual": 0, "output": 0,
                         "handoff": 0, "intermediate": 0}
+        self.read = dict.fromkeys(self.traffic, 0)   # the reads among `traffic`, per kind
         self.reads = 0
         self.writes = 0
         self.counts = {"dma_transfers": 0, "dma_bursts": 0, "vector_instrs": 0,
                        "vector_repeats": 0, "cube_fractals": 0}
 
-    def dma(self, soc, kind, nbytes, bursts, direction, active, times=1) -> float:
+    def dma(self, soc, kind, nbytes, bursts, direction, active, times=1, hit=0.0) -> float:
         if nbytes <= 0:
             return 0.0
         self.traffic[kind] += nbytes * times
         if direction == "in":
             self.reads += nbytes * times
+            self.read[kind] += nbytes * times
         else:
             self.writes += nbytes * times
         self.counts["dma_transfers"] += ceil_div(max(1, bursts), soc.dma_max_bursts) * times
         self.counts["dma_bursts"] += max(1, bursts) * times
-        return dma_us(soc, nbytes, bursts, direction, active)
+        return dma_us(soc, nbytes, bursts, direction, active, hit)
 
     def vec(self, soc, work: VecWork, times=1) -> float:
         self.counts["vector_instrs"] += work.instrs * times
@@ -349,6 +519,8 @@ class _Acc:
     def merge(self, other: "_Acc", times: int) -> None:
         for k, v in other.traffic.items():
             self.traffic[k] += v * times
+        for k, v in other.read.items():
+            self.read[k] += v * times
         for k, v in other.counts.items():
             self.counts[k] += v * times
         self.reads += other.reads * times
@@ -370,7 +542,8 @@ def _cube_peak_flops_per_us(soc: SocSpec, dtype: str) -> float:
     return per_cycle * soc.clock_ghz * 1e3 * soc.cube_cores
 
 
-def _classify(launch: float, body: float, floor: float, runs: dict[str, CoreRun]) -> tuple[str, str]:
+def _classify(launch: float, body: float, floor: float, runs: dict[str, CoreRun],
+              floor_what: str = "total GM bytes at HBM bandwidth") -> tuple[str, str]:
     """Bottleneck class after the seed's table (000_*): 调度开销 (launch), 调度空洞 (idle > 10 %),
     访存受限 (memory), 计算受限 (vector / cube)."""
     if launch >= body:
@@ -378,7 +551,7 @@ def _classify(launch: float, body: float, floor: float, runs: dict[str, CoreRun]
     crit = max(runs, key=lambda c: runs[c].end)
     run = runs[crit]
     if floor >= run.end:
-        return "memory-bound", (f"total GM bytes at HBM bandwidth ({floor:.2f} us) exceed the busiest "
+        return "memory-bound", (f"{floor_what} ({floor:.2f} us) exceed the busiest "
                                 f"core ({run.end:.2f} us) (访存受限)")
     pipe = max(PIPES, key=lambda p: run.busy[p])
     idle = run.idle / run.end if run.end else 0.0
@@ -391,23 +564,89 @@ def _classify(launch: float, body: float, floor: float, runs: dict[str, CoreRun]
     return f"compute-bound ({pipe})", detail + " (计算受限)"
 
 
+@dataclass(frozen=True)
+class _L2:
+    """What L2 serves in one kernel (see _l2_policy)."""
+
+    fits: bool                      # the kernel's working set fits in L2
+    working_set: int                # bytes of every tensor the kernel touches
+    unique: dict[str, int]          # kind -> bytes read from HBM (first touches) when it fits
+    hit_in: dict[str, float]        # kind -> fraction of its read DMA bytes served by L2 (timing)
+    hit_out: dict[str, float]       # kind -> fraction of its write DMA bytes absorbed by L2 (timing)
+    absorbed: tuple[str, ...] = ()  # kinds written and consumed inside the kernel (never reach HBM)
+
+
+def _l2_policy(soc: SocSpec, working_set: int, unique: dict[str, int],
+               dma_reads: dict[str, int] | None = None, absorbed: tuple[str, ...] = ()) -> _L2:
+    """L2 model of one kernel (MODELING ASSUMPTIONS, not measured):
+    - every GM access goes through L2; the first read of each byte of a tensor comes from HBM
+      (`unique`: input windows' union, each weight tensor once, the residual once); any re-read of
+      it inside the kernel (another core's copy of the weights, a halo row, a streamed weight block
+      of the next tile) hits L2 -- provided the kernel's working set (all tensors it touches) fits
+      in soc.l2_bytes (fully associative LRU: a re-read's reuse distance is below the working set);
+    - L2 is write-back: the output is written to HBM once; an intermediate written and read back
+      inside the kernel (the 910B AIV->AIC hand-off, `absorbed`) is consumed while resident and
+      never reaches HBM (its eventual eviction of dead dirty lines is not charged);
+    - if the working set exceeds L2 every DMA byte is charged to HBM (conservative: no hits).
+    `dma_reads` (kind -> read DMA bytes) sets the hit fraction used for timing: a kind's DMAs all
+    get the same fraction 1 - unique / DMA bytes (the kernel's average)."""
+    fits = working_set <= soc.l2_bytes
+    hit_in: dict[str, float] = {}
+    hit_out: dict[str, float] = {}
+    if fits:
+        for k, d in (dma_reads or {}).items():
+            u = unique.get(k, d)
+            if d > 0 and u < d:
+                hit_in[k] = 1.0 - u / d
+        for k in absorbed:
+            hit_in[k] = hit_out[k] = 1.0
+    return _L2(fits, working_set, dict(unique), hit_in, hit_out, tuple(absorbed) if fits else ())
+
+
 def _assemble(name: str, soc: SocSpec, runs: dict[str, CoreRun], acc: _Acc, launched: int,
               min_bytes: int, vec_flops: int, cube_flops: int, vec_elem_bytes: int, dtype: str,
               engine: dict[str, str], tile: str = "", notes: Iterable[str] = (),
-              timeline: bool = True) -> KernelCost:
+              timeline: bool = True, l2: _L2 | None = None) -> KernelCost:
     launch = _launch_us(soc, launched)
     core_max = max(r.end for r in runs.values())
     total = acc.reads + acc.writes
-    floor = total / (soc.hbm_gbps * 1e3)
+    # HBM / L2 split of the DMA traffic (l2=None: no L2 model, every byte is HBM traffic)
+    rd = acc.read
+    wr = {k: v - rd[k] for k, v in acc.traffic.items()}
+    if l2 is None or not l2.fits:
+        hbm_rd, hbm_wr = dict(rd), wr
+    else:
+        uniq = {**l2.unique, **dict.fromkeys(l2.absorbed, 0)}
+        hbm_rd = {k: min(v, uniq.get(k, v)) for k, v in rd.items()}
+        hbm_wr = {k: 0 if k in l2.absorbed else v for k, v in wr.items()}
+    hbm_read, hbm_write = sum(hbm_rd.values()), sum(hbm_wr.values())
+    hbm_traffic = {k: hbm_rd[k] + hbm_wr[k] for k in acc.traffic}
+    # shared-bandwidth floors: HBM bytes at HBM bandwidth, every DMA byte at L2 bandwidth
+    floor_hbm = (hbm_read + hbm_write) / (soc.hbm_gbps * 1e3)
+    floor_l2 = total / (soc.l2_gbps * 1e3)
+    floor = max(floor_hbm, floor_l2)
+    if floor_l2 > floor_hbm:
+        what = "all DMA bytes at L2 bandwidth"
+    elif hbm_read + hbm_write < total:
+        what = "HBM bytes (L2 hits excluded) at HBM bandwidth"
+    else:
+        what = "total GM bytes at HBM bandwidth"
     body = max(core_max, floor)
     time = launch + body
     per_pipe = {p: max(r.busy[p] for r in runs.values()) for p in PIPES}
-    per_core = {c: {**{p: r.busy[p] for p in PIPES}, "end": r.end} for c, r in runs.items()}
+    rows = {}
+    for r in runs.values():   # cores that share a run share its numbers
+        if id(r) not in rows:
+            rows[id(r)] = {**{p: r.busy[p] for p in PIPES}, "end": r.end}
+    per_core = {c: dict(rows[id(r)]) for c, r in runs.items()}
     mem_us = min_bytes / (soc.hbm_gbps * 1e3)
     comp_us = max(vec_flops / _vector_peak_flops_per_us(soc, vec_elem_bytes),
                   cube_flops / _cube_peak_flops_per_us(soc, dtype) if cube_flops else 0.0)
     roof = max(mem_us, comp_us)
-    cls, detail = _classify(launch, body, floor, runs)
+    cls, detail = _classify(launch, body, floor, runs, what)
+    if l2 is not None and l2.fits and hbm_read + hbm_write < total:
+        notes = (*notes, f"L2: working set {l2.working_set / 2**20:.2f} MiB fits {soc.l2_bytes / 2**20:.0f} MiB; "
+                         f"{total - hbm_read - hbm_write:,} B of re-reads / hand-off served by L2")
     if timeline:
         events = tuple(Event(c, p, s, d, lab) for c, r in runs.items() for (p, s, d, lab) in r.events)
         note = (f"events of the first {TIMELINE_TILES} tiles of each core; "
@@ -421,19 +660,10 @@ def _assemble(name: str, soc: SocSpec, runs: dict[str, CoreRun], acc: _Acc, laun
         min_gm_bytes=min_bytes, flops=vec_flops + cube_flops, roofline_us=roof,
         roofline_pct=100.0 * time / roof if roof else float("inf"), bottleneck=cls,
         bottleneck_detail=detail, engine=engine, cores_used=len(runs), counts=dict(acc.counts),
-        timeline=events, timeline_note=note, tile=tile, notes=tuple(notes))
-
-
-def _simulate_cores(core_steps: dict[str, list[Step]], sigs: dict[str, tuple], db: bool) -> dict[str, CoreRun]:
-    """Simulate every core; cores whose step lists have the same signature share one run."""
-    cache: dict[tuple, CoreRun] = {}
-    out = {}
-    for core, steps in core_steps.items():
-        key = sigs[core]
-        if key not in cache:
-            cache[key] = simulate(steps, db)
-        out[core] = cache[key]
-    return out
+        timeline=events, timeline_note=note, tile=tile, notes=tuple(notes),
+        hbm_read_bytes=hbm_read, hbm_write_bytes=hbm_write, l2_hit_bytes=total - hbm_read - hbm_write,
+        hbm_traffic=hbm_traffic, l2_working_set_bytes=l2.working_set if l2 is not None else 0,
+        l2_fits=l2.fits if l2 is not None else False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -479,6 +709,18 @@ def fused_min_bytes(wl: DwSepWorkload) -> dict[str, int]:
     }
 
 
+def _add_counts(total: dict, counts: dict, times: int) -> None:
+    for k, n in counts.items():
+        total[k] = total.get(k, 0) + n * times
+
+
+def _counts(items) -> dict:
+    out: dict = {}
+    for x in items:
+        out[x] = out.get(x, 0) + 1
+    return out
+
+
 def _split(total: int, step: int) -> list[int]:
     return [min(step, total - i) for i in range(0, total, step)]
 
@@ -496,14 +738,29 @@ def _dw_vector_work(soc: SocSpec, wl: DwSepWorkload, th: int, tw: int, cb: int, 
                     epilogue: bool) -> VecWork:
     """Per ci-step: padding fill, kh·kw multiply-adds (one instruction per fp32 row of tw·C0),
     then (epilogue) bias, act1 and the cast to the storage dtype."""
-    b = itemsize(wl.dtype)
-    kh, kw = wl.kernel
+    return _dw_vector_work_cached(soc.vector_repeat_bytes, soc.max_repeat, wl.dtype, wl.kernel,
+                                  wl.act1, th, tw, cb, pad_elems, epilogue)
+
+
+class _VecSoc:
+    """The two SoC fields vec_op reads (for memoized work counts)."""
+
+    def __init__(self, vector_repeat_bytes: int, max_repeat: int):
+        self.vector_repeat_bytes, self.max_repeat = vector_repeat_bytes, max_repeat
+
+
+@lru_cache(maxsize=65536)
+def _dw_vector_work_cached(repeat_bytes, max_repeat, dtype, kernel, act1, th, tw, cb, pad_elems,
+                           epilogue) -> VecWork:
+    soc = _VecSoc(repeat_bytes, max_repeat)
+    b = itemsize(dtype)
+    kh, kw = kernel
     work = vec_op(soc, pad_elems, b, rows=cb) if pad_elems else VecWork()
     work += vec_op(soc, tw * C0, ACC_BYTES, rows=cb * th) * (kh * kw)
     n = th * tw * C0
     if epilogue:
         work += vec_op(soc, n, ACC_BYTES, rows=cb)                          # + bias (per block)
-        work += vec_op(soc, cb * n, ACC_BYTES) * ACT_OPS[wl.act1]
+        work += vec_op(soc, cb * n, ACC_BYTES) * ACT_OPS[act1]
     if b != ACC_BYTES:
         work += vec_op(soc, cb * n, ACC_BYTES)                              # cast fp32 -> dtype
     return work
@@ -525,11 +782,104 @@ def _pw_epilogue_work(soc: SocSpec, wl: DwSepWorkload, th: int, tw: int, cbo: in
     return work
 
 
+# part caches shared by the plans of one (workload, SoC): a tuner sweeps many tiles of one block
+# and most of them share the DW steps (same th, tw, cib) or the PW steps (same th, tw, cob)
+_PART_CACHES: dict[tuple, dict] = {}
+_PART_CACHE_STEPS = 100_000   # steps kept over all parts (a few tens of MB at most)
+_part_steps = 0
+
+
+def _part_cache(wl: DwSepWorkload, soc: SocSpec) -> dict:
+    global _part_steps
+    if _part_steps > _PART_CACHE_STEPS:
+        _PART_CACHES.clear()
+        _part_steps = 0
+    key = (wl, soc)
+    d = _PART_CACHES.get(key)
+    if d is None:
+        if len(_PART_CACHES) >= 4:
+            _PART_CACHES.clear()
+            _part_steps = 0
+        d = _PART_CACHES[key] = {}
+    return d
+
+
+@lru_cache(maxsize=1024)
+def _tile_axes(wl: DwSepWorkload, th: int, tw: int) -> tuple[tuple, tuple]:
+    """(valid outputs, valid input rows) of every tile row and tile column (touches-padding is
+    dropped: tiles with the same steps share one key)."""
+    kh, kw = wl.kernel
+    rows = tuple(_axis(i * th, th, wl.out_height, wl.stride[0], kh, wl.pads[0], wl.height)[:2]
+                 for i in range(ceil_div(wl.out_height, th)))
+    cols = tuple(_axis(j * tw, tw, wl.out_width, wl.stride[1], kw, wl.pads[1], wl.width)[:2]
+                 for j in range(ceil_div(wl.out_width, tw)))
+    return rows, cols
+
+
+@lru_cache(maxsize=1024)
+def _input_bytes(wl: DwSepWorkload, th: int, tw: int) -> tuple[int, int]:
+    """(unique, DMA) input bytes of a th x tw output tiling: the union of the tiles' input windows
+    (clipped to the image) and the sum of the windows (halos counted once per tile)."""
+
+    def axis(out_total, t, s, k, pad, in_total):
+        spans = []
+        for i in range(ceil_div(out_total, t)):
+            lo = i * t * s - pad
+            spans.append((max(lo, 0), min(lo + (t - 1) * s + k, in_total)))
+        dma = sum(max(0, b - a) for a, b in spans)
+        covered, end = 0, 0
+        for a, b in sorted(spans):
+            if b > max(a, end):
+                covered += b - max(a, end)
+                end = b
+        return covered, dma
+
+    kh, kw = wl.kernel
+    u_r, d_r = axis(wl.out_height, th, wl.stride[0], kh, wl.pads[0], wl.height)
+    u_c, d_c = axis(wl.out_width, tw, wl.stride[1], kw, wl.pads[1], wl.width)
+    per = wl.batch * wl.c1 * C0 * itemsize(wl.dtype)
+    return per * u_r * u_c, per * d_r * d_c
+
+
+def _fused_l2(f: "_Fused") -> _L2:
+    """L2 policy of the fused kernel: the input is read once per tile with its halo, the DW
+    weights and biases once per core, the PW weights once per core (resident) or once per tile
+    (streamed); on 910B the DW result (and, without a Fixpipe epilogue, the pre-activation)
+    makes a round trip through GM that L2 absorbs."""
+    wl, b, plan = f.wl, f.b, f.plan
+    kh, kw = wl.kernel
+    u_in, d_in = _input_bytes(wl, f.th, f.tw)
+    w_dw = wl.c1 * kh * kw * C0 * b + wl.c1 * C0 * ACC_BYTES
+    b_pw = wl.co1 * C0 * ACC_BYTES
+    w_pw = wl.co1 * wl.c1 * C0 * C0 * b
+    n_tiles, cores = len(f.tiles), plan.cores
+    streamed = 0 if f.resident_w else n_tiles * w_pw
+    res_w = w_pw if f.resident_w else 0
+    if not f.decoupled:
+        d_w = cores * (w_dw + b_pw + res_w) + streamed
+    else:
+        d_w = (cores * (w_dw + (0 if f.fix_epi else b_pw))
+               + f.n_aic * (res_w + (b_pw if f.fix_epi else 0)) + streamed)
+    out = wl.batch * wl.co1 * wl.out_height * wl.out_width * C0 * b
+    res = out if wl.residual else 0
+    # hand-off footprint: every tile's DW result (and pre-activation) has its own GM slot
+    hand = n_tiles * (wl.c1 + (0 if f.fix_epi else wl.co1)) * f.thw * C0 * b if f.decoupled else 0
+    return _l2_policy(f.soc, u_in + w_dw + b_pw + w_pw + res + out + hand,
+                      {"input": u_in, "weights": w_dw + b_pw + w_pw, "residual": res},
+                      {"input": d_in, "weights": d_w},
+                      ("handoff",) if f.decoupled else ())
+
+
 class _Fused:
     """Builds the per-core step lists of the fused kernel from a KernelPlan (the loop nest of
-    schedules/dwsep_schedule.py)."""
+    schedules/dwsep_schedule.py).
 
-    def __init__(self, plan: KernelPlan):
+    A tile's steps are assembled from parts -- its ci-steps (which depend on the valid input
+    rows/columns only), its co-steps (valid outputs only), the resident-weight loads of a core's
+    first tile -- each built once per (workload, SoC, tile sizes, part key) with its traffic and
+    instruction counts; counts are merged as part × occurrences."""
+
+    def __init__(self, plan: KernelPlan, l2: "_L2 | None | str" = "auto"):
         self.plan = plan
         wl, soc = plan.workload, plan.soc
         self.wl, self.soc = wl, soc
@@ -537,10 +887,12 @@ class _Fused:
         self.th, self.tw = plan.th, plan.tw
         self.thw = plan.th * plan.tw
         self.thw_al = align(self.thw, soc.cube_fractal[0])
+        self.cib, self.cob = plan.cib, plan.cob
         self.ci_blocks = _split(wl.c1, plan.cib)
         self.co_blocks = _split(wl.co1, plan.cob)
         self.copies = 2 if plan.tile.double_buffer else 1
         self.decoupled = plan.handoff_via_gm
+        self.pw_on_cube = plan.pw_on_cube
         self.coupled_cube = plan.pw_on_cube and soc.coupled
         self.ratio = max(1, soc.vector_cores // max(1, soc.cube_cores))
         self.n_aic = ceil_div(plan.cores, self.ratio) if self.decoupled else 0
@@ -548,188 +900,256 @@ class _Fused:
         self.resident_w = pw_weights_resident(plan)
         self.fix_epi = self.decoupled and wl.act2 in soc.fixpipe_acts and not wl.residual
         self.sync_us = cycles_to_us(soc, soc.cross_core_sync_cycles)
-        kh, kw = wl.kernel
-        rows = [_axis(i * plan.th, plan.th, wl.out_height, wl.stride[0], kh, wl.pads[0], wl.height)
-                for i in range(plan.tiles_h)]
-        cols = [_axis(j * plan.tw, plan.tw, wl.out_width, wl.stride[1], kw, wl.pads[1], wl.width)
-                for j in range(plan.tiles_w)]
+        self.in_tile_px = plan.in_tile_h * plan.in_tile_w
+        rows, cols = _tile_axes(wl, plan.th, plan.tw)
+        self.rows, self.cols = rows, cols
         self.tiles = [(r, c) for _n in range(wl.batch) for r in rows for c in cols]
-        self._cache: dict[tuple, tuple] = {}
+        self.set_l2(_fused_l2(self) if l2 == "auto" else l2)
 
-    # --- per-tile pieces -------------------------------------------------------------------
-    def x_load(self, acc, cb, r, c) -> tuple[float, int]:
-        (_, ihv, _), (_, iwv, _) = r, c
+    def set_l2(self, l2: "_L2 | None") -> None:
+        self.l2 = l2
+        self.hit_in = dict(l2.hit_in) if l2 is not None else {}
+        self.hit_out = dict(l2.hit_out) if l2 is not None else {}
+        # what every part's durations depend on besides its own key (which holds the L2 hit
+        # fractions of the traffic it moves)
+        self.sig = (self.th, self.tw, self.copies, self.active)
+        self.parts = _part_cache(self.wl, self.soc)
+        self._used: dict[tuple, tuple] = {}     # part key -> (value, acc) used by this plan
+        self._blocks: dict[tuple, tuple] = {}   # (kind, tile, first) -> (steps, part keys)
+
+    # --- primitives ------------------------------------------------------------------------
+    def dma(self, acc, kind, nbytes, bursts, direction, times=1) -> float:
+        hit = (self.hit_in if direction == "in" else self.hit_out).get(kind, 0.0)
+        return acc.dma(self.soc, kind, nbytes, bursts, direction, self.active, times, hit)
+
+    def hits(self, *kinds: str) -> tuple[float, ...]:
+        """L2 hit fractions (reads, then writes) of the given traffic kinds: part-key material."""
+        return (*(self.hit_in.get(k, 0.0) for k in kinds), *(self.hit_out.get(k, 0.0) for k in kinds))
+
+    def x_load(self, acc, cb, r, c, times: int = 1) -> tuple[float, int]:
+        ihv, iwv = r[1], c[1]
         nb = cb * ihv * iwv * C0 * self.b
-        return acc.dma(self.soc, "input", nb, _rows_bursts(cb, ihv, iwv == self.wl.width), "in", self.active), nb
+        return self.dma(acc, "input", nb, _rows_bursts(cb, ihv, iwv == self.wl.width), "in", times), nb
 
     def out_io(self, cbo, r, c) -> tuple[int, int]:
         ohv, owv = r[0], c[0]
         return cbo * ohv * owv * C0 * self.b, _rows_bursts(cbo, ohv, owv == self.wl.out_width)
 
     def pad_elems(self, r, c) -> int:
-        return (self.plan.in_tile_h * self.plan.in_tile_w - r[1] * c[1]) * C0
+        return (self.in_tile_px - r[1] * c[1]) * C0
 
     def resident(self, acc, w_pw: bool, b_pw: bool, dw: bool) -> float:
-        soc, wl, b, a = self.soc, self.wl, self.b, self.active
+        wl, b = self.wl, self.b
         kh, kw = wl.kernel
         t = 0.0
         if dw:
-            t += acc.dma(soc, "weights", wl.c1 * kh * kw * C0 * b, 1, "in", a)
-            t += acc.dma(soc, "weights", wl.c1 * C0 * ACC_BYTES, 1, "in", a)
+            t += self.dma(acc, "weights", wl.c1 * kh * kw * C0 * b, 1, "in")
+            t += self.dma(acc, "weights", wl.c1 * C0 * ACC_BYTES, 1, "in")
         if b_pw:
-            t += acc.dma(soc, "weights", wl.co1 * C0 * ACC_BYTES, 1, "in", a)
+            t += self.dma(acc, "weights", wl.co1 * C0 * ACC_BYTES, 1, "in")
         if w_pw:
-            t += acc.dma(soc, "weights", wl.co1 * wl.c1 * C0 * C0 * b, 1, "in", a)
+            t += self.dma(acc, "weights", wl.co1 * wl.c1 * C0 * C0 * b, 1, "in")
         return t
 
-    def dw_steps(self, acc, k, r, c, handoff: bool) -> list[Step]:
-        soc, wl = self.soc, self.wl
-        steps = []
-        for j, cb in enumerate(self.ci_blocks):
-            t_load, nb = self.x_load(acc, cb, r, c)
-            t_vec = acc.vec(soc, _dw_vector_work(soc, wl, self.th, self.tw, cb, self.pad_elems(r, c), True))
-            stages = [Stage("MTE2", t_load, f"x tile ci{j} {nb}B", "x", self.copies),
-                      Stage("vector", t_vec, f"dw ci{j} {wl.kernel[0]}x{wl.kernel[1]} taps+bias+{wl.act1}")]
-            if handoff:
-                hb = cb * self.thw * C0 * self.b
-                # ci-steps fill distinct slices of dw_out; with one ci-step the slice is reused per tile
-                stages[-1].buf, stages[-1].copies = "dw_out", (2 if len(self.ci_blocks) > 1 else 1)
-                stages.append(Stage("MTE3", acc.dma(soc, "handoff", hb, cb, "out", self.active),
-                                    f"dw result ci{j} -> GM hand-off {hb}B"))
-            steps.append(Step(k, stages))
-        return steps
-
-    def pw_in(self, acc, cbo, r, c) -> float:
+    def pw_in(self, acc, cbo, r, c, times: int = 1) -> float:
         t = 0.0
         if not self.resident_w:
-            t += acc.dma(self.soc, "weights", self.wl.c1 * C0 * cbo * C0 * self.b, 1, "in", self.active)
+            t += self.dma(acc, "weights", self.wl.c1 * C0 * cbo * C0 * self.b, 1, "in", times)
         if self.wl.residual:
-            t += acc.dma(self.soc, "residual", *self.out_io(cbo, r, c), "in", self.active)
+            t += self.dma(acc, "residual", *self.out_io(cbo, r, c), "in", times)
         return t
 
-    # --- one core (vector PW, or cube PW on a coupled chip) --------------------------------
-    def _cached(self, key, build):
-        """Stage lists and traffic of one tile shape are built once and shared."""
-        if key not in self._cache:
+    def _part(self, key: tuple, build):
+        """(value, acc) of one part, built once per (workload, SoC, self.sig, key)."""
+        global _part_steps
+        full = (self.sig, *key)
+        hit = self.parts.get(full)
+        if hit is None:
             sub = _Acc()
-            self._cache[key] = (build(sub), sub)
-        return self._cache[key]
+            hit = self.parts[full] = (build(sub), sub)
+            if isinstance(hit[0], tuple):
+                _part_steps += len(hit[0])
+        self._used[full] = hit
+        return full, hit[0]
 
-    def _tile_block(self, acc, r, c, first: bool) -> list[list[Stage]]:
+    # --- parts -----------------------------------------------------------------------------
+    def _dw_part(self, acc, r, c, handoff: bool) -> tuple[tuple[CStage, ...], ...]:
+        """The ci-steps of one tile (DW, and on 910B the hand-off of the DW result)."""
+        soc, wl = self.soc, self.wl
+        pad = self.pad_elems(r, c)
+        vals = {}   # the (at most two) distinct ci-block sizes are costed once, counted per step
+        for cb, n in _counts(self.ci_blocks).items():
+            t_load, nb = self.x_load(acc, cb, r, c, n)
+            t_vec = acc.vec(soc, _dw_vector_work(soc, wl, self.th, self.tw, cb, pad, True), n)
+            hb = cb * self.thw * C0 * self.b
+            t_h = self.dma(acc, "handoff", hb, cb, "out", n) if handoff else 0.0
+            vals[cb] = (t_load, nb, t_vec, hb, t_h)
+        steps = []
+        taps = f"{wl.kernel[0]}x{wl.kernel[1]} taps+bias+{wl.act1}"
+        # with the hand-off, ci-steps fill distinct slices of dw_out; with one ci-step the slice is
+        # reused per tile
+        out_copies = 2 if len(self.ci_blocks) > 1 else 1
+        for j, cb in enumerate(self.ci_blocks):
+            t_load, nb, t_vec, hb, t_h = vals[cb]
+            if handoff:
+                steps.append((("MTE2", t_load, f"x tile ci{j} {nb}B", "x", self.copies, None),
+                              ("vector", t_vec, f"dw ci{j} {taps}", "dw_out", out_copies, None),
+                              ("MTE3", t_h, f"dw result ci{j} -> GM hand-off {hb}B", None, 2, None)))
+            else:
+                steps.append((("MTE2", t_load, f"x tile ci{j} {nb}B", "x", self.copies, None),
+                              ("vector", t_vec, f"dw ci{j} {taps}", None, 2, None)))
+        return tuple(steps)
+
+    def _co_part(self, acc, r, c) -> tuple[tuple[CStage, ...], ...]:
+        """The co-steps of one tile: PW on the vector unit, or on the cube of a coupled chip."""
         soc, wl, b = self.soc, self.wl, self.b
         res = " + res" if wl.residual else ""
-        blocks = [st.stages for st in self.dw_steps(acc, 0, r, c, False)]
-        if first:  # resident weights ride on the core's first load
-            s0 = blocks[0][0]
-            blocks[0][0] = replace(s0, us=s0.us + self.resident(acc, self.resident_w, True, True),
-                                   label=s0.label + " + resident weights")
-        for q, cbo in enumerate(self.co_blocks):
-            t_in = self.pw_in(acc, cbo, r, c)
+        vals = {}   # distinct (cbo, first co-step) pieces are costed once, counted per co-step
+        for (cbo, q0), n in _counts([(cbo, q == 0) for q, cbo in enumerate(self.co_blocks)]).items():
+            t_in = self.pw_in(acc, cbo, r, c, n)
             nb, bursts = self.out_io(cbo, r, c)
-            t_out = acc.dma(soc, "output", nb, bursts, "out", self.active)
+            t_out = self.dma(acc, "output", nb, bursts, "out", n)
             epi = _pw_epilogue_work(soc, wl, self.th, self.tw, cbo)
             if self.coupled_cube:
                 cyc = wl.c1 * C0 * cbo * C0 * b / soc.l1_to_l0b_bytes_per_cycle
-                if q == 0:  # dw_out UB -> L1 -> L0A once per tile; A stays in L0A
+                if q0:  # dw_out UB -> L1 -> L0A once per tile; A stays in L0A
                     cyc += wl.c1 * self.thw * C0 * b / soc.ub_to_l1_bytes_per_cycle
                     cyc += wl.c1 * self.thw_al * C0 * b / soc.l1_to_l0a_bytes_per_cycle
                 t_cube = cycles_to_us(soc, cyc) + acc.cube(
-                    soc, cube_fractals(soc, self.thw, wl.c1, cbo), wl.dtype)
+                    soc, cube_fractals(soc, self.thw, wl.c1, cbo), wl.dtype, n)
                 t_v = cycles_to_us(soc, cbo * self.thw_al * C0 * ACC_BYTES / soc.l0c_to_ub_bytes_per_cycle)
-                t_v += acc.vec(soc, epi)
-                blocks.append([
-                    Stage("MTE2", t_in, f"w_pw co{q}{res}", "w", self.copies),
-                    Stage("cube", t_cube, f"pw mmad co{q}", "l0c", 1, after=-(q + 1)),  # after the DW
-                    Stage("vector", t_v, f"L0C->UB + bias+{wl.act2} co{q}", "y", self.copies),
-                    Stage("MTE3", t_out, f"y co{q} {nb}B")])
+                t_v += acc.vec(soc, epi, n)
             else:
+                t_cube = 0.0
                 mac = vec_op(soc, self.thw * C0, ACC_BYTES, rows=wl.c1 * C0 * cbo)
-                t_v = acc.vec(soc, mac + epi)
-                blocks.append([
-                    Stage("MTE2", t_in, f"w_pw co{q}{res}", "w", self.copies),
-                    Stage("vector", t_v, f"pw MACs + bias+{wl.act2} co{q}", "y", self.copies),
-                    Stage("MTE3", t_out, f"y co{q} {nb}B")])
-        return blocks
-
-    def core_steps(self, acc, tiles) -> list[Step]:
-        steps: list[Step] = []
-        for k, (r, c) in enumerate(tiles):
-            blocks, sub = self._cached(("core", r, c, k == 0), lambda a: self._tile_block(a, r, c, k == 0))
-            acc.merge(sub, 1)
-            steps += [Step(k, st) for st in blocks]
-        return steps
-
-    # --- 910B: AIV (DW) -> GM -> AIC (PW) [-> GM -> AIV epilogue] ----------------------------
-    def _aiv_block(self, acc, r, c, first):
-        blocks = [st.stages for st in self.dw_steps(acc, 0, r, c, True)]
-        if first:
-            s0 = blocks[0][0]
-            blocks[0][0] = replace(s0, us=s0.us + self.resident(acc, False, not self.fix_epi, True),
-                                   label=s0.label + " + resident weights")
-        return blocks
-
-    def aiv_dw(self, acc, tiles) -> tuple[list[Step], list[int]]:
-        steps, ends = [], []
-        for k, (r, c) in enumerate(tiles):
-            blocks, sub = self._cached(("aiv", r, c, k == 0), lambda a: self._aiv_block(a, r, c, k == 0))
-            acc.merge(sub, 1)
-            steps += [Step(k, st) for st in blocks]
-            ends.append(len(steps) - 1)
-        return steps, ends
-
-    def _aic_block(self, acc, r, c, first):
-        soc, wl, b = self.soc, self.wl, self.b
-        blocks = []
+                t_v = acc.vec(soc, mac + epi, n)
+            vals[cbo, q0] = (t_in, nb, t_out, t_cube, t_v)
+        steps = []
         for q, cbo in enumerate(self.co_blocks):
-            t_in = self.resident(acc, self.resident_w, self.fix_epi, False) if first and q == 0 else 0.0
-            if q == 0:
-                t_in += acc.dma(soc, "handoff", wl.c1 * self.thw * C0 * b, wl.c1, "in", self.active)
+            t_in, nb, t_out, t_cube, t_v = vals[cbo, q == 0]
+            if self.coupled_cube:
+                steps.append((
+                    _st("MTE2", t_in, f"w_pw co{q}{res}", "w", self.copies),
+                    _st("cube", t_cube, f"pw mmad co{q}", "l0c", 1, after=-(q + 1)),  # after the DW
+                    _st("vector", t_v, f"L0C->UB + bias+{wl.act2} co{q}", "y", self.copies),
+                    _st("MTE3", t_out, f"y co{q} {nb}B")))
+            else:
+                steps.append((
+                    _st("MTE2", t_in, f"w_pw co{q}{res}", "w", self.copies),
+                    _st("vector", t_v, f"pw MACs + bias+{wl.act2} co{q}", "y", self.copies),
+                    _st("MTE3", t_out, f"y co{q} {nb}B")))
+        return tuple(steps)
+
+    def _aic_part(self, acc, r, c, first: bool) -> tuple[tuple[CStage, ...], ...]:
+        """910B: the AIC's co-steps of one tile (hand-off in, GEMM, Fixpipe out)."""
+        soc, wl, b = self.soc, self.wl, self.b
+        vals = {}   # distinct (cbo, first co-step) pieces are costed once, counted per co-step
+        for (cbo, q0), n in _counts([(cbo, q == 0) for q, cbo in enumerate(self.co_blocks)]).items():
+            t_in = self.resident(acc, self.resident_w, self.fix_epi, False) if first and q0 else 0.0
+            if q0:
+                t_in += self.dma(acc, "handoff", wl.c1 * self.thw * C0 * b, wl.c1, "in", n)
             if not self.resident_w:
-                t_in += acc.dma(soc, "weights", wl.c1 * C0 * cbo * C0 * b, 1, "in", self.active)
+                t_in += self.dma(acc, "weights", wl.c1 * C0 * cbo * C0 * b, 1, "in", n)
             cyc = wl.c1 * C0 * cbo * C0 * b / soc.l1_to_l0b_bytes_per_cycle
-            if q == 0:
+            if q0:
                 cyc += wl.c1 * self.thw_al * C0 * b / soc.l1_to_l0a_bytes_per_cycle
-            t_cube = cycles_to_us(soc, cyc) + acc.cube(soc, cube_fractals(soc, self.thw, wl.c1, cbo), wl.dtype)
+            t_cube = cycles_to_us(soc, cyc) + acc.cube(soc, cube_fractals(soc, self.thw, wl.c1, cbo), wl.dtype, n)
             if self.fix_epi:
-                t_out = acc.dma(soc, "output", *self.out_io(cbo, r, c), "out", self.active)
+                t_out = self.dma(acc, "output", *self.out_io(cbo, r, c), "out", n)
+            else:
+                t_out = self.dma(acc, "handoff", cbo * self.thw * C0 * b, cbo, "out", n)
+            vals[cbo, q0] = (t_in, t_cube, t_out)
+        steps = []
+        for q, cbo in enumerate(self.co_blocks):
+            t_in, t_cube, t_out = vals[cbo, q == 0]
+            if self.fix_epi:
                 lab = f"Fixpipe y (+bias,{wl.act2}) co{q}"
             else:
-                t_out = acc.dma(soc, "handoff", cbo * self.thw * C0 * b, cbo, "out", self.active)
                 lab = f"Fixpipe pre-act -> GM hand-off co{q}"
-            blocks.append([
-                Stage("MTE2", t_in, "dw hand-off + w_pw co0" if q == 0 else f"w_pw co{q}", "a", self.copies),
-                Stage("cube", t_cube, f"pw mmad co{q}", "l0c", 1),
-                Stage("MTE3", t_out, lab)])
-        return blocks
+            steps.append((
+                _st("MTE2", t_in, "dw hand-off + w_pw co0" if q == 0 else f"w_pw co{q}", "a", self.copies),
+                _st("cube", t_cube, f"pw mmad co{q}", "l0c", 1),
+                _st("MTE3", t_out, lab)))
+        return tuple(steps)
 
-    def aic_steps(self, acc, work) -> list[Step]:
-        """work: (ready time, tile) in processing order."""
-        steps = []
-        for idx, (ready, (r, c)) in enumerate(work):
-            blocks, sub = self._cached(("aic", r, c, idx == 0), lambda a: self._aic_block(a, r, c, idx == 0))
-            acc.merge(sub, 1)
-            steps += [Step(idx, st, ready if q == 0 else 0.0) for q, st in enumerate(blocks)]
-        return steps
-
-    def _epi_block(self, acc, r, c, q, cbo):
+    def _epi_part(self, acc, r, c, q, cbo) -> tuple[tuple[CStage, ...], ...]:
+        """910B, act2 not in Fixpipe or a residual: the AIV epilogue of one co-step."""
         soc, wl = self.soc, self.wl
-        t_in = acc.dma(soc, "handoff", cbo * self.thw * C0 * self.b, cbo, "in", self.active)
+        t_in = self.dma(acc, "handoff", cbo * self.thw * C0 * self.b, cbo, "in")
         if wl.residual:
-            t_in += acc.dma(soc, "residual", *self.out_io(cbo, r, c), "in", self.active)
+            t_in += self.dma(acc, "residual", *self.out_io(cbo, r, c), "in")
         t_v = acc.vec(soc, _pw_epilogue_work(soc, wl, self.th, self.tw, cbo))
-        t_out = acc.dma(soc, "output", *self.out_io(cbo, r, c), "out", self.active)
-        return [Stage("MTE2", t_in, f"pre-act co{q}" + (" + res" if wl.residual else ""), "e", self.copies),
-                Stage("vector", t_v, f"bias+{wl.act2} co{q}", "y", self.copies),
-                Stage("MTE3", t_out, f"y co{q}")]
+        t_out = self.dma(acc, "output", *self.out_io(cbo, r, c), "out")
+        return ((_st("MTE2", t_in, f"pre-act co{q}" + (" + res" if wl.residual else ""), "e", self.copies),
+                 _st("vector", t_v, f"bias+{wl.act2} co{q}", "y", self.copies),
+                 _st("MTE3", t_out, f"y co{q}")),)
 
-    def aiv_epilogue(self, acc, work) -> list[Step]:
+    # --- tile blocks -----------------------------------------------------------------------
+    def block(self, kind: str, t, first: bool) -> tuple:
+        """(steps, part keys) of one tile of one core; kind: core | aiv | aic."""
+        key = (kind, t, first)
+        hit = self._blocks.get(key)
+        if hit is not None:
+            return hit
+        r, c = t
+        ins, outs = (r[1], c[1]), (r[0], c[0])
+        if kind == "aic":
+            k, steps = self._part(("aic", self.cob, first, *outs, *self.hits("handoff", "weights", "output")),
+                                  lambda a: self._aic_part(a, r, c, first))
+            hit = (steps, (k,))
+        else:
+            handoff = kind == "aiv"
+            kd, steps = self._part(("dw", self.cib, handoff, *ins, *self.hits("input", "handoff")),
+                                   lambda a: self._dw_part(a, r, c, handoff))
+            keys = (kd,)
+            if not handoff:
+                kc, co = self._part(("co", self.cob, self.pw_on_cube, *outs,
+                                     *self.hits("weights", "residual", "output")), lambda a: self._co_part(a, r, c))
+                steps, keys = steps + co, (kd, kc)
+            if first:   # resident weights ride on the core's first load
+                flags = (self.resident_w, True) if not handoff else (False, not self.fix_epi)
+                kr, t_res = self._part(("res", *flags, *self.hits("weights")),
+                                       lambda a: self.resident(a, *flags, True))
+                s0 = steps[0][0]
+                s0 = (s0[0], s0[1] + t_res, s0[2] + " + resident weights") + s0[3:]
+                steps, keys = ((s0,) + steps[0][1:],) + steps[1:], keys + (kr,)
+            hit = (steps, keys)
+        self._blocks[key] = hit
+        return hit
+
+    def seq(self, kind: str, tiles, ready=None) -> tuple[list, dict]:
+        """(simulation sequence, {part key: occurrences}) of one core's tiles (ready: the time
+        each tile may start, for the AIC)."""
+        blk, counts = {}, {}
+        for t, n in Counter(tiles[1:]).items():
+            steps, keys = blk[t] = self.block(kind, t, False)
+            for k in keys:
+                counts[k] = counts.get(k, 0) + n
+        if ready is None:
+            seq = [(k, 0.0, blk[t][0] if k else None) for k, t in enumerate(tiles)]
+        else:
+            seq = [(k, ready[k], blk[t][0] if k else None) for k, t in enumerate(tiles)]
+        if tiles:
+            steps, keys = self.block(kind, tiles[0], True)
+            seq[0] = (0, seq[0][1], steps)
+            for k in keys:
+                counts[k] = counts.get(k, 0) + 1
+        return seq, counts
+
+    def epi_seq(self, work) -> tuple[list, dict]:
         """work: (ready time, local tile index, tile, q, cbo)."""
-        steps = []
+        seq, counts = [], {}
         for ready, k, (r, c), q, cbo in work:
-            st, sub = self._cached(("epi", r, c, q), lambda a: self._epi_block(a, r, c, q, cbo))
-            acc.merge(sub, 1)
-            steps.append(Step(k, st, ready))
-        return steps
+            key, steps = self._part(("epi", cbo, q, r[0], c[0], *self.hits("handoff", "residual", "output")),
+                                    lambda a: self._epi_part(a, r, c, q, cbo))
+            counts[key] = counts.get(key, 0) + 1
+            seq.append((k, ready, steps))
+        return seq, counts
+
+    def merge(self, acc, total: dict) -> None:
+        used = self._used
+        for key, n in total.items():
+            acc.merge(used[key][1], n)
 
 
 def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = True) -> KernelCost:
@@ -748,11 +1168,12 @@ def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = Tr
     if f.resident_w:
         notes.append("PW weights resident: one co-step, loaded once per core")
     runs: dict[str, CoreRun] = {}
+    total: dict[tuple, int] = {}   # part key -> occurrences over all cores
     if not f.decoupled:
         for key, ids in groups.items():
-            sub = _Acc()
-            run = simulate(f.core_steps(sub, key), db)
-            acc.merge(sub, len(ids))
+            seq, counts = f.seq("core", key)
+            run = _sim(seq, db)
+            _add_counts(total, counts, len(ids))
             for ci in ids:
                 runs[f"core{ci}"] = run
         launched = cores
@@ -760,44 +1181,56 @@ def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = Tr
         aiv: dict[int, CoreRun] = {}
         ready: dict[int, list[float]] = {}
         for key, ids in groups.items():
-            sub = _Acc()
-            steps, ends = f.aiv_dw(sub, key)
-            run = simulate(steps, db)
-            acc.merge(sub, len(ids))
+            seq, counts = f.seq("aiv", key)
+            run = _sim(seq, db)
+            _add_counts(total, counts, len(ids))
+            step_end, sync, n = run.step_end, f.sync_us, 0
+            rdy = []
+            for _k, _r, steps in seq:   # a tile's DW result is ready after its last ci-step
+                n += len(steps)
+                rdy.append(step_end[n - 1] + sync)
             for ci in ids:
                 aiv[ci] = run
-                ready[ci] = [run.step_end[e] + f.sync_us for e in ends]
+                ready[ci] = rdy
         aic: dict[int, CoreRun] = {}
-        aic_cache: dict[tuple, tuple[CoreRun, list, _Acc]] = {}
+        aic_cache: dict[tuple, tuple[CoreRun, list, dict]] = {}
         back: dict[int, list] = {ci: [] for ci in range(cores)}
+        n_co = len(f.co_blocks)
         for a in range(f.n_aic):
             served = [ci for ci in range(a * f.ratio, min(cores, (a + 1) * f.ratio))]
             key = tuple(mine[ci] for ci in served)
             if key not in aic_cache:
                 order = sorted(((ready[ci][k], pos, k) for pos, ci in enumerate(served)
                                 for k in range(len(mine[ci]))))
-                sub = _Acc()
-                work = [(t, mine[served[pos]][k]) for t, pos, k in order]
-                aic_cache[key] = (simulate(f.aic_steps(sub, work), db), order, sub)
-            run, order, sub = aic_cache[key]
-            acc.merge(sub, 1)
+                seq, counts = f.seq("aic", [mine[served[pos]][k] for _t, pos, k in order],
+                                    [t for t, _pos, _k in order])
+                aic_cache[key] = (_sim(seq, db), order, counts)
+            run, order, counts = aic_cache[key]
+            _add_counts(total, counts, 1)
             aic[a] = run
-            n_co = len(f.co_blocks)
+            if f.fix_epi:
+                continue
+            step_end, sync = run.step_end, f.sync_us
             for idx, (_t, pos, k) in enumerate(order):
+                dst, t_k = back[served[pos]], mine[served[pos]][k]
                 for q, cbo in enumerate(f.co_blocks):
-                    back[served[pos]].append((run.step_end[idx * n_co + q] + f.sync_us, k,
-                                              mine[served[pos]][k], q, cbo))
+                    dst.append((step_end[idx * n_co + q] + sync, k, t_k, q, cbo))
         if not f.fix_epi:  # the AIV finishes act2 / residual after the cube
+            epi_cache: dict[tuple, CoreRun] = {}
+            dw_runs = dict(aiv)   # keeps every DW run alive while its id keys the cache
             for ci in range(cores):
-                sub = _Acc()
-                aiv[ci] = simulate(f.aiv_epilogue(sub, back[ci]), db, prev=aiv[ci].copy())
-                acc.merge(sub, 1)
+                ekey = (id(dw_runs[ci]), tuple(back[ci]))
+                seq, counts = f.epi_seq(back[ci])
+                _add_counts(total, counts, 1)
+                if ekey not in epi_cache:
+                    epi_cache[ekey] = _sim(seq, db, dw_runs[ci].copy())
+                aiv[ci] = epi_cache[ekey]
         runs = {**{f"aiv{ci}": aiv[ci] for ci in range(cores)},
                 **{f"aic{a}": aic[a] for a in range(f.n_aic)}}
         launched = cores + f.n_aic
         notes.append(f"910B split: {cores} AIV (DW) + {f.n_aic} AIC (PW) exchange the DW result "
                      f"through GM; epilogue in {'Fixpipe' if f.fix_epi else 'the AIV (second hand-off)'}")
-
+    f.merge(acc, total)
     mins = fused_min_bytes(wl)
     kh, kw = wl.kernel
     px = wl.batch * wl.out_height * wl.out_width
@@ -807,7 +1240,7 @@ def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = Tr
     cube_flops = pw_flops if plan.pw_on_cube else 0
     return _assemble(name, soc, runs, acc, launched, sum(mins.values()), vec_flops, cube_flops,
                      ACC_BYTES, wl.dtype, {"dw": "vector", "pw": tile.pw_engine}, tile.describe(), notes,
-                     timeline)
+                     timeline, f.l2)
 
 
 def choose_engine(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> tuple[KernelPlan, KernelCost, str]:
@@ -871,17 +1304,23 @@ def _sizes(extent: int, max_tiles: int) -> list[int]:
 
 def tune_fused(wl: DwSepWorkload, soc: SocSpec, engines=("vector", "cube"),
                max_traffic_ratio: float | None = None, max_tiles_per_axis: int = 16,
-               objective: str = "time") -> tuple[KernelPlan, KernelCost] | None:
+               objective: str = "time", traffic: str = "dma") -> tuple[KernelPlan, KernelCost] | None:
     """The best modeled plan over a small tile space (fastest, or with objective="traffic" the
     least GM traffic, ties broken by time), optionally only among plans whose GM traffic stays
-    within `max_traffic_ratio` of the minimal bytes; None when nothing qualifies."""
+    within `max_traffic_ratio` of the minimal bytes; None when nothing qualifies. traffic="dma"
+    counts every byte the DMA moves (gm_bytes, traffic_ratio), traffic="hbm" what reaches HBM
+    after L2 hits (hbm_bytes, hbm_traffic_ratio)."""
+    if traffic not in ("dma", "hbm"):
+        raise ValueError(f"traffic must be 'dma' or 'hbm', not {traffic!r}")
     best = None
     for t in _fused_candidates(wl, soc, engines, max_tiles_per_axis):
         plan = make_plan(wl, t, soc)
         cost = model_fused(plan, timeline=False)
-        if max_traffic_ratio is not None and cost.traffic_ratio > max_traffic_ratio:
+        nbytes, ratio = ((cost.gm_bytes, cost.traffic_ratio) if traffic == "dma"
+                         else (cost.hbm_bytes, cost.hbm_traffic_ratio))
+        if max_traffic_ratio is not None and ratio > max_traffic_ratio:
             continue
-        key = (cost.time_us,) if objective == "time" else (cost.gm_bytes, cost.time_us)
+        key = (cost.time_us,) if objective == "time" else (nbytes, cost.time_us)
         if best is None or key < best[0]:
             best = (key, plan)
     if best is None:
@@ -897,6 +1336,78 @@ def _ub_fits(soc: SocSpec, buffers: list[tuple[int, int]]) -> bool:
     return sum(align(nb, soc.ub_align) * cp for nb, cp in buffers) <= soc.ub_usable_bytes
 
 
+def _run_units(units: list, n_cores: int, build, db: bool = True,
+               first_extra=None) -> tuple[dict[str, CoreRun], _Acc]:
+    """Work units go round-robin to `n_cores` cores. build(acc, unit) -> (steps, comps): the
+    compiled steps of a unit, and the durations whose sum (from 0.0, in this order) is its first
+    stage's. first_extra(acc) -> (pre, post): durations a core's first unit adds to that sum
+    before / after comps (the resident operands it loads). Each distinct unit is built once, each
+    distinct core sequence simulated once."""
+    cache: dict = {}
+    firsts: dict = {}
+
+    def blk(u):
+        hit = cache.get(u)
+        if hit is None:
+            sub = _Acc()
+            hit = cache[u] = (*build(sub, u), sub)
+        return hit
+
+    if first_extra is not None:
+        extra_acc = _Acc()
+        pre, post = first_extra(extra_acc)
+
+    def first_blk(u):
+        if first_extra is None:
+            return blk(u)[0]
+        hit = firsts.get(u)
+        if hit is None:
+            steps, comps, _sub = blk(u)
+            us = 0.0
+            for dt in (*pre, *comps, *post):
+                us += dt
+            s0 = steps[0][0]
+            hit = firsts[u] = (((s0[0], us) + s0[2:],) + steps[0][1:],) + steps[1:]
+        return hit
+
+    groups: dict[tuple, list[int]] = {}
+    for ci in range(n_cores):
+        groups.setdefault(tuple(units[ci::n_cores]), []).append(ci)
+    total: dict = {}
+    n_first = 0
+    by_core: dict[int, CoreRun] = {}
+    for key, ids in groups.items():
+        if not key:
+            continue
+        steps = {u: blk(u)[0] for u in set(key[1:])}
+        seq = [(k, 0.0, steps[u]) for k, u in enumerate(key) if k]
+        seq.insert(0, (0, 0.0, first_blk(key[0])))
+        run = _sim(seq, db)
+        for ci in ids:
+            by_core[ci] = run
+        for u, n in Counter(key).items():
+            total[u] = total.get(u, 0) + n * len(ids)
+        n_first += len(ids)
+    acc = _Acc()
+    for u, n in total.items():
+        acc.merge(cache[u][2], n)
+    if first_extra is not None:
+        acc.merge(extra_acc, n_first)
+    return {f"core{ci}": by_core[ci] for ci in range(n_cores) if ci in by_core}, acc
+
+
+def _fold(durations) -> float:
+    t = 0.0
+    for dt in durations:
+        t += dt
+    return t
+
+
+def _hit(l2: "_L2", kind: str, direction: str) -> float:
+    return (l2.hit_in if direction == "in" else l2.hit_out).get(kind, 0.0)
+
+
+@lru_cache(maxsize=512)
 def _eltwise_kernel(name: str, soc: SocSpec, shape: tuple[int, int, int, int], dtype: str,
                     n_ops: int, n_inputs: int = 1) -> KernelCost:
     """Streaming elementwise kernel over an NC1HWC0 tensor (N, C1, H·W·C0 planes), in and out
@@ -912,59 +1423,70 @@ def _eltwise_kernel(name: str, soc: SocSpec, shape: tuple[int, int, int, int], d
         cands.add(min(plane, cap, max(C0, align(ceil_div(total, soc.vector_cores * k), 128))))
     best = None
     for chunk in sorted(cands):
-        cost = _eltwise_eval(name, soc, n, c1, plane, chunk, dtype, n_ops, n_inputs)
-        if best is None or cost.time_us < best.time_us:
-            best = cost
-    return best
+        cost = _eltwise_eval(name, soc, n, c1, plane, chunk, dtype, n_ops, n_inputs, timeline=False)
+        if best is None or cost.time_us < best[0]:
+            best = (cost.time_us, chunk)
+    return _eltwise_eval(name, soc, n, c1, plane, best[1], dtype, n_ops, n_inputs)
 
 
-def _eltwise_eval(name, soc, n, c1, plane, chunk, dtype, n_ops, n_inputs) -> KernelCost:
+def _eltwise_eval(name, soc, n, c1, plane, chunk, dtype, n_ops, n_inputs, timeline=True) -> KernelCost:
     b = itemsize(dtype)
     chunks = _split(plane, chunk)
     units = [ch for _ in range(n * c1) for ch in chunks]
     cores = max(1, min(soc.vector_cores, len(units)))
-    acc = _Acc()
-    core_steps, sigs = {}, {}
-    for ci in range(cores):
-        mine = units[ci::cores]
-        steps = []
-        for k, ch in enumerate(mine):
-            t_in = acc.dma(soc, "intermediate", ch * b, 1, "in", cores, times=n_inputs) * n_inputs
-            t_v = acc.vec(soc, vec_op(soc, ch, b) * n_ops)
-            t_out = acc.dma(soc, "intermediate", ch * b, 1, "out", cores)
-            steps.append(Step(k, [Stage("MTE2", t_in, f"{name} in {ch * b}B", "x"),
-                                  Stage("vector", t_v, f"{name} x{n_ops} ops", "y"),
-                                  Stage("MTE3", t_out, f"{name} out")]))
-        core_steps[f"core{ci}"] = steps
-        sigs[f"core{ci}"] = tuple(mine)
-    runs = _simulate_cores(core_steps, sigs, True)
     total = n * c1 * plane
+    # every element is read once and written once: no re-reads, nothing for L2 to serve
+    l2 = _l2_policy(soc, total * b * (n_inputs + 1), {})
+
+    h_in, h_out = _hit(l2, "intermediate", "in"), _hit(l2, "intermediate", "out")
+
+    def build(acc, ch):
+        t_in = acc.dma(soc, "intermediate", ch * b, 1, "in", cores, n_inputs, h_in) * n_inputs
+        t_v = acc.vec(soc, vec_op(soc, ch, b) * n_ops)
+        t_out = acc.dma(soc, "intermediate", ch * b, 1, "out", cores, 1, h_out)
+        return ((_st("MTE2", t_in, f"{name} in {ch * b}B", "x"),
+                 _st("vector", t_v, f"{name} x{n_ops} ops", "y"),
+                 _st("MTE3", t_out, f"{name} out")),), (t_in,)
+
+    runs, acc = _run_units(units, cores, build)
     min_bytes = total * b * (n_inputs + 1)
     return _assemble(name, soc, runs, acc, cores, min_bytes, total * max(1, n_ops), 0, b, dtype,
-                     {name: "vector"}, f"chunk {chunk} elems")
+                     {name: "vector"}, f"chunk {chunk} elems", timeline=timeline, l2=l2)
 
 
+@lru_cache(maxsize=256)
 def _dw_kernel(name: str, wl: DwSepWorkload, soc: SocSpec, epilogue: bool) -> KernelCost:
-    """Standalone DW conv (optionally + bias + act1): work units are (tile, channel-block group)."""
-    best = None
+    """Standalone DW conv (optionally + bias + act1): work units are (tile, channel-block group).
+
+    The tile space is searched exactly (the result is the first fastest tile in the order below),
+    but tiles are modeled cheapest-bound first and a tile is skipped when a lower bound of its time
+    (launch + the vector work averaged over its cores) already exceeds the best time found."""
+    cands = []
     for th in _sizes(wl.out_height, 16):
         for tw in _sizes(wl.out_width, 8):
             tried_large = False
             for cib in _desc(wl.c1):  # the largest cib that fits, and cib = 1
                 if tried_large and cib != 1:
                     continue
-                cost = _dw_eval(name, wl, soc, th, tw, cib, epilogue)
-                if cost is None:
+                if not _dw_fits(wl, soc, th, tw, cib):
                     continue
                 tried_large = True
-                if best is None or cost.time_us < best.time_us:
-                    best = cost
-    if best is None:
+                cands.append((th, tw, cib))
+    if not cands:
         raise UBOverflowError(f"no tile of the unfused DW kernel fits {soc.name}")
-    return best
+    bounds = [_dw_bound(wl, soc, *c, epilogue) for c in cands]
+    best = None   # (time, index)
+    for i in sorted(range(len(cands)), key=lambda i: (bounds[i], i)):
+        if best is not None and (bounds[i] > best[0] or (bounds[i] == best[0] and i > best[1])):
+            continue
+        t = _dw_eval(name, wl, soc, *cands[i], epilogue, timeline=False).time_us
+        if best is None or (t, i) < best:
+            best = (t, i)
+    return _dw_eval(name, wl, soc, *cands[best[1]], epilogue)
 
 
-def _dw_eval(name, wl, soc, th, tw, cib, epilogue) -> KernelCost | None:
+def _dw_fits(wl, soc, th, tw, cib) -> bool:
+    """The unfused DW kernel's buffers fit UB and the tiling has at most 64 units per core."""
     b = itemsize(wl.dtype)
     kh, kw = wl.kernel
     sh, sw = wl.stride
@@ -973,96 +1495,160 @@ def _dw_eval(name, wl, soc, th, tw, cib, epilogue) -> KernelCost | None:
     bufs = [(cib * ih * iw * C0 * b, 2), (cib * th * tw * C0 * ACC_BYTES, 1), (cib * th * tw * C0 * b, 2),
             (c1 * kh * kw * C0 * b, 1), (c1 * C0 * ACC_BYTES, 1)]
     if not _ub_fits(soc, bufs):
+        return False
+    units = wl.batch * ceil_div(c1, cib) * ceil_div(wl.out_height, th) * ceil_div(wl.out_width, tw)
+    return units <= 64 * soc.vector_cores
+
+
+def _dw_bound(wl, soc, th, tw, cib, epilogue) -> float:
+    """A lower bound of _dw_eval(...).time_us: launch + the vector busy time averaged over the
+    cores (the busiest core's vector pipe has at least the average); 1e-9 below it for rounding."""
+    ih, iw = (th - 1) * wl.stride[0] + wl.kernel[0], (tw - 1) * wl.stride[1] + wl.kernel[1]
+    rows, cols = _tile_axes(wl, th, tw)
+    n_rows, n_cols, n_cb = _counts(r[1] for r in rows), _counts(c[1] for c in cols), _counts(_split(wl.c1, cib))
+    n_units = wl.batch * len(rows) * len(cols) * ceil_div(wl.c1, cib)
+    cores = max(1, min(soc.vector_cores, n_units))
+    cyc = 0.0
+    for cb, a in n_cb.items():
+        for ihv, r in n_rows.items():
+            for iwv, c in n_cols.items():
+                work = _dw_vector_work(soc, wl, th, tw, cb, (ih * iw - ihv * iwv) * C0, epilogue)
+                cyc += a * r * c * wl.batch * work.cycles(soc)
+    return (_launch_us(soc, cores) + cycles_to_us(soc, cyc) / cores) * (1 - 1e-9)
+
+
+def _dw_eval(name, wl, soc, th, tw, cib, epilogue, timeline=True) -> KernelCost | None:
+    if not _dw_fits(wl, soc, th, tw, cib):
         return None
+    b = itemsize(wl.dtype)
+    kh, kw = wl.kernel
+    ih, iw = (th - 1) * wl.stride[0] + kh, (tw - 1) * wl.stride[1] + kw
+    c1 = wl.c1
     oh_, ow_ = wl.out_height, wl.out_width
-    th_n, tw_n = ceil_div(oh_, th), ceil_div(ow_, tw)
-    rows = [_axis(i * th, th, oh_, sh, kh, wl.pads[0], wl.height) for i in range(th_n)]
-    cols = [_axis(j * tw, tw, ow_, sw, kw, wl.pads[1], wl.width) for j in range(tw_n)]
+    rows, cols = _tile_axes(wl, th, tw)
     units = [(cb, r, c) for _ in range(wl.batch) for cb in _split(c1, cib) for r in rows for c in cols]
-    if len(units) > 64 * soc.vector_cores:
-        return None
     cores = max(1, min(soc.vector_cores, len(units)))
-    acc = _Acc()
-    core_steps, sigs = {}, {}
-    for ci in range(cores):
-        mine = units[ci::cores]
-        steps = []
-        for k, (cb, r, c) in enumerate(mine):
-            (ohv, ihv, _), (owv, iwv, _) = r, c
-            t_in = acc.dma(soc, "input", cb * ihv * iwv * C0 * b, _rows_bursts(cb, ihv, iwv == wl.width), "in", cores)
-            if k == 0:
-                t_in += acc.dma(soc, "weights", c1 * kh * kw * C0 * b, 1, "in", cores)
-                if epilogue:
-                    t_in += acc.dma(soc, "weights", c1 * C0 * ACC_BYTES, 1, "in", cores)
-            pad = (ih * iw - ihv * iwv) * C0
-            t_v = acc.vec(soc, _dw_vector_work(soc, wl, th, tw, cb, pad, epilogue))
-            t_out = acc.dma(soc, "intermediate", cb * ohv * owv * C0 * b, _rows_bursts(cb, ohv, owv == ow_),
-                            "out", cores)
-            steps.append(Step(k, [Stage("MTE2", t_in, "x tile", "x"),
-                                  Stage("vector", t_v, "dw taps" + ("+bias+act" if epilogue else ""), "y"),
-                                  Stage("MTE3", t_out, "dw out")]))
-        core_steps[f"core{ci}"] = steps
-        sigs[f"core{ci}"] = tuple(mine)
-    runs = _simulate_cores(core_steps, sigs, True)
-    mins = fused_min_bytes(wl)
+    w_taps, w_bias = c1 * kh * kw * C0 * b, (c1 * C0 * ACC_BYTES if epilogue else 0)
     inter = wl.batch * c1 * oh_ * ow_ * C0 * b
-    min_bytes = mins["input"] + c1 * kh * kw * C0 * b + (c1 * C0 * ACC_BYTES if epilogue else 0) + inter
+    # L2: the input is read once per tile with its halo (re-reads: the halos), the taps and the
+    # bias once per core (re-reads: all but the first); see _l2_policy
+    u_in, d_in = _input_bytes(wl, th, tw)
+    l2 = _l2_policy(soc, u_in + w_taps + w_bias + inter, {"input": u_in, "weights": w_taps + w_bias},
+                    {"input": d_in, "weights": cores * (w_taps + w_bias)})
+    h_in, h_w, h_out = _hit(l2, "input", "in"), _hit(l2, "weights", "in"), _hit(l2, "intermediate", "out")
+    lab = "dw taps" + ("+bias+act" if epilogue else "")
+
+    def build(acc, unit):
+        cb, (ohv, ihv), (owv, iwv) = unit
+        t_in = acc.dma(soc, "input", cb * ihv * iwv * C0 * b, _rows_bursts(cb, ihv, iwv == wl.width), "in", cores,
+                       1, h_in)
+        pad = (ih * iw - ihv * iwv) * C0
+        t_v = acc.vec(soc, _dw_vector_work(soc, wl, th, tw, cb, pad, epilogue))
+        t_out = acc.dma(soc, "intermediate", cb * ohv * owv * C0 * b, _rows_bursts(cb, ohv, owv == ow_),
+                        "out", cores, 1, h_out)
+        return ((_st("MTE2", t_in, "x tile", "x"), _st("vector", t_v, lab, "y"),
+                 _st("MTE3", t_out, "dw out")),), (t_in,)
+
+    def first_extra(acc):   # a core's first tile also loads the taps (and the bias): resident
+        dts = [acc.dma(soc, "weights", w_taps, 1, "in", cores, 1, h_w)]
+        if epilogue:
+            dts.append(acc.dma(soc, "weights", w_bias, 1, "in", cores, 1, h_w))
+        return (), tuple(dts)
+
+    runs, acc = _run_units(units, cores, build, first_extra=first_extra)
+    mins = fused_min_bytes(wl)
+    min_bytes = mins["input"] + w_taps + w_bias + inter
     flops = 2 * wl.batch * oh_ * ow_ * wl.cin * kh * kw
     return _assemble(name, soc, runs, acc, cores, min_bytes, flops, 0, ACC_BYTES, wl.dtype,
-                     {"dw": "vector"}, f"{th}x{tw} cib{cib}")
+                     {"dw": "vector"}, f"{th}x{tw} cib{cib}", timeline=timeline, l2=l2)
 
 
-def _pw_vector_eval(name, wl, soc, th, tw, cob, bias_act, residual) -> KernelCost | None:
+def _pw_weight_l2(soc, px_bytes_in, out_bytes, w_pw, w_bias, cores, units, resident, res_bytes):
+    """L2 policy of a PW kernel: its input and the residual are read once; the weight matrix is
+    read once per core (resident) or once per work unit (streamed), the bias once per core."""
+    d_w = cores * (w_pw + w_bias) if resident else units * w_pw + cores * w_bias
+    return _l2_policy(soc, px_bytes_in + w_pw + w_bias + out_bytes + res_bytes,
+                      {"weights": w_pw + w_bias}, {"weights": d_w})
+
+
+def _pw_vector_fits(wl, soc, th, tw, cob, residual) -> bool:
     b = itemsize(wl.dtype)
     c1, co1 = wl.c1, wl.co1
-    oh_, ow_ = wl.out_height, wl.out_width
     bufs = [(c1 * th * tw * C0 * b, 2), (c1 * C0 * cob * C0 * b, 2), (cob * th * tw * C0 * ACC_BYTES, 1),
             (cob * th * tw * C0 * b, 2), (co1 * C0 * ACC_BYTES, 1)]
     if residual:
         bufs.append((cob * th * tw * C0 * b, 2))
     if not _ub_fits(soc, bufs):
+        return False
+    return wl.batch * ceil_div(wl.out_height, th) * ceil_div(wl.out_width, tw) <= 64 * soc.vector_cores
+
+
+def _pw_vector_bound(wl, soc, th, tw, cob, bias_act, residual) -> float:
+    """A lower bound of _pw_vector_eval(...).time_us: launch + the vector work (the same for every
+    tile: MACs over the full tile) averaged over the cores; 1e-9 below it for rounding."""
+    n_units = wl.batch * ceil_div(wl.out_height, th) * ceil_div(wl.out_width, tw)
+    cores = max(1, min(soc.vector_cores, n_units))
+    us = 0.0
+    for cbo in _split(wl.co1, cob):
+        mac = vec_op(soc, th * tw * C0, ACC_BYTES, rows=wl.c1 * C0 * cbo)
+        us += cycles_to_us(soc, (mac + _pw_epilogue_work(soc, wl, th, tw, cbo, bias_act, residual)).cycles(soc))
+    return (_launch_us(soc, cores) + n_units * us / cores) * (1 - 1e-9)
+
+
+def _pw_vector_eval(name, wl, soc, th, tw, cob, bias_act, residual, timeline=True) -> KernelCost | None:
+    if not _pw_vector_fits(wl, soc, th, tw, cob, residual):
         return None
-    rows = [(min(th, oh_ - i * th),) for i in range(ceil_div(oh_, th))]
-    cols = [(min(tw, ow_ - j * tw),) for j in range(ceil_div(ow_, tw))]
-    units = [(r[0], c[0]) for _ in range(wl.batch) for r in rows for c in cols]
-    if len(units) > 64 * soc.vector_cores:
-        return None
+    b = itemsize(wl.dtype)
+    c1, co1 = wl.c1, wl.co1
+    oh_, ow_ = wl.out_height, wl.out_width
+    rows = [min(th, oh_ - i * th) for i in range(ceil_div(oh_, th))]
+    cols = [min(tw, ow_ - j * tw) for j in range(ceil_div(ow_, tw))]
+    units = [(r, c) for _ in range(wl.batch) for r in rows for c in cols]
     cores = max(1, min(soc.vector_cores, len(units)))
     co_blocks = _split(co1, cob)
     resident = len(co_blocks) == 1
-    acc = _Acc()
-    core_steps, sigs = {}, {}
-    for ci in range(cores):
-        mine = units[ci::cores]
-        steps = []
-        for k, (ohv, owv) in enumerate(mine):
-            for q, cbo in enumerate(co_blocks):
-                t_in = 0.0
-                if k == 0 and q == 0:
-                    if resident:
-                        t_in += acc.dma(soc, "weights", co1 * c1 * C0 * C0 * b, 1, "in", cores)
-                    if bias_act:
-                        t_in += acc.dma(soc, "weights", co1 * C0 * ACC_BYTES, 1, "in", cores)
-                if q == 0:
-                    t_in += acc.dma(soc, "intermediate", c1 * ohv * owv * C0 * b,
-                                    _rows_bursts(c1, ohv, owv == ow_), "in", cores)
-                if not resident:
-                    t_in += acc.dma(soc, "weights", c1 * C0 * cbo * C0 * b, 1, "in", cores)
-                io = (cbo * ohv * owv * C0 * b, _rows_bursts(cbo, ohv, owv == ow_))
-                if residual:
-                    t_in += acc.dma(soc, "residual", *io, "in", cores)
-                mac = vec_op(soc, th * tw * C0, ACC_BYTES, rows=c1 * C0 * cbo)
-                t_v = acc.vec(soc, mac + _pw_epilogue_work(soc, wl, th, tw, cbo, bias_act, residual))
-                t_out = acc.dma(soc, "output", *io, "out", cores)
-                steps.append(Step(k, [Stage("MTE2", t_in, f"x/w co{q}", "w"),
-                                      Stage("vector", t_v, f"pw MACs co{q}", "y"),
-                                      Stage("MTE3", t_out, f"y co{q}")]))
-        core_steps[f"core{ci}"] = steps
-        sigs[f"core{ci}"] = tuple(mine)
-    runs = _simulate_cores(core_steps, sigs, True)
+    px = wl.batch * oh_ * ow_
+    w_pw, w_bias = co1 * c1 * C0 * C0 * b, (co1 * C0 * ACC_BYTES if bias_act else 0)
+    out_bytes = px * co1 * C0 * b
+    l2 = _pw_weight_l2(soc, px * c1 * C0 * b, out_bytes, w_pw, w_bias, cores, len(units), resident,
+                       out_bytes if residual else 0)
+    h = {k: _hit(l2, k, "in") for k in ("weights", "intermediate", "residual")}
+    h_out = _hit(l2, "output", "out")
+
+    def build(acc, unit):
+        ohv, owv = unit
+        steps, comps0 = [], ()
+        for q, cbo in enumerate(co_blocks):
+            comps = []
+            if q == 0:
+                comps.append(acc.dma(soc, "intermediate", c1 * ohv * owv * C0 * b,
+                                     _rows_bursts(c1, ohv, owv == ow_), "in", cores, 1, h["intermediate"]))
+            if not resident:
+                comps.append(acc.dma(soc, "weights", c1 * C0 * cbo * C0 * b, 1, "in", cores, 1, h["weights"]))
+            io = (cbo * ohv * owv * C0 * b, _rows_bursts(cbo, ohv, owv == ow_))
+            if residual:
+                comps.append(acc.dma(soc, "residual", *io, "in", cores, 1, h["residual"]))
+            mac = vec_op(soc, th * tw * C0, ACC_BYTES, rows=c1 * C0 * cbo)
+            t_v = acc.vec(soc, mac + _pw_epilogue_work(soc, wl, th, tw, cbo, bias_act, residual))
+            t_out = acc.dma(soc, "output", *io, "out", cores, 1, h_out)
+            steps.append((_st("MTE2", _fold(comps), f"x/w co{q}", "w"), _st("vector", t_v, f"pw MACs co{q}", "y"),
+                          _st("MTE3", t_out, f"y co{q}")))
+            if q == 0:
+                comps0 = tuple(comps)
+        return tuple(steps), comps0
+
+    def first_extra(acc):   # a core's first tile loads the resident weights and the bias first
+        pre = []
+        if resident:
+            pre.append(acc.dma(soc, "weights", w_pw, 1, "in", cores, 1, h["weights"]))
+        if bias_act:
+            pre.append(acc.dma(soc, "weights", w_bias, 1, "in", cores, 1, h["weights"]))
+        return tuple(pre), ()
+
+    runs, acc = _run_units(units, cores, build, first_extra=first_extra)
     return _assemble(name, soc, runs, acc, cores, _pw_min_bytes(wl, bias_act, residual),
                      2 * wl.batch * oh_ * ow_ * wl.cin * wl.cout, 0, ACC_BYTES, wl.dtype,
-                     {"pw": "vector"}, f"{th}x{tw} cob{cob}")
+                     {"pw": "vector"}, f"{th}x{tw} cob{cob}", timeline=timeline, l2=l2)
 
 
 def _pw_min_bytes(wl, bias_act, residual) -> int:
@@ -1072,7 +1658,7 @@ def _pw_min_bytes(wl, bias_act, residual) -> int:
             + px * wl.co1 * C0 * b * (2 if residual else 1))
 
 
-def _pw_cube_eval(name, wl, soc, m, nb, bias_act, residual) -> KernelCost | None:
+def _pw_cube_eval(name, wl, soc, m, nb, bias_act, residual, timeline=True) -> KernelCost | None:
     """GEMM on the cube cores: A (m pixels × C1·C0) stays in L1 while B blocks of nb·C0 output
     channels stream; 910B cube cores read GM directly (no hand-off)."""
     b = itemsize(wl.dtype)
@@ -1095,83 +1681,104 @@ def _pw_cube_eval(name, wl, soc, m, nb, bias_act, residual) -> KernelCost | None
     cores = max(1, min(soc.cube_cores, len(units)))
     co_blocks = _split(co1, nb)
     resident = len(co_blocks) == 1
-    acc = _Acc()
-    core_steps, sigs = {}, {}
-    for ci in range(cores):
-        mine = units[ci::cores]
-        steps = []
-        for k, mv in enumerate(mine):
-            for q, cbo in enumerate(co_blocks):
-                t_in = 0.0
-                if k == 0 and q == 0:
-                    if resident:
-                        t_in += acc.dma(soc, "weights", co1 * c1 * C0 * C0 * b, 1, "in", cores)
-                    if bias_act:
-                        t_in += acc.dma(soc, "weights", co1 * C0 * ACC_BYTES, 1, "in", cores)
-                if q == 0:
-                    t_in += acc.dma(soc, "intermediate", c1 * mv * C0 * b, c1, "in", cores)
-                if not resident:
-                    t_in += acc.dma(soc, "weights", c1 * C0 * cbo * C0 * b, 1, "in", cores)
-                if residual and vec_epi:
-                    t_in += acc.dma(soc, "residual", cbo * mv * C0 * b, cbo, "in", cores)
-                cyc = c1 * C0 * cbo * C0 * b / soc.l1_to_l0b_bytes_per_cycle
-                if q == 0:
-                    cyc += c1 * align(mv, 16) * C0 * b / soc.l1_to_l0a_bytes_per_cycle
-                t_c = cycles_to_us(soc, cyc) + acc.cube(soc, cube_fractals(soc, mv, c1, cbo), wl.dtype)
-                t_out = acc.dma(soc, "output", cbo * mv * C0 * b, cbo, "out", cores)
-                stages = [Stage("MTE2", t_in, f"A/B co{q}", "l1"),
-                          Stage("cube", t_c, f"mmad co{q}", "l0c")]
-                if vec_epi:
-                    t_v = cycles_to_us(soc, cbo * align(mv, 16) * C0 * ACC_BYTES / soc.l0c_to_ub_bytes_per_cycle)
-                    t_v += acc.vec(soc, _pw_epilogue_work(soc, wl, mv, 1, cbo, bias_act, residual))
-                    stages.append(Stage("vector", t_v, f"L0C->UB + epilogue co{q}", "y"))
-                stages.append(Stage("MTE3", t_out, f"y co{q}" + (" (Fixpipe)" if not vec_epi else "")))
-                steps.append(Step(k, stages))
-        core_steps[f"core{ci}"] = steps
-        sigs[f"core{ci}"] = tuple(mine)
-    runs = _simulate_cores(core_steps, sigs, True)
+    px = wl.batch * px_img
+    w_pw, w_bias = co1 * c1 * C0 * C0 * b, (co1 * C0 * ACC_BYTES if bias_act else 0)
+    out_bytes = px * co1 * C0 * b
+    l2 = _pw_weight_l2(soc, px * c1 * C0 * b, out_bytes, w_pw, w_bias, cores, len(units), resident,
+                       out_bytes if (residual and vec_epi) else 0)
+    h = {k: _hit(l2, k, "in") for k in ("weights", "intermediate", "residual")}
+    h_out = _hit(l2, "output", "out")
+
+    def build(acc, mv):
+        steps, comps0 = [], ()
+        for q, cbo in enumerate(co_blocks):
+            comps = []
+            if q == 0:
+                comps.append(acc.dma(soc, "intermediate", c1 * mv * C0 * b, c1, "in", cores, 1, h["intermediate"]))
+            if not resident:
+                comps.append(acc.dma(soc, "weights", c1 * C0 * cbo * C0 * b, 1, "in", cores, 1, h["weights"]))
+            if residual and vec_epi:
+                comps.append(acc.dma(soc, "residual", cbo * mv * C0 * b, cbo, "in", cores, 1, h["residual"]))
+            cyc = c1 * C0 * cbo * C0 * b / soc.l1_to_l0b_bytes_per_cycle
+            if q == 0:
+                cyc += c1 * align(mv, 16) * C0 * b / soc.l1_to_l0a_bytes_per_cycle
+            t_c = cycles_to_us(soc, cyc) + acc.cube(soc, cube_fractals(soc, mv, c1, cbo), wl.dtype)
+            t_out = acc.dma(soc, "output", cbo * mv * C0 * b, cbo, "out", cores, 1, h_out)
+            stages = [_st("MTE2", _fold(comps), f"A/B co{q}", "l1"), _st("cube", t_c, f"mmad co{q}", "l0c")]
+            if vec_epi:
+                t_v = cycles_to_us(soc, cbo * align(mv, 16) * C0 * ACC_BYTES / soc.l0c_to_ub_bytes_per_cycle)
+                t_v += acc.vec(soc, _pw_epilogue_work(soc, wl, mv, 1, cbo, bias_act, residual))
+                stages.append(_st("vector", t_v, f"L0C->UB + epilogue co{q}", "y"))
+            stages.append(_st("MTE3", t_out, f"y co{q}" + (" (Fixpipe)" if not vec_epi else "")))
+            steps.append(tuple(stages))
+            if q == 0:
+                comps0 = tuple(comps)
+        return tuple(steps), comps0
+
+    def first_extra(acc):   # a core's first block loads the resident weights and the bias first
+        pre = []
+        if resident:
+            pre.append(acc.dma(soc, "weights", w_pw, 1, "in", cores, 1, h["weights"]))
+        if bias_act:
+            pre.append(acc.dma(soc, "weights", w_bias, 1, "in", cores, 1, h["weights"]))
+        return tuple(pre), ()
+
+    runs, acc = _run_units(units, cores, build, first_extra=first_extra)
     return _assemble(name, soc, runs, acc, cores,
                      _pw_min_bytes(wl, bias_act, residual and vec_epi),
                      0, 2 * wl.batch * px_img * wl.cin * wl.cout, ACC_BYTES, wl.dtype,
-                     {"pw": "cube"}, f"m{m} nb{nb}")
+                     {"pw": "cube"}, f"m{m} nb{nb}", timeline=timeline, l2=l2)
 
 
-def _pw_kernels(name: str, wl: DwSepWorkload, soc: SocSpec, bias_act: bool, residual: bool) -> list[KernelCost]:
-    """The faster of a vector PW kernel and a cube GEMM kernel (plus, on a decoupled chip, a vector
-    kernel for an epilogue Fixpipe cannot do)."""
-    options: list[list[KernelCost]] = []
-    best_v = None
+@lru_cache(maxsize=256)
+def _pw_kernels_cached(name: str, wl: DwSepWorkload, soc: SocSpec, bias_act: bool,
+                       residual: bool) -> tuple[KernelCost, ...]:
+    # vector PW: per (th, tw) the largest cob that fits; searched exactly, cheapest bound first
+    # (as _dw_kernel)
+    cands = []
     for th in _sizes(wl.out_height, 16):
         for tw in _sizes(wl.out_width, 8):
             for cob in _desc(wl.co1):
-                c = _pw_vector_eval(name, wl, soc, th, tw, cob, bias_act, residual)
-                if c is None:
-                    continue
-                if best_v is None or c.time_us < best_v.time_us:
-                    best_v = c
-                break
+                if _pw_vector_fits(wl, soc, th, tw, cob, residual):
+                    cands.append((th, tw, cob))
+                    break
+    bounds = [_pw_vector_bound(wl, soc, *c, bias_act, residual) for c in cands]
+    best_v = None   # (time, index)
+    for i in sorted(range(len(cands)), key=lambda i: (bounds[i], i)):
+        if best_v is not None and (bounds[i] > best_v[0] or (bounds[i] == best_v[0] and i > best_v[1])):
+            continue
+        t = _pw_vector_eval(name, wl, soc, *cands[i], bias_act, residual, timeline=False).time_us
+        if best_v is None or (t, i) < best_v:
+            best_v = (t, i)
+    options: list[list[KernelCost]] = []
     if best_v is not None:
-        options.append([best_v])
+        options.append([_pw_vector_eval(name, wl, soc, *cands[best_v[1]], bias_act, residual)])
     fix_epi = (not soc.coupled) and (not bias_act or wl.act2 in soc.fixpipe_acts) and not residual
     best_c = None
     px = wl.out_height * wl.out_width
     for m in sorted({min(px, v) for v in (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)}):
         for nb in _desc(wl.co1):
-            c = _pw_cube_eval(name, wl, soc, m, nb, bias_act, residual)
+            c = _pw_cube_eval(name, wl, soc, m, nb, bias_act, residual, timeline=False)
             if c is None:
                 continue
-            if best_c is None or c.time_us < best_c.time_us:
-                best_c = c
+            if best_c is None or c.time_us < best_c[0]:
+                best_c = (c.time_us, m, nb)
             break
     if best_c is not None:
-        chain = [best_c]
+        chain = [_pw_cube_eval(name, wl, soc, *best_c[1:], bias_act, residual)]
         if not soc.coupled and not fix_epi:
             shape = (wl.batch, wl.co1, wl.out_height, wl.out_width)
             ops = (ACT_OPS[wl.act2] if bias_act else 0) + (1 if residual else 0)
             chain.append(_eltwise_kernel(f"{name}_epilogue", soc, shape, wl.dtype, max(1, ops),
                                          2 if residual else 1))
         options.append(chain)
-    return min(options, key=lambda ks: sum(k.time_us for k in ks))
+    return tuple(min(options, key=lambda ks: sum(k.time_us for k in ks)))
+
+
+def _pw_kernels(name: str, wl: DwSepWorkload, soc: SocSpec, bias_act: bool, residual: bool) -> list[KernelCost]:
+    """The faster of a vector PW kernel and a cube GEMM kernel (plus, on a decoupled chip, a vector
+    kernel for an epilogue Fixpipe cannot do)."""
+    return list(_pw_kernels_cached(name, wl, soc, bias_act, residual))
 
 
 def model_unfused(wl: DwSepWorkload, soc: SocSpec, variant: str = "framework") -> UnfusedCost:
@@ -1180,7 +1787,21 @@ def model_unfused(wl: DwSepWorkload, soc: SocSpec, variant: str = "framework") -
     framework: DW conv, BN, act, PW conv, BN, act (+ Add) as separate launches;
     folded:    DW+bias+act, PW+bias+act(+residual) as two kernels.
     Every op kernel is modeled with the same DMA / vector / cube formulas, UB-sized streaming
-    tiles and double buffering; each picks its fastest tile from a small space."""
+    tiles and double buffering; each picks its fastest tile from a small space.
+
+    L2: each kernel is modeled on its own. A kernel boundary flushes L2 (modeling assumption):
+    the intermediate a kernel writes reaches HBM and the next kernel's first read of it comes from
+    HBM; only re-reads inside one kernel (halos, weights read by every core) hit L2.
+
+    Results are memoized per (workload, SoC, variant) (both are frozen dataclasses); the returned
+    costs are shared between calls and must be treated as read-only."""
+    if variant not in ("framework", "folded"):
+        raise ValueError(f"unknown unfused variant {variant!r}")
+    return _model_unfused(wl, soc, variant)
+
+
+@lru_cache(maxsize=256)
+def _model_unfused(wl: DwSepWorkload, soc: SocSpec, variant: str) -> UnfusedCost:
     inter = (wl.batch, wl.c1, wl.out_height, wl.out_width)
     out = (wl.batch, wl.co1, wl.out_height, wl.out_width)
     ks: list[KernelCost] = []
@@ -1195,9 +1816,17 @@ def model_unfused(wl: DwSepWorkload, soc: SocSpec, variant: str = "framework") -
             ks.append(_eltwise_kernel(f"{wl.act2}2", soc, out, wl.dtype, ACT_OPS[wl.act2]))
         if wl.residual:
             ks.append(_eltwise_kernel("add", soc, out, wl.dtype, 1, n_inputs=2))
-    elif variant == "folded":
+    else:
         ks.append(_dw_kernel("dw_bias_act", wl, soc, epilogue=True))
         ks += _pw_kernels("pw_bias_act" + ("_res" if wl.residual else ""), wl, soc, True, wl.residual)
-    else:
-        raise ValueError(f"unknown unfused variant {variant!r}")
     return UnfusedCost(variant, sum(k.time_us for k in ks), sum(k.gm_bytes for k in ks), tuple(ks))
+
+
+def clear_caches() -> None:
+    """Drop every memoized cost (tests; a long-running process that edits SoC tables)."""
+    for fn in (_model_unfused, _pw_kernels_cached, _dw_kernel, _eltwise_kernel, _tile_axes,
+               _dw_vector_work_cached, _input_bytes):
+        fn.cache_clear()
+    global _part_steps
+    _PART_CACHES.clear()
+    _part_steps = 0

@@ -7,6 +7,10 @@ Sources (facts gathered in shared/docs/ascend-facts.md):
   [pto]      PTO-ISA cost model calibrated on a 910B3 (include/pto/costmodel/).
   [ini]      CANN platform ini transcriptions (clock).
   [3rd]      third-party spec tables (HBM bandwidth).
+  [hwinfo]   Huawei operator libraries (ascend-boost-comm example/ops/include/hardware.h,
+             ops-transformer attention/mla_preprocess/op_kernel/mla_hardware.h): the
+             HardwareInfo<ArchType> template (ASCEND_V220 = 910B; no per-arch specialisation)
+             gives l2BW = 5, hbmBW = 1 (relative bandwidths) and l2Size = 192 MiB.
 Values marked CALIBRATION are model parameters, not published facts: change them only
 with a measurement and update the comment.
 """
@@ -48,6 +52,11 @@ class SocSpec:
     ub_to_gm_gibps: float = 188.0
     # CALIBRATION [3rd]: aggregate HBM bandwidth shared by all cores, GB/s
     hbm_gbps: float = 1600.0
+    # CALIBRATION [hwinfo]: aggregate L2 bandwidth shared by all cores, GB/s, for L2 hits (and
+    # writes L2 absorbs). No absolute figure found; Huawei's operator library describes the
+    # memory system to its tiling code by relative bandwidths l2BW = 5, hbmBW = 1, so this is
+    # 5 x hbm_gbps. A per-core MTE2/MTE3 limit still applies on top of it.
+    l2_gbps: float = 8000.0
     # CALIBRATION [devkit perf guide: bursts >= 16 KiB approach peak]: per-DMA setup latency, cycles
     dma_setup_cycles: int = 200
     # CALIBRATION (not published; devkit guide says it grows with cores launched): kernel
@@ -109,7 +118,10 @@ SOCS: dict[str, SocSpec] = {
         name="ascend310p3", arch="2002", coupled=True, vector_cores=8, cube_cores=8,
         clock_ghz=1.08, ub_bytes=256 * KIB, ub_usable_bytes=248 * KIB,
         l1_bytes=1024 * KIB, l0a_bytes=64 * KIB, l0b_bytes=64 * KIB, l0c_bytes=256 * KIB,
-        l2_bytes=16 * 1024 * KIB, hbm_gbps=204.8),
+        l2_bytes=16 * 1024 * KIB, hbm_gbps=204.8,
+        # CALIBRATION (estimate, no 310P figure found): the [hwinfo] 5:1 L2:DRAM ratio of the
+        # 910B applied to the 310P's 204.8 GB/s
+        l2_gbps=5 * 204.8),
 }
 
 DEFAULT_SOC = "ascend910b2"

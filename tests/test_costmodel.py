@@ -6,9 +6,11 @@ formulas of the module docstring so that a change to the model shows up here.
 
 import dataclasses
 import json
+import random
 
 import pytest
 
+from fusion import costmodel as cm
 from fusion.costmodel import (PIPES, Stage, Step, choose_engine, cycles_to_us, model_fused,
                               model_unfused, simulate, tune_fused)
 from fusion.soc import get_soc
@@ -118,6 +120,13 @@ def test_hand_computed_tile_cube_handoff_910b():
     assert min(e.start_us for e in aic) == pytest.approx(handoff_done + sync)
     # one AIV and one AIC are launched (and both count as active DMA cores for the HBM share)
     assert cost.launch_us == pytest.approx(B910.launch_base_us + 2 * B910.launch_per_core_us)
+    # L2: the hand-off is written to L2 and consumed while resident -- it never reaches HBM
+    assert cost.l2_fits and cost.hbm_traffic["handoff"] == 0 and cost.l2_hit_bytes == 2 * inter
+    assert cost.hbm_bytes == cost.min_gm_bytes and cost.hbm_traffic_ratio == 1.0
+    # ... unless the working set exceeds L2: then it is an HBM round trip
+    tiny = model_fused(make_plan(SMALL, dataclasses.replace(SMALL_TILE, pw_engine="cube"),
+                                 dataclasses.replace(B910, l2_bytes=1024)))
+    assert not tiny.l2_fits and tiny.hbm_traffic["handoff"] == 2 * inter and tiny.hbm_bytes == tiny.gm_bytes
 
 
 # ------------------------------------------------------------------------------------------
@@ -152,53 +161,77 @@ def _grid():
                     yield wl, soc, TileConfig(th, tw, cob, cib, True, eng)
 
 
-def test_double_buffering_never_slower():
+@pytest.mark.parametrize("l2", ["l2", "no-l2"])
+def test_double_buffering_never_slower(l2):
     checked = 0
     for wl, soc, tile in _grid():
+        if l2 == "no-l2":   # every working set exceeds L2: all re-reads go to HBM
+            soc = dataclasses.replace(soc, l2_bytes=0)
         db_plan = make_plan(wl, tile, soc)
         sb_plan = make_plan(wl, dataclasses.replace(tile, double_buffer=False), soc)
         if not (db_plan.fits() and sb_plan.fits()):
             continue
         db, sb = model_fused(db_plan), model_fused(sb_plan)
         assert db.time_us <= sb.time_us + 1e-9, (wl.describe(), tile.describe(), soc.name)
-        assert db.gm_bytes == sb.gm_bytes
+        assert db.gm_bytes == sb.gm_bytes and db.hbm_bytes == sb.hbm_bytes
         for core in db.per_core.values():  # a core never finishes before its busiest pipe
             assert core["end"] >= max(core[p] for p in PIPES) - 1e-9
         checked += 1
     assert checked >= 60
 
 
-def test_double_bandwidth_halves_dma_time_of_memory_bound_kernel():
-    soc = dataclasses.replace(P310, dma_setup_cycles=0)
-    fast = dataclasses.replace(soc, gm_to_ub_gibps=2 * soc.gm_to_ub_gibps,
-                               ub_to_gm_gibps=2 * soc.ub_to_gm_gibps, hbm_gbps=2 * soc.hbm_gbps)
+@pytest.mark.parametrize("l2_bytes", [0, P310.l2_bytes])
+def test_double_bandwidth_halves_dma_time_of_memory_bound_kernel(l2_bytes):
+    soc = dataclasses.replace(P310, dma_setup_cycles=0, l2_bytes=l2_bytes)
+    fast = dataclasses.replace(soc, gm_to_ub_gibps=2 * soc.gm_to_ub_gibps, ub_to_gm_gibps=2 * soc.ub_to_gm_gibps,
+                               hbm_gbps=2 * soc.hbm_gbps, l2_gbps=2 * soc.l2_gbps)
     wl = DwSepWorkload(1, 1024, 1024, 7, 7, dtype="float16")
     tile = TileConfig(2, 7, 2, 1, True, "cube")
     base, dbl = model_fused(make_plan(wl, tile, soc)), model_fused(make_plan(wl, tile, fast))
-    assert base.bottleneck == "memory-bound"
+    # without L2 the streamed weights come from HBM every time: memory-bound; with L2 the
+    # re-reads hit and the vector unit takes over
+    assert base.bottleneck == ("memory-bound" if l2_bytes == 0 else "compute-bound (vector)")
     for pipe in ("MTE2", "MTE3"):
         assert dbl.per_pipe_us[pipe] == pytest.approx(base.per_pipe_us[pipe] / 2, rel=1e-12)
-    assert dbl.gm_bytes == base.gm_bytes
+    assert dbl.gm_bytes == base.gm_bytes and dbl.hbm_bytes == base.hbm_bytes
     # the body shrinks until another pipe takes over
-    assert max(dbl.per_pipe_us.values()) <= dbl.body_us < base.body_us
+    assert max(dbl.per_pipe_us.values()) <= dbl.body_us
+    assert dbl.body_us < base.body_us if l2_bytes == 0 else dbl.body_us <= base.body_us
 
 
-def test_modeled_time_never_below_roofline():
+def _l2_invariants(cost):
+    """HBM bytes are the DMA bytes less L2 hits, never below the minimal bytes (the roofline's)."""
+    assert cost.hbm_bytes + cost.l2_hit_bytes == cost.gm_bytes and cost.l2_hit_bytes >= 0
+    assert cost.min_gm_bytes <= cost.hbm_bytes <= cost.gm_bytes
+    assert sum(cost.hbm_traffic.values()) == cost.hbm_bytes
+    assert all(cost.hbm_traffic[k] <= cost.traffic[k] for k in cost.traffic)
+    if not cost.l2_fits:
+        assert cost.hbm_traffic == cost.traffic and cost.l2_hit_bytes == 0
+
+
+@pytest.mark.parametrize("l2", ["l2", "small-l2"])
+def test_modeled_time_never_below_roofline(l2):
+    def soc_of(soc):    # small-l2: 1 KiB -- every working set of the grid exceeds it
+        return soc if l2 == "l2" else dataclasses.replace(soc, l2_bytes=1024)
+
     n = 0
     for wl, soc, tile in _grid():
-        plan = make_plan(wl, tile, soc)
+        plan = make_plan(wl, tile, soc_of(soc))
         if not plan.fits():
             continue
         cost = model_fused(plan)
         assert cost.body_us >= cost.roofline_us * (1 - 1e-9) and cost.roofline_pct >= 100.0
         assert cost.gm_bytes >= cost.min_gm_bytes
+        assert cost.l2_fits == (l2 == "l2")
+        _l2_invariants(cost)
         n += 1
     assert n >= 60
     for wl in GRID_WL[:2] + GRID_WL[3:4]:
         for soc in (B910, P310):
             for variant in ("framework", "folded"):
-                for k in model_unfused(wl, soc, variant).kernels:
+                for k in model_unfused(wl, soc_of(soc), variant).kernels:
                     assert k.body_us >= k.roofline_us * (1 - 1e-9), (k.name, soc.name)
+                    _l2_invariants(k)
 
 
 # ------------------------------------------------------------------------------------------
@@ -213,20 +246,20 @@ BLOCKS = {"b1": (32, 64, 112, 1), "b2": (64, 128, 112, 2), "b3": (128, 128, 56, 
 
 # Tiles picked by the model itself with tune_fused(wl, soc, max_tiles_per_axis=32):
 #   fast  = the fastest modeled plan;
-#   meets = the fastest plan whose GM traffic is within 1.15x of the minimal bytes (when that
+#   meets = the fastest plan whose DMA traffic is within 1.15x of the minimal bytes (when that
 #           is not already the fastest one);
-#   least = objective="traffic": the least GM traffic this plan structure allows (blocks that
+#   least = objective="traffic": the least DMA traffic this plan structure allows (blocks that
 #           miss 1.15x only), i.e. how far the miss is at best.
 # See test_pinned_tiles_are_what_the_search_picks (slow).
-# (soc, block, kind, tile (th, tw, cob, cib, engine), GM bytes / minimal bytes)
+# (soc, block, kind, tile (th, tw, cob, cib, engine), DMA bytes / minimal bytes)
 TRAFFIC = [
-    ("ascend910b2", "b1", "fast", (4, 23, 4, 1, "cube"), 1.9339),
+    ("ascend910b2", "b1", "fast", (4, 112, 2, 1, "cube"), 1.8807),
     ("ascend910b2", "b1", "meets", (13, 28, 1, 1, "vector"), 1.1412),
-    ("ascend910b2", "b2", "fast", (3, 56, 8, 1, "cube"), 1.5162),
+    ("ascend910b2", "b2", "fast", (2, 56, 8, 1, "cube"), 1.5965),
     ("ascend910b2", "b2", "meets", (8, 28, 2, 1, "vector"), 1.1397),
     ("ascend910b2", "b3", "fast", (2, 56, 8, 1, "cube"), 2.7594),
     ("ascend910b2", "b3", "least", (14, 19, 1, 1, "vector"), 1.3329),
-    ("ascend910b2", "b4", "fast", (2, 28, 8, 1, "cube"), 4.1459),
+    ("ascend910b2", "b4", "fast", (1, 28, 8, 1, "cube"), 6.6151),
     ("ascend910b2", "b4", "least", (14, 14, 1, 1, "vector"), 1.5024),
     ("ascend910b2", "b5", "fast", (1, 14, 4, 0, "cube"), 9.2519),
     ("ascend910b2", "b5", "least", (7, 14, 1, 1, "vector"), 1.6031),
@@ -236,18 +269,24 @@ TRAFFIC = [
     ("ascend310p3", "b2", "fast", (7, 56, 1, 1, "cube"), 1.0942),
     ("ascend310p3", "b3", "fast", (4, 56, 1, 1, "cube"), 1.5007),
     ("ascend310p3", "b3", "least", (14, 28, 1, 1, "vector"), 1.2256),
-    ("ascend310p3", "b4", "fast", (4, 28, 8, 1, "cube"), 2.0615),
+    ("ascend310p3", "b4", "fast", (4, 28, 1, 1, "cube"), 2.0615),
     ("ascend310p3", "b4", "least", (10, 28, 1, 1, "vector"), 1.3538),
     ("ascend310p3", "b5", "fast", (2, 14, 4, 0, "cube"), 4.6183),
     ("ascend310p3", "b5", "least", (7, 14, 2, 1, "vector"), 1.6031),
-    ("ascend310p3", "b6", "fast", (2, 7, 2, 1, "cube"), 3.7780),
-    ("ascend310p3", "b6", "meets", (7, 7, 1, 1, "vector"), 1.0000),   # 1 core, ~28x slower than fast
+    ("ascend310p3", "b6", "fast", (1, 7, 2, 0, "cube"), 6.5559),
+    ("ascend310p3", "b6", "meets", (7, 7, 1, 1, "vector"), 1.0000),   # 1 core, ~40x slower than fast
 ]
-# Blocks that miss 1.15x with every plan of the current structure (spatial tiles only, every
-# tile streams all PW weights; the cube's A operand must hold all of C1 in L0A; on 910B the cube
-# path adds a GM round trip of the DW result): 910B b3-b6, 310P b3-b5. 910B b1/b2 meet it only
-# with PW on the vector unit (1.4x / 2.8x slower than their fastest plan); 310P b6 only with a
-# one-core vector plan.
+# DMA traffic (every byte MTE2/MTE3 move): blocks that miss 1.15x with every plan of the current
+# structure (spatial tiles only, every tile streams all PW weights; the cube's A operand must
+# hold all of C1 in L0A; on 910B the cube path adds a GM round trip of the DW result): 910B
+# b3-b6, 310P b3-b5. 910B b1/b2 meet it only with PW on the vector unit (1.4x / 3.1x slower than
+# their fastest plan); 310P b6 only with a one-core vector plan.
+# HBM traffic (what reaches HBM once L2 serves the re-reads): every block's fastest plan is at
+# exactly the minimal bytes (ratio 1.0) -- all the excess DMA traffic is weights and halos
+# re-read by other cores / tiles and the 910B hand-off, which stay in L2 because the working
+# sets (1-3.3 MB at batch 1) fit in L2 (192 MiB on 910B, 16 MiB on 310P). It stops holding when
+# a working set exceeds L2: see test_hbm_ratio_falls_back_to_dma_when_working_set_exceeds_l2.
+
 
 def _tile(t):
     th, tw, cob, cib, eng = t
@@ -267,13 +306,18 @@ def test_mobilenet_v1_traffic_ratio(soc_name, block, kind, tile, ratio):
     else:
         assert cost.traffic_ratio > 1.15             # an honest miss (see the comment on TRAFFIC)
     assert cost.traffic_ratio == pytest.approx(ratio, abs=5e-4)
+    # HBM traffic: the acceptance target holds for every pinned plan (the re-reads hit L2)
+    assert cost.l2_fits and cost.hbm_traffic_ratio <= 1.15
+    assert cost.hbm_bytes == cost.min_gm_bytes      # input, weights, residual, output: once each
 
 
 # fused (the pinned fastest tile) vs both unfused variants: asserted where the model says the
-# fused kernel wins. It loses on 910B b4-b6 and 310P b5-b6 (the PW weights are re-read per
-# spatial tile while the unfused cube GEMM reuses them over larger pixel blocks).
-FUSED_WINS = [("ascend910b2", "b1"), ("ascend910b2", "b2"), ("ascend910b2", "b3"),
-              ("ascend310p3", "b1"), ("ascend310p3", "b2"), ("ascend310p3", "b3"), ("ascend310p3", "b4")]
+# fused kernel wins. It loses on 910B b5-b6 and 310P b3 and b6: the PW runs per spatial tile
+# (1x14 / 1x7 tiles on 910B, one GEMM row block per tile, its AIC idling on hand-offs) while the
+# unfused cube GEMM runs over large pixel blocks; on 310P b3 the DW and the PW epilogue share the
+# one vector unit of each core (fused 38.7 us vs folded 38.0 us).
+FUSED_WINS = [("ascend910b2", "b1"), ("ascend910b2", "b2"), ("ascend910b2", "b3"), ("ascend910b2", "b4"),
+              ("ascend310p3", "b1"), ("ascend310p3", "b2"), ("ascend310p3", "b4"), ("ascend310p3", "b5")]
 
 
 @pytest.mark.parametrize("soc_name,block", FUSED_WINS, ids=[f"{a}-{b}" for a, b in FUSED_WINS])
@@ -289,6 +333,48 @@ def test_fused_beats_unfused(soc_name, block):
         assert fused.gm_bytes > folded.gm_bytes   # unfused, plus halo and weight re-reads
     else:
         assert fused.gm_bytes < folded.gm_bytes
+    # what reaches HBM: the fused kernel's hand-off stays in L2, the unfused intermediate does not
+    assert fused.hbm_bytes < folded.hbm_bytes < framework.hbm_bytes
+
+
+def test_fused_loses_where_the_comment_says():
+    for soc_name, block in [("ascend910b2", "b5"), ("ascend910b2", "b6"), ("ascend310p3", "b3"),
+                            ("ascend310p3", "b6")]:
+        soc, wl = get_soc(soc_name), _mbv1(*BLOCKS[block])
+        tile = next(r[3] for r in TRAFFIC if r[:3] == (soc_name, block, "fast"))
+        fused = model_fused(make_plan(wl, _tile(tile), soc), timeline=False)
+        assert fused.time_us > model_unfused(wl, soc, "folded").time_us, (soc_name, block)
+
+
+# (soc, block, first batch whose working set, with the pinned fastest tile, exceeds L2)
+L2_OVERFLOW_BATCH = [("ascend310p3", "b1", 7), ("ascend310p3", "b3", 11), ("ascend310p3", "b4", 21),
+                     ("ascend910b2", "b1", 63)]
+
+
+@pytest.mark.parametrize("soc_name,block,batch", L2_OVERFLOW_BATCH,
+                         ids=[f"{a}-{b}-n{c}" for a, b, c in L2_OVERFLOW_BATCH])
+def test_hbm_ratio_falls_back_to_dma_when_working_set_exceeds_l2(soc_name, block, batch):
+    soc = get_soc(soc_name)
+    cin, cout, h, s = BLOCKS[block]
+    tile = _tile(next(r[3] for r in TRAFFIC if r[:3] == (soc_name, block, "fast")))
+
+    def l2_of(n):
+        f = cm._Fused(make_plan(DwSepWorkload(n, cin, cout, h, h, stride=(s, s), dtype="float16"), tile, soc))
+        return cm._fused_l2(f)
+
+    assert l2_of(batch - 1).fits and not l2_of(batch).fits
+    if soc_name == "ascend910b2":
+        return   # (batch 63 is too slow to model here; the policy alone is checked)
+    wl = DwSepWorkload(batch, cin, cout, h, h, stride=(s, s), dtype="float16")
+    cost = model_fused(make_plan(wl, tile, soc), timeline=False)
+    assert not cost.l2_fits and cost.hbm_bytes == cost.gm_bytes
+    # HBM now sees every DMA byte: the target holds only where the DMA traffic itself meets it
+    # (310P b1's fastest plan does, b3 and b4 do not)
+    assert cost.hbm_traffic_ratio == cost.traffic_ratio
+    assert (cost.hbm_traffic_ratio <= 1.15) == (block == "b1")
+    # one image less and it fits again: HBM traffic back at the minimal bytes
+    fits = model_fused(make_plan(dataclasses.replace(wl, batch=batch - 1), tile, soc), timeline=False)
+    assert fits.l2_fits and fits.hbm_traffic_ratio == 1.0
 
 
 @pytest.mark.slow
@@ -378,3 +464,286 @@ def test_as_dict_and_chrome_trace():
 def _pids(ev, kname):
     return {e["pid"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"
             and e["args"]["name"].startswith(kname + " /")}
+
+
+# ------------------------------------------------------------------------------------------
+# 5. L2 / HBM traffic
+# ------------------------------------------------------------------------------------------
+MID = DwSepWorkload(1, 128, 128, 56, 56, dtype="float16")
+
+
+def _weights(wl):
+    b = 2 if wl.dtype == "float16" else 4
+    w_dw = wl.c1 * 9 * 16 * b + wl.c1 * 16 * 4
+    w_pw = wl.co1 * wl.c1 * 16 * 16 * b
+    return w_dw, w_pw, wl.co1 * 16 * 4
+
+
+@pytest.mark.parametrize("soc", [B910, P310], ids=lambda s: s.name)
+def test_weights_streamed_by_every_core_are_hbm_traffic_once(soc):
+    w_dw, w_pw, b_pw = _weights(MID)
+    w_all = w_dw + w_pw + b_pw
+    # resident weights (one co-step): every core loads all of them once
+    cost = model_fused(make_plan(MID, TileConfig(4, 14, 8, 1, True, "vector"), soc), timeline=False)
+    p = cost.cores_used
+    assert p == soc.vector_cores > 1
+    assert cost.traffic["weights"] == p * w_all                 # DMA: P x W
+    assert cost.hbm_traffic["weights"] == w_all                 # HBM: W
+    # streamed PW weights (8 co-steps): every tile reloads all PW weight blocks
+    plan = make_plan(MID, TileConfig(4, 14, 1, 1, True, "vector"), soc)
+    streamed = model_fused(plan, timeline=False)
+    assert streamed.traffic["weights"] == p * (w_dw + b_pw) + plan.n_tiles * w_pw
+    assert streamed.hbm_traffic["weights"] == w_all
+    for c in (cost, streamed):
+        assert c.hbm_traffic["input"] == c.min_gm_bytes - w_all - c.traffic["output"] < c.traffic["input"]
+        assert c.hbm_bytes == c.min_gm_bytes and c.l2_hit_bytes == c.gm_bytes - c.min_gm_bytes
+        # the same plan without L2 pays the re-reads at HBM bandwidth: never faster
+        no_l2 = model_fused(make_plan(MID, plan.tile if c is streamed else TileConfig(4, 14, 8, 1, True, "vector"),
+                                      dataclasses.replace(soc, l2_bytes=0)), timeline=False)
+        assert no_l2.hbm_bytes == no_l2.gm_bytes == c.gm_bytes
+        assert c.time_us <= no_l2.time_us
+    # the unfused PW kernel: its weights are read by every core too
+    pw = next(k for k in model_unfused(MID, soc, "folded").kernels if k.name.startswith("pw"))
+    assert pw.traffic["weights"] >= pw.cores_used * (w_pw + b_pw) > w_pw + b_pw
+    assert pw.hbm_traffic["weights"] == w_pw + b_pw
+
+
+def test_working_set_over_l2_charges_every_reread_to_hbm():
+    for soc in (B910, P310):
+        for eng in ("vector", "cube"):
+            tile = TileConfig(4, 14, 2, 1, True, eng)
+            big = model_fused(make_plan(MID, tile, soc), timeline=False)
+            small_soc = dataclasses.replace(soc, l2_bytes=big.l2_working_set_bytes - 1)
+            small = model_fused(make_plan(MID, tile, small_soc), timeline=False)
+            exact = model_fused(make_plan(MID, tile, dataclasses.replace(soc, l2_bytes=big.l2_working_set_bytes)),
+                                timeline=False)
+            assert big.l2_fits and exact.l2_fits and not small.l2_fits
+            assert exact.time_us == big.time_us and exact.hbm_bytes == big.hbm_bytes
+            assert small.hbm_bytes == small.gm_bytes == big.gm_bytes and small.l2_hit_bytes == 0
+            assert small.hbm_traffic == small.traffic
+            assert big.hbm_bytes < small.hbm_bytes and big.time_us <= small.time_us
+            for k in model_unfused(MID, dataclasses.replace(soc, l2_bytes=1024), "folded").kernels:
+                assert not k.l2_fits and k.hbm_bytes == k.gm_bytes
+
+
+def test_unfused_intermediates_go_through_hbm():
+    """A kernel boundary flushes L2: the intermediate is written to HBM and read back from HBM."""
+    wl = DwSepWorkload(1, 64, 64, 14, 14, act2="relu6", residual=True, dtype="float16")
+    inter = 1 * 4 * 14 * 14 * 16 * 2
+    for soc in (B910, P310):
+        folded = model_unfused(wl, soc, "folded")
+        dw, pw = folded.kernels[0], folded.kernels[1]
+        assert dw.hbm_traffic["intermediate"] == dw.traffic["intermediate"] == inter
+        assert pw.hbm_traffic["intermediate"] == pw.traffic["intermediate"] >= inter
+        assert folded.hbm_bytes == sum(k.hbm_bytes for k in folded.kernels)
+        fused = model_fused(make_plan(wl, TileConfig(7, 14, 4, 0, True, "vector"), soc), timeline=False)
+        assert fused.hbm_bytes == fused.min_gm_bytes < folded.hbm_bytes
+        assert json.loads(json.dumps(folded.as_dict()))["hbm_bytes"] == folded.hbm_bytes
+
+
+def test_l2_hits_use_l2_bandwidth_and_per_core_cap():
+    soc = dataclasses.replace(B910, dma_setup_cycles=0)
+    nb, active = 1 << 20, 72
+    hbm = cm.dma_us(soc, nb, 1, "in", active)
+    hit = cm.dma_us(soc, nb, 1, "in", active, hit=1.0)
+    half = cm.dma_us(soc, nb, 1, "in", active, hit=0.5)
+    assert hbm == pytest.approx(nb / (soc.hbm_gbps * 1e3 / active), rel=1e-12)          # HBM share
+    per_core = soc.gm_to_ub_gibps * 2**30 / 1e6
+    assert hit == pytest.approx(nb / min(per_core, soc.l2_gbps * 1e3 / active), rel=1e-12)
+    assert half == pytest.approx((hbm + hit) / 2, rel=1e-12)
+    # dma_bandwidth's default is the fastest any byte can move (a lower bound uses it)
+    assert cm.dma_bandwidth(soc, "in", active) == max(cm.dma_bandwidth(soc, "in", active, "hbm"),
+                                                      cm.dma_bandwidth(soc, "in", active, "l2"))
+    assert soc.l2_gbps == 5 * soc.hbm_gbps and P310.l2_gbps == pytest.approx(5 * P310.hbm_gbps)
+
+
+def test_fused_l2_policy_matches_the_built_traffic():
+    """_fused_l2 predicts the DMA bytes it turns into hit fractions; they must be the built ones."""
+    for wl, soc, tile in _grid():
+        plan = make_plan(wl, tile, soc)
+        if not plan.fits():
+            continue
+        cost = model_fused(plan, timeline=False)
+        l2 = cm._fused_l2(cm._Fused(plan))
+        for kind in ("input", "weights"):
+            h = l2.hit_in.get(kind, 0.0)
+            assert h == pytest.approx(1 - l2.unique[kind] / cost.traffic[kind], abs=1e-12), (kind, tile)
+        assert l2.working_set == cost.l2_working_set_bytes
+
+
+def test_tune_fused_by_hbm_traffic():
+    wl, kw = _mbv1(*BLOCKS["b4"]), {"max_tiles_per_axis": 8}
+    _plan, cost = tune_fused(wl, B910, max_traffic_ratio=1.15, traffic="hbm", **kw)
+    fastest = tune_fused(wl, B910, **kw)[1]
+    assert cost.hbm_traffic_ratio <= 1.15 and cost.time_us == fastest.time_us
+    assert tune_fused(wl, B910, max_traffic_ratio=1.15, **kw) is None   # by DMA traffic: no plan
+    with pytest.raises(ValueError):
+        tune_fused(wl, B910, traffic="l3")
+
+
+# ------------------------------------------------------------------------------------------
+# 6. the fast paths give the results of the straightforward ones
+# ------------------------------------------------------------------------------------------
+def _random_steps(rng, n):
+    steps = []
+    for k in range(n):
+        stages = [Stage("MTE2", rng.choice([0.0, rng.uniform(0.1, 3)]), f"in{k}", "x", rng.choice([1, 2]))]
+        if rng.random() < 0.5:
+            stages.append(Stage("cube", rng.uniform(0.1, 3), f"mm{k}", "l0c", 1,
+                                after=-1 if k and rng.random() < 0.5 else None))
+        stages.append(Stage("vector", rng.uniform(0.1, 3), f"v{k}", rng.choice(["y", None]), 2))
+        stages.append(Stage("MTE3", rng.uniform(0.1, 3), f"out{k}"))
+        steps.append(Step(k // 3, stages, rng.choice([0.0, 0.0, rng.uniform(0, 20)])))
+    return steps
+
+
+@pytest.mark.parametrize("db", [True, False])
+def test_compiled_replay_equals_simulate(db):
+    rng = random.Random(7)
+    for _ in range(50):
+        steps = _random_steps(rng, rng.randint(1, 30))
+        ref = simulate(steps, db)
+        seq = [(st.tile, st.ready_at, (cm._compile(st.stages),)) for st in steps]
+        fast = cm._sim(seq, db)
+        assert (fast.end, fast.busy, fast.step_end, fast.events, fast.rings, fast.pipe_free) == \
+               (ref.end, ref.busy, ref.step_end, ref.events, ref.rings, ref.pipe_free)
+        assert fast.idle == ref.idle     # intervals replayed on demand
+        # continuing a run: the second half on a copy of the first half's state
+        cut = len(steps) // 2
+        first = simulate(steps[:cut], db)
+        ref2 = simulate(steps[cut:], db, prev=first.copy())
+        fast2 = cm._sim(seq[cut:], db, cm._sim(seq[:cut], db).copy())
+        assert (fast2.end, fast2.busy, fast2.step_end, fast2.events) == (ref2.end, ref2.busy, ref2.step_end,
+                                                                         ref2.events)
+        assert fast2.idle == ref2.idle
+
+
+# time_us of the model before this version (no L2, plain replay, exhaustive unfused tile search),
+# recorded on that code; with L2 switched off (l2_bytes=0) the current model must give them bit
+# for bit: the speed-ups change nothing.
+PRE_L2_UNFUSED = [
+    (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend910b2", "framework", 38.328338689365154, 10485760),
+    (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend910b2", "folded", 14.812940083951467, 4094464),
+    (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend310p3", "framework", 81.34592592592593, 10287104),
+    (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend310p3", "folded", 39.035185185185185, 3700736),
+    (DwSepWorkload(1, 144, 24, 56, 56, act1="relu6", act2="none", residual=True, dtype="float16"),
+     "ascend910b2", "framework", 35.762341326604016, 8189952),
+    (DwSepWorkload(1, 144, 24, 56, 56, act1="relu6", act2="none", residual=True, dtype="float16"),
+     "ascend310p3", "folded", 42.172559523809525, 3436800),
+    (DwSepWorkload(2, 40, 56, 14, 14, act1="relu6", act2="hardswish", dtype="float16"),
+     "ascend910b2", "framework", 23.856741272885465, 554624),
+    (DwSepWorkload(2, 40, 56, 14, 14, act1="relu6", act2="hardswish", dtype="float16"),
+     "ascend310p3", "folded", 13.385231481481481, 238848),
+    (DwSepWorkload(1, 32, 48, 16, 16, kernel=(5, 5), pads=(2, 2, 2, 2), dtype="float32"),
+     "ascend910b2", "folded", 9.10147659247724, 283392),
+]
+PRE_L2_FUSED = [
+    (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend910b2", TileConfig(4, 14, 1, 1, True, "cube"),
+     25.566186666666646),
+    (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend910b2", TileConfig(4, 12, 8, 1, True, "vector"),
+     59.156479999999995),
+    (DwSepWorkload(1, 64, 64, 14, 14, act2="none", residual=True, dtype="float16"), "ascend910b2",
+     TileConfig(2, 4, 4, 1, True, "cube"), 8.820257777777776),
+    (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend310p3", TileConfig(5, 28, 2, 0, True, "cube"),
+     52.96185185185183),
+    (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend310p3", TileConfig(14, 14, 1, 1, False, "cube"),
+     92.3254497354497),
+    (DwSepWorkload(1, 64, 64, 14, 14, act2="none", residual=True, dtype="float16"), "ascend310p3",
+     TileConfig(1, 1, 1, 1, True, "cube"), 73.72787037037023),
+]
+
+
+@pytest.mark.parametrize("wl,soc_name,variant,time_us,gm_bytes", PRE_L2_UNFUSED,
+                         ids=[f"{r[0].cin}-{r[0].cout}-{r[1]}-{r[2]}" for r in PRE_L2_UNFUSED])
+def test_unfused_without_l2_is_the_pre_l2_model(wl, soc_name, variant, time_us, gm_bytes):
+    soc = dataclasses.replace(get_soc(soc_name), l2_bytes=0)
+    cost = model_unfused(wl, soc, variant)
+    assert cost.time_us == time_us and cost.gm_bytes == gm_bytes
+
+
+@pytest.mark.parametrize("wl,soc_name,tile,time_us", PRE_L2_FUSED,
+                         ids=[f"{r[0].cin}-{r[0].cout}-{r[1]}-{r[2].pw_engine}" for r in PRE_L2_FUSED])
+def test_fused_without_l2_is_the_pre_l2_model(wl, soc_name, tile, time_us):
+    soc = dataclasses.replace(get_soc(soc_name), l2_bytes=0)
+    assert model_fused(make_plan(wl, tile, soc)).time_us == time_us
+
+
+def _exhaustive_dw(wl, soc, epilogue):
+    """The unfused DW kernel's tile search without the bound: every tile, first fastest wins."""
+    best = None
+    for th in cm._sizes(wl.out_height, 16):
+        for tw in cm._sizes(wl.out_width, 8):
+            tried_large = False
+            for cib in cm._desc(wl.c1):
+                if tried_large and cib != 1:
+                    continue
+                c = cm._dw_eval("dw", wl, soc, th, tw, cib, epilogue, timeline=False)
+                if c is None:
+                    continue
+                tried_large = True
+                if best is None or c.time_us < best.time_us:
+                    best = c
+    return best
+
+
+def _exhaustive_pw_vector(wl, soc, bias_act, residual):
+    best = None
+    for th in cm._sizes(wl.out_height, 16):
+        for tw in cm._sizes(wl.out_width, 8):
+            for cob in cm._desc(wl.co1):
+                c = cm._pw_vector_eval("pw", wl, soc, th, tw, cob, bias_act, residual, timeline=False)
+                if c is None:
+                    continue
+                if best is None or c.time_us < best.time_us:
+                    best = c
+                break
+    return best
+
+
+@pytest.mark.parametrize("wl", [GRID_WL[0], GRID_WL[2], GRID_WL[3], MID], ids=lambda w: w.describe())
+def test_bounded_unfused_search_finds_the_exhaustive_optimum(wl):
+    for soc in (B910, P310, dataclasses.replace(B910, l2_bytes=0)):
+        for epilogue in (False, True):
+            ref = _exhaustive_dw(wl, soc, epilogue)
+            got = cm._dw_kernel.__wrapped__("dw", wl, soc, epilogue)
+            assert (got.tile, got.time_us) == (ref.tile, ref.time_us)
+        for bias_act, residual in ((False, False), (True, wl.residual)):
+            ref = _exhaustive_pw_vector(wl, soc, bias_act, residual)
+            kernels = cm._pw_kernels_cached.__wrapped__("pw", wl, soc, bias_act, residual)
+            if kernels[0].engine["pw"] == "vector":
+                assert (kernels[0].tile, kernels[0].time_us) == (ref.tile, ref.time_us)
+            else:   # the cube GEMM (chain) won: it beats the vector optimum
+                assert sum(k.time_us for k in kernels) <= ref.time_us
+
+
+@pytest.mark.parametrize("wl", [GRID_WL[1], GRID_WL[3], GRID_WL[4]], ids=lambda w: w.describe())
+def test_unfused_search_bounds_are_lower_bounds(wl):
+    for soc in (B910, P310):
+        for th in cm._sizes(wl.out_height, 16):
+            for tw in cm._sizes(wl.out_width, 8):
+                for cib in cm._desc(wl.c1):
+                    c = cm._dw_eval("dw", wl, soc, th, tw, cib, True, timeline=False)
+                    if c is not None:
+                        assert cm._dw_bound(wl, soc, th, tw, cib, True) <= c.time_us
+                for cob in cm._desc(wl.co1):
+                    c = cm._pw_vector_eval("pw", wl, soc, th, tw, cob, True, wl.residual, timeline=False)
+                    if c is not None:
+                        assert cm._pw_vector_bound(wl, soc, th, tw, cob, True, wl.residual) <= c.time_us
+
+
+def test_memoized_and_cached_paths_equal_fresh_ones():
+    wl = GRID_WL[3]
+    first = model_unfused(wl, B910, "folded")
+    assert model_unfused(wl, B910, "folded") is first                  # memoized
+    fresh = cm._model_unfused.__wrapped__(wl, B910, "folded")
+    assert fresh.as_dict() == first.as_dict()
+    cm.clear_caches()
+    assert model_unfused(wl, B910, "folded").as_dict() == first.as_dict()
+    # model_fused: part caches warm (other plans of the same block first) or cold, same result
+    plans = [make_plan(MID, TileConfig(th, tw, cob, cib, True, eng), soc)
+             for soc in (B910, P310) for th, tw, cob, cib, eng in
+             [(4, 14, 1, 1, "cube"), (4, 14, 8, 1, "cube"), (4, 14, 8, 0, "vector"), (2, 56, 4, 1, "cube")]]
+    warm = [model_fused(p).as_dict() for p in plans]
+    for p, w in zip(plans, warm):
+        cm.clear_caches()
+        assert model_fused(p).as_dict() == w
