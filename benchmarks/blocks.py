@@ -29,6 +29,17 @@ from fusion.driver import compile_model  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+def _tuned(model, soc: str):
+    """The block's best tile under the cost model: an in-memory `tune` sweep, no database."""
+    from fusion.tuning.db import TuningDB
+    from fusion.tuning.search import sweep_modeled
+
+    def lookup(wl, target):
+        best = sweep_modeled("block", wl, target, TuningDB(None)).best
+        return best.tile if best else None
+    return lookup
+
+
 def run(mode: str, samples: int) -> dict:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -38,15 +49,16 @@ def run(mode: str, samples: int) -> dict:
             onnx.save(m, path)
             if mode == "sim":
                 for soc in ("ascend910b2", "ascend310p3"):
-                    cm = compile_model(m, target=f"sim:{soc}", dtype="float16")
+                    cm = compile_model(m, target=f"sim:{soc}", dtype="float16", tuned_tiles=_tuned(m, soc))
                     report, _ = bench_sim(cm, path)
                     k = report["kernels"][0]
                     rows.append({"block": spec["name"], "soc": soc, **{key: k[key] for key in (
                         "tile", "fused_us", "unfused_us", "unfused_folded_us", "speedup", "speedup_vs_folded",
-                        "gm_bytes_fused", "gm_bytes_unfused", "gm_bytes_min", "traffic_ratio", "bottleneck",
+                        "gm_bytes_fused", "gm_bytes_unfused", "gm_bytes_min", "traffic_ratio", "hbm_traffic_ratio", "bottleneck",
                         "roofline_pct", "engine")}})
                     print(f"{spec['name']:<22} {soc}: fused {k['fused_us']:8.1f} us  unfused {k['unfused_us']:8.1f} us "
-                          f"({k['speedup']:.2f}x)  traffic {k['traffic_ratio']:.2f}x min  {k['bottleneck']}  [modeled]")
+                          f"({k['speedup']:.2f}x)  traffic DMA {k['traffic_ratio']:.2f}x HBM {k['hbm_traffic_ratio']:.2f}x min  "
+                          f"{k['tile']}  {k['bottleneck']}  [modeled]")
             else:
                 cm = compile_model(m, target="llvm")
                 cm_u = compile_model(m, target="llvm", fuse=False)

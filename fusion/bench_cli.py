@@ -27,8 +27,9 @@ def _print(report: dict) -> None:
     print(f"  {'block':<12} {'fused us':>10} {'unfused us':>11} {'speedup':>8}  extra")
     for r in report["kernels"]:
         if report["figures"] == "modeled":
-            extra = (f"GM {r['gm_bytes_fused'] / 1024:.0f}/{r['gm_bytes_unfused'] / 1024:.0f}/"
-                     f"{r['gm_bytes_min'] / 1024:.0f} KiB (fused/unfused/min)  UB {r['ub_bytes_used']:,}/"
+            extra = (f"DMA {r['gm_bytes_fused'] / 1024:.0f}/{r['gm_bytes_unfused'] / 1024:.0f}/"
+                     f"{r['gm_bytes_min'] / 1024:.0f} KiB (fused/unfused/min)  HBM {r['hbm_traffic_ratio']:.2f}x min  "
+                     f"UB {r['ub_bytes_used']:,}/"
                      f"{r['ub_bytes_available']:,}  pw:{r['engine'].get('pw')}  {r['bottleneck']}  "
                      f"{r['roofline_pct']:.0f}% of roofline")
         else:
@@ -37,8 +38,9 @@ def _print(report: dict) -> None:
         print(f"  {r['name']:<12} {r['fused_us']:>10.2f} {r['unfused_us']:>11.2f} {r['speedup']:>7.2f}x  {extra}")
     if report["figures"] == "modeled":
         print(f"  whole model: fused {report['avg_latency_us']:.1f} us, unfused {report['unfused_latency_us']:.1f} us "
-              f"({report['speedup']:.2f}x); GM traffic of the chains fused/min {report['traffic_ratio_fused']:.2f}x, "
-              f"unfused/min {report['traffic_ratio_unfused']:.2f}x  [modeled]")
+              f"({report['speedup']:.2f}x); chains' traffic / minimal: DMA fused {report['traffic_ratio_fused']:.2f}x, "
+              f"unfused {report['traffic_ratio_unfused']:.2f}x; HBM fused {report['hbm_traffic_ratio_fused']:.2f}x, "
+              f"unfused {report['hbm_traffic_ratio_unfused']:.2f}x  [modeled]")
     else:
         o = report["onnxruntime"]
         print(f"  whole model: fused p50 {report['fused']['p50_us']:.0f} us, unfused p50 "
