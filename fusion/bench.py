@@ -10,7 +10,6 @@ latency, throughput, memory peak, traffic ratios, per-kernel rows, modeled or me
 from __future__ import annotations
 
 import datetime as dt
-import os
 import subprocess
 from pathlib import Path
 

@@ -8,7 +8,7 @@ import numpy as np
 import tvm
 
 from fusion.errors import MegafuseError
-from fusion.ir import Graph, Node
+from fusion.ir import Graph
 from fusion.onnx_import import load_graph
 from fusion.runtime import Program, Step
 from fusion.targets import Target, parse_target

@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import math

@@ -3,9 +3,8 @@
 import math
 
 import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 import models
 from fusion.ir import NC1HWC0, Graph, TensorType, make_node
@@ -15,7 +14,6 @@ from passes import optimize
 from passes.canonicalize import canonicalize
 from passes.fold_bn import fold_bn
 from passes.fuse_dwsep import FUSED_OP, fuse_dwsep
-from passes.layout import insert_layout_conversions
 
 SOC = get_soc("ascend910b2")
 

@@ -162,7 +162,7 @@ def build_space(wl: DwSepWorkload, soc: SocSpec, target_kind: str = "sim",
     scope = budget_bytes(wl, soc, th, tw, cob, cib, db.astype(bool), eng_cube)
     # --- alignment --------------------------------------------------------------------------
     b = np.dtype(wl.dtype).itemsize
-    thv, twv = np.minimum(th, wl.out_height), np.minimum(tw, wl.out_width)
+    twv = np.minimum(tw, wl.out_width)
     iw = (twv - 1) * wl.stride[1] + wl.kernel[1]
     row_in, row_out = iw * C0 * b, twv * C0 * b
     gap_in = np.maximum(0, wl.width - iw) * C0 * b
