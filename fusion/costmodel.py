@@ -1336,6 +1336,15 @@ def _ub_fits(soc: SocSpec, buffers: list[tuple[int, int]]) -> bool:
     return sum(align(nb, soc.ub_align) * cp for nb, cp in buffers) <= soc.ub_usable_bytes
 
 
+def _pw_resident_loads(soc: SocSpec, cores: int, hit, w_pw: int, w_bias: int):
+    """first_extra of the unfused PW kernels: a core's first tile (or block) loads the resident
+    PW weights and the bias first (a 0-byte size means that tensor is not resident)."""
+    def first_extra(acc):
+        pre = [acc.dma(soc, "weights", nbytes, 1, "in", cores, 1, hit) for nbytes in (w_pw, w_bias) if nbytes]
+        return tuple(pre), ()
+    return first_extra
+
+
 def _run_units(units: list, n_cores: int, build, db: bool = True,
                first_extra=None) -> tuple[dict[str, CoreRun], _Acc]:
     """Work units go round-robin to `n_cores` cores. build(acc, unit) -> (steps, comps): the
@@ -1637,14 +1646,8 @@ def _pw_vector_eval(name, wl, soc, th, tw, cob, bias_act, residual, timeline=Tru
                 comps0 = tuple(comps)
         return tuple(steps), comps0
 
-    def first_extra(acc):   # a core's first tile loads the resident weights and the bias first
-        pre = []
-        if resident:
-            pre.append(acc.dma(soc, "weights", w_pw, 1, "in", cores, 1, h["weights"]))
-        if bias_act:
-            pre.append(acc.dma(soc, "weights", w_bias, 1, "in", cores, 1, h["weights"]))
-        return tuple(pre), ()
-
+    first_extra = _pw_resident_loads(soc, cores, h["weights"], w_pw if resident else 0,
+                                     w_bias if bias_act else 0)
     runs, acc = _run_units(units, cores, build, first_extra=first_extra)
     return _assemble(name, soc, runs, acc, cores, _pw_min_bytes(wl, bias_act, residual),
                      2 * wl.batch * oh_ * ow_ * wl.cin * wl.cout, 0, ACC_BYTES, wl.dtype,
@@ -1715,14 +1718,8 @@ def _pw_cube_eval(name, wl, soc, m, nb, bias_act, residual, timeline=True) -> Ke
                 comps0 = tuple(comps)
         return tuple(steps), comps0
 
-    def first_extra(acc):   # a core's first block loads the resident weights and the bias first
-        pre = []
-        if resident:
-            pre.append(acc.dma(soc, "weights", w_pw, 1, "in", cores, 1, h["weights"]))
-        if bias_act:
-            pre.append(acc.dma(soc, "weights", w_bias, 1, "in", cores, 1, h["weights"]))
-        return tuple(pre), ()
-
+    first_extra = _pw_resident_loads(soc, cores, h["weights"], w_pw if resident else 0,
+                                     w_bias if bias_act else 0)
     runs, acc = _run_units(units, cores, build, first_extra=first_extra)
     return _assemble(name, soc, runs, acc, cores,
                      _pw_min_bytes(wl, bias_act, residual and vec_epi),
