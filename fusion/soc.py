@@ -11,6 +11,8 @@ Sources (facts gathered in shared/docs/ascend-facts.md):
              ops-transformer attention/mla_preprocess/op_kernel/mla_hardware.h): the
              HardwareInfo<ArchType> template (ASCEND_V220 = 910B; no per-arch specialisation)
              gives l2BW = 5, hbmBW = 1 (relative bandwidths) and l2Size = 192 MiB.
+  [catlass]  Huawei's CATLASS GEMM templates (hicann/catlass include/catlass/arch/arch.hpp):
+             AtlasA2 (910B) BIAS_SIZE = 1024 B (bias table, TPosition C2).
 Values marked CALIBRATION are model parameters, not published facts: change them only
 with a measurement and update the comment.
 """
@@ -38,6 +40,7 @@ class SocSpec:
     l0a_bytes: int
     l0b_bytes: int
     l0c_bytes: int
+    bt_bytes: int              # bias table (TPosition C2) per cube core; 0: the arch has none
     l2_bytes: int
     ub_align: int = 32         # UB/L1 address alignment, one DataBlock [devkit]
     vector_repeat_bytes: int = 256   # one repeat = 8 DataBlocks [devkit]
@@ -96,21 +99,23 @@ class SocSpec:
 SOCS: dict[str, SocSpec] = {
     # 910B1/B2: 24 AIC + 48 AIV (1:2) [devkit 2201]; UB 192 KiB, usable 192 KiB - 256 B - 8 KiB
     # [devkit kernel_utils_constants.h]; L1 512 KiB, L0A/B 64 KiB, L0C 128 KiB; L2 192 MB [akg];
-    # clock 1.8 GHz [ini].
+    # clock 1.8 GHz [ini]; bias table (C2) 1 KiB [catlass] (the devkit docs state no size).
     "ascend910b2": SocSpec(
         name="ascend910b2", arch="2201", coupled=False, vector_cores=48, cube_cores=24,
         clock_ghz=1.8, ub_bytes=192 * KIB, ub_usable_bytes=192 * KIB - 256 - 8 * KIB,
         l1_bytes=512 * KIB, l0a_bytes=64 * KIB, l0b_bytes=64 * KIB, l0c_bytes=128 * KIB,
-        l2_bytes=192 * 1024 * KIB),
+        bt_bytes=1 * KIB, l2_bytes=192 * 1024 * KIB),
     # 910B3: 20 AIC + 40 AIV [devkit 2201]; memories as 910B2; clock 1.8 GHz [ini];
-    # L2 192 MB [akg]; PTO-ISA bandwidths were calibrated on this part [pto].
+    # L2 192 MB [akg]; PTO-ISA bandwidths were calibrated on this part [pto]; bias table as 910B2.
     "ascend910b3": SocSpec(
         name="ascend910b3", arch="2201", coupled=False, vector_cores=40, cube_cores=20,
         clock_ghz=1.8, ub_bytes=192 * KIB, ub_usable_bytes=192 * KIB - 256 - 8 * KIB,
         l1_bytes=512 * KIB, l0a_bytes=64 * KIB, l0b_bytes=64 * KIB, l0c_bytes=128 * KIB,
-        l2_bytes=192 * 1024 * KIB),
+        bt_bytes=1 * KIB, l2_bytes=192 * 1024 * KIB),
     # 310P3: 8 coupled AI cores (+7 vector cores not used by these kernels) [devkit 2002];
-    # UB 256 KiB with 248 KiB usable [akg]; L1 1 MiB; L0C 256 KiB; L2 16 MB [akg];
+    # UB 256 KiB with 248 KiB usable [akg]; L1 1 MiB; L0C 256 KiB; L2 16 MB [akg]; no bias
+    # table: the devkit's dav_m200 DataCopy C1 -> C2 reports "not support" and its Mmad refuses
+    # the bias-table C source [devkit];
     # clock CALIBRATION 1.08 GHz [ini transcription]; HBM -> LPDDR4X ~204.8 GB/s [3rd].
     # Per-core DMA bandwidths, vector issue cost, DMA setup and launch cost are CALIBRATION
     # stand-ins taken over from the 910B3-calibrated defaults [pto]; no 310P figure was found.
@@ -118,7 +123,7 @@ SOCS: dict[str, SocSpec] = {
         name="ascend310p3", arch="2002", coupled=True, vector_cores=8, cube_cores=8,
         clock_ghz=1.08, ub_bytes=256 * KIB, ub_usable_bytes=248 * KIB,
         l1_bytes=1024 * KIB, l0a_bytes=64 * KIB, l0b_bytes=64 * KIB, l0c_bytes=256 * KIB,
-        l2_bytes=16 * 1024 * KIB, hbm_gbps=204.8,
+        bt_bytes=0, l2_bytes=16 * 1024 * KIB, hbm_gbps=204.8,
         # CALIBRATION (estimate, no 310P figure found): the [hwinfo] 5:1 L2:DRAM ratio of the
         # 910B applied to the 310P's 204.8 GB/s
         l2_gbps=5 * 204.8),

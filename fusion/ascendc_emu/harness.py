@@ -68,6 +68,7 @@ class _Soc(ctypes.Structure):
         ("ub_bytes", ctypes.c_uint64), ("ub_usable_bytes", ctypes.c_uint64),
         ("l1_bytes", ctypes.c_uint64), ("l0a_bytes", ctypes.c_uint64),
         ("l0b_bytes", ctypes.c_uint64), ("l0c_bytes", ctypes.c_uint64),
+        ("bt_bytes", ctypes.c_uint64),
     ]
 
 
@@ -251,7 +252,7 @@ class EmuKernel:
         for i, a in enumerate(args):
             ptrs[i], sizes[i] = self._pointer(i, a, keep)
         c_soc = _Soc(spec.name.encode(), int(spec.arch), spec.ub_bytes, spec.ub_usable_bytes,
-                     spec.l1_bytes, spec.l0a_bytes, spec.l0b_bytes, spec.l0c_bytes)
+                     spec.l1_bytes, spec.l0a_bytes, spec.l0b_bytes, spec.l0c_bytes, spec.bt_bytes)
         err = ctypes.create_string_buffer(4096)
         with self._lock:
             rc = self._run(ctypes.cast(self._fn, ctypes.c_void_p), self.kernel_name.encode(), int(block_dim),

@@ -43,7 +43,8 @@ void InitCore(CoreState& c, const MegafuseEmuSoc& soc)
 {
     c.soc = soc;
     c.soc_name = soc.name ? soc.name : "soc";
-    const uint64_t sizes[] = {soc.ub_bytes, soc.l1_bytes, soc.l0a_bytes, soc.l0b_bytes, soc.l0c_bytes};
+    const uint64_t sizes[] = {soc.ub_bytes, soc.l1_bytes, soc.l0a_bytes, soc.l0b_bytes, soc.l0c_bytes, soc.bt_bytes};
+    static_assert(sizeof(sizes) / sizeof(sizes[0]) == megafuse_emu::kNumMem, "one size per emulated memory");
     for (int m = 0; m < megafuse_emu::kNumMem; ++m) {
         c.mem[m].assign(sizes[m], 0xFF);
         c.budget[m] = sizes[m];

@@ -102,6 +102,12 @@ enum QuantMode_t : uint8_t {
     NoQuant = 0, F322F16, F322BF16, DEQF16, VDEQF16, QF322B8_PRE, VQF322B8_PRE, REQ8, VREQ8
 };
 
+// Padding mode of DataCopyEnhancedParams (a global enum in the device toolchain, used as
+// pad_t::PAD_NONE). The devkit documents padMode as reserved; only PAD_NONE is accepted here.
+enum pad_t : uint8_t {
+    PAD_NONE = 0, PAD_MODE1, PAD_MODE2, PAD_MODE3, PAD_MODE4, PAD_MODE5, PAD_MODE6, PAD_MODE7, PAD_MODE8
+};
+
 namespace AscendC {
 
 // Logical buffer positions. VECIN/VECOUT/VECCALC(LCM) live in the Unified Buffer, A1/B1 in
@@ -121,6 +127,13 @@ enum class HardEvent : uint8_t {
 enum class RoundMode {
     CAST_NONE = 0, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC, CAST_ODD
 };
+
+// DataCopyEnhancedParams (devkit "增强数据搬运" page, utils/kernel_utils_mode.h): the unit of an
+// L0C -> UB (CO1 -> CO2) move and its on-the-fly dequantisation.
+enum class BlockMode : uint8_t {
+    BLOCK_MODE_NORMAL = 0, BLOCK_MODE_MATRIX, BLOCK_MODE_VECTOR, BLOCK_MODE_SMALL_CHANNEL, BLOCK_MODE_DEPTHWISE
+};
+enum class DeqScale : uint8_t { DEQ_NONE = 0, DEQ, VDEQ, DEQ8, VDEQ8, DEQ16, VDEQ16 };
 
 constexpr int32_t ONE_BLK_SIZE = 32;           // one DataBlock
 constexpr int32_t ONE_REPEAT_BYTE_SIZE = 256;  // one vector repeat = 8 DataBlocks

@@ -1,4 +1,4 @@
-// Cube unit: LoadData (L1 -> L0A/L0B), Mmad (L0A x L0B -> L0C), Fixpipe (L0C -> GM).
+// Cube unit: LoadData (L1 -> L0A/L0B), Mmad (L0A x L0B (+ bias) -> L0C), Fixpipe (L0C -> GM).
 //
 // Layouts (devkit Mmad page: "ABC矩阵的数据排布格式分别为ZZ,ZN,NZ"). C0 = 32 B / sizeof(input):
 //   A in L0A, m x k, "small z big Z": 16 x C0 fractals, row-major inside, fractals row-major
@@ -55,8 +55,8 @@ struct MmadParams {
     bool enWinogradB = false;
     uint8_t unitFlag = 0;
     bool kDirectionAlign = false;
-    bool cmatrixSource = false;   // true: initial C from the bias table (not emulated)
-    bool cmatrixInitVal = true;   // true: C starts at 0; false: accumulate into C
+    bool cmatrixSource = false;   // initial C when not 0: false from L0C, true from the bias table (C2)
+    bool cmatrixInitVal = true;   // true: C starts at 0 (unless isBias); false: C starts from cmatrixSource
 };
 
 enum class CO2Layout : uint8_t { NZ = 0, ROW_MAJOR, COLUMN_MAJOR };
@@ -134,41 +134,30 @@ void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadDa
     Count(L1_TO_L0_BYTES, r * F);
 }
 
-// C (+)= A x B over the valid m x n x k region; fractal padding is ignored, as documented.
+}  // namespace AscendC
+
+namespace megafuse_emu {
+
+// Where Mmad takes the initial C from.
+enum class MmadInit : uint8_t { Zero, L0C, Bias };
+
+// C (+)= A x B over the valid m x n x k region; fractal padding is ignored, as documented. With
+// MmadInit::Bias, C(i, j) starts at bias[j] (a row vector broadcast over the m rows).
 template <typename T, typename U, typename S>
-void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter, const MmadParams& p,
-          megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+void MmadCore(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>& fm,
+              const AscendC::LocalTensor<S>& filter, const AscendC::MmadParams& p, MmadInit init,
+              const uint8_t* bias, const Loc& loc)
 {
-    using namespace megafuse_emu;
     static_assert(std::is_same_v<U, S>, "Mmad: left and right matrices must have the same type here");
     static_assert((std::is_same_v<T, float> &&
                    (std::is_same_v<U, half> || std::is_same_v<U, float> || std::is_same_v<U, bfloat16_t>)) ||
                       (std::is_same_v<T, int32_t> && std::is_same_v<U, int8_t>),
                   "Mmad is emulated for half/bfloat16_t/float -> float and int8_t -> int32_t");
-    CoreState& c = Core(loc);
-    LocalAccess(dst.ref_, sizeof(T), 0, 0, "Mmad", "dst", loc);
-    LocalAccess(fm.ref_, sizeof(U), 0, 0, "Mmad", "fm", loc);
-    LocalAccess(filter.ref_, sizeof(S), 0, 0, "Mmad", "filter", loc);
-    CheckMem(dst.ref_, Mem::L0C, "Mmad", "dst", loc);
-    CheckMem(fm.ref_, Mem::L0A, "Mmad", "fm", loc);
-    CheckMem(filter.ref_, Mem::L0B, "Mmad", "filter", loc);
-    if (p.cmatrixSource) Fail(loc, "Mmad: cmatrixSource (initial C from the bias table) is not emulated");
-    // Which flag starts C at zero: arch 2201 kernels use cmatrixInitVal; the older isBias must
-    // not contradict it. On other arches both must agree (which one the core honours is not
-    // verified), so a kernel stays portable.
-    bool accumulate;
-    if (IsArch2201()) {
-        if (p.isBias && p.cmatrixInitVal)
-            Fail(loc, Str("Mmad: isBias=true has no effect on ", c.soc_name,
-                          " (cmatrixInitVal=true starts C at 0); set cmatrixInitVal=false to accumulate"));
-        accumulate = !p.cmatrixInitVal;
-    } else {
-        if (p.isBias == p.cmatrixInitVal)
-            Fail(loc, "Mmad: isBias and cmatrixInitVal disagree; set isBias=true and cmatrixInitVal=false to "
-                      "accumulate, or leave both at their defaults");
-        accumulate = p.isBias;
-    }
-    if (p.m == 0 || p.n == 0 || p.k == 0) return;
+    CoreState& c = *g_core;
+    if (p.m == 0 || p.n == 0 || p.k == 0) return;  // documented: not executed
+    if (p.m == 1 && IsArch2201())
+        Fail(loc, Str("Mmad with m = 1 runs as GEMV on ", c.soc_name, " (L0A read as ND, not as 16-row "
+                      "fractals), which is not emulated: pad m to 16"));
     CheckLocalAlign(fm.ref_, 512, "Mmad", "fm", loc);
     CheckLocalAlign(filter.ref_, 512, "Mmad", "filter", loc);
     CheckLocalAlign(dst.ref_, 256 * sizeof(T), "Mmad", "dst", loc);
@@ -181,7 +170,9 @@ void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor
     for (uint64_t i = 0; i < p.m; ++i)
         for (uint64_t j = 0; j < p.n; ++j) {
             const uint64_t ci = ((j / 16) * m1 + i / 16) * 256 + (i % 16) * 16 + j % 16;
-            Acc acc = accumulate ? static_cast<Acc>(Ld<T>(out, ci)) : Acc(0);
+            Acc acc = Acc(0);
+            if (init == MmadInit::L0C) acc = static_cast<Acc>(Ld<T>(out, ci));
+            if (init == MmadInit::Bias) acc = static_cast<Acc>(Ld<T>(bias, j));
             for (uint64_t kk = 0; kk < p.k; ++kk) {
                 const uint64_t ai = ((i / 16) * k1 + kk / c0) * 16 * c0 + (i % 16) * c0 + kk % c0;
                 const uint64_t bi = ((kk / c0) * n1 + j / 16) * c0 * 16 + (j % 16) * c0 + kk % c0;
@@ -192,6 +183,77 @@ void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor
         }
     Count(MMAD_INSTRUCTIONS);
     Count(CUBE_FRACTALS, m1 * k1 * n1);
+}
+
+template <typename T, typename U, typename S>
+void MmadOperands(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>& fm,
+                  const AscendC::LocalTensor<S>& filter, const Loc& loc)
+{
+    LocalAccess(dst.ref_, sizeof(T), 0, 0, "Mmad", "dst", loc);
+    LocalAccess(fm.ref_, sizeof(U), 0, 0, "Mmad", "fm", loc);
+    LocalAccess(filter.ref_, sizeof(S), 0, 0, "Mmad", "filter", loc);
+    CheckMem(dst.ref_, Mem::L0C, "Mmad", "dst", loc);
+    CheckMem(fm.ref_, Mem::L0A, "Mmad", "fm", loc);
+    CheckMem(filter.ref_, Mem::L0B, "Mmad", "filter", loc);
+}
+
+}  // namespace megafuse_emu
+
+namespace AscendC {
+
+// Initial C as the devkit computes it on arch 2201 and 2002 alike: C starts at 0 when
+// cmatrixInitVal && !isBias; otherwise from L0C (cmatrixSource = false). cmatrixSource = true
+// (C from the bias table, no bias tensor given) is refused: use the overload with the bias.
+template <typename T, typename U, typename S>
+void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter, const MmadParams& p,
+          megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    using namespace megafuse_emu;
+    CoreState& c = Core(loc);
+    MmadOperands(dst, fm, filter, loc);
+    const bool zero = p.cmatrixInitVal && !p.isBias;
+    if (!zero && p.cmatrixSource) {
+        if (!IsArch2201())
+            Fail(loc, Str("Mmad: cmatrixSource = true (initial C from the bias table) is not available on ", c.soc_name,
+                          " (arch ", c.soc.arch, " has no bias table)"));
+        Fail(loc, "Mmad: cmatrixSource = true without a bias tensor is not emulated; pass the C2 tensor: "
+                  "Mmad(dst, fm, filter, bias, params) with cmatrixInitVal = false");
+    }
+    MmadCore(dst, fm, filter, p, zero ? MmadInit::Zero : MmadInit::L0C, nullptr, loc);
+}
+
+// C = bias + A x B (arch 2201). bias in C2 (bias table): C(i, j) starts at bias[j] for every row
+// i (n elements of the dst type: float for half/bfloat16_t/float inputs, int32_t for int8_t).
+// The devkit takes cmatrixInitVal from params (true would start C at 0 and ignore the bias, so
+// it is refused) and derives cmatrixSource from the bias position; a CO1 bias must be dst itself
+// (accumulate in L0C).
+template <typename T, typename U, typename S, typename V>
+void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter, const LocalTensor<V>& bias,
+          const MmadParams& p, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    using namespace megafuse_emu;
+    static_assert(std::is_same_v<T, V>, "Mmad: the bias type must be the dst type (float, or int32_t for int8_t)");
+    CoreState& c = Core(loc);
+    MmadOperands(dst, fm, filter, loc);
+    LocalAccess(bias.ref_, sizeof(V), 0, 0, "Mmad", "bias", loc);
+    if (!IsArch2201())
+        Fail(loc, Str("Mmad with a bias tensor is not available on ", c.soc_name, " (arch ", c.soc.arch,
+                      " has no bias table): add the bias in UB after the CO1 -> CO2 copy"));
+    if (p.cmatrixInitVal)
+        Fail(loc, "Mmad with a bias tensor: cmatrixInitVal = true starts C at 0 and the bias is ignored; "
+                  "set cmatrixInitVal = false");
+    const Mem bm = bias.ref_.block->mem;
+    if (bm == Mem::L0C) {
+        if (LocalAddr(bias.ref_) != LocalAddr(dst.ref_))
+            Fail(loc, "Mmad: a CO1 bias other than dst itself is not emulated (pass dst to accumulate in L0C)");
+        MmadCore(dst, fm, filter, p, MmadInit::L0C, nullptr, loc);
+        return;
+    }
+    if (bm != Mem::BT)
+        Fail(loc, Str("Mmad: bias must be a C2 (bias table) or CO1 tensor, not ", PosName(bias.ref_.block->pos)));
+    CheckLocalAlign(bias.ref_, 128, "Mmad", "bias", loc);
+    const uint8_t* bp = p.m && p.n && p.k ? LocalAccess(bias.ref_, sizeof(V), 0, p.n, "Mmad", "bias", loc) : nullptr;
+    MmadCore(dst, fm, filter, p, MmadInit::Bias, bp, loc);
 }
 
 // L0C (NZ, float/int32) -> GM, with optional ReLU and fp32 -> fp16/bf16 conversion; the

@@ -27,6 +27,11 @@ inline Mem PositionMem(AscendC::TPosition p, const Loc& loc)
             if (!IsArch2201()) return Mem::UB;
             Fail(loc, Str("position CO2 has no buffer on ", g_core->soc_name,
                           " (arch 2201 moves L0C out with Fixpipe)"));
+        case TPosition::C2:
+            // C2 is the bias table (BT) of the arch 2201 cube core; arch 2002 has none.
+            if (g_core->soc.bt_bytes > 0) return Mem::BT;
+            Fail(loc, Str("position C2 (bias table) has no buffer on ", g_core->soc_name, " (arch ",
+                          g_core->soc.arch, " has no bias table; add the bias in UB after the L0C -> UB copy)"));
         default: Fail(loc, Str("position ", PosName(p), " cannot hold TPipe buffers in this emulation"));
     }
 }

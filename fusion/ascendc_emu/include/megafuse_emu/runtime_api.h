@@ -21,6 +21,7 @@ struct MegafuseEmuSoc {
     uint64_t l0a_bytes;
     uint64_t l0b_bytes;
     uint64_t l0c_bytes;
+    uint64_t bt_bytes;         /* bias table (TPosition C2); 0 where the arch has none */
 };
 
 /* Runs kernel_fn once per block index 0..block_dim-1, sequentially, each block on a fresh

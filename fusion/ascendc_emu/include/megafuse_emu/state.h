@@ -14,7 +14,8 @@
 
 namespace megafuse_emu {
 
-enum class Mem : uint8_t { UB = 0, L1, L0A, L0B, L0C, COUNT };
+// BT: the bias table (TPosition C2) of arch 2201 cube cores.
+enum class Mem : uint8_t { UB = 0, L1, L0A, L0B, L0C, BT, COUNT };
 constexpr int kNumMem = static_cast<int>(Mem::COUNT);
 
 inline const char* MemName(Mem m)
@@ -25,6 +26,7 @@ inline const char* MemName(Mem m)
         case Mem::L0A: return "L0A";
         case Mem::L0B: return "L0B";
         case Mem::L0C: return "L0C";
+        case Mem::BT: return "BT (bias table)";
         default: return "GM";
     }
 }
@@ -67,6 +69,12 @@ enum Counter : int {
     CUBE_FRACTALS,        // 16 x C0 x 16 MAC blocks (16x16x16 for fp16)
     GM_SCALAR_READS,
     GM_SCALAR_WRITES,
+    DMA_UB_TO_L1,         // on-chip moves of the cube data paths (no GM bytes)
+    UB_TO_L1_BYTES,
+    DMA_L0C_TO_UB,        // CO1 -> CO2 (arch 2002)
+    L0C_TO_UB_BYTES,      // bytes read from L0C
+    DMA_L1_TO_BT,         // C1 -> C2 (arch 2201)
+    L1_TO_BT_BYTES,       // bytes read from L1
     NUM_COUNTERS
 };
 
@@ -74,7 +82,8 @@ inline const char* const kCounterNames[NUM_COUNTERS] = {
     "gm_read_bytes", "gm_write_bytes", "dma_gm_to_ub", "dma_gm_to_l1", "dma_ub_to_gm",
     "dma_l0c_to_gm", "dma_ub_to_ub", "dma_l1_to_l0", "l1_to_l0_bytes", "vector_instructions",
     "vector_repeats", "mmad_instructions", "cube_fractals", "gm_scalar_reads",
-    "gm_scalar_writes"};
+    "gm_scalar_writes", "dma_ub_to_l1", "ub_to_l1_bytes", "dma_l0c_to_ub", "l0c_to_ub_bytes",
+    "dma_l1_to_bt", "l1_to_bt_bytes"};
 
 // One buffer handed out by TPipe::InitBuffer: a queue slot or a TBuf. LocalTensors refer to
 // it and carry the generation they were issued under, so a tensor used after FreeTensor (or
