@@ -4,10 +4,12 @@ NumPy buffers with the hardware's rules enforced (see README.md in this director
 from fusion.ascendc_emu.harness import (
     CXX_FLAGS,
     INCLUDE_DIR,
+    KERNEL_TYPES,
+    CoreInfo,
     EmuKernel,
-    EmuResult,
     EmulationBuildError,
     EmulationError,
+    EmuResult,
     build_kernel,
     cache_dir,
 )
@@ -15,6 +17,8 @@ from fusion.ascendc_emu.harness import (
 __all__ = [
     "CXX_FLAGS",
     "INCLUDE_DIR",
+    "KERNEL_TYPES",
+    "CoreInfo",
     "EmuKernel",
     "EmuResult",
     "EmulationBuildError",

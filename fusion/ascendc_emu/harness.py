@@ -4,6 +4,11 @@
     result = kernel.run([x, y, z, None, tiling], block_dim=8, soc="ascend910b2")
     result.counters["gm_read_bytes"]
 
+    # a MIX kernel (KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2)): block_dim = AIC count,
+    # each block = 1 AIC + 2 AIVs running concurrently with cross-core flags
+    result = mix.run([x, w, out, workspace, tiling], block_dim=2, kernel_type="mix_aic_1_2")
+    result.cores[1].name, result.counters_by_core_type["AIV"]
+
 A kernel source is compiled with g++ (-std=c++20 -O2) together with the emulation runtime
 into one shared library, cached under $MEGAFUSE_CACHE_DIR/emu (default ~/.cache/megafuse/emu)
 by a hash of everything that changes the binary: compiler version, flags, the emulation
@@ -33,7 +38,7 @@ INCLUDE_DIR = _HERE / "include"
 RUNTIME_SRC = _HERE / "runtime" / "emu_runtime.cpp"
 CXX = os.environ.get("MEGAFUSE_CXX", "g++")
 CXX_FLAGS: tuple[str, ...] = (
-    "-std=c++20", "-O2", "-fPIC", "-fvisibility=hidden", "-fvisibility-inlines-hidden",
+    "-std=c++20", "-O2", "-pthread", "-fPIC", "-fvisibility=hidden", "-fvisibility-inlines-hidden",
 )
 MAX_ARGS = 32
 _HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".inc")
@@ -42,11 +47,12 @@ _HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".inc")
 class EmulationError(MegafuseError):
     """A kernel broke an Ascend C rule (or could not be built/run) in the host emulation.
 
-    For rule violations the message reads "kernel 'K' line N: ... [block b/B, file]" and
-    `kernel`, `line` and `block` are set."""
+    For rule violations the message reads "kernel 'K' line N: ... [block b/B, file]" (on a core
+    of a MIX launch "[block b/B, AIV1 (GetBlockIdx 3), file]") and `kernel`, `line`, `block`
+    (and for MIX launches `core`: "AIC", "AIV", "AIV0" or "AIV1") are set."""
 
-    _WHERE = re.compile(r"^kernel '(?P<kernel>[^']*)' line (?P<line>\d+): ")
-    _BLOCK = re.compile(r"\[block (?P<block>\d+)/\d+, [^\]]*\]$")
+    _WHERE = re.compile(r"^kernel '(?P<kernel>[^']*)'(?: line (?P<line>\d+))?: ")
+    _BLOCK = re.compile(r"\[block (?P<block>\d+)/\d+, (?:(?P<core>AIC|AIV\d?) \(GetBlockIdx \d+\), )?[^\]]*\]$")
 
     def __init__(self, message: str):
         super().__init__(message)
@@ -54,8 +60,9 @@ class EmulationError(MegafuseError):
         m = self._WHERE.match(message)
         b = self._BLOCK.search(message)
         self.kernel: str | None = m.group("kernel") if m else None
-        self.line: int | None = int(m.group("line")) if m else None
+        self.line: int | None = int(m.group("line")) if m and m.group("line") else None
         self.block: int | None = int(b.group("block")) if b else None
+        self.core: str | None = b.group("core") if b else None
 
 
 class EmulationBuildError(EmulationError):
@@ -69,18 +76,60 @@ class _Soc(ctypes.Structure):
         ("l1_bytes", ctypes.c_uint64), ("l0a_bytes", ctypes.c_uint64),
         ("l0b_bytes", ctypes.c_uint64), ("l0c_bytes", ctypes.c_uint64),
         ("bt_bytes", ctypes.c_uint64),
+        ("cube_cores", ctypes.c_int32), ("vector_cores", ctypes.c_int32),
     ]
+
+
+# run(..., kernel_type=...) -> the devkit KernelMetaType value (runtime_api.h MEGAFUSE_EMU_KERNEL_*).
+KERNEL_TYPES: dict[str, int] = {
+    "aiv_only": 0, "aic_only": 1, "mix_aiv_1_0": 2, "mix_aic_1_0": 3, "mix_aic_1_1": 4, "mix_aic_1_2": 5,
+}
+_CORE_TYPES = {0: "", 1: "AIC", 2: "AIV"}
+
+
+def kernel_type_id(kernel_type: str | None) -> int:
+    """"mix_aic_1_2", "KERNEL_TYPE_MIX_AIC_1_2" (any case) -> 5; None -> -1 (non-MIX, kind from the kernel)."""
+    if kernel_type is None:
+        return -1
+    key = kernel_type.strip().lower().removeprefix("kernel_type_")
+    if key not in KERNEL_TYPES:
+        raise EmulationError(f"unknown kernel_type {kernel_type!r}: one of {', '.join(KERNEL_TYPES)} or None")
+    return KERNEL_TYPES[key]
+
+
+@dataclass(frozen=True)
+class CoreInfo:
+    """One emulated core of a run: `core_type` "AIC", "AIV" or "" (a non-MIX block that never
+    fixed its kind, or a coupled-core chip), its `block` (0 .. block_dim-1), `sub_block_idx`
+    (GetSubBlockIdx) and `block_idx` (GetBlockIdx)."""
+
+    core_type: str
+    block: int
+    sub_block_idx: int
+    block_idx: int
+
+    @property
+    def name(self) -> str:
+        """"AIC1", "AIV3" (type + GetBlockIdx), or "block2" for a core of unknown type."""
+        return f"{self.core_type}{self.block_idx}" if self.core_type else f"block{self.block}"
 
 
 @dataclass(frozen=True)
 class EmuResult:
-    """Counters of one run: `counters` summed over blocks, `per_core[i]` for block i."""
+    """Counters of one run: `counters` summed over all cores, `per_core[i]` for core `cores[i]`.
+
+    Non-MIX launches have one core per block (per_core[b] is block b). MIX launches list per
+    block the AIC, then its AIVs (MIX_AIC_1_2: AIC0, AIV0, AIV1, AIC1, AIV2, AIV3, ...);
+    `counters_by_core_type` sums them per "AIC" / "AIV" ("" for cores of unknown type)."""
 
     kernel: str
     soc: str
     block_dim: int
     counters: dict[str, int]
     per_core: list[dict[str, int]] = field(repr=False)
+    kernel_type: str | None = None
+    cores: tuple[CoreInfo, ...] = field(default=(), repr=False)
+    counters_by_core_type: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
 
 
 def cache_dir() -> Path:
@@ -159,6 +208,8 @@ def _runtime_object() -> Path:
 
 _loaded: dict[tuple[str, str], "EmuKernel"] = {}
 _load_lock = threading.Lock()
+_lib_locks: dict[str, threading.Lock] = {}
+_lib_locks_lock = threading.Lock()
 
 
 def build_kernel(source: str | os.PathLike, kernel_name: str,
@@ -229,21 +280,45 @@ class EmuKernel:
         self._run.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int,
                               ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_uint64),
                               ctypes.POINTER(_Soc), ctypes.c_char_p, ctypes.c_int]
+        self._run_typed = self._lib.megafuse_emu_run_typed
+        self._run_typed.restype = ctypes.c_int
+        self._run_typed.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                    ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_uint64),
+                                    ctypes.POINTER(_Soc), ctypes.c_char_p, ctypes.c_int]
         self._counters = self._lib.megafuse_emu_counters
         self._counters.restype = ctypes.c_int
         self._counters.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_uint64), ctypes.c_int]
+        self._num_cores = self._lib.megafuse_emu_num_cores
+        self._num_cores.restype = ctypes.c_int
+        self._core_info = self._lib.megafuse_emu_core_info
+        self._core_info.restype = ctypes.c_int
+        self._core_info.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int64)]
         buf = ctypes.create_string_buffer(4096)
         self._lib.megafuse_emu_counter_names(buf, len(buf))
         self.counter_names: tuple[str, ...] = tuple(buf.value.decode().split(","))
-        self._lock = threading.Lock()  # the runtime keeps per-library state
+        with _lib_locks_lock:  # the runtime keeps per-library state: one lock per library
+            self._lock = _lib_locks.setdefault(str(self.lib_path), threading.Lock())
 
-    def run(self, args: Sequence[object], block_dim: int, soc: str | SocSpec = "ascend910b2") -> EmuResult:
-        """Runs the kernel once per block index 0..block_dim-1.
+    def run(self, args: Sequence[object], block_dim: int, soc: str | SocSpec = "ascend910b2",
+            kernel_type: str | None = None) -> EmuResult:
+        """Runs the kernel on block_dim blocks.
 
         args, in kernel parameter order: a C-contiguous numpy array (GM buffer, written in
         place), bytes/bytearray (GM buffer; bytes are copied, so read-only), None (null
-        pointer) or an int (integer scalar parameter)."""
+        pointer) or an int (integer scalar parameter).
+
+        kernel_type (arch 2201 only) is how the host launches it, as the device runtime would
+        from the kernel's KERNEL_TASK_TYPE_DEFAULT, which must then agree:
+          None           non-MIX: blocks one after the other, each fixed to AIV or AIC by the
+                         kernel (its KERNEL_TASK_TYPE_DEFAULT or first buffer)
+          "aiv_only"     blocks one after the other on AIV cores ("aic_only": AIC cores)
+          "mix_aic_1_2"  block_dim blocks of 1 AIC + 2 AIVs, all cores of the launch running
+                         concurrently with cross-core flags ("mix_aic_1_1": 1 AIC + 1 AIV;
+                         "mix_aic_1_0" / "mix_aiv_1_0": block_dim AICs / AIVs with the
+                         cross-core scheduler, mode 0 only)
+        The "KERNEL_TYPE_MIX_AIC_1_2" spelling is accepted too."""
         spec = soc if isinstance(soc, SocSpec) else get_soc(soc)
+        type_id = kernel_type_id(kernel_type)
         if len(args) > MAX_ARGS:
             raise EmulationError(f"kernel '{self.kernel_name}': at most {MAX_ARGS} arguments are supported")
         ptrs = (ctypes.c_void_p * max(1, len(args)))()
@@ -252,17 +327,30 @@ class EmuKernel:
         for i, a in enumerate(args):
             ptrs[i], sizes[i] = self._pointer(i, a, keep)
         c_soc = _Soc(spec.name.encode(), int(spec.arch), spec.ub_bytes, spec.ub_usable_bytes,
-                     spec.l1_bytes, spec.l0a_bytes, spec.l0b_bytes, spec.l0c_bytes, spec.bt_bytes)
-        err = ctypes.create_string_buffer(4096)
+                     spec.l1_bytes, spec.l0a_bytes, spec.l0b_bytes, spec.l0c_bytes, spec.bt_bytes,
+                     int(spec.cube_cores), int(spec.vector_cores))
+        err = ctypes.create_string_buffer(8192)
         with self._lock:
-            rc = self._run(ctypes.cast(self._fn, ctypes.c_void_p), self.kernel_name.encode(), int(block_dim),
-                           len(args), ptrs, sizes, ctypes.byref(c_soc), err, len(err))
+            rc = self._run_typed(ctypes.cast(self._fn, ctypes.c_void_p), self.kernel_name.encode(), type_id,
+                                 int(block_dim), len(args), ptrs, sizes, ctypes.byref(c_soc), err, len(err))
             if rc != 0:
                 raise EmulationError(err.value.decode(errors="replace"))
             n = len(self.counter_names)
             total = self._read_counters(-1, n)
-            per_core = [self._read_counters(b, n) for b in range(int(block_dim))]
-        return EmuResult(self.kernel_name, spec.name, int(block_dim), total, per_core)
+            count = self._num_cores()
+            per_core = [self._read_counters(i, n) for i in range(count)]
+            info = (ctypes.c_int64 * 4)()
+            cores = []
+            for i in range(count):
+                self._core_info(i, info)
+                cores.append(CoreInfo(_CORE_TYPES.get(int(info[0]), ""), int(info[1]), int(info[2]), int(info[3])))
+        by_type: dict[str, dict[str, int]] = {}
+        for core, row in zip(cores, per_core):
+            acc = by_type.setdefault(core.core_type, dict.fromkeys(self.counter_names, 0))
+            for k, v in row.items():
+                acc[k] += v
+        name = None if type_id < 0 else next(k for k, v in KERNEL_TYPES.items() if v == type_id)
+        return EmuResult(self.kernel_name, spec.name, int(block_dim), total, per_core, name, tuple(cores), by_type)
 
     def _read_counters(self, core: int, n: int) -> dict[str, int]:
         out = (ctypes.c_uint64 * n)()

@@ -135,6 +135,12 @@ enum class BlockMode : uint8_t {
 };
 enum class DeqScale : uint8_t { DEQ_NONE = 0, DEQ, VDEQ, DEQ8, VDEQ8, DEQ16, VDEQ16 };
 
+// Values of g_coreType (devkit kernel_utils: MIX 0, AIC 1, AIV 2). On arch 2201 a kernel is
+// compiled once per core type and g_coreType says which; on coupled cores (2002) it is MIX.
+constexpr int32_t MIX = 0;
+constexpr int32_t AIC = 1;
+constexpr int32_t AIV = 2;
+
 constexpr int32_t ONE_BLK_SIZE = 32;           // one DataBlock
 constexpr int32_t ONE_REPEAT_BYTE_SIZE = 256;  // one vector repeat = 8 DataBlocks
 constexpr int32_t DEFAULT_BLK_NUM = 8;

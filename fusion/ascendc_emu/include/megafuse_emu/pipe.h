@@ -1,11 +1,17 @@
-// TPipe, TQue/TQueBind, TBuf; block index; tiling and kernel-type macros.
+// TPipe, TQue/TQueBind, TBuf; core indices; workspace; tiling, kernel-type and core-type macros.
 #pragma once
 
 #include "tensor.h"
 
-// Kernel types accepted by KERNEL_TASK_TYPE_DEFAULT. Only the single-unit kinds exist here:
-// mix (AIC+AIV) kernels are not emulated, so naming one fails to compile.
-enum KernelMetaType : uint8_t { KERNEL_TYPE_AIV_ONLY = 0, KERNEL_TYPE_AIC_ONLY };
+// Kernel types of KERNEL_TASK_TYPE_DEFAULT (devkit "设置Kernel类型" page, same order). Arch 2201
+// takes the first six; a MIX type must be launched as such (run(..., kernel_type=...)).
+enum KernelMetaType : uint8_t {
+    KERNEL_TYPE_AIV_ONLY = 0, KERNEL_TYPE_AIC_ONLY, KERNEL_TYPE_MIX_AIV_1_0, KERNEL_TYPE_MIX_AIC_1_0,
+    KERNEL_TYPE_MIX_AIC_1_1, KERNEL_TYPE_MIX_AIC_1_2, KERNEL_TYPE_AICORE, KERNEL_TYPE_VECTORCORE,
+    KERNEL_TYPE_MIX_AICORE, KERNEL_TYPE_MIX_VECTOR_CORE, KERNEL_TYPE_MAX
+};
+static_assert(KERNEL_TYPE_MIX_AIC_1_2 == MEGAFUSE_EMU_KERNEL_MIX_AIC_1_2 &&
+              KERNEL_TYPE_MIX_AIV_1_0 == MEGAFUSE_EMU_KERNEL_MIX_AIV_1_0, "C API kernel types follow the enum");
 
 namespace megafuse_emu {
 
@@ -36,37 +42,84 @@ inline Mem PositionMem(AscendC::TPosition p, const Loc& loc)
     }
 }
 
-// On arch 2201 the UB sits on the vector cores (AIV) and L1/L0A/L0B/L0C on the cube cores
-// (AIC): one block runs on one kind of core, so it may not hold buffers of both.
-inline void CheckCoreKind(Mem m, const Loc& loc)
+// On arch 2201 the UB sits on the vector cores (AIV) and L1/L0A/L0B/L0C (and the bias table)
+// on the cube cores (AIC): a core holds buffers of its own memories only. A block of a
+// non-MIX launch is fixed to one kind by its first buffer (or KERNEL_TASK_TYPE_DEFAULT); the
+// cores of a MIX or typed launch are fixed by the launch (kind_line 0).
+inline void CheckCoreKind(Mem m, AscendC::TPosition pos, const Loc& loc)
 {
     CoreState& c = *g_core;
     if (!IsArch2201()) return;
     const CoreKind want = (m == Mem::UB) ? CoreKind::Vector : CoreKind::Cube;
     if (c.kind == CoreKind::Unknown) {
-        c.kind = want;
-        c.kind_line = loc.line();
+        SetKind(c, want, loc.line());
         return;
     }
-    if (c.kind != want) {
-        const char* have = c.kind == CoreKind::Vector ? "vector-core (AIV: UB)" : "cube-core (AIC: L1/L0)";
-        Fail(loc, Str("a buffer in ", MemName(m), " cannot be used on a ", have, " block: on ", c.soc_name,
-                      " (arch 2201) UB is on the AIV cores and L1/L0A/L0B/L0C on the AIC cores; this block "
-                      "was fixed to ", have, " at line ", c.kind_line,
-                      ". Split the kernel (mix AIC+AIV kernels are not emulated)"));
-    }
+    if (c.kind == want) return;
+    const std::string buf = Str("a buffer in ", MemName(m), " (", PosName(pos), ")");
+    const char* vec_hint = "UB is the memory of the AIV cores, and the vector instructions and UB copies run only "
+                           "there; guard the vector part with `if ASCEND_IS_AIV { ... }`";
+    const char* cube_hint = "L1/L0A/L0B/L0C and the bias table are the memories of the AIC, and the cube "
+                            "instructions (LoadData, Mmad, Fixpipe) run only there; guard the cube part with "
+                            "`if ASCEND_IS_AIC { ... }`";
+    if (c.mix != nullptr)
+        Fail(loc, Str(buf, " cannot be allocated on ", c.kind == CoreKind::Cube ? "the AIC" : "an AIV",
+                      " of a MIX kernel: ", m == Mem::UB ? vec_hint : cube_hint));
+    if (c.kind_line == 0)
+        Fail(loc, Str(buf, " cannot be used in a ", KernelTypeName(static_cast<int>(c.launch_type)),
+                      " kernel: it runs on ", c.kind == CoreKind::Vector ? "AIV" : "AIC", " cores only, and ",
+                      m == Mem::UB ? "UB is on the AIV cores" : "L1/L0A/L0B/L0C are on the AIC cores"));
+    const char* have = c.kind == CoreKind::Vector ? "vector-core (AIV: UB)" : "cube-core (AIC: L1/L0)";
+    Fail(loc, Str("a buffer in ", MemName(m), " cannot be used on a ", have, " block: on ", c.soc_name,
+                  " (arch 2201) UB is on the AIV cores and L1/L0A/L0B/L0C on the AIC cores; this block "
+                  "was fixed to ", have, " at line ", c.kind_line,
+                  ". Split the kernel, or make it a MIX kernel (KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2), "
+                  "launched with kernel_type='mix_aic_1_2') whose parts are guarded by ASCEND_IS_AIV / "
+                  "ASCEND_IS_AIC"));
 }
 
 inline void DeclareKernelType(KernelMetaType t, const Loc& loc)
 {
     CoreState& c = Core(loc);
+    const int ti = static_cast<int>(t);
+    const bool mix_type = t >= KERNEL_TYPE_MIX_AIV_1_0 && t <= KERNEL_TYPE_MIX_AIC_1_2;
+    if (c.launch_type != KernelType::Unspecified) {  // typed or MIX launch (arch 2201)
+        const int launched = static_cast<int>(c.launch_type);
+        if (ti != launched)
+            Fail(loc, Str("KERNEL_TASK_TYPE_DEFAULT(", KernelTypeName(ti), ") but the kernel was launched as ",
+                          KernelTypeName(launched), " (kernel_type='", KernelTypeArg(launched),
+                          "'): the declared type decides which cores the device starts, so the launch must match",
+                          t <= KERNEL_TYPE_MIX_AIC_1_2 ? Str(" (kernel_type='", KernelTypeArg(ti), "')") : ""));
+        c.kind_declared = true;
+        return;
+    }
+    if (mix_type && !IsArch2201())
+        Fail(loc, Str(KernelTypeName(ti), " is a MIX kernel type of arch 2201 (split AIC/AIV cores); ", c.soc_name,
+                      " (arch ", c.soc.arch, ") has coupled cores"));
+    if (mix_type)
+        Fail(loc, Str("KERNEL_TASK_TYPE_DEFAULT(", KernelTypeName(ti), ") declares a MIX kernel, but it was "
+                      "launched as a non-MIX kernel: launch it with run(..., kernel_type='", KernelTypeArg(ti),
+                      "'), block_dim = number of ", t == KERNEL_TYPE_MIX_AIV_1_0 ? "AIV" : "AIC", " cores"));
     if (!IsArch2201()) return;  // coupled cores: both units on one core
+    if (t > KERNEL_TYPE_AIC_ONLY)
+        Fail(loc, Str(KernelTypeName(ti), " is not a kernel type of arch 2201 (", c.soc_name, ")"));
     const CoreKind want = (t == KERNEL_TYPE_AIV_ONLY) ? CoreKind::Vector : CoreKind::Cube;
     if (c.kind != CoreKind::Unknown && c.kind != want)
         Fail(loc, Str("KERNEL_TASK_TYPE_DEFAULT contradicts the buffers allocated at line ", c.kind_line));
-    c.kind = want;
-    c.kind_line = loc.line();
+    SetKind(c, want, loc.line());
     c.kind_declared = true;
+}
+
+// ASCEND_IS_AIV / ASCEND_IS_AIC: true on the cores of that type (arch 2201), false on coupled
+// cores (the devkit's g_coreType is MIX there).
+inline bool IsCoreType(CoreKind want, const char* macro, const Loc& loc)
+{
+    CoreState* c = g_core;
+    if (c == nullptr || c->soc.arch != 2201) return false;
+    if (c->kind == CoreKind::Unknown)
+        Fail(loc, Str(macro, " is evaluated before this block's core type is known: declare "
+                             "KERNEL_TASK_TYPE_DEFAULT(...) before it, or launch with run(..., kernel_type=...)"));
+    return c->kind == want;
 }
 
 inline void CopyTiling(void* dst, uint64_t bytes, const uint8_t* tiling, const Loc& loc)
@@ -86,7 +139,7 @@ inline std::vector<BlockInfo*> AllocateBuffers(AscendC::TPosition pos, uint32_t 
     const char* what = queue ? "InitBuffer(queue" : "InitBuffer(TBuf";
     if (num == 0 || len == 0) Fail(loc, Str(what, " ", PosName(pos), "): num and len must be > 0"));
     const Mem m = PositionMem(pos, loc);
-    CheckCoreKind(m, loc);
+    CheckCoreKind(m, pos, loc);
     const uint64_t rounded = (static_cast<uint64_t>(len) + 31) / 32 * 32;
     const uint64_t need = rounded * num;
     const int mi = static_cast<int>(m);
@@ -151,10 +204,44 @@ AscendC::LocalTensor<T> TensorOf(BlockInfo* b, uint64_t bytes)
 #define GET_TILING_DATA(var, tiling) GET_TILING_DATA_WITH_STRUCT(megafuse_emu_default_tiling_t, var, tiling)
 #define KERNEL_TASK_TYPE_DEFAULT(type) megafuse_emu::DeclareKernelType(type, std::source_location::current())
 
+// Usable as `if ASCEND_IS_AIV { ... }` (the devkit's form) and as `if (ASCEND_IS_AIV) { ... }`.
+#define ASCEND_IS_AIV \
+    (::megafuse_emu::IsCoreType(::megafuse_emu::CoreKind::Vector, "ASCEND_IS_AIV", ::std::source_location::current()))
+#define ASCEND_IS_AIC \
+    (::megafuse_emu::IsCoreType(::megafuse_emu::CoreKind::Cube, "ASCEND_IS_AIC", ::std::source_location::current()))
+#define ASCEND_IS_NOT_AIV (!ASCEND_IS_AIV)
+#define ASCEND_IS_NOT_AIC (!ASCEND_IS_AIC)
+
 namespace AscendC {
 
+// Core indices (devkit GetBlockIdx / GetBlockNum / GetSubBlockIdx / GetTaskRation pages and the
+// dav_c220 sys-var implementation). block_dim = N blocks; in a MIX_AIC_1_2 launch block b is
+// the AIC b plus AIV0 and AIV1:
+//                    AIC      AIV (sub s)
+//   GetBlockIdx      b        b * 2 + s     (MIX_AIC_1_1 / MIX_AIV_1_0: b)
+//   GetBlockNum      N        N
+//   GetSubBlockIdx   0        s             (0 or 1; 0 for 1:1)
+//   GetTaskRation    1        2             (1 for 1:1 and every non-MIX kernel)
 inline int64_t GetBlockIdx() { return megafuse_emu::g_core ? megafuse_emu::g_core->block_idx : 0; }
 inline int64_t GetBlockNum() { return megafuse_emu::g_core ? megafuse_emu::g_core->block_num : 1; }
+inline int64_t GetSubBlockIdx() { return megafuse_emu::g_core ? megafuse_emu::g_core->sub_idx : 0; }
+inline int64_t GetTaskRation() { return megafuse_emu::g_core ? megafuse_emu::g_core->ratio : 1; }
+inline int64_t GetTaskRatio() { return GetTaskRation(); }    // the newer devkit spelling
+inline int64_t GetSubBlockNum() { return GetTaskRation(); }  // AIVs (on an AIV) or AICs (1) per block
+
+// The user part of the workspace argument. On the device the framework puts a system
+// workspace first and this returns workspace + its reserved size; the emulator (like the
+// devkit's CPU-debug build) has no system workspace and returns the pointer itself, so the
+// host passes a GM buffer of at least the user workspace the kernel addresses.
+inline GM_ADDR GetUserWorkspace(GM_ADDR workspace, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    megafuse_emu::Core(loc);
+    if (workspace == nullptr)
+        megafuse_emu::Fail(loc, "GetUserWorkspace: the workspace argument is a null pointer (pass a GM buffer "
+                                "of the user workspace size from the host)");
+    megafuse_emu::CheckGmRegion(workspace, workspace, 1, "GetUserWorkspace", loc);
+    return workspace;
+}
 
 // A queue of `num` buffers (set by TPipe::InitBuffer) at one position. The emulator runs the
 // stages in program order, so EnQue/DeQue move ownership and are checked, nothing waits.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <string>
@@ -111,6 +112,47 @@ struct Allocation {
 
 enum class CoreKind : uint8_t { Unknown, Vector, Cube };
 
+// Kernel types (devkit KernelMetaType order; the C API passes them as ints, see runtime_api.h).
+enum class KernelType : int8_t {
+    Unspecified = -1,  // megafuse_emu_run: one core per block, its kind fixed by the kernel
+    AivOnly = 0, AicOnly, MixAiv1_0, MixAic1_0, MixAic1_1, MixAic1_2
+};
+
+inline bool IsMixType(KernelType t) { return t >= KernelType::MixAiv1_0; }
+
+inline const char* KernelTypeName(int t)
+{
+    switch (t) {
+        case 0: return "KERNEL_TYPE_AIV_ONLY";
+        case 1: return "KERNEL_TYPE_AIC_ONLY";
+        case 2: return "KERNEL_TYPE_MIX_AIV_1_0";
+        case 3: return "KERNEL_TYPE_MIX_AIC_1_0";
+        case 4: return "KERNEL_TYPE_MIX_AIC_1_1";
+        case 5: return "KERNEL_TYPE_MIX_AIC_1_2";
+        case 6: return "KERNEL_TYPE_AICORE";
+        case 7: return "KERNEL_TYPE_VECTORCORE";
+        case 8: return "KERNEL_TYPE_MIX_AICORE";
+        case 9: return "KERNEL_TYPE_MIX_VECTOR_CORE";
+        default: return "unknown kernel type";
+    }
+}
+
+// The harness spelling of a kernel type (run(..., kernel_type=...)).
+inline const char* KernelTypeArg(int t)
+{
+    switch (t) {
+        case 0: return "aiv_only";
+        case 1: return "aic_only";
+        case 2: return "mix_aiv_1_0";
+        case 3: return "mix_aic_1_0";
+        case 4: return "mix_aic_1_1";
+        case 5: return "mix_aic_1_2";
+        default: return "?";
+    }
+}
+
+struct MixLaunch;  // the scheduler of one MIX launch (emu_runtime.cpp)
+
 // A kernel argument buffer: GM accesses must stay inside the one their tensor points into.
 struct GmRegion {
     const uint8_t* base;
@@ -122,9 +164,15 @@ struct CoreState {
     MegafuseEmuSoc soc{};
     std::string soc_name;
     std::string kernel;
-    int64_t block_idx = 0;
-    int64_t block_num = 1;
-    uint64_t serial = 0;  // unique per emulated block: objects from another block are refused
+    int64_t block_idx = 0;  // GetBlockIdx(): on an AIV of a MIX launch group * ratio + sub_idx
+    int64_t block_num = 1;  // GetBlockNum(): the launch's block_dim (AIC count for MIX)
+    int64_t group = 0;      // the AI Core (block) this core belongs to: 0 .. block_dim-1
+    int64_t sub_idx = 0;    // GetSubBlockIdx(): 0 or 1 on the AIVs of a 1:2 MIX launch, else 0
+    int64_t ratio = 1;      // GetTaskRation(): AIVs per block on an AIV of a MIX launch, else 1
+    uint64_t serial = 0;    // unique per emulated core: objects from another core are refused
+    KernelType launch_type = KernelType::Unspecified;  // how the host launched the kernel
+    MixLaunch* mix = nullptr;  // set on the cores of a MIX launch
+    int mix_index = -1;        // this core's index in the MIX launch
 
     std::array<std::vector<uint8_t>, kNumMem> mem;  // physical bytes of each memory
     std::array<uint64_t, kNumMem> budget{};         // what InitBuffer may hand out
@@ -139,22 +187,49 @@ struct CoreState {
     std::map<std::pair<int, int>, int> flags;  // (HardEvent, id) -> SetFlags not yet waited
 
     CoreKind kind = CoreKind::Unknown;  // on arch 2201 a core is either AIV (UB) or AIC (L1/L0)
-    uint32_t kind_line = 0;
+    uint32_t kind_line = 0;             // where the kind was fixed; 0: by the launch
     bool kind_declared = false;  // KERNEL_TASK_TYPE_DEFAULT seen
 
     uint8_t* MemPtr(Mem m, uint32_t addr) { return mem[static_cast<int>(m)].data() + addr; }
 };
 
-// Set by megafuse_emu_run for the duration of one block; defined in emu_runtime.cpp.
-extern CoreState* g_core;
+// The core the calling thread emulates: set by megafuse_emu_run for one block (non-MIX
+// launches run the blocks one after the other on the calling thread) or by the thread of one
+// core of a MIX launch. Defined in emu_runtime.cpp.
+extern thread_local CoreState* g_core;
 
-[[noreturn]] inline void Fail(const Loc& loc, const std::string& msg)
+// "AIC", "AIV0", "AIV1": the core's name inside its block (MIX launches only).
+inline std::string CoreName(const CoreState& c)
+{
+    if (c.kind == CoreKind::Cube) return "AIC";
+    if (c.ratio > 1) return Str("AIV", c.sub_idx);
+    return "AIV";
+}
+
+// Where a message happened: "block 1/4, file" or, on a MIX core, "block 1/4, AIV1 (GetBlockIdx 3), file".
+inline std::string Where(const CoreState& c, const std::string& file)
+{
+    if (c.mix == nullptr) return Str("block ", c.block_idx, "/", c.block_num, ", ", file);
+    return Str("block ", c.group, "/", c.block_num, ", ", CoreName(c), " (GetBlockIdx ", c.block_idx, "), ", file);
+}
+
+inline std::string BaseName(const Loc& loc)
 {
     std::string file = loc.file_name();
     if (auto slash = file.find_last_of('/'); slash != std::string::npos) file = file.substr(slash + 1);
-    if (g_core == nullptr) throw EmuError(Str("line ", loc.line(), ": ", msg, " [", file, "]"));
-    throw EmuError(Str("kernel '", g_core->kernel, "' line ", loc.line(), ": ", msg, " [block ",
-                       g_core->block_idx, "/", g_core->block_num, ", ", file, "]"));
+    return file;
+}
+
+// "kernel 'K' line N: msg [where]" for core c (which need not be the calling thread's).
+inline std::string FormatAt(const CoreState& c, const Loc& loc, const std::string& msg)
+{
+    return Str("kernel '", c.kernel, "' line ", loc.line(), ": ", msg, " [", Where(c, BaseName(loc)), "]");
+}
+
+[[noreturn]] inline void Fail(const Loc& loc, const std::string& msg)
+{
+    if (g_core == nullptr) throw EmuError(Str("line ", loc.line(), ": ", msg, " [", BaseName(loc), "]"));
+    throw EmuError(FormatAt(*g_core, loc, msg));
 }
 
 inline CoreState& Core(const Loc& loc)
@@ -166,5 +241,29 @@ inline CoreState& Core(const Loc& loc)
 inline void Count(Counter c, uint64_t n = 1) { g_core->counters[c] += n; }
 
 inline bool IsArch2201() { return g_core->soc.arch == 2201; }
+
+// Cross-core synchronisation of a MIX launch (emu_runtime.cpp): CrossCoreSetFlag /
+// CrossCoreWaitFlag after their arguments were checked. Wait blocks the calling core's thread
+// until its flag counter is non-zero; both throw EmuError for broken rules.
+void MixSetFlag(CoreState& c, int mode, int flag, const char* api, const Loc& loc);
+void MixWaitFlag(CoreState& c, int flag, const char* api, const Loc& loc);
+
+}  // namespace megafuse_emu
+
+// Which core type this code runs on: AscendC::AIV or AscendC::AIC on the cores of arch 2201
+// (once the kind is known), AscendC::MIX on coupled cores. The devkit has it as a global
+// (constexpr in each core type's compilation); here it is per emulated core (thread).
+inline thread_local int32_t g_coreType = AscendC::MIX;
+
+namespace megafuse_emu {
+
+// Fixes the core kind of the calling thread's core and keeps g_coreType in step.
+inline void SetKind(CoreState& c, CoreKind k, uint32_t line)
+{
+    c.kind = k;
+    c.kind_line = line;
+    if (&c == g_core && c.soc.arch == 2201)
+        g_coreType = k == CoreKind::Vector ? AscendC::AIV : k == CoreKind::Cube ? AscendC::AIC : AscendC::MIX;
+}
 
 }  // namespace megafuse_emu
