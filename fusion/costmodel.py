@@ -894,11 +894,11 @@ class _Fused:
         self.decoupled = plan.handoff_via_gm
         self.pw_on_cube = plan.pw_on_cube
         self.coupled_cube = plan.pw_on_cube and soc.coupled
-        self.ratio = max(1, soc.vector_cores // max(1, soc.cube_cores))
-        self.n_aic = ceil_div(plan.cores, self.ratio) if self.decoupled else 0
+        self.ratio = plan.aic_ratio      # the plan owns the AIV -> AIC grouping the kernel uses
+        self.n_aic = plan.aic_cores
         self.active = plan.cores + self.n_aic
         self.resident_w = pw_weights_resident(plan)
-        self.fix_epi = self.decoupled and wl.act2 in soc.fixpipe_acts and not wl.residual
+        self.fix_epi = plan.fixpipe_epilogue
         self.sync_us = cycles_to_us(soc, soc.cross_core_sync_cycles)
         self.in_tile_px = plan.in_tile_h * plan.in_tile_w
         rows, cols = _tile_axes(wl, plan.th, plan.tw)

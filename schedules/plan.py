@@ -26,13 +26,16 @@ def align(nbytes: int, to: int) -> int:
 @dataclass(frozen=True)
 class BufferPlan:
     name: str
-    scope: str            # UB | L1 | L0A | L0B | L0C
+    scope: str            # UB | L1 | L0A | L0B | L0C | BT (bias table)
     shape: tuple[int, ...]
     dtype: str
     copies: int           # 2 = ping/pong (double-buffered)
     role: str             # what it holds, for reports
     in_tir: bool = True   # materialised in the LLVM kernel's TIR (weights are read from memory there)
     tir_shape: tuple[int, ...] | None = None  # when the TIR's copy is unpadded (cube fractal rows)
+    # False: a buffer of the LLVM build only (the TIR cross-check needs it), not allocated by the
+    # Ascend C kernel and not in its budget
+    in_kernel: bool = True
 
     @property
     def bytes_per_copy(self) -> int:
@@ -114,18 +117,61 @@ class KernelPlan:
         """PW on the cube of a decoupled chip (910B): the DW result goes to the cube core via GM/L2."""
         return self.pw_on_cube and not self.soc.coupled
 
+    @property
+    def fixpipe_epilogue(self) -> bool:
+        """910B cube plans whose epilogue Fixpipe does on the way out of L0C (bias from the bias
+        table, relu on the fly); any other act2 or a residual goes back to the AIV through GM."""
+        wl = self.workload
+        return self.handoff_via_gm and wl.act2 in self.soc.fixpipe_acts and not wl.residual
+
+    @property
+    def thw_al(self) -> int:
+        """Tile pixels padded to the cube's 16-row fractals (rows of the A and C matrices)."""
+        return align(self.th * self.tw, self.soc.cube_fractal[0])
+
+    @property
+    def aic_ratio(self) -> int:
+        """AIV cores per AIC (910B: 2); tiles of AIV i are served by AIC i // aic_ratio."""
+        return max(1, self.soc.vector_cores // max(1, self.soc.cube_cores))
+
+    @property
+    def aic_cores(self) -> int:
+        """AICs a 910B cube plan launches (one per group of aic_ratio AIVs); 0 otherwise."""
+        return ceil_div(self.cores, self.aic_ratio) if self.handoff_via_gm else 0
+
+    @property
+    def handoff_slot_elems(self) -> tuple[int, int]:
+        """910B: elements of one tile's GM slot for the DW result (c1, th*tw, C0) and for the
+        pre-activation (co1, th*tw, C0; 0 with a Fixpipe epilogue). Every tile has its own slots."""
+        if not self.handoff_via_gm:
+            return 0, 0
+        thw = self.th * self.tw
+        wl = self.workload
+        return wl.c1 * thw * C0, (0 if self.fixpipe_epilogue else wl.co1 * thw * C0)
+
+    @property
+    def handoff_bytes(self) -> int:
+        """GM workspace the 910B hand-off needs: every tile's slots."""
+        dw, pre = self.handoff_slot_elems
+        return self.n_tiles * (dw + pre) * np.dtype(self.workload.dtype).itemsize
+
+    @property
+    def kernel_buffers(self) -> tuple[BufferPlan, ...]:
+        """The buffers the Ascend C kernel allocates (the budget's buffers)."""
+        return tuple(b for b in self.buffers if b.in_kernel)
+
     # --- budget ---------------------------------------------------------------------------
     @cached_property
     def scope_bytes(self) -> dict[str, int]:
         out: dict[str, int] = {}
-        for b in self.buffers:
+        for b in self.kernel_buffers:
             out[b.scope] = out.get(b.scope, 0) + b.aligned_bytes(self.soc.ub_align)
         return out
 
     def capacity(self, scope: str) -> int:
         s = self.soc
         return {"UB": s.ub_usable_bytes, "L1": s.l1_bytes, "L0A": s.l0a_bytes,
-                "L0B": s.l0b_bytes, "L0C": s.l0c_bytes}[scope]
+                "L0B": s.l0b_bytes, "L0C": s.l0c_bytes, "BT": s.bt_bytes}[scope]
 
     @property
     def ub_bytes(self) -> int:
@@ -139,7 +185,7 @@ class KernelPlan:
         return not self.overflows()
 
     def largest_buffer(self, scope: str) -> BufferPlan:
-        return max((b for b in self.buffers if b.scope == scope),
+        return max((b for b in self.kernel_buffers if b.scope == scope),
                    key=lambda b: b.aligned_bytes(self.soc.ub_align))
 
     def buffer(self, name: str) -> BufferPlan:
@@ -150,39 +196,93 @@ class KernelPlan:
 
 
 def make_plan(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> KernelPlan:
-    """Lay out every live buffer of the fused kernel for this tile (no budget check)."""
+    """Lay out every live buffer of the fused kernel for this tile (no budget check).
+
+    Three variants, each listing exactly what its Ascend C kernel allocates
+    (fusion/ascendc/emit_kernel.py takes every InitBuffer size from here):
+      vector PW      DW and PW on the vector unit, all in UB;
+      cube, coupled  (310P) DW in UB, dw_out UB -> L1 -> L0A, weights GM -> L1 -> L0B, Mmad into
+                     L0C; one output block at a time L0C -> UB into dw_acc (free once the DW of
+                     the tile is done) for the epilogue;
+      cube, 910B     the AIV's UB holds the DW (and, without a Fixpipe epilogue, the epilogue:
+                     the pre-activation read back from GM, widened block by block in dw_acc);
+                     the AIC's L1/L0 the GEMM of the DW result read back from the GM hand-off,
+                     with the bias in the bias table (BT) when Fixpipe does the epilogue.
+    """
     plan = KernelPlan(wl, tile, soc)
     dt, db = wl.dtype, 2 if tile.double_buffer else 1
     th, tw, cob, cib, c1 = plan.th, plan.tw, plan.cob, plan.cib, wl.c1
+    thw, thw_al = th * tw, plan.thw_al
     kh, kw = wl.kernel
+    cube, coupled = plan.pw_on_cube, soc.coupled
+    if cube and coupled and cib * thw < thw_al:   # dw_acc also lands one padded L0C block
+        dw_acc = BufferPlan("dw_acc", "UB", (thw_al, C0), "float32", 1,
+                            "DW accumulator; then one PW output block moved L0C -> UB",
+                            tir_shape=(cib, th, tw, C0))
+    else:
+        then = ("" if not cube else "; then one PW output block moved L0C -> UB" if coupled
+                else "; then one pre-activation block widened to fp32")
+        dw_acc = BufferPlan("dw_acc", "UB", (cib, th, tw, C0), "float32", 1, "DW accumulator" + then)
     bufs = [
         BufferPlan("x_tile", "UB", (cib, plan.in_tile_h, plan.in_tile_w, C0), dt, db,
                    "input tile with halo (one input-channel block)"),
         BufferPlan("w_dw", "UB", (c1, kh, kw, C0), dt, 1, "depthwise taps, resident", in_tir=False),
         BufferPlan("b_dw", "UB", (c1, C0), "float32", 1, "folded BN1 bias, resident", in_tir=False),
-        BufferPlan("dw_acc", "UB", (cib, th, tw, C0), "float32", 1, "DW accumulator"),
+        dw_acc,
         BufferPlan("dw_out", "UB", (c1, th, tw, C0), dt, 1, "DW result after bias+act: the fused intermediate"),
     ]
-    if plan.pw_on_cube:
-        if soc.coupled:  # UB → L1 → L0A on chip
-            bufs.append(BufferPlan("dw_out_l1", "L1", (c1, th * tw, C0), dt, 1,
-                                   "intermediate staged for the cube", in_tir=False))
-        bufs += [
-            BufferPlan("a_l0a", "L0A", (c1, align(th * tw, C0), C0), dt, 1, "cube A operand", in_tir=False),
-            BufferPlan("w_pw_l1", "L1", (c1 * C0, cob * C0), dt, db, "PW weight block (FRACTAL_Z)", in_tir=False),
-            BufferPlan("b_l0b", "L0B", (c1 * C0, cob * C0), dt, 1, "cube B operand", in_tir=False),
-            BufferPlan("pw_acc", "L0C", (cob, align(th * tw, C0), C0), "float32", 1, "PW accumulator (L0C)",
-                       tir_shape=(cob, th, tw, C0)),
-        ]
-    else:
+    epilogue = True   # bias + act2 (+ residual) + cast on the vector unit, y through UB
+    if not cube:
         bufs += [
             BufferPlan("w_pw", "UB", (c1 * C0, cob * C0), dt, db, "PW weight block", in_tir=False),
             BufferPlan("pw_acc", "UB", (cob, th, tw, C0), "float32", 1, "PW accumulator"),
         ]
-    bufs.append(BufferPlan("b_pw", "UB", (wl.co1, C0), "float32", 1, "folded BN2 bias, resident", in_tir=False))
-    if wl.residual:
-        bufs.append(BufferPlan("res_tile", "UB", (cob, th, tw, C0), dt, db, "residual input tile"))
-    bufs.append(BufferPlan("y_tile", "UB", (cob, th, tw, C0), dt, db, "output tile"))
+    else:
+        if coupled:   # 310P: UB -> L1 on chip
+            bufs.append(BufferPlan("dw_out_l1", "L1", (c1, thw_al, C0), dt, 1,
+                                   "DW result staged for the cube (NZ: C0 column blocks of the tile's "
+                                   "pixels padded to 16 rows)", in_tir=False))
+        else:         # 910B: the AIC reads every tile's DW result from its GM slot
+            bufs.append(BufferPlan("dw_in_l1", "L1", (c1, thw_al, C0), dt, db,
+                                   "DW result read back from the GM hand-off (cube A operand, NZ)",
+                                   in_tir=False))
+        # the cube's operands: A (pixels x Cin) and C (pixels x Cout) in 16-row fractals
+        bufs += [
+            BufferPlan("a_l0a", "L0A", (c1, thw_al, C0), dt, 1, "cube A operand (DW result, ZZ fractals)",
+                       in_tir=False),
+            BufferPlan("w_pw_l1", "L1", (c1 * C0, cob * C0), dt, db, "PW weight block (FRACTAL_Z)",
+                       in_tir=False),
+            BufferPlan("b_l0b", "L0B", (c1 * C0, cob * C0), dt, 1, "cube B operand (weights, ZN fractals)",
+                       in_tir=False),
+            BufferPlan("pw_acc", "L0C", (cob, thw_al, C0), "float32", 1, "PW accumulator (L0C, NZ)",
+                       tir_shape=(cob, th, tw, C0)),
+        ]
+        if plan.fixpipe_epilogue:
+            epilogue = False
+            bufs += [
+                BufferPlan("b_pw_l1", "L1", (wl.co1, C0), "float32", 1,
+                           "folded BN2 bias, resident in L1 (bias-table source)", in_tir=False),
+                BufferPlan("bias_bt", "BT", (cob, C0), "float32", 1,
+                           "the co-step's bias in the bias table: Mmad starts C from it", in_tir=False),
+            ]
+        elif not coupled:
+            bufs.append(BufferPlan("pre_tile", "UB", (cob, th, tw, C0), dt, db,
+                                   "pre-activation tile read back from the GM hand-off", in_tir=False))
+        # hardswish needs an fp32 scratch; on the vector path pw_acc / dw_acc serve, here dw_acc
+        # is busy on both sides of the act (DW result / the landed output block)
+        if wl.act1 == "hardswish" or (epilogue and wl.act2 == "hardswish"):
+            bufs.append(BufferPlan("act_tmp", "UB", (th, tw, C0), "float32", 1, "hardswish scratch",
+                                   in_tir=False))
+    if epilogue:
+        bufs.append(BufferPlan("b_pw", "UB", (wl.co1, C0), "float32", 1, "folded BN2 bias, resident",
+                               in_tir=False))
+        if wl.residual:
+            bufs.append(BufferPlan("res_tile", "UB", (cob, th, tw, C0), dt, db, "residual input tile"))
+        bufs.append(BufferPlan("y_tile", "UB", (cob, th, tw, C0), dt, db, "output tile"))
+    else:  # Fixpipe writes y from L0C: the tile exists in the LLVM build only
+        bufs.append(BufferPlan("y_tile", "UB", (cob, th, tw, C0), dt, db,
+                               "output tile of the LLVM build (on 910B Fixpipe writes y from L0C)",
+                               in_kernel=False))
     return KernelPlan(wl, tile, soc, tuple(bufs))
 
 

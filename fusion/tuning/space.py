@@ -16,7 +16,7 @@ Every raw point gets exactly one status, checked in this order (the first that a
               (switch off with SpaceOptions(dominance=False))
   alignment   a DMA row burst that is not a whole number of 32 B DataBlocks, or a GM gap
               between bursts beyond the 16-bit DataCopyParams stride (65,535 blocks)
-  overflow:S  the buffers of scope S (UB, L1, L0A, L0B, L0C) exceed that memory
+  overflow:S  the buffers of scope S (UB, L1, L0A, L0B, L0C, BT) exceed that memory
   legal       everything else
 
 The budget is computed for the whole grid at once with NumPy, with the same formulas as
@@ -36,7 +36,7 @@ from fusion.soc import SocSpec
 from schedules.plan import ACC_BYTES, balanced_sizes
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 
-SCOPES = ("UB", "L1", "L0A", "L0B", "L0C")
+SCOPES = ("UB", "L1", "L0A", "L0B", "L0C", "BT")
 REASONS = ("duplicate", "dominated", "alignment") + tuple(f"overflow:{s}" for s in SCOPES)
 MAX_DMA_STRIDE_BLOCKS = 65535   # DataCopyParams.srcStride / dstStride are uint16, in 32 B blocks
 
@@ -171,7 +171,7 @@ def build_space(wl: DwSepWorkload, soc: SocSpec, target_kind: str = "sim",
     bad |= (gap_in // soc.ub_align > MAX_DMA_STRIDE_BLOCKS) | (gap_out // soc.ub_align > MAX_DMA_STRIDE_BLOCKS)
     mark(bad, "alignment")
     caps = {"UB": soc.ub_usable_bytes, "L1": soc.l1_bytes, "L0A": soc.l0a_bytes,
-            "L0B": soc.l0b_bytes, "L0C": soc.l0c_bytes}
+            "L0B": soc.l0b_bytes, "L0C": soc.l0c_bytes, "BT": soc.bt_bytes}
     for s in SCOPES:
         mark(scope[s] > caps[s], f"overflow:{s}")
     if cpu:
@@ -210,23 +210,35 @@ def budget_bytes(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube) ->
     ih = (th - 1) * wl.stride[0] + kh
     iw = (tw - 1) * wl.stride[1] + kw
     thw = th * tw
+    thw16 = _al(thw, C0)
     vec = ~cube
+    # 910B cube plans: Fixpipe epilogue (bias table, no UB epilogue) unless act2 / residual need the AIV
+    fix = (not soc.coupled) and wl.act2 in soc.fixpipe_acts and not wl.residual
+    epi = vec | (cube & (soc.coupled or not fix))
+    dw_acc_px = np.where(cube & soc.coupled, np.maximum(cib * thw, thw16), cib * thw)  # 310P lands L0C there
     ub = (_al(cib * ih * iw * C0 * b, al) * copies
           + _al(c1 * kh * kw * C0 * b, al) + _al(c1 * C0 * ACC_BYTES, al)
-          + _al(cib * thw * C0 * ACC_BYTES, al) + _al(c1 * thw * C0 * b, al)
-          + _al(co1 * C0 * ACC_BYTES, al)
-          + _al(cob * thw * C0 * b, al) * copies)
+          + _al(dw_acc_px * C0 * ACC_BYTES, al) + _al(c1 * thw * C0 * b, al))
     ub = ub + np.where(vec, _al(c1 * C0 * cob * C0 * b, al) * copies + _al(cob * thw * C0 * ACC_BYTES, al), 0)
+    if not soc.coupled and not fix:   # 910B AIV epilogue: the pre-activation read back from GM
+        ub = ub + np.where(cube, _al(cob * thw * C0 * b, al) * copies, 0)
+    if wl.act1 == "hardswish" or wl.act2 == "hardswish":   # act_tmp of the cube kernels
+        hs = cube & ((wl.act1 == "hardswish") | (epi & (wl.act2 == "hardswish")))
+        ub = ub + np.where(hs, _al(thw * C0 * ACC_BYTES, al), 0)
+    epi_ub = _al(co1 * C0 * ACC_BYTES, al) + _al(cob * thw * C0 * b, al) * copies
     if wl.residual:
-        ub = ub + _al(cob * thw * C0 * b, al) * copies
-    thw16 = _al(thw, C0)
+        epi_ub = epi_ub + _al(cob * thw * C0 * b, al) * copies
+    ub = ub + np.where(epi, epi_ub, 0)
     zero = np.zeros_like(ub)
-    l1 = np.where(cube, _al(c1 * C0 * cob * C0 * b, al) * copies
-                  + (_al(c1 * thw * C0 * b, al) if soc.coupled else 0), 0)
+    a_l1 = _al(c1 * thw16 * C0 * b, al) * (1 if soc.coupled else copies)   # dw_out_l1 / dw_in_l1
+    l1 = np.where(cube, _al(c1 * C0 * cob * C0 * b, al) * copies + a_l1
+                  + (_al(co1 * C0 * ACC_BYTES, al) if fix else 0), 0)
     l0a = np.where(cube, _al(c1 * thw16 * C0 * b, al), 0)
     l0b = np.where(cube, _al(c1 * C0 * cob * C0 * b, al), 0)
     l0c = np.where(cube, _al(cob * thw16 * C0 * ACC_BYTES, al), 0)
-    return {"UB": ub, "L1": l1 + zero, "L0A": l0a + zero, "L0B": l0b + zero, "L0C": l0c + zero}
+    bt = np.where(cube & fix, _al(cob * C0 * ACC_BYTES, al), 0)
+    return {"UB": ub, "L1": l1 + zero, "L0A": l0a + zero, "L0B": l0b + zero, "L0C": l0c + zero,
+            "BT": bt + zero}
 
 
 def default_tile(wl: DwSepWorkload, target) -> TileConfig:
