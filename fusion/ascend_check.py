@@ -63,7 +63,8 @@ class BlockCheck:
 
     def describe(self) -> str:
         c = self.counters
-        return (f"{self.name:<14} {self.soc} {self.tile:<26} {self.block_dim:>2} cores  max rel {self.max_rel:.2e}  "
+        dim = f"{self.block_dim:>2} {'AIC+2AIV' if self.variant == 'cube-pw-mix' else 'cores'}"
+        return (f"{self.name:<14} {self.soc} {self.variant:<11} {self.tile:<26} {dim}  max rel {self.max_rel:.2e}  "
                 f"GM r/w {c.get('gm_read_bytes', 0):,}/{c.get('gm_write_bytes', 0):,} B "
                 f"(model {self.model_gm_read_bytes:,}/{self.model_gm_write_bytes:,}"
                 f"{', equal' if self.gm_bytes_match else ', DIFFERENT'})  "
@@ -133,8 +134,10 @@ def run_emitted(ek: EmittedKernel, built: dict[str, EmuKernel], arrays: dict[str
     wl = ek.plan.workload
     y_spec = ek.arg("y")
     y = np.full(y_spec.shape, np.nan, dtype=np.dtype(wl.dtype))  # unwritten outputs show up as NaN
-    bufs = {"y": y, "tiling": ek.tiling_bytes(),
-            "workspace": bytearray(ek.workspace_bytes) if ek.workspace_bytes else None}
+    # the 910B hand-off slots (GetUserWorkspace returns the pointer itself on the emulator: no
+    # system workspace in front); NaN-filled so a slot read before it is written shows
+    ws = np.full(ek.workspace_bytes // 2, np.nan, np.float16).view(np.uint8) if ek.workspace_bytes else None
+    bufs = {"y": y, "tiling": ek.tiling_bytes(), "workspace": ws}
     for name, arr in arrays.items():
         spec = ek.arg(name)
         a = np.ascontiguousarray(arr, dtype=np.dtype(spec.dtype))
@@ -144,7 +147,8 @@ def run_emitted(ek: EmittedKernel, built: dict[str, EmuKernel], arrays: dict[str
     totals: dict[str, int] = {}
     results = []
     for ln in ek.launches:
-        res = built[ln.symbol].run([bufs[a] for a in ln.args], block_dim=ln.block_dim, soc=ek.plan.soc)
+        res = built[ln.symbol].run([bufs[a] for a in ln.args], block_dim=ln.block_dim, soc=ek.plan.soc,
+                                   kernel_type=ln.kernel_type)
         results.append(res)
         for k, v in res.counters.items():
             totals[k] = totals.get(k, 0) + v

@@ -122,8 +122,8 @@ def _pick_engine(wl: DwSepWorkload, cfg: TileConfig, target: Target, source: str
     cube, hand-off included); a forced or tuned tile keeps its own."""
     if target.kind == "llvm" or source != "default" or (override and override.pw_engine):
         return make_plan(wl, cfg, target.soc), f"pw on {cfg.pw_engine} ({source} tile)"
-    if target.kind == "ascend":
-        return make_plan(wl, cfg, target.soc), "pw on vector: the Ascend C emitter has no cube path yet"
+    if target.kind == "ascend" and wl.dtype != "float16":
+        return make_plan(wl, cfg, target.soc), "pw on vector: the Ascend C cube kernels are float16 only"
     from fusion.costmodel import choose_engine
     plan, _cost, why = choose_engine(wl, cfg, target.soc)
     return plan, why

@@ -1,14 +1,18 @@
 """Ascend C code generation (fusion/ascendc) verified on the host emulation (fusion/ascendc_emu).
 
 * every generated kernel of the six MobileNetV1 block shapes and the odd shapes builds with g++
-  against the emulation and matches ONNX Runtime within fp16 tolerance on 910B2 and 310P3;
+  against the emulation and matches ONNX Runtime within fp16 tolerance on 910B2 and 310P3, with the
+  cost model's PW engine and, for every block and SoC, with PW on the cube (310P: the coupled cube
+  kernel; 910B: the MIX kernel);
+* the cube kernels are what the plan says: LoadData / Mmad, L0C -> UB on 310P, Fixpipe (bias table
+  or the AIV epilogue) and KERNEL_TYPE_MIX_AIC_1_2 on 910B;
 * the code comes from the plan: a different tile gives different code;
-* the emulator's GM byte counters equal the cost model's figures for the same plan;
+* the emulator's GM byte counters equal the cost model's figures for the same plan (vector and cube);
 * the emitted package is complete, its op_contract.yaml parses and agrees with the kernel;
 * the CLI runs it (`megafuse check -t ascend:910b2`, `megafuse compile -t ascend -o DIR`).
 
 Kernel builds are cached under $MEGAFUSE_CACHE_DIR/emu (default ~/.cache/megafuse/emu); the first
-run compiles every kernel once (about 4 s each, in parallel).
+run compiles every kernel once (about 7 s each, in parallel).
 """
 
 from __future__ import annotations
@@ -24,12 +28,14 @@ import pytest
 import models
 from fusion.ascend_check import build_all, build_emitted, check_ascend, run_emitted
 from fusion.ascendc import emit_kernel, yaml_lite
+from fusion.ascendc.emit_kernel import SYSTEM_WORKSPACE_2201, variant_of
 from fusion.ascendc.package import verify_package
 from fusion.cli import main as cli_main
 from fusion.costmodel import model_fused
 from fusion.driver import TileOverride, compile_model
+from fusion.errors import MegafuseError
 from fusion.soc import get_soc
-from schedules.plan import make_plan
+from schedules.plan import check_budget, make_plan
 from schedules.workload import DwSepWorkload, TileConfig
 
 SOCS = ["ascend910b2", "ascend310p3"]
@@ -37,38 +43,63 @@ BLOCKS = [b["name"] for b in models.MOBILENET_V1_BLOCKS + models.ODD_BLOCKS]
 FP16_TOL = 2e-2
 
 
-# ---- the acceptance matrix: 10 block shapes x 2 SoCs, fp16, default tiles ---------------------
+# ---- the acceptance matrix: 10 block shapes x 2 SoCs, fp16 ---------------------------------------
+# Default tiles (the cost model picks the PW engine), and PW on the cube for every (SoC, block):
+# the default kernel when it already is the cube one, else the block compiled with --pw-engine cube.
 
 @pytest.fixture(scope="module")
 def compiled():
-    """Every (SoC, block) compiled once; all generated kernels built up front, in parallel."""
+    """Every (SoC, block, engine) compiled once; all generated kernels built up front, in parallel."""
     out = {}
     for soc in SOCS:
         for name in BLOCKS:
             m = models.build(name)
-            out[soc, name] = (m, compile_model(m, target=f"ascend:{soc}", dtype="float16"))
-    kernels = [emit_kernel(b.plan, b.name) for _m, cm in out.values() for b in cm.fused_blocks]
-    build_all(kernels)
+            cm = compile_model(m, target=f"ascend:{soc}", dtype="float16")
+            out[soc, name, "default"] = (m, cm)
+            out[soc, name, "cube"] = (m, cm if cm.fused_blocks[0].plan.pw_on_cube else
+                                      compile_model(m, target=f"ascend:{soc}", dtype="float16",
+                                                    tile=TileOverride(pw_engine="cube")))
+    kernels = {id(cm): emit_kernel(b.plan, b.name) for _m, cm in out.values() for b in cm.fused_blocks}
+    build_all(list(kernels.values()))
     return out
+
+
+def _check_block(model, cm, soc):
+    res = check_ascend(cm, model, seed=0)
+    assert res.passed, res.to_json()
+    assert res.max_rel <= FP16_TOL
+    (blk,) = res.blocks
+    plan = cm.fused_blocks[0].plan
+    assert blk.variant == variant_of(plan) and blk.soc == soc
+    # the kernel is the fused computation itself: it agrees with the CPU kernel of the block
+    assert blk.max_rel <= 1e-3, blk.describe()
+    # one core per plan core (a MIX launch: one block per AIC), every byte the cost model counts
+    assert blk.block_dim == (plan.aic_cores if blk.variant == "cube-pw-mix" else plan.cores)
+    assert blk.counters["gm_read_bytes"] == blk.model_gm_read_bytes, blk.describe()
+    assert blk.counters["gm_write_bytes"] == blk.model_gm_write_bytes, blk.describe()
+    assert blk.counters["vector_instructions"] > 0
+    assert (blk.counters["cube_fractals"] > 0) == plan.pw_on_cube
+    return blk
 
 
 @pytest.mark.parametrize("soc", SOCS)
 @pytest.mark.parametrize("name", BLOCKS)
 def test_generated_kernel_matches_onnxruntime(compiled, soc, name):
-    model, cm = compiled[soc, name]
+    model, cm = compiled[soc, name, "default"]
     assert len(cm.fused_blocks) == 1
-    res = check_ascend(cm, model, seed=0)
-    assert res.passed, res.to_json()
-    assert res.max_rel <= FP16_TOL
-    (blk,) = res.blocks
-    assert blk.variant == "vector-pw" and blk.soc == soc
-    # the kernel is the fused computation itself: it agrees with the CPU kernel of the block
-    assert blk.max_rel <= 1e-3, blk.describe()
-    # one core per plan core, every byte the cost model counts
-    assert blk.block_dim == cm.fused_blocks[0].plan.cores
-    assert blk.counters["gm_read_bytes"] == blk.model_gm_read_bytes, blk.describe()
-    assert blk.counters["gm_write_bytes"] == blk.model_gm_write_bytes, blk.describe()
-    assert blk.counters["vector_instructions"] > 0 and blk.counters["cube_fractals"] == 0
+    _check_block(model, cm, soc)
+
+
+@pytest.mark.parametrize("soc", SOCS)
+@pytest.mark.parametrize("name", BLOCKS)
+def test_cube_kernel_matches_onnxruntime(compiled, soc, name):
+    model, cm = compiled[soc, name, "cube"]
+    plan = cm.fused_blocks[0].plan
+    assert plan.pw_on_cube
+    blk = _check_block(model, cm, soc)
+    assert blk.variant == ("cube-pw" if soc == "ascend310p3" else "cube-pw-mix")
+    fractals = -(-plan.th * plan.tw // 16) * plan.workload.c1 * plan.workload.co1 * plan.n_tiles
+    assert blk.counters["cube_fractals"] == fractals   # every tile's GEMM, once
 
 
 # ---- code comes from the plan ------------------------------------------------------------------
@@ -82,7 +113,7 @@ def test_different_tile_gives_different_code():
     assert a.tiling_bytes() != b.tiling_bytes()
     # buffer sizes and queue depths are the plan's
     for ek in (a, b):
-        for buf in ek.plan.buffers:
+        for buf in ek.plan.kernel_buffers:
             cname = "k" + "".join(p.capitalize() for p in buf.name.split("_"))
             assert f"constexpr uint32_t {cname}Bytes = {buf.bytes_per_copy};" in ek.tiling_header
             assert f"constexpr uint32_t {cname}Copies = {buf.copies};" in ek.tiling_header
@@ -143,33 +174,69 @@ def _random_args(wl: DwSepWorkload, seed=0):
     return {k: np.ascontiguousarray(v.astype(dt[k])) for k, v in a.items()}
 
 
+W = DwSepWorkload
 # (workload, tile, soc): double buffering on/off, tiles that do not divide the output, several
-# cib / cob (co-step tails), resident and streamed PW weights, stride 2, 5x5, batch 2, residual
+# cib / cob (co-step tails), resident and streamed PW weights, stride 2, 5x5, batch 2, residual;
+# vector PW, and PW on the cube: 310P (coupled) and 910B (MIX: Fixpipe epilogue with the bias
+# table, or the AIV epilogue for act2 / residual; an odd core count leaves an AIV without tiles;
+# full-width tiles take one Fixpipe per tile; both LoadData loop orders for A and B)
 CONSISTENCY = [
-    (DwSepWorkload(1, 40, 56, 13, 13, dtype="float16"), TileConfig(4, 5, 2, 2, True), "ascend910b2"),
-    (DwSepWorkload(1, 40, 56, 13, 13, dtype="float16"), TileConfig(4, 5, 2, 2, False), "ascend910b2"),
-    (DwSepWorkload(2, 24, 40, 11, 9, (3, 3), (2, 2), dtype="float16"), TileConfig(2, 3, 1, 1, True), "ascend310p3"),
-    (DwSepWorkload(1, 32, 48, 12, 12, (5, 5), (1, 1), (2, 2, 2, 2), act1="relu6", act2="hardswish",
-                   dtype="float16"), TileConfig(5, 12, 3, 0, True), "ascend310p3"),
-    (DwSepWorkload(1, 48, 48, 10, 10, act1="hardswish", act2="none", residual=True, dtype="float16"),
+    (W(1, 40, 56, 13, 13, dtype="float16"), TileConfig(4, 5, 2, 2, True), "ascend910b2"),
+    (W(1, 40, 56, 13, 13, dtype="float16"), TileConfig(4, 5, 2, 2, False), "ascend910b2"),
+    (W(2, 24, 40, 11, 9, (3, 3), (2, 2), dtype="float16"), TileConfig(2, 3, 1, 1, True), "ascend310p3"),
+    (W(1, 32, 48, 12, 12, (5, 5), (1, 1), (2, 2, 2, 2), act1="relu6", act2="hardswish", dtype="float16"),
+     TileConfig(5, 12, 3, 0, True), "ascend310p3"),
+    (W(1, 48, 48, 10, 10, act1="hardswish", act2="none", residual=True, dtype="float16"),
      TileConfig(3, 4, 2, 1, False), "ascend910b2"),
-    (DwSepWorkload(1, 16, 80, 9, 7, (3, 3), (2, 1), (1, 1, 1, 1), dtype="float32"),
-     TileConfig(2, 7, 5, 1, True), "ascend910b2"),
+    (W(1, 16, 80, 9, 7, (3, 3), (2, 1), (1, 1, 1, 1), dtype="float32"), TileConfig(2, 7, 5, 1, True), "ascend910b2"),
+    # PW on the cube
+    (W(1, 40, 56, 13, 13, dtype="float16"), TileConfig(4, 5, 2, 2, True, "cube"), "ascend910b2"),
+    (W(1, 40, 56, 13, 13, dtype="float16"), TileConfig(4, 5, 2, 2, False, "cube", 5), "ascend910b2"),
+    (W(2, 24, 40, 11, 9, (3, 3), (2, 2), dtype="float16"), TileConfig(2, 5, 1, 1, True, "cube"), "ascend910b2"),
+    (W(2, 24, 40, 11, 9, (3, 3), (2, 2), dtype="float16"), TileConfig(2, 3, 1, 1, True, "cube"), "ascend310p3"),
+    (W(1, 32, 48, 12, 12, (5, 5), (1, 1), (2, 2, 2, 2), act1="relu6", act2="hardswish", dtype="float16"),
+     TileConfig(5, 12, 3, 0, True, "cube"), "ascend310p3"),
+    (W(1, 32, 48, 12, 12, (5, 5), (1, 1), (2, 2, 2, 2), act1="relu6", act2="hardswish", dtype="float16"),
+     TileConfig(5, 12, 3, 0, True, "cube"), "ascend910b2"),
+    (W(1, 48, 48, 10, 10, act1="hardswish", act2="none", residual=True, dtype="float16"),
+     TileConfig(3, 4, 2, 1, False, "cube"), "ascend910b2"),
+    (W(1, 48, 48, 10, 10, act1="hardswish", act2="none", residual=True, dtype="float16"),
+     TileConfig(3, 4, 2, 1, False, "cube"), "ascend310p3"),
+    (W(1, 40, 40, 13, 13, act1="relu6", act2="none", residual=True, dtype="float16"),
+     TileConfig(1, 1, 1, 0, True, "cube", 5), "ascend910b2"),
+    (W(1, 200, 40, 7, 7, dtype="float16"), TileConfig(4, 7, 3, 2, True, "cube"), "ascend910b2"),
+    (W(1, 16, 80, 9, 7, (3, 3), (2, 1), dtype="float16"), TileConfig(5, 7, 5, 1, True, "cube"), "ascend910b2"),
+    (W(1, 16, 300, 9, 7, act1="hardswish", dtype="float16"), TileConfig(3, 7, 19, 0, True, "cube"), "ascend310p3"),
 ]
 
 
-@pytest.mark.parametrize("wl,tile,soc", CONSISTENCY, ids=[f"{w.describe()}|{t.describe()}|{s}"
-                                                          for w, t, s in CONSISTENCY])
-def test_emulator_gm_bytes_equal_cost_model(wl, tile, soc):
-    plan = make_plan(wl, tile, get_soc(soc))
-    assert plan.fits()
-    ek = emit_kernel(plan, "consistency")
+@pytest.fixture(scope="module")
+def consistency_kernels():
+    """The CONSISTENCY plans' kernels, built up front in parallel."""
+    kernels = [emit_kernel(make_plan(wl, tile, get_soc(soc)), "consistency") for wl, tile, soc in CONSISTENCY]
+    build_all(kernels)
+    return kernels
+
+
+@pytest.mark.parametrize("i", range(len(CONSISTENCY)),
+                         ids=[f"{w.describe()}|{t.describe()}{f' c{t.cores}' if t.cores else ''}|{s}"
+                              for w, t, s in CONSISTENCY])
+def test_emulator_gm_bytes_equal_cost_model(consistency_kernels, i):
+    wl, tile, soc = CONSISTENCY[i]
+    ek = consistency_kernels[i]
+    plan = ek.plan
+    assert plan.fits() and plan.tile == tile
+    assert ek.variant == variant_of(plan)
     args = _random_args(wl)
     y, counters, _ = run_emitted(ek, build_emitted(ek), args)
     cost = model_fused(plan, timeline=False)
     assert counters["gm_read_bytes"] == cost.gm_read_bytes
     assert counters["gm_write_bytes"] == cost.gm_write_bytes
-    assert cost.gm_read_bytes == sum(v for k, v in cost.traffic.items() if k != "output")
+    assert cost.gm_read_bytes + cost.gm_write_bytes == sum(cost.traffic.values())
+    if not plan.handoff_via_gm:   # 910B writes and reads back the hand-off; elsewhere only y is written
+        assert cost.gm_read_bytes == sum(v for k, v in cost.traffic.items() if k != "output")
+    if plan.pw_on_cube:   # the same GEMM work as the model: M1 x K1 x N1 fractals per tile
+        assert counters["cube_fractals"] == cost.counts["cube_fractals"]
     ref = _reference(wl, **args)
     err = np.abs(y.astype(np.float64) - ref).max() / np.abs(ref).max()
     assert err <= (FP16_TOL if wl.dtype == "float16" else 1e-5), err
@@ -177,16 +244,94 @@ def test_emulator_gm_bytes_equal_cost_model(wl, tile, soc):
 
 # ---- plans with PW on the cube -------------------------------------------------------------------
 
-@pytest.mark.parametrize("soc", SOCS)
-def test_cube_plan_is_emitted_as_vector_pw_and_passes(soc):
-    m = models.build("odd_c40_56_h28")
-    cm = compile_model(m, target=f"ascend:{soc}", dtype="float16",
-                       tile=TileOverride(3, 7, 2, None, True, "cube"))
-    assert cm.fused_blocks[0].plan.pw_on_cube
+def _cube_kernel(soc, wl, tile):
+    plan = make_plan(wl, tile, get_soc(soc))
+    assert plan.fits() and plan.pw_on_cube
+    return emit_kernel(plan, "cube")
+
+
+def test_310p_cube_kernel_structure():
+    wl = W(1, 40, 56, 13, 13, dtype="float16")
+    ek = _cube_kernel("ascend310p3", wl, TileConfig(4, 5, 2, 2, True, "cube"))
+    src = ek.source
+    assert ek.variant == "cube-pw" and ek.block_dim == ek.plan.cores and ek.workspace_bytes == 0
+    assert ek.launches[0].kernel_type is None
+    for call in ("DataCopy(a1, dwOut, p)",             # UB -> L1 of the DW result
+                 "LoadData(", "Mmad(c, aL0, b2, mp)",
+                 "e.blockMode = BlockMode::BLOCK_MODE_MATRIX", "DataCopy(acc, c[j * thwAl * C0], p, e)"):
+        assert call in src, call
+    assert "Fixpipe" not in src and "CrossCore" not in src and "KERNEL_TASK_TYPE_DEFAULT" not in src
+    for buf in ek.plan.kernel_buffers:   # every plan buffer is allocated with the plan's sizes
+        cname = "k" + "".join(p.capitalize() for p in buf.name.split("_"))
+        assert re.search(rf"pipe\.InitBuffer\(\w+, (\w+::{cname}Copies, )?\w+::{cname}Bytes\)", src), buf.name
+    assert {b.scope for b in ek.plan.kernel_buffers} == {"UB", "L1", "L0A", "L0B", "L0C"}
+
+
+def test_910b_mix_kernel_structure():
+    # relu, no residual: Fixpipe writes y with the bias table; the AIVs hold no epilogue buffers
+    wl = W(1, 40, 56, 13, 13, dtype="float16")
+    ek = _cube_kernel("ascend910b2", wl, TileConfig(4, 5, 2, 2, True, "cube"))
+    p, src = ek.plan, ek.source
+    assert ek.variant == "cube-pw-mix" and p.fixpipe_epilogue
+    ln = ek.launches[0]
+    assert ln.kernel_type == "mix_aic_1_2" and ln.block_dim == p.aic_cores == -(-p.cores // 2)
+    assert "KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2)" in src
+    for call in ("if ASCEND_IS_AIV", "if ASCEND_IS_AIC", "GetUserWorkspace(workspace)",
+                 "CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_DW)", "CrossCoreSetFlag<2, PIPE_FIX>(FLAG_PW)",
+                 "CrossCoreWaitFlag(FLAG_DW)", "CrossCoreWaitFlag(FLAG_PW)", "LoadData(",
+                 "Mmad(c, aL0, b2, bt, mp)", "TQue<TPosition::C2, 1> btQue", "Fixpipe<T, float, CFG_NZ>(yGm[",
+                 "fp.reluEn = true", "QuantMode_t::F322F16"):
+        assert call in src, call
+    assert "BLOCK_MODE_MATRIX" not in src and "preGm" not in src
+    assert {b.name for b in p.buffers if not b.in_kernel} == {"y_tile"}   # the LLVM build's only
+    assert "kYTileBytes" not in ek.tiling_header and "yQue" not in src
+    # the workspace: every tile's DW result slot, after the system workspace on a device
+    assert ek.workspace_bytes == p.n_tiles * wl.c1 * p.th * p.tw * 16 * 2 == ek.arg("workspace").nbytes
+    assert ek.device_workspace_bytes == ek.workspace_bytes + SYSTEM_WORKSPACE_2201
+    # relu6 + residual: the pre-activation goes back to the AIV (a second slot per tile)
+    wl2 = W(1, 40, 40, 13, 13, act1="relu6", act2="relu6", residual=True, dtype="float16")
+    ek2 = _cube_kernel("ascend910b2", wl2, TileConfig(4, 5, 2, 2, True, "cube"))
+    p2, src2 = ek2.plan, ek2.source
+    assert not p2.fixpipe_epilogue
+    assert "Mmad(c, aL0, b2, mp)" in src2 and "btQue" not in src2 and "Fixpipe<T, float, CFG_NZ>(preGm[" in src2
+    assert "Cast(acc, pre[j * thw * C0]" in src2 and "Axpy(acc, r, static_cast<T>(1)" in src2
+    assert ek2.workspace_bytes == p2.n_tiles * (wl2.c1 + wl2.co1) * p2.th * p2.tw * 16 * 2
+    assert {"pre_tile", "b_pw", "res_tile", "y_tile"} <= {b.name for b in p2.kernel_buffers}
+
+
+def test_cube_plans_budget_every_scope():
+    # the bias table holds 1 KiB: at most 16 output blocks per co-step with a Fixpipe epilogue
+    wl = W(1, 32, 600, 14, 14, dtype="float16")
+    soc = get_soc("ascend910b2")
+    assert make_plan(wl, TileConfig(2, 14, 16, 0, True, "cube"), soc).fits()
+    over = make_plan(wl, TileConfig(2, 14, 17, 0, True, "cube"), soc).overflows()
+    assert over == [("BT", 17 * 64, 1024)]
+    with pytest.raises(MegafuseError, match="needs 1,088 B .*of BT"):
+        check_budget(make_plan(wl, TileConfig(2, 14, 17, 0, True, "cube"), soc))
+    # 310P: no bias table; L0C lands one block at a time in dw_acc, which grows to the padded rows
+    p = make_plan(wl, TileConfig(1, 7, 4, 1, True, "cube"), get_soc("ascend310p3"))
+    assert p.buffer("dw_acc").shape == (16, 16) and "BT" not in p.scope_bytes
+
+
+def test_fp32_cube_plan_is_refused_with_a_clear_error():
+    plan = make_plan(W(1, 32, 48, 14, 14), TileConfig(2, 14, 1, 0, True, "cube"), get_soc("ascend310p3"))
+    with pytest.raises(MegafuseError, match="PW on the cube is emitted for float16 only"):
+        emit_kernel(plan, "blk")
+
+
+# MobileNetV2-style blocks whose act2 is no Fixpipe activation (relu6) or that add the residual:
+# on 910B the AIC sends the pre-activation back to the AIV through GM for the epilogue
+@pytest.mark.parametrize("act2,residual", [("none", True), ("relu6", False)])
+def test_910b_aiv_epilogue_matches_onnxruntime(act2, residual):
+    m = models.dwsep_block(cin=40, cout=40, h=13, residual=residual, act1="relu6", act2=act2)
+    cm = compile_model(m, target="ascend:910b2", dtype="float16", tile=TileOverride(3, 7, 2, None, True, "cube"))
+    plan = cm.fused_blocks[0].plan
+    assert plan.pw_on_cube and not plan.fixpipe_epilogue
     res = check_ascend(cm, m)
-    assert res.passed, res.to_json()
+    assert res.passed and res.max_rel <= FP16_TOL, res.to_json()
     (blk,) = res.blocks
-    assert blk.variant == "vector-pw" and any("cube" in n for n in blk.notes)
+    assert blk.variant == "cube-pw-mix" and blk.gm_bytes_match, blk.describe()
+    assert blk.counters["gm_read_bytes"] > 0 and blk.counters["cube_fractals"] > 0
 
 
 # ---- the package -----------------------------------------------------------------------------------
@@ -214,7 +359,8 @@ def package(tmp_path_factory):
     import onnx
     onnx.save(model, path)
     out = tmp_path_factory.mktemp("pkg") / "out"
-    rc = cli_main(["compile", str(path), "-t", "ascend:910b2", "--dtype", "float16", "-o", str(out)])
+    rc = cli_main(["compile", str(path), "-t", "ascend:910b2", "--dtype", "float16", "--pw-engine", "cube",
+                   "-o", str(out)])
     assert rc == 0
     return path, out
 
@@ -249,6 +395,16 @@ def test_package_is_complete_and_contract_matches_kernel(package):
     # the tiling struct the host fills has the contract's fields, in order
     header = (out / blk / "kernel" / f"{sym}_tiling.h").read_text()
     assert re.findall(r"^    uint32_t (\w+);$", header, re.M) == list(contract["tiling"]["fields"])
+    # the MIX kernel: its launch, and the workspace the host allocates (hand-off slots after the system's)
+    assert contract["plan"]["variant"] == "cube-pw-mix" and "KERNEL_TYPE_MIX_AIC_1_2" in source
+    (k,) = contract["launch"]["kernels"]
+    assert k["kernel_type"] == "KERNEL_TYPE_MIX_AIC_1_2" and k["core"] == "MIX_AIC_1_2"
+    assert k["block_dim"] == contract["launch"]["block_dim"] == -(-contract["plan"]["cores"] // 2)
+    ws = contract["workspace"]
+    assert ws["user_bytes"] > 0 and ws["bytes"] == ws["user_bytes"] + ws["system_bytes"] == ws["user_bytes"] + 2**24
+    host_h = next((out / blk / "host").glob("*_host.h")).read_text()
+    assert f"WorkspaceBytes = {ws['bytes']};" in host_h and f"BlockDim = {k['block_dim']};" in host_h
+    assert {b["scope"] for b in contract["plan"]["buffers"]} == {"UB", "L1", "L0A", "L0B", "L0C"}
     bench = __import__("json").loads((ver / "benchmark.json").read_text())
     assert bench["label"] == "modeled" and bench["gm_read_bytes"] > 0 and bench["modeled"]["time_us"] > 0
     cmake = (out / blk / "host" / "CMakeLists.txt").read_text()
@@ -299,8 +455,9 @@ def test_package_test_script_verifies_the_kernel_run(package, tmp_path):
     data = tmp_path / "data"
     mod.gen(str(data), 0)
     m = models.dwsep_block(cin=40, cout=40, h=13, residual=True, act1="relu6", act2="none")
-    cm = compile_model(m, target="ascend:910b2", dtype="float16")
+    cm = compile_model(m, target="ascend:910b2", dtype="float16", tile=TileOverride(pw_engine="cube"))
     ek = emit_kernel(cm.fused_blocks[0].plan, cm.fused_blocks[0].name)
+    assert ek.variant == "cube-pw-mix"
     arrays = {a.name: np.fromfile(data / f"{a.name}.bin", dtype=a.dtype).reshape(a.shape)
               for a in ek.args if a.role in ("input", "weight")}
     y, _, _ = run_emitted(ek, build_emitted(ek), arrays)

@@ -3,7 +3,7 @@ a data generator / verifier with a NumPy reference, and the README saying how to
 
 from __future__ import annotations
 
-from fusion.ascendc.emit_kernel import VERSION, EmittedKernel, _fill
+from fusion.ascendc.emit_kernel import MIX_LAG, VARIANTS, VERSION, EmittedKernel, _fill
 
 SOC_VERSION = {"ascend910b2": "Ascend910B2", "ascend910b3": "Ascend910B3", "ascend310p3": "Ascend310P3"}
 NP_DTYPE = {"float16": "np.float16", "float32": "np.float32", "uint8": "np.uint8"}
@@ -34,13 +34,29 @@ struct MegafuseGmArg {
 inline constexpr MegafuseGmArg k@OPTYPE@Args[] = {
 @ROWS@
 };
-inline constexpr uint32_t k@OPTYPE@BlockDim = @BLOCKDIM@;        // cores: the plan's core split
+inline constexpr uint32_t k@OPTYPE@BlockDim = @BLOCKDIM@;        // @BLOCKDIM_WHAT@
+// @WORKSPACE_WHAT@
 inline constexpr size_t k@OPTYPE@WorkspaceBytes = @WORKSPACE@;
 
 // Fills the tiling struct the kernel reads with GET_TILING_DATA.
 void @OPTYPE@FillTiling(@TILING@& t);
 """, VERSION=VERSION, SYM=ek.symbol, OPTYPE=ek.op_type, ROWS=rows, BLOCKDIM=ek.block_dim,
-                 WORKSPACE=ek.workspace_bytes, TILING=ek.tiling_struct)
+                 BLOCKDIM_WHAT=_block_dim_what(ek), WORKSPACE=ek.device_workspace_bytes,
+                 WORKSPACE_WHAT=_workspace_what(ek), TILING=ek.tiling_struct)
+
+
+def _block_dim_what(ek: EmittedKernel) -> str:
+    p = ek.plan
+    if ek.variant == "cube-pw-mix":
+        return (f"MIX_AIC_1_2 blocks: {ek.block_dim} AICs, each with 2 AIVs ({p.cores} of them have tiles)")
+    return f"cores: the plan's core split ({'AI cores' if p.soc.coupled else 'AIVs'})"
+
+
+def _workspace_what(ek: EmittedKernel) -> str:
+    if not ek.workspace_bytes:
+        return "no workspace: the kernel keeps everything on chip"
+    return (f"the AIV -> AIC hand-off slots ({ek.workspace_bytes:,} B, every tile its own) after the "
+            f"{ek.system_workspace_bytes // 2**20} MiB system workspace GetUserWorkspace() skips")
 
 
 def host_tiling_cpp(ek: EmittedKernel) -> str:
@@ -365,11 +381,59 @@ if __name__ == "__main__":
                  TOL="2e-2" if wl.dtype == "float16" else "1e-4")
 
 
+def _variant_notes(ek: EmittedKernel) -> str:
+    """What the kernel does on its units, per variant (the data flow fusion/costmodel.py models)."""
+    p, wl = ek.plan, ek.plan.workload
+    axpy = "half→float" if wl.dtype == "float16" else "float→float"
+    dw = (f"- DW taps: one masked `Axpy` ({axpy}) per channel lane per output row — lanes {{16p + k}} of a\n"
+          "  64-lane repeat are 4 pixels of channel k, the source block stride is the conv stride; exact\n"
+          "  products, one rounding per tap, like the fp32 accumulation of the CPU kernel.\n")
+    rows = ("- Every GM row segment is a whole number of 32 B DataBlocks (one pixel of 16 channels is 32 B in\n"
+            "  fp16, 64 B in fp32), so `DataCopy` with `DataCopyParams` covers the tails; `DataCopyPad` is\n"
+            "  not needed (and is unavailable on 310P).\n")
+    when = "once per core: one co-step" if p.co_steps == 1 else "one DMA per co-step"
+    cube = ("- The cube's operands: A = the DW result (pixels × Cin) in L0A as 16-row fractals (the tile's\n"
+            f"  {p.th * p.tw} pixels padded to {p.thw_al}), B = the FRACTAL_Z weights, which L1 holds exactly as\n"
+            f"  they are in GM ({when}), moved to L0B with each 16×16 fractal transposed; Mmad\n"
+            "  accumulates in fp32 in L0C, whose NZ layout (per 16 output channels all pixels) is NC1HWC0.\n")
+    if ek.variant == "vector-pw":
+        return (dw + "- PW on the vector unit: one `Axpy` per (input channel, pixel) over the co-step's output blocks\n"
+                "  (pw_acc is pixel-major), then bias, act2, [residual] and a strided `Cast` back to NC1HWC0.\n"
+                + rows + "- The PW MACs read dw_out through the scalar unit (`GetValue`) because the emulated API has no\n"
+                "  per-lane broadcast (`Brcb`); on a device this stage is scalar-issue bound — counters, not\n"
+                "  timings, are what the emulator verifies.\n")
+    if ek.variant == "cube-pw":
+        return (dw + "- PW on the cube of the same AI core: per tile the DW result moves UB → L1 (one DMA, each\n"
+                "  16-channel column padded to 16-row fractals) → L0A once; per co-step the weights GM → L1 →\n"
+                "  L0B, `Mmad`, then per output block L0C → UB (`DataCopy` with `BLOCK_MODE_MATRIX`, fp32, into\n"
+                "  dw_acc, which is free until the next tile's DW), bias, act2, [residual] and the cast.\n"
+                + cube + rows)
+    fix = p.fixpipe_epilogue
+    epi = ("  Fixpipe writes y itself: the bias is the Mmad's initial C (bias table, `TPosition::C2`),\n"
+           f"  act2 {wl.act2} on the fly (`reluEn`), fp32 → fp16 by `quantPre = F322F16`; the NZ output is\n"
+           "  NC1HWC0, so one Fixpipe per valid tile row (one per tile for full-width tiles).\n"
+           if fix else
+           "  Fixpipe writes the fp16 pre-activation to the tile's second slot; the AIV reads it back,\n"
+           f"  widens it to fp32 block by block and adds the bias, act2 {wl.act2}"
+           f"{', the residual' if wl.residual else ''} and the cast\n"
+           f"  ({'a residual' if wl.residual else 'act2 ' + wl.act2} is no Fixpipe epilogue).\n")
+    return (dw + f"- One MIX kernel (`KERNEL_TYPE_MIX_AIC_1_2`, block dim {ek.block_dim} = AICs): AIV i of the plan's\n"
+            f"  {p.cores} runs the DW of tiles i, i + {p.cores}, … and writes each tile's DW result to the tile's\n"
+            "  own GM workspace slot (`GetUserWorkspace`); the AIC of its block (AIVs 2g, 2g + 1) reads the\n"
+            "  slot GM → L1 → L0A, the weights GM → L1 → L0B, and runs `Mmad`.\n" + epi
+            + f"- Cross-core flags (mode 2) pace the sides by rounds: AIVs set FLAG_DW after round k's hand-off\n"
+            f"  (both AIVs every round, with or without a tile), the AIC sets FLAG_PW after the round; an AIV\n"
+            f"  finishes a round {MIX_LAG} rounds later, so at most {MIX_LAG + 1} flags are outstanding (the counters stop at 15).\n"
+            f"- Workspace: {ek.workspace_bytes:,} B of hand-off slots after the "
+            f"{ek.system_workspace_bytes // 2**20} MiB system workspace; the host allocates "
+            f"{ek.device_workspace_bytes:,} B.\n" + cube + rows)
+
+
 def readme(ek: EmittedKernel, pkg_rel: str, cost=None, emu_report=None) -> str:
     p, wl = ek.plan, ek.plan.workload
     bufs = "\n".join(f"| {b.name} | {b.scope} | {list(b.shape)} | {b.dtype} | {b.copies} | "
-                     f"{b.aligned_bytes(p.soc.ub_align):,} | {b.role} |" for b in p.buffers)
-    notes = "".join(f"\n- {n}" for n in ek.notes) or "\n- none"
+                     f"{b.aligned_bytes(p.soc.ub_align):,} | {b.role} |" for b in p.kernel_buffers)
+    notes = "".join(f"\n- {n}" for n in ek.notes)
     modeled = ""
     if cost is not None:
         modeled = (f"\n## Modeled figures (cost model, not measured)\n\n"
@@ -377,6 +441,9 @@ def readme(ek: EmittedKernel, pkg_rel: str, cost=None, emu_report=None) -> str:
                    f"GM write {cost.gm_write_bytes:,} B (traffic ratio {cost.traffic_ratio:.2f} of the minimum "
                    f"{cost.min_gm_bytes:,} B), bottleneck {cost.bottleneck}. See `benchmark.json` in the op package.\n")
     sig = ek.signature
+    memory = ", ".join(f"{sc} {used:,} of {p.capacity(sc):,} B" for sc, used in p.scope_bytes.items())
+    cores = (f"{p.cores} AIVs (`GetBlockIdx()` = block × 2 + `GetSubBlockIdx()`), served by {ek.block_dim} AICs"
+             if ek.variant == "cube-pw-mix" else f"{p.cores} cores (`GetBlockIdx()` / `GetBlockNum()`)")
     return _fill(r"""# @SYM@ — fused depthwise-separable block `@BLOCK@` (@OPTYPE@)
 
 Generated by megafuse @VERSION@ from the block's KernelPlan; do not edit by hand (recompile the
@@ -384,9 +451,10 @@ model with `megafuse compile MODEL -t ascend:@SOCNAME@ -o DIR`).
 
 - workload: @WORKLOAD@
 - tile: @TILE@ — th × tw = @TH@ × @TW@, input tile @IH@ × @IW@ (with halo), cib @CIB@, cob @COB@
-- loops: @NTILES@ output tiles round-robin over @CORES@ cores (`GetBlockIdx()` / `GetBlockNum()`),
+- loops: @NTILES@ output tiles round-robin over @CORES@,
   @CISTEPS@ ci-steps and @COSTEPS@ co-steps per tile
-- SoC: @SOCNAME@ (@SOCVERSION@), UB @UB@ of @UBCAP@ B; kernel variant: @VARIANT@
+- SoC: @SOCNAME@ (@SOCVERSION@); kernel variant: @VARIANT@ (@VARIANT_WHAT@)
+- memory: @MEMORY@
 - layouts: NC1HWC0 activations (C0 = 16, channel tails zero-padded), FRACTAL_Z 1×1 PW weights,
   fp32 biases; @DTYPE@ storage, fp32 accumulation
 
@@ -428,20 +496,9 @@ Without a device, the same source runs on the host emulation of the Ascend C API
 
 ## Notes
 @NOTES@
-- DW taps: one masked `Axpy` (@AXPY@) per channel lane per output row — lanes {16p + k} of a
-  64-lane repeat are 4 pixels of channel k, the source block stride is the conv stride; exact
-  products, one rounding per tap, like the fp32 accumulation of the CPU kernel.
-- PW on the vector unit: one `Axpy` per (input channel, pixel) over the co-step's output blocks
-  (pw_acc is pixel-major), then bias, act2, [residual] and a strided `Cast` back to NC1HWC0.
-- Every GM row segment is a whole number of 32 B DataBlocks (one pixel of 16 channels is 32 B in
-  fp16, 64 B in fp32), so `DataCopy` with `DataCopyParams` covers the tails; `DataCopyPad` is
-  not needed (and is unavailable on 310P).
-- The PW MACs read dw_out through the scalar unit (`GetValue`) because the emulated API has no
-  per-lane broadcast (`Brcb`); on a device this stage is scalar-issue bound — counters, not
-  timings, are what the emulator verifies.
-@MODELED@""", VERSION=VERSION, SYM=ek.symbol, BLOCK=ek.block, OPTYPE=ek.op_type, SOCNAME=p.soc.name,
+@VARIANT_NOTES@@MODELED@""", VERSION=VERSION, SYM=ek.symbol, BLOCK=ek.block, OPTYPE=ek.op_type, SOCNAME=p.soc.name,
                  SOCVERSION=soc_version(p.soc.name), WORKLOAD=wl.describe(), TILE=p.tile.describe(), TH=p.th,
-                 TW=p.tw, IH=p.in_tile_h, IW=p.in_tile_w, CIB=p.cib, COB=p.cob, NTILES=p.n_tiles, CORES=p.cores,
-                 CISTEPS=p.ci_steps, COSTEPS=p.co_steps, UB=f"{p.ub_bytes:,}", UBCAP=f"{p.soc.ub_usable_bytes:,}",
-                 VARIANT=ek.variant, DTYPE=wl.dtype, SIG=sig,
-                 AXPY="half→float" if wl.dtype == "float16" else "float→float", PKG=pkg_rel, BUFS=bufs, NOTES=notes, MODELED=modeled)
+                 TW=p.tw, IH=p.in_tile_h, IW=p.in_tile_w, CIB=p.cib, COB=p.cob, NTILES=p.n_tiles, CORES=cores,
+                 CISTEPS=p.ci_steps, COSTEPS=p.co_steps, MEMORY=memory, VARIANT=ek.variant,
+                 VARIANT_WHAT=VARIANTS[ek.variant], DTYPE=wl.dtype, SIG=sig, PKG=pkg_rel, BUFS=bufs, NOTES=notes,
+                 VARIANT_NOTES=_variant_notes(ek), MODELED=modeled)

@@ -53,7 +53,9 @@ def contract(ek: EmittedKernel, members: tuple[str, ...] = ()) -> dict:
         "parameters": [a.name for a in ek.args],
         "inputs": ins,
         "outputs": outs,
-        "workspace": {"name": "workspace", "bytes": ek.workspace_bytes},
+        "workspace": {"name": "workspace", "bytes": ek.device_workspace_bytes, "user_bytes": ek.workspace_bytes,
+                      "system_bytes": ek.system_workspace_bytes if ek.workspace_bytes else 0,
+                      "use": (ek.arg("workspace").desc if ek.workspace_bytes else "unused")},
         "tiling": {"name": "tiling", "struct": ek.tiling_struct, "bytes": 4 * len(ek.tiling_fields),
                    "fields": {k: v for k, v in ek.tiling_fields}},
         "attributes": {
@@ -80,6 +82,8 @@ def contract(ek: EmittedKernel, members: tuple[str, ...] = ()) -> dict:
         "launch": {
             "block_dim": ek.block_dim,
             "kernels": [{"symbol": ln.symbol, "block_dim": ln.block_dim, "core": ln.core, "what": ln.what,
+                         "kernel_type": (f"KERNEL_TYPE_{ln.kernel_type.upper()}" if ln.kernel_type else
+                                         "KERNEL_TYPE_AIV_ONLY" if ln.core == "AIV" else None),
                          "parameters": list(ln.args)} for ln in ek.launches],
         },
         "plan": {
@@ -88,16 +92,29 @@ def contract(ek: EmittedKernel, members: tuple[str, ...] = ()) -> dict:
                      "double_buffer": p.tile.double_buffer, "pw_engine": p.tile.pw_engine},
             "n_tiles": p.n_tiles, "cores": p.cores, "ci_steps": p.ci_steps, "co_steps": p.co_steps,
             "ub_bytes": p.ub_bytes, "ub_capacity": p.soc.ub_usable_bytes,
+            "memory": {sc: {"bytes": used, "capacity": p.capacity(sc)} for sc, used in p.scope_bytes.items()},
             "buffers": [{"name": b.name, "scope": b.scope, "shape": list(b.shape), "dtype": b.dtype,
-                         "copies": b.copies, "bytes": b.aligned_bytes(p.soc.ub_align)} for b in p.buffers],
+                         "copies": b.copies, "bytes": b.aligned_bytes(p.soc.ub_align)} for b in p.kernel_buffers],
         },
         "precision": {
             "storage": wl.dtype, "accumulate": "float32",
             "tolerance_max_rel": 2e-2 if wl.dtype == "float16" else 1e-4,
-            "rounding": "products exact in fp32 (Axpy), one rounding per add; fp32 -> storage by Cast CAST_NONE",
+            "rounding": _rounding(ek),
         },
         "notes": list(ek.notes),
     }
+
+
+def _rounding(ek: EmittedKernel) -> str:
+    dw = "DW: products exact in fp32 (Axpy), one rounding per add"
+    if ek.variant == "vector-pw":
+        return dw + "; PW likewise; fp32 -> storage by Cast CAST_NONE"
+    pw = "; PW: Mmad accumulates in fp32 (the cube's order)"
+    if ek.variant == "cube-pw":
+        return dw + pw + "; L0C -> UB in fp32, epilogue in fp32, Cast CAST_NONE to storage"
+    if ek.plan.fixpipe_epilogue:
+        return dw + pw + " from the fp32 bias; Fixpipe F322F16 to storage"
+    return dw + pw + "; the pre-activation is rounded to fp16 by Fixpipe, the AIV epilogue runs in fp32"
 
 
 def benchmark(ek: EmittedKernel, model_name: str | None = None, emulator: dict | None = None) -> dict:
