@@ -65,7 +65,7 @@ class FusedBlock:
             "n_tiles": p.n_tiles, "cores": p.cores,
             "ub_bytes_used": p.ub_bytes, "ub_bytes_available": p.soc.ub_usable_bytes,
             "buffers": [{"name": b.name, "scope": b.scope, "shape": list(b.shape), "dtype": b.dtype,
-                         "copies": b.copies, "bytes": b.aligned_bytes(p.soc.ub_align)} for b in p.buffers],
+                         "copies": b.copies, "bytes": b.aligned_bytes(p.soc.ub_align)} for b in p.kernel_buffers],
         }
 
 
