@@ -1,6 +1,7 @@
 """Fused vs unfused on the six MobileNetV1 depthwise-separable blocks.
 
   python benchmarks/blocks.py --mode sim   # MODELED on sim:ascend910b2 and sim:ascend310p3 (fp16)
+                                           # fastest tile, and fastest tile with DMA <= 1.15x minimal
   python benchmarks/blocks.py --mode llvm  # MEASURED on this CPU: fused vs unfused vs ONNX Runtime
 
 Writes benchmarks/results/blocks_<mode>.json. The llvm mode measures interleaved (3 warm-ups +
@@ -40,6 +41,32 @@ def _tuned(model, soc: str):
     return lookup
 
 
+DMA_CAP = 1.15
+
+
+def _capped(m, soc: str, unfused_us: float) -> dict:
+    """The fastest modeled tile whose DMA volume is at most DMA_CAP x the minimal bytes (or the
+    lowest ratio any legal tile reaches when none is)."""
+    from fusion.costmodel import model_fused
+    from fusion.errors import MegafuseError
+    from fusion.targets import parse_target
+    from fusion.traffic import dma_ratio
+    from fusion.tuning.db import TuningDB
+    from fusion.tuning.search import CappedTiles, lowest_dma_ratio
+
+    hook = CappedTiles(TuningDB(None), DMA_CAP)
+    try:
+        cm = compile_model(m, target=f"sim:{soc}", dtype="float16", tuned_tiles=hook)
+    except MegafuseError:
+        wl = compile_model(m, target=f"sim:{soc}", dtype="float16").fused_blocks[0].workload
+        low = lowest_dma_ratio(wl, parse_target(f"sim:{soc}"))
+        return {"reachable": False, "lowest_ratio": low[0], "lowest_tile": low[1].describe()}
+    plan = cm.fused_blocks[0].plan
+    cost = model_fused(plan)
+    return {"reachable": True, "tile": plan.tile.describe(), "cores": plan.cores, "fused_us": cost.time_us,
+            "speedup": unfused_us / cost.time_us, "traffic_ratio": dma_ratio(plan)}
+
+
 def run(mode: str, samples: int) -> dict:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -52,13 +79,20 @@ def run(mode: str, samples: int) -> dict:
                     cm = compile_model(m, target=f"sim:{soc}", dtype="float16", tuned_tiles=_tuned(m, soc))
                     report, _ = bench_sim(cm, path)
                     k = report["kernels"][0]
+                    capped = _capped(m, soc, k["unfused_us"])
                     rows.append({"block": spec["name"], "soc": soc, **{key: k[key] for key in (
-                        "tile", "fused_us", "unfused_us", "unfused_folded_us", "speedup", "speedup_vs_folded",
-                        "gm_bytes_fused", "gm_bytes_unfused", "gm_bytes_min", "traffic_ratio", "hbm_traffic_ratio", "bottleneck",
-                        "roofline_pct", "engine")}})
+                        "tile", "cores", "fused_us", "unfused_us", "unfused_folded_us", "speedup", "speedup_vs_folded",
+                        "gm_bytes_fused", "gm_bytes_unfused", "gm_bytes_min", "traffic_ratio", "dma_floor_ratio", "dma_floor_any_split_ratio",
+                        "hbm_traffic_ratio", "bottleneck", "roofline_pct", "engine")},
+                        f"dma_cap_{DMA_CAP}": capped})
                     print(f"{spec['name']:<22} {soc}: fused {k['fused_us']:8.1f} us  unfused {k['unfused_us']:8.1f} us "
-                          f"({k['speedup']:.2f}x)  traffic DMA {k['traffic_ratio']:.2f}x HBM {k['hbm_traffic_ratio']:.2f}x min  "
+                          f"({k['speedup']:.2f}x)  traffic DMA {k['traffic_ratio']:.2f}x (floor on {k['cores']} cores "
+                          f"{k['dma_floor_ratio']:.2f}x, any split {k['dma_floor_any_split_ratio']:.2f}x) HBM {k['hbm_traffic_ratio']:.2f}x min  "
                           f"{k['tile']}  {k['bottleneck']}  [modeled]")
+                    print(f"{'':<22} {soc}: DMA <= {DMA_CAP}x min: " + (
+                        f"fused {capped['fused_us']:8.1f} us ({capped['speedup']:.2f}x vs unfused), DMA "
+                        f"{capped['traffic_ratio']:.2f}x, {capped['tile']} on {capped['cores']} cores"
+                        if capped["reachable"] else f"no tile; the lowest any tile reaches is {capped['lowest_ratio']:.2f}x"))
             else:
                 cm = compile_model(m, target="llvm")
                 cm_u = compile_model(m, target="llvm", fuse=False)

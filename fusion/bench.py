@@ -40,6 +40,7 @@ def _header(cm, model_path: str, mode: str) -> dict:
 def bench_sim(cm, model_path: str) -> tuple[dict, list]:
     from fusion.costmodel import model_fused, model_unfused
     from fusion.opcost import other_kernel_cost
+    from fusion.traffic import dma_floor_any_split_bytes, dma_floor_bytes, gemm_cores
 
     soc = cm.target.soc
     rows, costs = [], []
@@ -62,6 +63,9 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
             "gm_bytes_unfused_folded": fold.gm_bytes, "gm_bytes_min": cost.min_gm_bytes,
             "traffic_ratio": cost.traffic_ratio, "hbm_bytes_fused": cost.hbm_bytes,
             "hbm_bytes_unfused": unf.hbm_bytes, "hbm_traffic_ratio": cost.hbm_traffic_ratio,
+            "dma_floor_bytes": dma_floor_bytes(plan), "dma_floor_ratio": dma_floor_bytes(plan) / cost.min_gm_bytes,
+            "dma_floor_any_split_ratio": dma_floor_any_split_bytes(b.workload, gemm_cores(plan)) / cost.min_gm_bytes,
+            "cores": plan.cores,
             "l2_hit_bytes": cost.l2_hit_bytes, "ub_bytes_used": plan.ub_bytes,
             "ub_bytes_available": soc.ub_usable_bytes, "engine": dict(cost.engine), "engine_reason": why,
             "bottleneck": cost.bottleneck, "bottleneck_detail": cost.bottleneck_detail,
@@ -92,7 +96,11 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
     report["hbm_traffic_ratio_fused"] = report["hbm_bytes_fused"] / max(report["gm_bytes_min"], 1)
     report["hbm_traffic_ratio_unfused"] = report["hbm_bytes_unfused"] / max(report["gm_bytes_min"], 1)
     report["traffic_note"] = ("gm_bytes = bytes moved by the DMA engines (MTE2/MTE3); hbm_bytes = what reaches HBM "
-                              "when re-reads hit L2 (working set within L2; a kernel boundary flushes L2)")
+                              "when re-reads hit L2 (working set within L2; a kernel boundary flushes L2); "
+                              "dma_floor_bytes = the least DMA volume of any fused plan on the same number of "
+                              "cores (every core loads all PW weights); dma_floor_any_split = the least DMA volume "
+                              "of any equal split of the outputs over that many cores (fusion/traffic.py)")
+    report["max_dma_ratio"] = getattr(cm, "max_dma_ratio", None)
     return report, costs
 
 

@@ -28,7 +28,8 @@ def _print(report: dict) -> None:
     for r in report["kernels"]:
         if report["figures"] == "modeled":
             extra = (f"DMA {r['gm_bytes_fused'] / 1024:.0f}/{r['gm_bytes_unfused'] / 1024:.0f}/"
-                     f"{r['gm_bytes_min'] / 1024:.0f} KiB (fused/unfused/min)  HBM {r['hbm_traffic_ratio']:.2f}x min  "
+                     f"{r['gm_bytes_min'] / 1024:.0f} KiB (fused/unfused/min) = {r['traffic_ratio']:.2f}x min "
+                     f"(floor on {r['cores']} cores {r['dma_floor_ratio']:.2f}x, any split {r['dma_floor_any_split_ratio']:.2f}x)  HBM {r['hbm_traffic_ratio']:.2f}x min  "
                      f"UB {r['ub_bytes_used']:,}/"
                      f"{r['ub_bytes_available']:,}  pw:{r['engine'].get('pw')}  {r['bottleneck']}  "
                      f"{r['roofline_pct']:.0f}% of roofline")

@@ -43,6 +43,10 @@ def _add_model_args(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
     p.add_argument("--db", metavar="FILE", help="tuning database whose best records pick the tiles "
                    "(default: $MEGAFUSE_TUNING_DB or ~/.cache/megafuse/tuning.jsonl)")
     p.add_argument("--no-db", action="store_true", help="ignore the tuning database: default tiles")
+    p.add_argument("--max-dma-ratio", type=float, metavar="R",
+                   help="sim/ascend: per block, the fastest modeled tile whose DMA volume is at most R x "
+                        "the minimal bytes (input + weights + output once); swept on the fly, stored in the "
+                        "tuning database unless --no-db")
 
 
 def _compile_from_args(args):
@@ -54,15 +58,35 @@ def _compile_from_args(args):
     override = TileOverride(th, tw, args.cout_block, args.cin_block,
                             False if args.no_double_buffer else None, args.pw_engine)
     tuned = None
-    if not args.no_db and not override.forced:
+    cap = getattr(args, "max_dma_ratio", None)
+    if cap is not None:
+        tuned = _capped_tiles(args, override, cap)
+    elif not args.no_db and not override.forced:
         from fusion.tuning.db import TunedTiles, TuningDB, default_db_path
 
         tuned = TunedTiles(TuningDB(args.db or default_db_path()).load())
     cm = compile_model(args.model, target=args.target, input_shapes=shapes or None, dtype=args.dtype,
                        tile=override, fuse=not args.no_fuse, tuned_tiles=tuned)
-    if tuned is not None and (tuned.hits or tuned.db.path.exists()):
+    if cap is not None:
+        cm.max_dma_ratio = cap
+        cm.notes.append(tuned.note())
+    elif tuned is not None and (tuned.hits or tuned.db.path.exists()):
         cm.notes.append(tuned.note())
     return cm
+
+
+def _capped_tiles(args, override, cap: float):
+    from fusion.targets import parse_target
+    from fusion.tuning.db import TuningDB, default_db_path
+    from fusion.tuning.search import CappedTiles, check_dma_cap
+
+    check_dma_cap(cap, parse_target(args.target))
+    if override.forced:
+        raise MegafuseError("--max-dma-ratio chooses the tiles; it cannot be combined with --tile, "
+                            "--cout-block or --cin-block")
+    db = TuningDB(None if args.no_db else (args.db or default_db_path())).load()
+    return CappedTiles(db, cap, engines=(override.pw_engine,) if override.pw_engine else None,
+                       double_buffer=(False,) if override.double_buffer is False else (True, False))
 
 
 def _print_compiled(cm) -> None:

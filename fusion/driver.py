@@ -78,6 +78,7 @@ class CompiledModel:
     fused_blocks: list[FusedBlock]
     refusals: list[Refusal]
     notes: list[str] = field(default_factory=list)
+    max_dma_ratio: float | None = None   # the DMA cap the tiles were chosen under (cli --max-dma-ratio)
 
     @property
     def input_names(self) -> list[str]:
@@ -95,6 +96,7 @@ class CompiledModel:
         return {"target": self.target.name, "dtype": self.dtype,
                 "fused_blocks": [b.to_json() for b in self.fused_blocks],
                 "refusals": [r.to_json() for r in self.refusals], "notes": self.notes,
+                "max_dma_ratio": self.max_dma_ratio,
                 "kernels": len(self.program.steps)}
 
 

@@ -44,6 +44,9 @@ def register(sub, add_model_args=None) -> None:
     p.add_argument("--json", metavar="FILE", help="every legal point and the pruning counts (JSON)")
     p.add_argument("--plot", metavar="DIR", help="one heatmap per block: th × tw → best latency")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--max-dma-ratio", type=float, metavar="R",
+                   help="sim/ascend: only tiles whose fused kernel's modeled DMA volume is at most R x the "
+                        "minimal bytes (pruned as 'traffic'); compile/bench with the same flag pick them")
     p.set_defaults(func=cmd_tune)
 
 
@@ -69,7 +72,7 @@ def cmd_tune(args) -> int:
     results = tune_model(args.model, tgt, db, input_shapes=shapes or None, dtype=args.dtype,
                          blocks=args.block or None, trials=args.trials, workers=args.workers, top=args.top,
                          exhaustive=args.exhaustive, progress=not args.quiet and sys.stderr.isatty(),
-                         settings=MeasureSettings())
+                         settings=MeasureSettings(), max_dma_ratio=args.max_dma_ratio)
     wall = time.perf_counter() - t0
     print_report(results, tgt, path, args.top, wall)
     if args.csv:
@@ -89,6 +92,15 @@ def cmd_tune(args) -> int:
 # ------------------------------------------------------------------------------------------
 def _cores(t) -> str:
     return "auto" if t.cores == 0 else str(t.cores)
+
+
+def _dma(r, tile) -> float:
+    """Modeled DMA volume / minimal bytes of a tile (fusion/traffic.py)."""
+    from fusion.targets import parse_target
+    from fusion.traffic import dma_ratio
+    from schedules.plan import make_plan
+
+    return dma_ratio(make_plan(r.workload, tile, parse_target(r.target).soc))
 
 
 def print_report(results, tgt, path, top: int, wall: float) -> None:
@@ -115,18 +127,30 @@ def print_report(results, tgt, path, top: int, wall: float) -> None:
         ranked = r.ranked()[:top]
         if not ranked:
             errs = [p.record.get("error") for p in r.points.values() if p.record.get("error")]
+            if not r.space.n_legal and r.space.pruned.get("traffic"):
+                from fusion.targets import parse_target
+                from fusion.tuning.search import lowest_dma_ratio
+
+                low = lowest_dma_ratio(r.workload, parse_target(r.target))
+                print(f"  no tile within the DMA cap; the lowest any legal tile reaches is "
+                      f"{low[0]:.2f}x ({low[1].describe()})" if low else "  no tile fits")
+                continue
             print("  no point evaluated successfully" + (f"; first error: {errs[0]}" if errs else ""))
             continue
-        print(f"  {'#':>3}  {'tile':<34} {'cores':>5} {'latency_us':>11} {'min_us':>9} {'vs default':>10}")
+        modeled = r.evaluator == "modeled"
+        print(f"  {'#':>3}  {'tile':<34} {'cores':>5} {'latency_us':>11} {'min_us':>9} {'vs default':>10}"
+              + (f" {'DMA/min':>8}" if modeled else ""))
         for i, p in enumerate(ranked, 1):
             sp_ = f"{d.latency_us / p.latency_us:.2f}x" if d and d.latency_us else "-"
             mn = p.record.get("min_us")
             print(f"  {i:>3}  {p.tile.describe():<34} {_cores(p.tile):>5} {p.latency_us:>11.2f} "
-                  f"{(f'{mn:.2f}' if mn is not None else '-'):>9} {sp_:>10}")
+                  f"{(f'{mn:.2f}' if mn is not None else '-'):>9} {sp_:>10}"
+                  + (f" {_dma(r, p.tile):>7.2f}x" if modeled else ""))
         if d is not None and d.latency_us is not None:
             mn = d.record.get("min_us")
             print(f"  {'def':>3}  {d.tile.describe():<34} {_cores(d.tile):>5} {d.latency_us:>11.2f} "
-                  f"{(f'{mn:.2f}' if mn is not None else '-'):>9} {'1.00x':>10}")
+                  f"{(f'{mn:.2f}' if mn is not None else '-'):>9} {'1.00x':>10}"
+                  + (f" {_dma(r, d.tile):>7.2f}x" if modeled else ""))
     n_legal = sum(r.space.n_legal for r in results)
     covered = sum(r.covered for r in results)
     new = sum(r.new for r in results)

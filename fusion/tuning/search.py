@@ -166,7 +166,7 @@ def sweep_modeled(name: str, wl: DwSepWorkload, target, db: TuningDB, *, top: in
     key = tuning_key(wl, target, ev.MODELED, ctx["options"])
     dflt = default_tile(wl, target)
     tiles = space.legal_tiles()
-    if point_id(dflt) not in {point_id(t) for t in tiles} and make_plan(wl, dflt, soc).fits():
+    if point_id(dflt) not in {point_id(t) for t in tiles} and _admissible(make_plan(wl, dflt, soc), options):
         tiles.append(dflt)   # the default is always modeled (it is what tuning has to beat)
     ids = [point_id(t) for t in tiles]
     res = BlockResult(name, wl, target.name, key, ev.MODELED, space, dflt)
@@ -272,6 +272,16 @@ def sweep_modeled(name: str, wl: DwSepWorkload, target, db: TuningDB, *, top: in
         res.bounds = {ids[i]: float(bounds[i]) for i in range(len(tiles))}
     res.elapsed_s = time.perf_counter() - t0
     return res
+
+
+def _admissible(plan, options: SpaceOptions | None) -> bool:
+    """The plan fits and respects the sweep's DMA cap (if any)."""
+    if not plan.fits():
+        return False
+    if options is None or options.max_dma_ratio is None:
+        return True
+    from fusion.traffic import dma_ratio
+    return dma_ratio(plan) <= options.max_dma_ratio * (1 + 1e-9)
 
 
 def _push(heap: list[float], lat: float, k: int) -> None:
@@ -484,10 +494,13 @@ def model_blocks(model, target, input_shapes=None, dtype: str | None = None) -> 
 def tune_model(model, target, db: TuningDB, *, input_shapes=None, dtype: str | None = None,
                blocks: list[str] | None = None, trials: int = 16, workers: int = 2, top: int = 5,
                exhaustive: bool = False, progress: bool = False,
-               settings: ev.MeasureSettings | None = None) -> list[BlockResult]:
+               settings: ev.MeasureSettings | None = None,
+               max_dma_ratio: float | None = None) -> list[BlockResult]:
     from fusion.targets import parse_target
 
     tgt = parse_target(target)
+    check_dma_cap(max_dma_ratio, tgt)
+    options = SpaceOptions(max_dma_ratio=max_dma_ratio) if max_dma_ratio is not None else None
     found = model_blocks(model, tgt, input_shapes, dtype)
     if blocks:
         names = {n for n, _ in found}
@@ -504,5 +517,68 @@ def tune_model(model, target, db: TuningDB, *, input_shapes=None, dtype: str | N
                                           settings=settings, progress=progress))
             else:
                 out.append(sweep_modeled(name, wl, tgt, db, top=top, pool=pool, exhaustive=exhaustive,
-                                         progress=progress))
+                                         progress=progress, options=options))
     return out
+
+
+# ------------------------------------------------------------------------------------------
+# tiles under a DMA cap (compile / check / bench --max-dma-ratio)
+# ------------------------------------------------------------------------------------------
+def check_dma_cap(cap: float | None, target) -> None:
+    if cap is None:
+        return
+    if target.kind == "llvm":
+        raise MegafuseError("--max-dma-ratio applies to the Ascend targets (sim, ascend): "
+                            "the CPU build has no modeled DMA volume")
+    if not cap >= 1.0:
+        raise MegafuseError(f"--max-dma-ratio must be >= 1 (a kernel moves at least the minimal bytes), got {cap}")
+
+
+def lowest_dma_ratio(wl: DwSepWorkload, target) -> tuple[float, TileConfig] | None:
+    """The smallest DMA volume / minimal bytes over the legal space, with a tile that reaches it."""
+    from fusion.traffic import dma_ratio
+
+    space = build_space(wl, target.soc, target.kind)
+    best = None
+    seen = set()
+    for t in space.legal_tiles():
+        plan = make_plan(wl, t, target.soc)
+        key = (t.th, t.tw, plan.co_steps == 1, plan.cores, t.pw_engine)
+        if key in seen:
+            continue
+        seen.add(key)
+        r = dma_ratio(plan)
+        if best is None or r < best[0]:
+            best = (r, t)
+    return best
+
+
+class CappedTiles:
+    """The `tuned_tiles` hook of compile_model under a DMA cap: per block, the fastest modeled tile
+    whose fused kernel moves at most `cap` × the minimal bytes (a branch-and-bound sweep restricted
+    to such tiles; it reads and extends the database like `megafuse tune --max-dma-ratio`). The
+    stored records of an unconstrained sweep are not enough: the best point under the cap may never
+    have been modeled there."""
+
+    def __init__(self, db: TuningDB, cap: float, engines: tuple[str, ...] | None = None,
+                 double_buffer: tuple[bool, ...] = (True, False)):
+        self.db, self.cap = db, cap
+        self.options = SpaceOptions(engines=engines, double_buffer=double_buffer, max_dma_ratio=cap)
+        self.chosen: list[tuple[DwSepWorkload, TileConfig, float]] = []
+
+    def __call__(self, wl: DwSepWorkload, target) -> TileConfig:
+        check_dma_cap(self.cap, target)
+        res = sweep_modeled("block", wl, target, self.db, options=self.options)
+        best = res.best
+        if best is None:
+            low = lowest_dma_ratio(wl, target)
+            reach = (f"the lowest any legal tile reaches is {low[0]:.2f}x ({low[1].describe()})"
+                     if low else "no tile fits at all")
+            raise MegafuseError(f"block {wl.describe()}: no tile on {target.soc.name} moves at most "
+                                f"{self.cap:g}x the minimal DMA bytes; {reach}")
+        self.chosen.append((wl, best.tile, best.latency_us))
+        return best.tile
+
+    def note(self) -> str:
+        return (f"tiles chosen under --max-dma-ratio {self.cap:g}: the fastest modeled tile of each block "
+                f"whose DMA volume is at most {self.cap:g}x the minimal bytes ({len(self.chosen)} blocks)")

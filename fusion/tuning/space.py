@@ -17,6 +17,8 @@ Every raw point gets exactly one status, checked in this order (the first that a
   alignment   a DMA row burst that is not a whole number of 32 B DataBlocks, or a GM gap
               between bursts beyond the 16-bit DataCopyParams stride (65,535 blocks)
   overflow:S  the buffers of scope S (UB, L1, L0A, L0B, L0C, BT) exceed that memory
+  traffic     (only with SpaceOptions.max_dma_ratio) the fused kernel's modeled DMA volume
+              exceeds the cap × the minimal bytes (fusion/traffic.py)
   legal       everything else
 
 The budget is computed for the whole grid at once with NumPy, with the same formulas as
@@ -37,7 +39,7 @@ from schedules.plan import ACC_BYTES, balanced_sizes
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 
 SCOPES = ("UB", "L1", "L0A", "L0B", "L0C", "BT")
-REASONS = ("duplicate", "dominated", "alignment") + tuple(f"overflow:{s}" for s in SCOPES)
+REASONS = ("duplicate", "dominated", "alignment") + tuple(f"overflow:{s}" for s in SCOPES) + ("traffic",)
 MAX_DMA_STRIDE_BLOCKS = 65535   # DataCopyParams.srcStride / dstStride are uint16, in 32 B blocks
 
 
@@ -47,6 +49,9 @@ class SpaceOptions:
     engines: tuple[str, ...] | None = None    # None: both where the target has a cube, else vector
     double_buffer: tuple[bool, ...] = (True, False)
     dominance: bool = True
+    # sim/ascend: only plans whose modeled DMA volume is at most this many times the minimal
+    # bytes (fusion/traffic.py); None: no cap
+    max_dma_ratio: float | None = None
 
     def core_choices(self, soc: SocSpec) -> tuple[int, ...]:
         if self.cores is not None:
@@ -174,6 +179,8 @@ def build_space(wl: DwSepWorkload, soc: SocSpec, target_kind: str = "sim",
             "L0B": soc.l0b_bytes, "L0C": soc.l0c_bytes, "BT": soc.bt_bytes}
     for s in SCOPES:
         mark(scope[s] > caps[s], f"overflow:{s}")
+    if opt.max_dma_ratio is not None and not cpu:
+        mark(_over_dma_cap(wl, soc, arrays, status, engines, opt.max_dma_ratio), "traffic")
     if cpu:
         # the CPU kernel is the same with or without double buffering: keep the double-buffered
         # point when it fits, the single-buffered one only where double buffering does not fit
@@ -186,6 +193,27 @@ def build_space(wl: DwSepWorkload, soc: SocSpec, target_kind: str = "sim",
     vals, counts = np.unique(status[status >= 0], return_counts=True)
     space.pruned = Counter({REASONS[int(v)]: int(c) for v, c in zip(vals, counts)})
     return space
+
+
+def _over_dma_cap(wl: DwSepWorkload, soc: SocSpec, arrays: dict, status: np.ndarray,
+                  engines: tuple[str, ...], cap: float) -> np.ndarray:
+    """Legal points whose fused kernel moves more than cap × the minimal bytes. The DMA volume
+    depends on th, tw, the core count, the engine and whether the PW weights are resident (one
+    co-step), not on cib or buffering: each distinct combination is computed once."""
+    from fusion.traffic import dma_ratio
+    from schedules.plan import make_plan
+
+    over = np.zeros(status.size, bool)
+    seen: dict[tuple, bool] = {}
+    for i in np.flatnonzero(status < 0):
+        tile = TileConfig(int(arrays["th"][i]), int(arrays["tw"][i]), int(arrays["cob"][i]), 0, True,
+                          engines[int(arrays["eng"][i])], int(arrays["cores"][i]))
+        plan = make_plan(wl, tile, soc)
+        key = (tile.th, tile.tw, plan.co_steps == 1, plan.cores, tile.pw_engine)
+        if key not in seen:
+            seen[key] = dma_ratio(plan) > cap * (1 + 1e-9)
+        over[i] = seen[key]
+    return over
 
 
 def _cdiv(a, b):
