@@ -37,6 +37,17 @@ def _header(cm, model_path: str, mode: str) -> dict:
 
 
 # --- modeled (sim) -------------------------------------------------------------------------
+def memory_or_compute(cost) -> str:
+    """memory-bound | compute-bound | launch-bound: the seed's class, and for pipeline bubbles the
+    class of the pipe that is busiest (MTE2/MTE3 move data, vector/cube compute)."""
+    if cost.bottleneck in ("memory-bound", "launch-bound"):
+        return cost.bottleneck
+    if cost.bottleneck.startswith("compute-bound"):
+        return "compute-bound"
+    pipe = max(cost.per_pipe_us, key=cost.per_pipe_us.get)
+    return "memory-bound" if pipe in ("MTE2", "MTE3") else "compute-bound"
+
+
 def bench_sim(cm, model_path: str) -> tuple[dict, list]:
     from fusion.costmodel import model_fused, model_unfused
     from fusion.opcost import other_kernel_cost
@@ -69,6 +80,7 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
             "l2_hit_bytes": cost.l2_hit_bytes, "ub_bytes_used": plan.ub_bytes,
             "ub_bytes_available": soc.ub_usable_bytes, "engine": dict(cost.engine), "engine_reason": why,
             "bottleneck": cost.bottleneck, "bottleneck_detail": cost.bottleneck_detail,
+            "bound": memory_or_compute(cost),
             "roofline_us": cost.roofline_us, "roofline_pct": cost.roofline_pct,
             "unfused_kernels": len(unf.kernels), "figures": "modeled"})
     others = [other_kernel_cost(cm, st, soc) for st in cm.program.steps if st.kind == "op"]

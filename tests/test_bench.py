@@ -35,6 +35,9 @@ def test_sim_report_fields(sim_report):
         assert k["figures"] == "modeled" and k["fused_us"] > 0 and k["unfused_us"] > 0
         assert k["gm_bytes_min"] <= k["gm_bytes_fused"] and k["ub_bytes_used"] <= k["ub_bytes_available"]
         assert k["roofline_pct"] >= 100 and k["bottleneck"]
+        assert k["bound"] in ("memory-bound", "compute-bound", "launch-bound")
+        assert k["hbm_bytes_fused"] <= k["gm_bytes_fused"]
+        assert k["dma_floor_any_split_ratio"] <= k["dma_floor_ratio"] <= k["traffic_ratio"] + 1e-9
 
 
 def test_trace_is_valid_trace_event_json(sim_report):
@@ -76,3 +79,16 @@ def test_llvm_measures_fused_unfused_and_ort_side_by_side(tmp_path, capsys):
         assert r[who]["p50_us"] > 0 and r[who]["samples"] == 5
     assert r["kernels"][0]["unfused_kernels"] == 4
     assert "MEASURED" in capsys.readouterr().out
+
+
+def test_pipeline_bubbles_are_classed_by_their_busiest_pipe():
+    from types import SimpleNamespace
+
+    from fusion.bench import memory_or_compute
+
+    def cost(bottleneck, **busy):
+        return SimpleNamespace(bottleneck=bottleneck, per_pipe_us={"MTE2": 0, "vector": 0, "cube": 0, "MTE3": 0, **busy})
+    assert memory_or_compute(cost("pipeline-bubbles", MTE2=5, vector=3)) == "memory-bound"
+    assert memory_or_compute(cost("pipeline-bubbles", MTE2=1, cube=3)) == "compute-bound"
+    assert memory_or_compute(cost("compute-bound (vector)", MTE2=9)) == "compute-bound"
+    assert memory_or_compute(cost("launch-bound")) == "launch-bound"
