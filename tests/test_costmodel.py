@@ -253,7 +253,7 @@ BLOCKS = {"b1": (32, 64, 112, 1), "b2": (64, 128, 112, 2), "b3": (128, 128, 56, 
 # See test_pinned_tiles_are_what_the_search_picks (slow).
 # (soc, block, kind, tile (th, tw, cob, cib, engine), DMA bytes / minimal bytes)
 TRAFFIC = [
-    ("ascend910b2", "b1", "fast", (4, 112, 2, 1, "cube"), 1.8807),
+    ("ascend910b2", "b1", "fast", (4, 112, 4, 1, "cube"), 1.8570),
     ("ascend910b2", "b1", "meets", (13, 28, 1, 1, "vector"), 1.1412),
     ("ascend910b2", "b2", "fast", (2, 56, 8, 1, "cube"), 1.5965),
     ("ascend910b2", "b2", "meets", (8, 28, 2, 1, "vector"), 1.1397),
