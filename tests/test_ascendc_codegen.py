@@ -222,13 +222,13 @@ def consistency_kernels():
                          ids=[f"{w.describe()}|{t.describe()}{f' c{t.cores}' if t.cores else ''}|{s}"
                               for w, t, s in CONSISTENCY])
 def test_emulator_gm_bytes_equal_cost_model(consistency_kernels, i):
-    wl, tile, soc = CONSISTENCY[i]
+    wl, tile, _soc = CONSISTENCY[i]
     ek = consistency_kernels[i]
     plan = ek.plan
     assert plan.fits() and plan.tile == tile
     assert ek.variant == variant_of(plan)
     args = _random_args(wl)
-    y, counters, _ = run_emitted(ek, build_emitted(ek), args)
+    y, counters, (run,) = run_emitted(ek, build_emitted(ek), args)
     cost = model_fused(plan, timeline=False)
     assert counters["gm_read_bytes"] == cost.gm_read_bytes
     assert counters["gm_write_bytes"] == cost.gm_write_bytes
@@ -237,6 +237,17 @@ def test_emulator_gm_bytes_equal_cost_model(consistency_kernels, i):
         assert cost.gm_read_bytes == sum(v for k, v in cost.traffic.items() if k != "output")
     if plan.pw_on_cube:   # the same GEMM work as the model: M1 x K1 x N1 fractals per tile
         assert counters["cube_fractals"] == cost.counts["cube_fractals"]
+    if plan.handoff_via_gm:   # the model's split: AIV i has tiles i, i + cores, ...; AIC g those of AIVs 2g, 2g+1
+        per_tile = -(-plan.th * plan.tw // 16) * wl.c1 * wl.co1
+        tiles = [len(range(i, plan.n_tiles, plan.cores)) if i < plan.cores else 0 for i in range(2 * plan.aic_cores)]
+        assert len(run.cores) == 3 * plan.aic_cores
+        for core, row in zip(run.cores, run.per_core):
+            if core.core_type == "AIC":
+                g = core.block_idx
+                assert row["cube_fractals"] == per_tile * (tiles[2 * g] + tiles[2 * g + 1]), core.name
+            else:
+                assert core.core_type == "AIV" and row["cube_fractals"] == 0
+                assert (row["dma_gm_to_ub"] > 0) == (tiles[core.block_idx] > 0), core.name
     ref = _reference(wl, **args)
     err = np.abs(y.astype(np.float64) - ref).max() / np.abs(ref).max()
     assert err <= (FP16_TOL if wl.dtype == "float16" else 1e-5), err

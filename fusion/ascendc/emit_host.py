@@ -248,7 +248,7 @@ else()
 endif()
 include(${ASCENDC_CMAKE_DIR}/ascendc.cmake)
 
-# the kernel (its tiling header sits next to it)
+# the kernel (its tiling header sits next to it)@KIND@
 ascendc_library(@SYM@_kernels SHARED ${CMAKE_CURRENT_SOURCE_DIR}/../kernel/@SYM@.cpp)
 
 add_executable(@SYM@_main main.cpp @SYM@_host.cpp)
@@ -259,7 +259,11 @@ target_include_directories(@SYM@_main PRIVATE
 target_link_directories(@SYM@_main PRIVATE ${ASCEND_CANN_PACKAGE_PATH}/lib64)
 target_link_libraries(@SYM@_main PRIVATE @SYM@_kernels ascendcl)
 install(TARGETS @SYM@_main @SYM@_kernels DESTINATION ${CMAKE_CURRENT_SOURCE_DIR}/out)
-""", VERSION=VERSION, SYM=ek.symbol, OPTYPE=ek.op_type, SOCVERSION=soc_version(ek.plan.soc.name))
+""", VERSION=VERSION, SYM=ek.symbol, OPTYPE=ek.op_type, SOCVERSION=soc_version(ek.plan.soc.name),
+                 KIND={"cube-pw-mix": "; a MIX kernel (KERNEL_TYPE_MIX_AIC_1_2 in its source): its AIC and\n"
+                                      "# AIV parts are compiled from the one file, launched with block dim = AICs",
+                       "cube-pw": "; vector and cube instructions on each AI core",
+                       "vector-pw": ""}[ek.variant])
 
 
 def test_script(ek: EmittedKernel) -> str:
