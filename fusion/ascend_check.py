@@ -26,7 +26,14 @@ import tvm
 
 from fusion.ascendc import EmittedKernel, emit_kernel
 from fusion.ascendc_emu import EmuKernel, build_kernel, cache_dir
-from fusion.check import TOLERANCE, CheckResult, OutputError, compare, ort_reference, random_inputs
+from fusion.check import (
+    TOLERANCE,
+    CheckResult,
+    OutputError,
+    compare,
+    ort_reference,
+    random_inputs,
+)
 from fusion.errors import MegafuseError
 
 

@@ -51,7 +51,13 @@ def _print(report: dict) -> None:
 
 
 def cmd_bench(args) -> int:
-    from fusion.bench import bench_llvm, bench_sim, compare_baseline, load_report, plot_report
+    from fusion.bench import (
+        bench_llvm,
+        bench_sim,
+        compare_baseline,
+        load_report,
+        plot_report,
+    )
     from fusion.cli import _compile_from_args
     from fusion.errors import MegafuseError
 

@@ -89,6 +89,12 @@ def _capped_tiles(args, override, cap: float):
                        double_buffer=(False,) if override.double_buffer is False else (True, False))
 
 
+def _cores(plan) -> str:
+    if plan.handoff_via_gm:
+        return f"{plan.cores} AIV + {plan.aic_cores} AIC"
+    return f"{plan.cores} cores"
+
+
 def _print_compiled(cm) -> None:
     print(f"target {cm.target.name}  dtype {cm.dtype}  kernels {len(cm.program.steps)}  "
           f"fused blocks {len(cm.fused_blocks)}")
@@ -98,8 +104,11 @@ def _print_compiled(cm) -> None:
         print(f"  {b.name:<14} {wl.batch}x{wl.cin}x{wl.height}x{wl.width} -> "
               f"{wl.batch}x{wl.cout}x{wl.out_height}x{wl.out_width}  dw{wl.kernel[0]}x{wl.kernel[1]} "
               f"s{wl.stride[0]} {wl.act1}/{wl.act2}{' +res' if wl.residual else ''}  "
-              f"tile {p.tile.describe()} [{b.tile_source}]  tiles {p.n_tiles} on {p.cores} cores  "
+              f"tile {p.tile.describe()} [{b.tile_source}]  tiles {p.n_tiles} on {_cores(p)}  "
               f"UB {p.ub_bytes:,}/{p.soc.ub_usable_bytes:,} B")
+        others = [f"{sc} {used:,}/{p.capacity(sc):,}" for sc, used in p.scope_bytes.items() if sc != "UB"]
+        if others:
+            print(f"  {'':<14} {', '.join(others)} B")
         if b.engine_reason and b.tile_source == "default":
             print(f"  {'':<14} {b.engine_reason}")
     if cm.refusals:

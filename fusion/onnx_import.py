@@ -38,9 +38,14 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from fusion.errors import MegafuseError, ModelLoadError, ShapeError, UnsupportedModelError
-from fusion.ir import Graph, Node, TensorType, make_node
 from fusion import onnx_shapes as S
+from fusion.errors import (
+    MegafuseError,
+    ModelLoadError,
+    ShapeError,
+    UnsupportedModelError,
+)
+from fusion.ir import Graph, Node, TensorType, make_node
 
 SUPPORTED_DTYPES = ("float32", "float16")
 

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from fusion.costmodel import _cube_peak_flops_per_us, _launch_us, _vector_peak_flops_per_us
+from fusion.costmodel import (
+    _cube_peak_flops_per_us,
+    _launch_us,
+    _vector_peak_flops_per_us,
+)
 from fusion.soc import SocSpec
 
 CUBE_OPS = {"Conv", "Gemm", "MatMul"}

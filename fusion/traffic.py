@@ -31,7 +31,13 @@ what its core count allows; `--max-dma-ratio` (tune / compile / bench) trades la
 
 from __future__ import annotations
 
-from fusion.costmodel import ACC_BYTES, _input_bytes, fused_min_bytes, itemsize, pw_weights_resident
+from fusion.costmodel import (
+    ACC_BYTES,
+    _input_bytes,
+    fused_min_bytes,
+    itemsize,
+    pw_weights_resident,
+)
 from fusion.ir import C0
 from schedules.plan import KernelPlan
 from schedules.workload import DwSepWorkload

@@ -4,3 +4,26 @@ import tempfile
 os.environ.setdefault("TVM_NUM_THREADS", "2")
 # Never let a user's tuning database steer the tests' tile choices.
 os.environ["MEGAFUSE_TUNING_DB"] = os.path.join(tempfile.mkdtemp(prefix="megafuse-test-db-"), "tuning.jsonl")
+
+
+import onnx  # noqa: E402
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def block_path(tmp_path_factory):
+    """A small DW-separable block (32 -> 64 @28, fp32) as an ONNX file, for command-line tests."""
+    import models
+
+    p = tmp_path_factory.mktemp("m") / "block.onnx"
+    onnx.save(models.dwsep_block(cin=32, cout=64, h=28), p)
+    return str(p)
+
+
+def run_cli(capsys, *argv):
+    """(exit code, stdout, stderr) of `megafuse ARGV`."""
+    from fusion.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -5,24 +5,12 @@ import subprocess
 import sys
 
 import onnx
-import pytest
+from conftest import run_cli
 from onnx import TensorProto, helper
 
 import models
-from fusion.cli import main
 
-
-@pytest.fixture(scope="module")
-def block_path(tmp_path_factory):
-    p = tmp_path_factory.mktemp("m") / "block.onnx"
-    onnx.save(models.dwsep_block(cin=32, cout=64, h=28), p)
-    return str(p)
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+run = run_cli
 
 
 def test_compile_lists_blocks(capsys, block_path, tmp_path):

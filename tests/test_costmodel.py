@@ -11,8 +11,17 @@ import random
 import pytest
 
 from fusion import costmodel as cm
-from fusion.costmodel import (PIPES, Stage, Step, choose_engine, cycles_to_us, model_fused,
-                              model_unfused, simulate, tune_fused)
+from fusion.costmodel import (
+    PIPES,
+    Stage,
+    Step,
+    choose_engine,
+    cycles_to_us,
+    model_fused,
+    model_unfused,
+    simulate,
+    tune_fused,
+)
 from fusion.soc import get_soc
 from fusion.trace import chrome_trace
 from schedules.plan import make_plan

@@ -5,7 +5,15 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from models import MOBILENET_V1_BLOCKS, ODD_BLOCKS, REGISTRY, build, dwsep_block, mobilenet_v1, mobilenet_v2
+from models import (
+    MOBILENET_V1_BLOCKS,
+    ODD_BLOCKS,
+    REGISTRY,
+    build,
+    dwsep_block,
+    mobilenet_v1,
+    mobilenet_v2,
+)
 from models.__main__ import main as cli_main
 
 

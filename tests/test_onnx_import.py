@@ -10,7 +10,12 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from fusion.errors import MegafuseError, ModelLoadError, ShapeError, UnsupportedModelError
+from fusion.errors import (
+    MegafuseError,
+    ModelLoadError,
+    ShapeError,
+    UnsupportedModelError,
+)
 from fusion.ir import TensorType
 from fusion.onnx_import import load_graph, parse_input_shape
 

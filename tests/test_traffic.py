@@ -4,15 +4,20 @@ the --max-dma-ratio cap in the tile space, the sweep and the command line."""
 import json
 import random
 
-import onnx
 import pytest
+from conftest import run_cli
 
-import models
-from fusion.cli import main
 from fusion.costmodel import model_fused
 from fusion.soc import get_soc
 from fusion.targets import parse_target
-from fusion.traffic import dma_floor_any_split_bytes, dma_floor_bytes, gemm_cores, dma_ratio, fused_dma_bytes, min_bytes
+from fusion.traffic import (
+    dma_floor_any_split_bytes,
+    dma_floor_bytes,
+    dma_ratio,
+    fused_dma_bytes,
+    gemm_cores,
+    min_bytes,
+)
 from fusion.tuning.db import TuningDB
 from fusion.tuning.search import CappedTiles, lowest_dma_ratio, sweep_modeled
 from fusion.tuning.space import REASONS, SpaceOptions, build_space
@@ -104,17 +109,7 @@ def test_unreachable_cap_names_the_lowest_ratio():
         CappedTiles(TuningDB(None), 1.0)(wl, tgt)
 
 
-@pytest.fixture(scope="module")
-def block_path(tmp_path_factory):
-    p = tmp_path_factory.mktemp("m") / "block.onnx"
-    onnx.save(models.dwsep_block(cin=32, cout=64, h=28), p)
-    return str(p)
-
-
-def _run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+_run = run_cli
 
 
 @pytest.mark.parametrize("argv, message", [

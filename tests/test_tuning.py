@@ -19,7 +19,14 @@ from fusion.cli import main
 from fusion.errors import TuningDatabaseError
 from fusion.soc import get_soc
 from fusion.targets import parse_target
-from fusion.tuning.db import TunedTiles, TuningDatabaseWarning, TuningDB, make_record, key_context, tuning_key
+from fusion.tuning.db import (
+    TunedTiles,
+    TuningDatabaseWarning,
+    TuningDB,
+    key_context,
+    make_record,
+    tuning_key,
+)
 from fusion.tuning.evaluators import model_tile, modeled_lower_bound
 from fusion.tuning.search import Pool, sweep_measured, sweep_modeled
 from fusion.tuning.space import REASONS, SpaceOptions, build_space, default_tile

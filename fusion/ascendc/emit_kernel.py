@@ -398,7 +398,7 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         members, inits = _buffer_code(plan, ns, {"UB"})
         if len(members) != len(bufs):
             raise ValueError("the vector-PW kernel holds UB buffers only")
-        body = _sub(_VECTOR_CLASS, DW=_DW, ACT1_TMP="pwAccBuf.Get<float>(), static_cast<int32_t>(PwAccLen())",
+        body = _sub(_VECTOR_CLASS, INIT_ONE_CORE=_INIT_ONE_CORE, DW=_DW, ACT1_TMP="pwAccBuf.Get<float>(), static_cast<int32_t>(PwAccLen())",
                      MEMBERS="\n".join(members), INITS="\n".join(inits), RES_ADD=_RES_ADD if res else "",
                      RES_FREE="        resQue.FreeTensor(resT);\n" if res else "",
                      CAST_Y=_CAST_Y_HALF if fp16 else _CAST_Y_FLOAT)
@@ -410,7 +410,7 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         members, inits = _buffer_code(plan, ns, {"UB", "L1", "L0A", "L0B", "L0C"})
         if len(members) != len(bufs):
             raise ValueError("the 310P cube kernel holds UB / L1 / L0 buffers only")
-        body = _sub(_CUBE_CLASS, DW=_DW, ACT1_TMP=tmp, ACT2_TMP=tmp, EPILOGUE_BLOCK=_EPILOGUE_BLOCK,
+        body = _sub(_CUBE_CLASS, INIT_ONE_CORE=_INIT_ONE_CORE, DW=_DW, ACT1_TMP=tmp, ACT2_TMP=tmp, EPILOGUE_BLOCK=_EPILOGUE_BLOCK,
                      MEMBERS="\n".join(members), INITS="\n".join(inits), LOAD_A=_LOAD_A, LOAD_B=_LOAD_B,
                      RES_EPI_DEQ="        LocalTensor<T> resT = resQue.DeQue<T>();\n" if res else "",
                      RES_EPI_ARG="resT[j * thw * C0], " if res else "",
@@ -829,16 +829,8 @@ _RESIDENT_UB = r"""        LocalTensor<T> w = wDwQue.AllocTensor<T>();
         bDwQue.EnQue(b1);
 """
 
-_CO_STEP = "const uint32_t o0 = q * tl.cob, cbo = tl.co1 - o0 < tl.cob ? tl.co1 - o0 : tl.cob;"
-
-# =============================================================================================
-# vector-pw
-# =============================================================================================
-_VECTOR_CLASS = r"""class Kernel@OPTYPE@ {
-public:
-    __aicore__ inline Kernel@OPTYPE@() {}
-
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR w_dw, GM_ADDR b_dw, GM_ADDR w_pw, GM_ADDR b_pw, @RES_PARAM@GM_ADDR y,
+# Init's head of the kernels where one core runs the whole block (vector-pw, 310P cube-pw)
+_INIT_ONE_CORE = r"""    __aicore__ inline void Init(GM_ADDR x, GM_ADDR w_dw, GM_ADDR b_dw, GM_ADDR w_pw, GM_ADDR b_pw, @RES_PARAM@GM_ADDR y,
                                 const @TILING@& t)
     {
         tl = t;
@@ -850,7 +842,18 @@ public:
         wPwGm.SetGlobalBuffer((__gm__ T*)w_pw, t.co1 * t.c1 * C0 * C0);
         bPwGm.SetGlobalBuffer((__gm__ float*)b_pw, t.co1 * C0);
 @RES_GM_SET@        yGm.SetGlobalBuffer((__gm__ T*)y, t.batch * t.co1 * t.oh * t.ow * C0);
-        // one InitBuffer per KernelPlan buffer: bytes per copy x copies, as the plan budgeted
+"""
+
+_CO_STEP = "const uint32_t o0 = q * tl.cob, cbo = tl.co1 - o0 < tl.cob ? tl.co1 - o0 : tl.cob;"
+
+# =============================================================================================
+# vector-pw
+# =============================================================================================
+_VECTOR_CLASS = r"""class Kernel@OPTYPE@ {
+public:
+    __aicore__ inline Kernel@OPTYPE@() {}
+
+@INIT_ONE_CORE@        // one InitBuffer per KernelPlan buffer: bytes per copy x copies, as the plan budgeted
 @INITS@
     }
 
@@ -998,19 +1001,7 @@ _CUBE_CLASS = r"""class Kernel@OPTYPE@ {
 public:
     __aicore__ inline Kernel@OPTYPE@() {}
 
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR w_dw, GM_ADDR b_dw, GM_ADDR w_pw, GM_ADDR b_pw, @RES_PARAM@GM_ADDR y,
-                                const @TILING@& t)
-    {
-        tl = t;
-        thw = t.th * t.tw;
-        thwAl = t.thwAl;
-        xGm.SetGlobalBuffer((__gm__ T*)x, t.batch * t.c1 * t.h * t.w * C0);
-        wDwGm.SetGlobalBuffer((__gm__ T*)w_dw, t.c1 * t.kh * t.kw * C0);
-        bDwGm.SetGlobalBuffer((__gm__ float*)b_dw, t.c1 * C0);
-        wPwGm.SetGlobalBuffer((__gm__ T*)w_pw, t.co1 * t.c1 * C0 * C0);
-        bPwGm.SetGlobalBuffer((__gm__ float*)b_pw, t.co1 * C0);
-@RES_GM_SET@        yGm.SetGlobalBuffer((__gm__ T*)y, t.batch * t.co1 * t.oh * t.ow * C0);
-        // one InitBuffer per KernelPlan buffer (UB, L1, L0A, L0B, L0C): bytes per copy x copies
+@INIT_ONE_CORE@        // one InitBuffer per KernelPlan buffer (UB, L1, L0A, L0B, L0C): bytes per copy x copies
 @INITS@
     }
 

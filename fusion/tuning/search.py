@@ -19,7 +19,14 @@ import numpy as np
 
 from fusion.errors import MegafuseError
 from fusion.tuning import evaluators as ev
-from fusion.tuning.db import TuningDB, key_context, make_record, point_id, tile_from_json, tuning_key
+from fusion.tuning.db import (
+    TuningDB,
+    key_context,
+    make_record,
+    point_id,
+    tile_from_json,
+    tuning_key,
+)
 from fusion.tuning.space import SpaceOptions, TileSpace, build_space, default_tile
 from schedules.plan import balanced_sizes, make_plan
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
