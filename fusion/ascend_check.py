@@ -70,7 +70,8 @@ class BlockCheck:
 
     def describe(self) -> str:
         c = self.counters
-        dim = f"{self.block_dim:>2} {'AIC+2AIV' if self.variant == 'cube-pw-mix' else 'cores'}"
+        dim = (f"{self.block_dim:>2} x (AIC + 2 AIV)" if self.variant == "cube-pw-mix"
+               else f"{self.block_dim:>2} cores")
         return (f"{self.name:<14} {self.soc} {self.variant:<11} {self.tile:<26} {dim}  max rel {self.max_rel:.2e}  "
                 f"GM r/w {c.get('gm_read_bytes', 0):,}/{c.get('gm_write_bytes', 0):,} B "
                 f"(model {self.model_gm_read_bytes:,}/{self.model_gm_write_bytes:,}"
