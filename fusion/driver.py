@@ -11,7 +11,7 @@ from fusion.errors import MegafuseError
 from fusion.ir import Graph
 from fusion.onnx_import import load_graph
 from fusion.runtime import Program, Step
-from fusion.targets import Target, parse_target
+from fusion.targets import Target, parse_target, pw_engines
 from passes import optimize
 from passes.fuse_dwsep import FUSED_OP, fused_workload
 from passes.records import Refusal
@@ -124,7 +124,7 @@ def _pick_engine(wl: DwSepWorkload, cfg: TileConfig, target: Target, source: str
     cube, hand-off included); a forced or tuned tile keeps its own."""
     if target.kind == "llvm" or source != "default" or (override and override.pw_engine):
         return make_plan(wl, cfg, target.soc), f"pw on {cfg.pw_engine} ({source} tile)"
-    if target.kind == "ascend" and wl.dtype != "float16":
+    if pw_engines(target, wl.dtype) == ("vector",):
         return make_plan(wl, cfg, target.soc), "pw on vector: the Ascend C cube kernels are float16 only"
     from fusion.costmodel import choose_engine
     plan, _cost, why = choose_engine(wl, cfg, target.soc)

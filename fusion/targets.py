@@ -22,6 +22,13 @@ class Target:
         return self.kind if self.kind == "llvm" else f"{self.kind}:{self.soc.name}"
 
 
+def pw_engines(target: Target, dtype: str) -> tuple[str, ...]:
+    """Units the PW GEMM may run on: the CPU has one; the Ascend C cube kernels are fp16 only."""
+    if target.kind == "llvm" or (target.kind == "ascend" and dtype != "float16"):
+        return ("vector",)
+    return ("vector", "cube")
+
+
 def parse_target(text: str | Target | None) -> Target:
     if isinstance(text, Target):
         return text

@@ -180,6 +180,23 @@ def test_keys_separate_stride_dtype_soc_and_target():
             assert hook(w, t) is None, k
 
 
+def test_sim_and_ascend_share_records_but_ascend_fp32_gets_no_cube_tile():
+    asc = parse_target("ascend:ascend910b2")
+    wl16 = DwSepWorkload(1, 64, 64, 28, 28, dtype="float16")
+    wl32 = DwSepWorkload(1, 64, 64, 28, 28)
+    assert tuning_key(wl16, SIM) == tuning_key(wl16, asc)   # one cost model: `tune` feeds `-t ascend`
+    db = TuningDB(None)
+    for wl in (wl16, wl32):
+        key, ctx = tuning_key(wl, SIM), key_context(wl, SIM)
+        db.append([make_record(key, ctx, TileConfig(2, 28, 2, 0, True, "cube"), {"latency_us": 1.0}),
+                   make_record(key, ctx, TileConfig(2, 14, 2, 0, True, "vector"), {"latency_us": 2.0})])
+    hook = TunedTiles(db)
+    assert hook(wl16, asc).pw_engine == "cube" and hook(wl32, SIM).pw_engine == "cube"
+    assert hook(wl32, asc) == TileConfig(2, 14, 2, 0, True, "vector")   # the fp32 cube kernel is not emitted
+    swept = sweep_modeled("b", DwSepWorkload(1, 32, 48, 14, 14), asc, TuningDB(None))
+    assert swept.points and all(p.tile.pw_engine == "vector" for p in swept.points.values())
+
+
 def test_corrupt_and_foreign_lines_are_skipped(tmp_path, capsys):
     wl = DwSepWorkload(1, 32, 64, 28, 28)
     key, ctx = tuning_key(wl, SIM), key_context(wl, SIM)

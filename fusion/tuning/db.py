@@ -109,7 +109,10 @@ def key_context(wl: DwSepWorkload, target, evaluator: str | None = None, options
     import fusion
 
     evaluator = evaluator or evaluator_for(target)
-    return {"format": FORMAT, "workload": asdict(wl), "layout": LAYOUT, "target": target.kind,
+    # sim and ascend share the cost model, so they share records (a tune on sim picks the tiles of
+    # the Ascend C kernels too)
+    kind = "sim" if evaluator == "modeled" else target.kind
+    return {"format": FORMAT, "workload": asdict(wl), "layout": LAYOUT, "target": kind,
             "soc": target.soc.name, "soc_spec": _digest(asdict(target.soc)),
             "megafuse": fusion.__version__, "tvm": tvm_version(), "evaluator": evaluator,
             "options": code_options(target, evaluator) if options is None else options}
@@ -273,7 +276,11 @@ class TunedTiles:
     def __call__(self, wl: DwSepWorkload, target) -> TileConfig | None:
         from schedules.plan import make_plan
 
-        rec = self.db.best(tuning_key(wl, target), accept=lambda t: make_plan(wl, t, target.soc).fits())
+        from fusion.targets import pw_engines
+
+        engines = pw_engines(target, wl.dtype)
+        rec = self.db.best(tuning_key(wl, target), accept=lambda t: t.pw_engine in engines
+                           and make_plan(wl, t, target.soc).fits())
         if rec is None:
             self.misses += 1
             return None

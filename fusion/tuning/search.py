@@ -12,12 +12,13 @@ import tempfile
 import time
 import warnings
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing import get_context
 
 import numpy as np
 
 from fusion.errors import MegafuseError
+from fusion.targets import pw_engines
 from fusion.tuning import evaluators as ev
 from fusion.tuning.db import (
     TuningDB,
@@ -168,6 +169,9 @@ def sweep_modeled(name: str, wl: DwSepWorkload, target, db: TuningDB, *, top: in
     that stands for an interrupted sweep)."""
     t0 = time.perf_counter()
     soc = target.soc
+    engines = pw_engines(target, wl.dtype)
+    if engines != ("vector", "cube"):   # ascend fp32: no cube kernel to emit
+        options = replace(options or SpaceOptions(), engines=engines)
     space = build_space(wl, soc, target.kind, options)
     ctx = key_context(wl, target, ev.MODELED)
     key = tuning_key(wl, target, ev.MODELED, ctx["options"])
