@@ -84,6 +84,12 @@ def fused_dma_bytes(plan: KernelPlan) -> dict[str, int]:
             "residual": out if wl.residual else 0, "output": out, "handoff": handoff}
 
 
+def dma_signature(plan: KernelPlan) -> tuple:
+    """What the DMA volume depends on: tiles that share it move the same bytes (cib and double
+    buffering do not change it), so a scan over a tile space computes each signature once."""
+    return (plan.th, plan.tw, pw_weights_resident(plan), plan.cores, plan.tile.pw_engine)
+
+
 def min_bytes(wl: DwSepWorkload) -> int:
     return sum(fused_min_bytes(wl).values())
 

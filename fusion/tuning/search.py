@@ -547,14 +547,14 @@ def check_dma_cap(cap: float | None, target) -> None:
 
 def lowest_dma_ratio(wl: DwSepWorkload, target) -> tuple[float, TileConfig] | None:
     """The smallest DMA volume / minimal bytes over the legal space, with a tile that reaches it."""
-    from fusion.traffic import dma_ratio
+    from fusion.traffic import dma_ratio, dma_signature
 
-    space = build_space(wl, target.soc, target.kind)
+    space = build_space(wl, target.soc, target.kind, SpaceOptions(engines=pw_engines(target, wl.dtype)))
     best = None
     seen = set()
     for t in space.legal_tiles():
         plan = make_plan(wl, t, target.soc)
-        key = (t.th, t.tw, plan.co_steps == 1, plan.cores, t.pw_engine)
+        key = dma_signature(plan)
         if key in seen:
             continue
         seen.add(key)

@@ -197,10 +197,9 @@ def build_space(wl: DwSepWorkload, soc: SocSpec, target_kind: str = "sim",
 
 def _over_dma_cap(wl: DwSepWorkload, soc: SocSpec, arrays: dict, status: np.ndarray,
                   engines: tuple[str, ...], cap: float) -> np.ndarray:
-    """Legal points whose fused kernel moves more than cap × the minimal bytes. The DMA volume
-    depends on th, tw, the core count, the engine and whether the PW weights are resident (one
-    co-step), not on cib or buffering: each distinct combination is computed once."""
-    from fusion.traffic import dma_ratio
+    """Legal points whose fused kernel moves more than cap × the minimal bytes (each distinct
+    DMA signature computed once)."""
+    from fusion.traffic import dma_ratio, dma_signature
     from schedules.plan import make_plan
 
     over = np.zeros(status.size, bool)
@@ -209,7 +208,7 @@ def _over_dma_cap(wl: DwSepWorkload, soc: SocSpec, arrays: dict, status: np.ndar
         tile = TileConfig(int(arrays["th"][i]), int(arrays["tw"][i]), int(arrays["cob"][i]), 0, True,
                           engines[int(arrays["eng"][i])], int(arrays["cores"][i]))
         plan = make_plan(wl, tile, soc)
-        key = (tile.th, tile.tw, plan.co_steps == 1, plan.cores, tile.pw_engine)
+        key = dma_signature(plan)
         if key not in seen:
             seen[key] = dma_ratio(plan) > cap * (1 + 1e-9)
         over[i] = seen[key]
