@@ -53,6 +53,9 @@ class BlockCheck:
     build_s: float
     run_s: float
     notes: tuple[str, ...] = ()
+    # the cost model's vector instruction count for the same plan: its timing assumes one vector
+    # instruction per DW tap row / PW MAC row; the emitted kernel's own count is in `counters`
+    model_vector_instructions: int = 0
 
     @property
     def gm_bytes_match(self) -> bool:
@@ -66,7 +69,8 @@ class BlockCheck:
                 "cost_model": {"gm_read_bytes": self.model_gm_read_bytes,
                                "gm_write_bytes": self.model_gm_write_bytes},
                 "gm_bytes_match": self.gm_bytes_match, "build_s": round(self.build_s, 3),
-                "run_s": round(self.run_s, 3), "notes": list(self.notes)}
+                "run_s": round(self.run_s, 3), "notes": list(self.notes),
+                "cost_model_vector_instructions": self.model_vector_instructions}
 
     def describe(self) -> str:
         c = self.counters
@@ -76,7 +80,8 @@ class BlockCheck:
                 f"GM r/w {c.get('gm_read_bytes', 0):,}/{c.get('gm_write_bytes', 0):,} B "
                 f"(model {self.model_gm_read_bytes:,}/{self.model_gm_write_bytes:,}"
                 f"{', equal' if self.gm_bytes_match else ', DIFFERENT'})  "
-                f"vec {c.get('vector_instructions', 0):,} instr / {c.get('vector_repeats', 0):,} rep  "
+                f"vec {c.get('vector_instructions', 0):,} instr (model {self.model_vector_instructions:,}) / "
+                f"{c.get('vector_repeats', 0):,} rep  "
                 f"cube {c.get('cube_fractals', 0):,} fractals")
 
 
@@ -213,7 +218,7 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
         p = ek.plan
         reports.append(BlockCheck(st.name, ek.symbol, p.soc.name, ek.variant, p.tile.describe(), ek.block_dim,
                                   err, rel, counters, cost.gm_read_bytes, cost.gm_write_bytes, bs, run_s,
-                                  ek.notes))
+                                  ek.notes, int(cost.counts.get("vector_instrs", 0))))
         env[st.out] = tvm.runtime.tensor(y, dev)
     got = {name: env[name].numpy() for name in prog.outputs}
     ref = ort_reference(model, feeds) if model is not None else prog.run(feeds)

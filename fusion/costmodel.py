@@ -737,10 +737,21 @@ def pw_weights_resident(plan: KernelPlan) -> bool:
 
 def _dw_vector_work(soc: SocSpec, wl: DwSepWorkload, th: int, tw: int, cb: int, pad_elems: int,
                     epilogue: bool) -> VecWork:
-    """Per ci-step: padding fill, kh·kw multiply-adds (one instruction per fp32 row of tw·C0),
+    """Per ci-step: padding fill, kh·kw multiply-adds (per fp32 row of tw·C0 one instruction, and
+    one more for a ragged last repeat),
     then (epilogue) bias, act1 and the cast to the storage dtype."""
     return _dw_vector_work_cached(soc.vector_repeat_bytes, soc.max_repeat, wl.dtype, wl.kernel,
                                   wl.act1, th, tw, cb, pad_elems, epilogue)
+
+
+def _ragged_rows(soc, row_elems: int, elem_bytes: int, rows: int) -> VecWork:
+    """A masked multiply-add per row (the DW taps: strided source, broadcast taps, so no count
+    form): the whole repeats in one instruction (up to max_repeat), a ragged last repeat in a
+    second one, because a continuous mask applies to every repeat."""
+    lanes = soc.vector_repeat_bytes // elem_bytes
+    full, rem = divmod(row_elems, lanes)
+    instrs = ceil_div(full, soc.max_repeat) + (1 if rem else 0)
+    return VecWork(rows * instrs, rows * (full + (1 if rem else 0)))
 
 
 class _VecSoc:
@@ -757,7 +768,7 @@ def _dw_vector_work_cached(repeat_bytes, max_repeat, dtype, kernel, act1, th, tw
     b = itemsize(dtype)
     kh, kw = kernel
     work = vec_op(soc, pad_elems, b, rows=cb) if pad_elems else VecWork()
-    work += vec_op(soc, tw * C0, ACC_BYTES, rows=cb * th) * (kh * kw)
+    work += _ragged_rows(soc, tw * C0, ACC_BYTES, cb * th) * (kh * kw)
     n = th * tw * C0
     if epilogue:
         work += vec_op(soc, n, ACC_BYTES, rows=cb)                          # + bias (per block)

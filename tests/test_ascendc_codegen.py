@@ -237,6 +237,13 @@ def test_emulator_gm_bytes_equal_cost_model(consistency_kernels, i):
         assert cost.gm_read_bytes == sum(v for k, v in cost.traffic.items() if k != "output")
     if plan.pw_on_cube:   # the same GEMM work as the model: M1 x K1 x N1 fractals per tile
         assert counters["cube_fractals"] == cost.counts["cube_fractals"]
+    if plan.handoff_via_gm and wl.dtype == "float16":
+        # 910B fp16 cube kernels: DW taps by MulAddDst, one vector instruction per tap row (and
+        # one per ragged last repeat) as the model counts; the AIV epilogue of act2 / residual
+        # plans widens the pre-activation block by block, which the model does not count (<= 20 %)
+        model_instr = cost.counts["vector_instrs"]
+        assert abs(counters["vector_instructions"] - model_instr) <= 0.25 * model_instr, \
+            (counters["vector_instructions"], model_instr)
     if plan.handoff_via_gm:   # the model's split: AIV i has tiles i, i + cores, ...; AIC g those of AIVs 2g, 2g+1
         per_tile = -(-plan.th * plan.tw // 16) * wl.c1 * wl.co1
         tiles = [len(range(i, plan.n_tiles, plan.cores)) if i < plan.cores else 0 for i in range(2 * plan.aic_cores)]

@@ -200,3 +200,38 @@ def test_legal_counterparts(mode, soc):
     kernel = build_kernel(KERNELS / "emu_cube_faults.cpp", "emu_cube_fault")
     x = np.zeros(1024, np.float16)
     kernel.run([x, None, np.array([mode, x.size], np.uint32)], block_dim=1, soc=soc)
+
+
+# ---- MulAddDst (arch 2201): the depthwise tap row ---------------------------------------------
+
+MAD_TILING = np.dtype([("pixels", "<u4"), ("stride", "<u4")])
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_muladddst_tap_row_half_to_float(stride):
+    kernel = build_kernel(KERNELS / "muladddst.cpp", "mad_tap_row")
+    pixels = 8
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((pixels * stride, 16)).astype(np.float16)
+    w = rng.standard_normal(16).astype(np.float16)
+    acc = rng.standard_normal((pixels, 16)).astype(np.float32)
+    want = (x[::stride].astype(np.float64) * w.astype(np.float64) + acc).astype(np.float32)
+    res = kernel.run([x, w, acc, None, np.array([(pixels, stride)], MAD_TILING)], block_dim=1, soc="ascend910b2")
+    np.testing.assert_array_equal(acc, want)   # one rounding of an exact product: fp64 then fp32
+    assert res.counters["vector_instructions"] == 1 and res.counters["vector_repeats"] == pixels // 4
+
+
+def test_muladddst_count_form_float():
+    kernel = build_kernel(KERNELS / "muladddst.cpp", "mad_count_f32")
+    rng = np.random.default_rng(6)
+    a, b, acc = (rng.standard_normal(64).astype(np.float32) for _ in range(3))
+    want = (a.astype(np.float64) * b + acc).astype(np.float32)   # exact product, (near) one rounding
+    kernel.run([a, b, acc, None, np.array([(4, 1)], MAD_TILING)], block_dim=1, soc="ascend910b2")
+    np.testing.assert_allclose(acc, want, rtol=1e-6, atol=1e-6)
+
+
+def test_muladddst_is_refused_on_310p():
+    kernel = build_kernel(KERNELS / "muladddst.cpp", "mad_tap_row")
+    x, w, acc = np.zeros((4, 16), np.float16), np.zeros(16, np.float16), np.zeros((4, 16), np.float32)
+    with pytest.raises(EmulationError, match=r"line \d+: MulAddDst is not available on ascend310p3"):
+        kernel.run([x, w, acc, None, np.array([(4, 1)], MAD_TILING)], block_dim=1, soc="ascend310p3")

@@ -32,14 +32,19 @@ Three variants, one per data flow of fusion/costmodel.py:
                  (waits FLAG_PW, runs the epilogue) LAG rounds later, so at most LAG + 1 flags are
                  outstanding (the hardware counts to 15).
 
-Vector formulation (the emulated API has no per-lane broadcast, so both GEMM-like stages on the
-vector unit use Axpy, which is exact: fp16 x fp16 products are exact in fp32 and Axpy rounds once):
-  DW tap  one masked Axpy per channel lane k: lanes {16p + k} of a 64-lane fp32 repeat are 4
-          output pixels, the scalar is w_dw[c, i, j, k], the source block stride is the conv
-          stride (so strided convs need no gather).
+Vector formulation (fp16 x fp16 products are exact in fp32 and every multiply-add rounds once,
+so the two DW forms give the same bits):
+  DW tap  arch 2201: one MulAddDst per tap row (fp16; two for fp32), the 16 taps one DataBlock
+          read by every pixel of the repeat (src1 strides 0): one vector instruction per tap
+          row, as the cost model counts. Arch 2002 has no MulAddDst: one masked Axpy per channel
+          lane k (lanes {16p + k} of a 64-lane fp32 repeat are 4 output pixels, the scalar is
+          w_dw[c, i, j, k]), 16x the instructions. Either way the source block stride is the
+          conv stride, so strided convs need no gather.
   PW      acc[p, co, :] += dw_out[p, ci] · w_pw[ci, co, :] — one Axpy per (input channel,
           pixel) covering every output block of the co-step (pw_acc is laid out pixel-major,
-          w_pw in UB as (Cin, cob·C0), the plan's shape).
+          w_pw in UB as (Cin, cob·C0), the plan's shape): no vector op broadcasts one element
+          over a DataBlock, so this costs thw·Cin instructions per co-step where the cost model
+          counts Cin·cob; the cube path is the PW engine that matches the model.
 
 Cube layouts (fusion/ascendc_emu/README.md): with M1 = th·tw padded to 16 rows / 16,
   L1 A     (c1, M1·16, C0) NZ: one C0 column block per input-channel block, all pixels;
@@ -338,6 +343,7 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
 
     wl, soc = plan.workload, plan.soc
     fp16 = wl.dtype == "float16"
+    mad = soc.arch == "2201"   # DW taps by MulAddDst (Atlas A2/A3); 2002 lacks it: Axpy per lane
     tiling_struct = op_type + "Tiling"
     fields = tiling_fields(plan)
     args = kernel_args(plan)
@@ -388,7 +394,9 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         RES_COPYIN=_RES_COPYIN if res else "",
         ACT1_FN=_act_function("Act1", wl.act1), ACT2_FN=_act_function("Act2", wl.act2),
         CAST_DW=_CAST_DW_HALF if fp16 else _CAST_DW_FLOAT,
-        TAP_LANES=_TAP_LANES_HALF if fp16 else _TAP_LANES_FLOAT,
+        TAP_LANES=((_TAP_MAD_HALF if fp16 else _TAP_MAD_FLOAT) if mad else
+                   (_TAP_LANES_HALF if fp16 else _TAP_LANES_FLOAT)),
+        TAP_CALL=_TAP_CALL_VECTOR if mad else _TAP_CALL_LANES,
         GEOMETRY=_GEOMETRY, GEOM_MEMBERS=_GEOM_MEMBERS,
         RES_EPI_PARAM="const LocalTensor<T>& r, " if res else "",
         RES_EPI_ADD=("        Axpy(acc, r, static_cast<T>(1), static_cast<int32_t>(thw * C0));  // + residual, after act2\n"
@@ -641,10 +649,7 @@ _DW = r"""    // ---- DW -------------------------------------------------------
             Duplicate(accC, 0.0f, thw * C0);
             for (uint32_t i = 0; i < tl.kh; ++i) {
                 for (uint32_t j = 0; j < tl.kw; ++j) {
-                    T wk[C0];
-                    for (uint32_t k = 0; k < C0; ++k) wk[k] = wDw.GetValue(((cg * tl.kh + i) * tl.kw + j) * C0 + k);
-                    for (uint32_t r = 0; r < tl.th; ++r)
-                        TapRow(accC[r * tl.tw * C0], x[((c * tl.ih + r * tl.sh + i) * tl.iw + j) * C0], wk);
+@TAP_CALL@
                 }
             }
             // + b_dw[cg]: one pixel (16 lanes) per repeat, the bias row repeated (repStride 0)
@@ -743,6 +748,54 @@ extern "C" __global__ __aicore__ void @SYM@(GM_ADDR x, GM_ADDR w_dw, GM_ADDR b_d
         op.Process();
     }
 }
+"""
+
+# per tap: the lane forms take the 16 taps as scalars (one masked Axpy per channel lane), the
+# MulAddDst forms (arch 2201) the tap vector itself, read from the resident w_dw in UB
+_TAP_CALL_LANES = r"""                    T wk[C0];
+                    for (uint32_t k = 0; k < C0; ++k) wk[k] = wDw.GetValue(((cg * tl.kh + i) * tl.kw + j) * C0 + k);
+                    for (uint32_t r = 0; r < tl.th; ++r)
+                        TapRow(accC[r * tl.tw * C0], x[((c * tl.ih + r * tl.sh + i) * tl.iw + j) * C0], wk);"""
+
+_TAP_CALL_VECTOR = r"""                    const LocalTensor<T> wk = wDw[((cg * tl.kh + i) * tl.kw + j) * C0];
+                    for (uint32_t r = 0; r < tl.th; ++r)
+                        TapRow(accC[r * tl.tw * C0], x[((c * tl.ih + r * tl.sh + i) * tl.iw + j) * C0], wk);"""
+
+_TAP_MAD_HALF = r"""    // fp16 source, arch 2201: one MulAddDst per tap row. Lane l of a 64-lane repeat is output
+    // pixel l/16, channel l%16 (dst fp32: 8 per DataBlock, contiguous); the source pixel sits
+    // (l/16)*sw DataBlocks further (blkStride = conv stride); the 16 taps are one DataBlock read by
+    // every lane group (src1 strides 0). A ragged last repeat masks the missing pixels.
+    __aicore__ inline void TapRow(const LocalTensor<float>& dst, const LocalTensor<T>& src, const LocalTensor<T>& wk)
+    {
+        const uint32_t full = tl.tw / 4, rem = tl.tw % 4;
+        const BinaryRepeatParams rp(1, tl.sw, 0, 8, 4 * tl.sw, 0);
+        for (uint32_t r0 = 0; r0 < full; r0 += MAX_REPEAT) {
+            const uint32_t reps = full - r0 < MAX_REPEAT ? full - r0 : MAX_REPEAT;
+            MulAddDst(dst[r0 * 4 * C0], src[r0 * 4 * tl.sw * C0], wk, static_cast<uint64_t>(64), reps, rp);
+        }
+        if (rem != 0)
+            MulAddDst(dst[full * 4 * C0], src[full * 4 * tl.sw * C0], wk, static_cast<uint64_t>(rem * C0), 1, rp);
+    }
+"""
+
+_TAP_MAD_FLOAT = r"""    // fp32 source, arch 2201: per tap row one MulAddDst per channel half h (channels 8h..8h+7 are
+    // DataBlock h of a pixel): lane l is pixel l/8 (dst block stride 2 = one pixel, source block
+    // stride 2*sw), the 8 taps of half h one DataBlock read by every lane group (src1 strides 0).
+    __aicore__ inline void TapRow(const LocalTensor<float>& dst, const LocalTensor<T>& src, const LocalTensor<T>& wk)
+    {
+        const uint32_t full = tl.tw / 8, rem = tl.tw % 8;
+        const BinaryRepeatParams rp(2, 2 * tl.sw, 0, 16, 16 * tl.sw, 0);
+        for (uint32_t h = 0; h < 2; ++h) {
+            for (uint32_t r0 = 0; r0 < full; r0 += MAX_REPEAT) {
+                const uint32_t reps = full - r0 < MAX_REPEAT ? full - r0 : MAX_REPEAT;
+                MulAddDst(dst[r0 * 8 * C0 + h * 8], src[r0 * 8 * tl.sw * C0 + h * 8], wk[h * 8],
+                          static_cast<uint64_t>(64), reps, rp);
+            }
+            if (rem != 0)
+                MulAddDst(dst[full * 8 * C0 + h * 8], src[full * 8 * tl.sw * C0 + h * 8], wk[h * 8],
+                          static_cast<uint64_t>(rem * 8), 1, rp);
+        }
+    }
 """
 
 _TAP_LANES_HALF = r"""    // fp16 source: lane 16p + k of a 64-lane fp32 repeat is output pixel p, channel k; the source

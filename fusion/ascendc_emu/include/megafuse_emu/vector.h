@@ -349,6 +349,30 @@ auto AxpyLane(U scalar)
     };
 }
 
+// MulAddDst lane: dst = src0 * src1 + dst with one rounding. (T, U) = (half, half), (float, float)
+// or (float, half) (devkit MulAddDst page, table 3; the product of two halves is exact in float).
+template <typename T, typename U>
+auto MulAddDstLane()
+{
+    static_assert((std::is_same_v<T, U> && kIsFloatLike<T>) ||
+                      (std::is_same_v<T, float> && std::is_same_v<U, half>),
+                  "MulAddDst is emulated for half->half, float->float and half->float");
+    return [](const auto& base, const auto& idx) {
+        const float a = static_cast<float>(Ld<U>(base[1], idx[1]));
+        const float b = static_cast<float>(Ld<U>(base[2], idx[2]));
+        const float d = static_cast<float>(Ld<T>(base[0], idx[0]));
+        St<T>(base[0], idx[0], static_cast<T>(std::fma(a, b, d)));
+    };
+}
+
+// MulAddDst is listed for Atlas A2/A3 (arch 2201) only; the inference-series AI Core (2002) lacks it.
+inline void RequireMulAddDst(const Loc& loc)
+{
+    if (!IsArch2201())
+        Fail(loc, Str("MulAddDst is not available on ", Core(loc).soc_name,
+                      " (the devkit lists it for Atlas A2/A3 only; use Axpy or Mul + Add)"));
+}
+
 // Cast lane, after checking the type pair and round mode against the SoC's Cast table.
 template <typename T, typename U>
 auto CastLane(AscendC::RoundMode mode, const Loc& loc)
@@ -570,6 +594,49 @@ void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask, m
                                megafuse_emu::ContinuousMask(mask, sizeof(T), "Duplicate", loc), repeatTime,
                                [v = scalarValue](const auto& base, const auto& idx) { megafuse_emu::St<T>(base[0], idx[0], v); },
                                loc);
+}
+
+// MulAddDst: dst = src0 * src1 + dst, one rounding (see megafuse_emu::MulAddDstLane); arch 2201 only.
+template <typename T, typename U>
+void MulAddDst(const LocalTensor<T>& dst, const LocalTensor<U>& src0, const LocalTensor<U>& src1, const int32_t& count,
+               megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    megafuse_emu::RequireMulAddDst(loc);
+    megafuse_emu::RunCount<3>("MulAddDst", {megafuse_emu::Op(dst, "dst"), megafuse_emu::Op(src0, "src0"),
+                                            megafuse_emu::Op(src1, "src1")},
+                              count, megafuse_emu::MulAddDstLane<T, U>(), loc);
+}
+
+template <typename T, typename U, bool isSetMask = true>
+void MulAddDst(const LocalTensor<T>& dst, const LocalTensor<U>& src0, const LocalTensor<U>& src1, uint64_t mask[],
+               megafuse_emu::RepeatTimes repeatTime, const BinaryRepeatParams& p,
+               megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    megafuse_emu::RequireMulAddDst(loc);
+    megafuse_emu::RequireSetMask<isSetMask>();
+    const size_t lane = std::max(sizeof(T), sizeof(U));
+    megafuse_emu::RunRepeat<3>("MulAddDst",
+                               {megafuse_emu::Op(dst, "dst", p.dstBlkStride, p.dstRepStride),
+                                megafuse_emu::Op(src0, "src0", p.src0BlkStride, p.src0RepStride),
+                                megafuse_emu::Op(src1, "src1", p.src1BlkStride, p.src1RepStride)},
+                               megafuse_emu::BitMask(mask, lane, "MulAddDst", loc), repeatTime,
+                               megafuse_emu::MulAddDstLane<T, U>(), loc);
+}
+
+template <typename T, typename U, bool isSetMask = true>
+void MulAddDst(const LocalTensor<T>& dst, const LocalTensor<U>& src0, const LocalTensor<U>& src1, uint64_t mask,
+               megafuse_emu::RepeatTimes repeatTime, const BinaryRepeatParams& p,
+               megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    megafuse_emu::RequireMulAddDst(loc);
+    megafuse_emu::RequireSetMask<isSetMask>();
+    const size_t lane = std::max(sizeof(T), sizeof(U));
+    megafuse_emu::RunRepeat<3>("MulAddDst",
+                               {megafuse_emu::Op(dst, "dst", p.dstBlkStride, p.dstRepStride),
+                                megafuse_emu::Op(src0, "src0", p.src0BlkStride, p.src0RepStride),
+                                megafuse_emu::Op(src1, "src1", p.src1BlkStride, p.src1RepStride)},
+                               megafuse_emu::ContinuousMask(mask, lane, "MulAddDst", loc), repeatTime,
+                               megafuse_emu::MulAddDstLane<T, U>(), loc);
 }
 
 // Axpy: dst = scalar * src + dst, one rounding (see megafuse_emu::AxpyLane).
