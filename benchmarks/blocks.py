@@ -88,7 +88,7 @@ def run(mode: str, samples: int) -> dict:
                     print(f"{spec['name']:<22} {soc}: fused {k['fused_us']:8.1f} us  unfused {k['unfused_us']:8.1f} us "
                           f"({k['speedup']:.2f}x)  traffic DMA {k['traffic_ratio']:.2f}x (floor on {k['cores']} cores "
                           f"{k['dma_floor_ratio']:.2f}x, any split {k['dma_floor_any_split_ratio']:.2f}x) HBM {k['hbm_traffic_ratio']:.2f}x min  "
-                          f"{k['tile']}  {k['bound']}{'' if k['bound'] == k['bottleneck'] else ' (' + k['bottleneck'] + ')'}  [modeled]")
+                          f"{k['tile']}  {k['bound']}{'' if k['bottleneck'].startswith(k['bound']) else ' (' + k['bottleneck'] + ')'}  [modeled]")
                     print(f"{'':<22} {soc}: DMA <= {DMA_CAP}x min: " + (
                         f"fused {capped['fused_us']:8.1f} us ({capped['speedup']:.2f}x vs unfused), DMA "
                         f"{capped['traffic_ratio']:.2f}x, {capped['tile']} on {capped['cores']} cores"

@@ -32,7 +32,7 @@ def _print(report: dict) -> None:
                      f"(floor on {r['cores']} cores {r['dma_floor_ratio']:.2f}x, any split {r['dma_floor_any_split_ratio']:.2f}x)  HBM {r['hbm_traffic_ratio']:.2f}x min  "
                      f"UB {r['ub_bytes_used']:,}/"
                      f"{r['ub_bytes_available']:,}  pw:{r['engine'].get('pw')}  {r['bound']}"
-                     f"{'' if r['bound'] == r['bottleneck'] else ' (' + r['bottleneck'] + ')'}  "
+                     f"{'' if r['bottleneck'].startswith(r['bound']) else ' (' + r['bottleneck'] + ')'}  "
                      f"{r['roofline_pct']:.0f}% of roofline")
         else:
             extra = (f"p95 {r['fused']['p95_us']:.1f}/{r['unfused']['p95_us']:.1f}  "
