@@ -857,28 +857,18 @@ def _fused_l2(f: "_Fused") -> _L2:
     """L2 policy of the fused kernel: the input is read once per tile with its halo, the DW
     weights and biases once per core, the PW weights once per core (resident) or once per tile
     (streamed); on 910B the DW result (and, without a Fixpipe epilogue, the pre-activation)
-    makes a round trip through GM that L2 absorbs."""
-    wl, b, plan = f.wl, f.b, f.plan
-    kh, kw = wl.kernel
-    u_in, d_in = _input_bytes(wl, f.th, f.tw)
-    w_dw = wl.c1 * kh * kw * C0 * b + wl.c1 * C0 * ACC_BYTES
-    b_pw = wl.co1 * C0 * ACC_BYTES
-    w_pw = wl.co1 * wl.c1 * C0 * C0 * b
-    n_tiles, cores = len(f.tiles), plan.cores
-    streamed = 0 if f.resident_w else n_tiles * w_pw
-    res_w = w_pw if f.resident_w else 0
-    if not f.decoupled:
-        d_w = cores * (w_dw + b_pw + res_w) + streamed
-    else:
-        d_w = (cores * (w_dw + (0 if f.fix_epi else b_pw))
-               + f.n_aic * (res_w + (b_pw if f.fix_epi else 0)) + streamed)
-    out = wl.batch * wl.co1 * wl.out_height * wl.out_width * C0 * b
-    res = out if wl.residual else 0
-    # hand-off footprint: every tile's DW result (and pre-activation) has its own GM slot
-    hand = n_tiles * (wl.c1 + (0 if f.fix_epi else wl.co1)) * f.thw * C0 * b if f.decoupled else 0
-    return _l2_policy(f.soc, u_in + w_dw + b_pw + w_pw + res + out + hand,
-                      {"input": u_in, "weights": w_dw + b_pw + w_pw, "residual": res},
-                      {"input": d_in, "weights": d_w},
+    makes a round trip through GM that L2 absorbs. The DMA bytes per kind are fusion/traffic.py's
+    closed form (imported here: traffic.py builds on this module)."""
+    from fusion.traffic import fused_dma_bytes, weight_bytes
+
+    dma = fused_dma_bytes(f.plan)
+    weights = sum(weight_bytes(f.wl))
+    u_in = _input_bytes(f.wl, f.th, f.tw)[0]
+    out, res = dma["output"], dma["residual"]
+    hand = dma["handoff"] // 2   # footprint: every tile's GM slots, each written once and read once
+    return _l2_policy(f.soc, u_in + weights + res + out + hand,
+                      {"input": u_in, "weights": weights, "residual": res},
+                      {"input": dma["input"], "weights": dma["weights"]},
                       ("handoff",) if f.decoupled else ())
 
 

@@ -43,7 +43,7 @@ from schedules.plan import KernelPlan
 from schedules.workload import DwSepWorkload
 
 
-def _weights(wl: DwSepWorkload) -> tuple[int, int, int, int]:
+def weight_bytes(wl: DwSepWorkload) -> tuple[int, int, int, int]:
     """(DW taps, DW bias, PW weights, PW bias) bytes in the kernel's GM layouts."""
     b = itemsize(wl.dtype)
     kh, kw = wl.kernel
@@ -65,7 +65,7 @@ def fused_dma_bytes(plan: KernelPlan) -> dict[str, int]:
     equal to model_fused(plan).traffic without simulating it (tests/test_traffic.py)."""
     wl = plan.workload
     b = itemsize(wl.dtype)
-    w_dw, b_dw, w_pw, b_pw = _weights(wl)
+    w_dw, b_dw, w_pw, b_pw = weight_bytes(wl)
     n_tiles, cores = plan.n_tiles, plan.cores
     resident = pw_weights_resident(plan)
     streamed = 0 if resident else n_tiles * w_pw
@@ -106,7 +106,7 @@ def dma_floor_bytes(plan: KernelPlan) -> int:
     pre-activation when the epilogue runs on the AIV) crosses GM twice."""
     wl = plan.workload
     b = itemsize(wl.dtype)
-    w_dw, b_dw, w_pw, b_pw = _weights(wl)
+    w_dw, b_dw, w_pw, b_pw = weight_bytes(wl)
     cores = plan.cores
     extra = (cores - 1) * (w_dw + b_dw)
     if not plan.handoff_via_gm:
@@ -125,6 +125,6 @@ def dma_floor_any_split_bytes(wl: DwSepWorkload, cores: int) -> int:
     not (module docstring): output + max(input + PW weights, 2*sqrt(input * PW weights * cores)).
     DW taps and biases are left out, so it is a lower bound of dma_floor_bytes for every engine."""
     mins = fused_min_bytes(wl)
-    w_pw = _weights(wl)[2]
+    w_pw = weight_bytes(wl)[2]
     inp = mins["input"]
     return mins["output"] + mins["residual"] + max(inp + w_pw, int(2 * (inp * w_pw * cores) ** 0.5))
