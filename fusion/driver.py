@@ -102,8 +102,9 @@ class CompiledModel:
 
 def select_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None,
                 tuned: TileConfig | None = None) -> tuple[TileConfig, str]:
-    """Forced (user) > tuned (database) > default: the largest tile that fits the SoC's UB while
-    giving every core at least one tile, with the user's buffering/engine choices."""
+    """Forced (user) > tuned (database) > default. Default on llvm: the largest tile that fits
+    the SoC's UB while giving every core at least one tile; on sim/ascend: the fastest modeled of
+    a few such largest tiles (_fastest_candidate). Both keep the user's buffering/engine choices."""
     override = override or TileOverride()
     if tuned is not None and not override.forced:
         return tuned, "tuned"
@@ -115,7 +116,42 @@ def select_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None
         raise MegafuseError(f"no tile of {wl.describe()} fits {soc.name}")
     if override.forced:
         return override.apply(base), "forced"
+    if target.kind != "llvm":
+        return _fastest_candidate(wl, target, override), "default"
     return base, "default"
+
+
+# tiles per core the default candidates aim at: one big tile per core up to many small ones
+DEFAULT_TILES_PER_CORE = (1 / 48, 1 / 2, 1, 2, 4, 8)
+
+
+def _fastest_candidate(wl: DwSepWorkload, target: Target, override: TileOverride) -> TileConfig:
+    """The default tile on the Ascend targets: of the largest tiles that give at least
+    k x cores tiles (k in DEFAULT_TILES_PER_CORE), with and without double buffering, on each PW
+    engine the target can emit, the fastest under the cost model. A dozen model evaluations per
+    block (milliseconds); `megafuse tune` searches the whole space."""
+    from fusion.costmodel import model_fused
+
+    soc = target.soc
+    engines = (override.pw_engine,) if override.pw_engine else pw_engines(target, wl.dtype)
+    buffering = (False,) if override.double_buffer is False else (True, False)
+    best = None
+    for k in DEFAULT_TILES_PER_CORE:
+        for db in buffering:
+            for eng in engines:
+                base = suggest_tile(wl, soc, like=TileConfig(1, 1, double_buffer=db, pw_engine=eng),
+                                    min_tiles=max(1, round(k * soc.vector_cores)))
+                if base is None:
+                    continue
+                plan = make_plan(wl, base, soc)
+                if not plan.fits():
+                    continue
+                t = model_fused(plan, timeline=False).time_us
+                if best is None or t < best[0]:
+                    best = (t, base)
+    if best is None:
+        raise MegafuseError(f"no tile of {wl.describe()} fits {soc.name}")
+    return best[1]
 
 
 def _pick_engine(wl: DwSepWorkload, cfg: TileConfig, target: Target, source: str,
