@@ -373,6 +373,19 @@ inline void RequireMulAddDst(const Loc& loc)
                       " (the devkit lists it for Atlas A2/A3 only; use Axpy or Mul + Add)"));
 }
 
+// The repeat form of MulAddDst for either mask form.
+template <typename T, typename U>
+void MulAddDstRepeat(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>& src0,
+                     const AscendC::LocalTensor<U>& src1, const LaneMask& mask, const RepeatTimes& repeat,
+                     const AscendC::BinaryRepeatParams& p, const Loc& loc)
+{
+    RequireMulAddDst(loc);
+    RunRepeat<3>("MulAddDst",
+                 {Op(dst, "dst", p.dstBlkStride, p.dstRepStride), Op(src0, "src0", p.src0BlkStride, p.src0RepStride),
+                  Op(src1, "src1", p.src1BlkStride, p.src1RepStride)},
+                 mask, repeat, MulAddDstLane<T, U>(), loc);
+}
+
 // Cast lane, after checking the type pair and round mode against the SoC's Cast table.
 template <typename T, typename U>
 auto CastLane(AscendC::RoundMode mode, const Loc& loc)
@@ -612,15 +625,10 @@ void MulAddDst(const LocalTensor<T>& dst, const LocalTensor<U>& src0, const Loca
                megafuse_emu::RepeatTimes repeatTime, const BinaryRepeatParams& p,
                megafuse_emu::Loc loc = megafuse_emu::Loc::current())
 {
-    megafuse_emu::RequireMulAddDst(loc);
     megafuse_emu::RequireSetMask<isSetMask>();
-    const size_t lane = std::max(sizeof(T), sizeof(U));
-    megafuse_emu::RunRepeat<3>("MulAddDst",
-                               {megafuse_emu::Op(dst, "dst", p.dstBlkStride, p.dstRepStride),
-                                megafuse_emu::Op(src0, "src0", p.src0BlkStride, p.src0RepStride),
-                                megafuse_emu::Op(src1, "src1", p.src1BlkStride, p.src1RepStride)},
-                               megafuse_emu::BitMask(mask, lane, "MulAddDst", loc), repeatTime,
-                               megafuse_emu::MulAddDstLane<T, U>(), loc);
+    megafuse_emu::MulAddDstRepeat(dst, src0, src1, megafuse_emu::BitMask(mask, std::max(sizeof(T), sizeof(U)),
+                                                                          "MulAddDst", loc),
+                                  repeatTime, p, loc);
 }
 
 template <typename T, typename U, bool isSetMask = true>
@@ -628,15 +636,10 @@ void MulAddDst(const LocalTensor<T>& dst, const LocalTensor<U>& src0, const Loca
                megafuse_emu::RepeatTimes repeatTime, const BinaryRepeatParams& p,
                megafuse_emu::Loc loc = megafuse_emu::Loc::current())
 {
-    megafuse_emu::RequireMulAddDst(loc);
     megafuse_emu::RequireSetMask<isSetMask>();
-    const size_t lane = std::max(sizeof(T), sizeof(U));
-    megafuse_emu::RunRepeat<3>("MulAddDst",
-                               {megafuse_emu::Op(dst, "dst", p.dstBlkStride, p.dstRepStride),
-                                megafuse_emu::Op(src0, "src0", p.src0BlkStride, p.src0RepStride),
-                                megafuse_emu::Op(src1, "src1", p.src1BlkStride, p.src1RepStride)},
-                               megafuse_emu::ContinuousMask(mask, lane, "MulAddDst", loc), repeatTime,
-                               megafuse_emu::MulAddDstLane<T, U>(), loc);
+    megafuse_emu::MulAddDstRepeat(dst, src0, src1,
+                                  megafuse_emu::ContinuousMask(mask, std::max(sizeof(T), sizeof(U)), "MulAddDst", loc),
+                                  repeatTime, p, loc);
 }
 
 // Axpy: dst = scalar * src + dst, one rounding (see megafuse_emu::AxpyLane).
