@@ -85,14 +85,24 @@ def scratch_needs(ln: LoopNest) -> dict[str, bool]:
     """Scratch the HIVM ops need beyond the plan's buffers (no fused multiply-add in the dialect),
     and whether a free part of a plan buffer holds it (True) or it needs an alloc of its own:
       tap     DW product, (th, tw, C0) fp32      -> pw_acc block 0 (idle during the DW)
-      w_tap   fp16 tap weight widened, C0 fp32   -> pw_acc block 1 (needs cob >= 2)
+      w_tap   fp16 tap weight widened, C0 fp32   -> pw_acc block 1; with cob = 1 the product
+                                                    goes row by row (pixel by pixel when th = 1)
+                                                    and w_tap follows the row in block 0
       mac     PW product row, cob x C0 fp32      -> dw_acc (idle during the PW)
       w_row   fp16 weight row widened, same      -> dw_acc, after mac
       ep_tmp  epilogue scratch, (th, tw, C0)     -> dw_acc block 0"""
     fp16 = ln.dtype != "float32"
     rows = 2 * ln.cob if fp16 else ln.cob
-    return {"tap": True, "w_tap": (not fp16) or ln.cob >= 2,
+    return {"tap": True, "w_tap": (not fp16) or ln.cob >= 2 or ln.pixels > 1,
             "mac": rows <= ln.cib * ln.pixels, "w_row": rows <= ln.cib * ln.pixels, "ep_tmp": True}
+
+
+def dw_chunk(ln: LoopNest) -> tuple[int, int]:
+    """Pixels (rows, cols) one DW product covers: the whole tile unless w_tap must share pw_acc
+    block 0 with it (fp16, cob = 1)."""
+    if ln.dtype == "float32" or ln.cob >= 2 or ln.pixels == 1:
+        return ln.th, ln.tw
+    return (1, ln.tw) if ln.th > 1 else (1, 1)
 
 
 def _emit_kernel(w: Writer, ln: LoopNest, gm: dict[str, Value]) -> None:
@@ -124,7 +134,8 @@ def _scratch(w: Writer, ln: LoopNest, ub: dict[str, Value], name: str) -> Value:
     if name == "tap":
         return w.subview(ub["pw_acc"], [c(0)] * 4, (1, th, tw, C0), hint=name)
     if name == "w_tap":
-        return w.subview(ub["pw_acc"], [c(1), c(0), c(0), c(0)], (1, 1, 1, C0), hint=name)
+        after = {(th, tw): (1, 0, 0), (1, tw): (0, 1, 0), (1, 1): (0, 0, 1)}[dw_chunk(ln)]
+        return w.subview(ub["pw_acc"], [c(i) for i in after] + [c(0)], (1, 1, 1, C0), hint=name)
     if name == "ep_tmp":
         return w.subview(ub["dw_acc"], [c(0)] * 4, (1, th, tw, C0), hint=name)
     # mac / w_row: cob rows of C0 fp32 laid over dw_acc, viewed as (cib * th * tw) pixel rows
@@ -173,17 +184,25 @@ def _emit_dw(w: Writer, ln: LoopNest, gm, ub, it, n, oh0, ow0) -> None:
     acc_c = w.subview(acc, [cb, c(0), c(0), c(0)], (1, ln.th, ln.tw, C0), hint="accc")
     kh = w.open_for(c(0), c(ln.kh), c(1), "kh")
     kw = w.open_for(c(0), c(ln.kw), c(1), "kw")
-    tap = w.subview(x_tile, [cb, kh, kw, c(0)], (1, ln.th, ln.tw, C0), (1, sh, sw, 1), hint="x")
     wt = w.subview(ub["w_dw"], [ch, kh, kw, c(0)], (1, 1, 1, C0), hint="w")
     if w32 is not None:   # fp16 storage, fp32 accumulation
-        w.op("vcast", [tap], prod, CAST)
         w.op("vcast", [wt], w32, CAST)
-        w.op("vmul", [prod, w32], prod, "broadcast = [1, 2]")
+        wt = w32
+    rows, cols = dw_chunk(ln)
+    r = w.open_for(c(0), c(ln.th // rows), c(1), "r") if rows < ln.th else c(0)
+    q = w.open_for(c(0), c(ln.tw // cols), c(1), "q") if cols < ln.tw else c(0)
+    tap = w.subview(x_tile, [cb, w.arith("addi", kh, w.arith("muli", r, c(rows * sh))),
+                             w.arith("addi", kw, w.arith("muli", q, c(cols * sw))), c(0)],
+                    (1, rows, cols, C0), (1, sh, sw, 1), hint="x")
+    part = w.subview(acc_c, [c(0), r, q, c(0)], (1, rows, cols, C0), hint="accr")
+    chunk = w.subview(prod, [c(0)] * 4, (1, rows, cols, C0), hint="pr")
+    if w32 is not None:
+        w.op("vcast", [tap], chunk, CAST)
+        w.op("vmul", [chunk, wt], chunk, "broadcast = [1, 2]")
     else:
-        w.op("vmul", [tap, wt], prod, "broadcast = [1, 2]")
-    w.op("vadd", [acc_c, prod], acc_c)
-    w.close()
-    w.close()
+        w.op("vmul", [tap, wt], chunk, "broadcast = [1, 2]")
+    w.op("vadd", [part, chunk], part)
+    w.close_n(2 + (rows < ln.th) + (cols < ln.tw))
     bias = w.subview(ub["b_dw"], [ch, c(0), c(0), c(0)], (1, 1, 1, C0), hint="b")
     w.op("vadd", [acc_c, bias], acc_c, "broadcast = [1, 2]")
     _act(w, ln.act1, acc_c, prod)
@@ -224,8 +243,7 @@ def _emit_pw(w: Writer, ln: LoopNest, gm, ub, it, n, oh0, ow0) -> None:
     w.op("vmul", [w_row, (xv, "f32")], prod)
     acc_p = w.subview(acc, [c(0), ph, pw, c(0)], (ln.cob, 1, 1, C0), hint="accp")
     w.op("vadd", [acc_p, prod], acc_p)
-    for _ in range(4):
-        w.close()
+    w.close_n(4)
     # epilogue: bias, act2, residual, cast, store
     bias = w.subview(ub["b_pw"], [ob0, c(0), c(0), c(0)], (ln.cob, 1, 1, C0), hint="b")
     w.op("vadd", [acc, bias], acc, "broadcast = [1, 2]")
@@ -237,16 +255,17 @@ def _emit_pw(w: Writer, ln: LoopNest, gm, ub, it, n, oh0, ow0) -> None:
         r_tile = w.subview(ub["res_tile"], [ys, c(0), c(0), c(0)], (ln.cob, ln.th, ln.tw, C0), hint="rt")
         r_src = w.subview(gm["res"], [row, oh0, ow0, c(0)], (ln.cob, ln.th, ln.tw, C0), hint="rg")
         w.op("load", [r_src], r_tile)
-    ob = w.open_for(c(0), c(ln.cob), c(1), "ob")
-    acc_o = w.subview(acc, [ob, c(0), c(0), c(0)], (1, ln.th, ln.tw, C0), hint="acco")
-    _act(w, ln.act2, acc_o, tmp)
-    if ln.residual:
-        r_o = w.subview(r_tile, [ob, c(0), c(0), c(0)], (1, ln.th, ln.tw, C0), hint="ro")
-        if dt != "f32":
-            w.op("vcast", [r_o], tmp, CAST)
-            r_o = tmp
-        w.op("vadd", [acc_o, r_o], acc_o)
-    w.close()
+    if ln.act2 != "none" or ln.residual:   # per output block: the scratch is one block
+        ob = w.open_for(c(0), c(ln.cob), c(1), "ob")
+        acc_o = w.subview(acc, [ob, c(0), c(0), c(0)], (1, ln.th, ln.tw, C0), hint="acco")
+        _act(w, ln.act2, acc_o, tmp)
+        if ln.residual:
+            r_o = w.subview(r_tile, [ob, c(0), c(0), c(0)], (1, ln.th, ln.tw, C0), hint="ro")
+            if dt != "f32":
+                w.op("vcast", [r_o], tmp, CAST)
+                r_o = tmp
+            w.op("vadd", [acc_o, r_o], acc_o)
+        w.close()
     _store_cast(w, acc, y_tile)
     dst = w.subview(gm["y"], [row, oh0, ow0, c(0)], (ln.cob, ln.th, ln.tw, C0), hint="yg")
     w.op("store", [y_tile], dst)

@@ -83,6 +83,10 @@ class Writer:
         self.depth -= 1
         self.emit("}")
 
+    def close_n(self, n: int) -> None:
+        for _ in range(n):
+            self.close()
+
     # --- values ------------------------------------------------------------------------------
     def alloc(self, hint: str, t: MemRef) -> Value:
         v = Value(self.fresh(hint), t)
