@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fusion.npuir import module_file
-from fusion.npuir.emit import emit_module, scratch_needs
-from fusion.npuir.loops import loop_nest
+from fusion.npuir.emit import emit_module
 from fusion.npuir.vendor import VendorRun, run_vendor, vendor_target
 
 # Why the modules are not executed: what `--enable-cpu-runner` did with bishengir-compile 1.2.0
@@ -31,7 +30,6 @@ class BlockCheck:
     tile: str
     plan_ub: int
     run: VendorRun
-    own_scratch: tuple[str, ...]   # scratch the module allocates outside the plan's buffers
 
     @property
     def vendor_ub(self) -> int | None:
@@ -48,16 +46,15 @@ class BlockCheck:
         if self.vendor_ub is None:
             return head + "FAIL: no PlanMemory placement in the vendor's output"
         verdict = "ok" if self.passed else "FAIL: the vendor needs more UB than the plan budgeted"
-        extra = f"; own scratch {', '.join(self.own_scratch)}" if self.own_scratch else ""
         return (head + f"vendor UB peak {self.vendor_ub:,} B / plan {self.plan_ub:,} B "
-                f"= {self.vendor_ub / self.plan_ub:.3f} {verdict} ({self.run.seconds:.2f} s{extra})")
+                f"= {self.vendor_ub / self.plan_ub:.3f} {verdict} ({self.run.seconds:.2f} s)")
 
     def to_json(self) -> dict:
         return {"block": self.index, "workload": self.workload, "tile": self.tile,
                 "reached_hivmc_handoff": self.run.reached_handoff, "diagnostic": self.run.diagnostic,
                 "vendor_ub_peak": self.vendor_ub, "plan_ub": self.plan_ub,
                 "ratio": None if self.vendor_ub is None else self.vendor_ub / self.plan_ub,
-                "own_scratch": list(self.own_scratch), "vendor_seconds": self.run.seconds,
+                "vendor_seconds": self.run.seconds,
                 "passed": self.passed}
 
 
@@ -70,9 +67,8 @@ def check_plans(plans, workdir: Path | None = None) -> list[BlockCheck]:
     for i, plan in enumerate(plans):
         path = workdir / module_file(i)
         path.write_text(emit_module(plan, i, plan.soc.name))
-        own = tuple(k for k, fits in scratch_needs(loop_nest(plan)).items() if not fits)
         out.append(BlockCheck(i, plan.workload.describe(), plan.tile.describe(), plan.ub_bytes,
-                              run_vendor(path, plan.soc.name), own))
+                              run_vendor(path, plan.soc.name)))
     return out
 
 

@@ -81,20 +81,34 @@ def ub_layouts(ln: LoopNest) -> dict[str, MemRef]:
     return out
 
 
-def scratch_needs(ln: LoopNest) -> dict[str, bool]:
-    """Scratch the HIVM ops need beyond the plan's buffers (no fused multiply-add in the dialect),
-    and whether a free part of a plan buffer holds it (True) or it needs an alloc of its own:
-      tap     DW product, (th, tw, C0) fp32      -> pw_acc block 0 (idle during the DW)
-      w_tap   fp16 tap weight widened, C0 fp32   -> pw_acc block 1; with cob = 1 the product
-                                                    goes row by row (pixel by pixel when th = 1)
-                                                    and w_tap follows the row in block 0
-      mac     PW product row, cob x C0 fp32      -> dw_acc (idle during the PW)
-      w_row   fp16 weight row widened, same      -> dw_acc, after mac
-      ep_tmp  epilogue scratch, (th, tw, C0)     -> dw_acc block 0"""
+# Scratch the HIVM ops need besides the plan's buffers (the dialect has no fused multiply-add),
+# always laid over a plan buffer that is idle at that point, so the module needs no UB the plan
+# did not budget:
+#   DW product (th, tw, C0) fp32     -> pw_acc block 0 (idle during the DW)
+#   fp16 tap weight widened, C0      -> pw_acc block 1; with cob = 1 the product goes row by row
+#                                       (pixel by pixel when th = 1) and the weight follows it in
+#                                       block 0; a 1-pixel tile with cob = 1 multiplies lane by
+#                                       lane with scalar weights instead
+#   PW product rows, fp16 weight row -> dw_acc (idle during the PW); see pw_mac()
+#   epilogue scratch (th, tw, C0)    -> dw_acc block 0
+
+
+def dw_lane_weights(ln: LoopNest) -> bool:
+    """No room for a widened fp16 tap weight: multiply each lane by its weight as a scalar."""
+    return ln.dtype != "float32" and ln.cob == 1 and ln.pixels == 1
+
+
+def pw_mac(ln: LoopNest) -> tuple[int, bool]:
+    """(output blocks one PW MAC covers, whether the fp16 weight row is widened once per input
+    channel into its own scratch) such that the scratch fits in dw_acc (cib * th * tw rows)."""
+    rows = ln.cib * ln.pixels
     fp16 = ln.dtype != "float32"
-    rows = 2 * ln.cob if fp16 else ln.cob
-    return {"tap": True, "w_tap": (not fp16) or ln.cob >= 2 or ln.pixels > 1,
-            "mac": rows <= ln.cib * ln.pixels, "w_row": rows <= ln.cib * ln.pixels, "ep_tmp": True}
+    for blocks in (ln.cob, 1):
+        if fp16 and 2 * blocks <= rows:
+            return blocks, True
+        if blocks <= rows:
+            return blocks, False
+    raise AssertionError("dw_acc always holds one row")
 
 
 def dw_chunk(ln: LoopNest) -> tuple[int, int]:
@@ -128,9 +142,6 @@ def _emit_kernel(w: Writer, ln: LoopNest, gm: dict[str, Value]) -> None:
 def _scratch(w: Writer, ln: LoopNest, ub: dict[str, Value], name: str) -> Value:
     c = w.index
     th, tw = ln.th, ln.tw
-    if not scratch_needs(ln)[name]:
-        shape = (1, 1, 1, C0) if name == "w_tap" else (ln.cob, 1, 1, C0)
-        return w.alloc(name, MemRef(shape, "f32", "ub"))
     if name == "tap":
         return w.subview(ub["pw_acc"], [c(0)] * 4, (1, th, tw, C0), hint=name)
     if name == "w_tap":
@@ -138,14 +149,15 @@ def _scratch(w: Writer, ln: LoopNest, ub: dict[str, Value], name: str) -> Value:
         return w.subview(ub["pw_acc"], [c(i) for i in after] + [c(0)], (1, 1, 1, C0), hint=name)
     if name == "ep_tmp":
         return w.subview(ub["dw_acc"], [c(0)] * 4, (1, th, tw, C0), hint=name)
-    # mac / w_row: cob rows of C0 fp32 laid over dw_acc, viewed as (cib * th * tw) pixel rows
+    # mac / w_row: rows of C0 fp32 laid over dw_acc, viewed as (cib * th * tw) pixel rows
+    blocks, _ = pw_mac(ln)
     flat = Value(ub["dw_acc"].name, ub["dw_acc"].type)
     rows = w.fresh("rows")
     w.emit(f"{rows} = memref.collapse_shape {flat.name} [[0, 1, 2], [3]] : {flat.type} into "
            f"memref<{ln.cib * th * tw}x{C0}xf32, #hivm.address_space<ub>>")
-    first = 0 if name == "mac" else ln.cob
+    first = 0 if name == "mac" else blocks
     view = w.fresh(name)
-    t = MemRef((ln.cob, 1, 1, C0), "f32", "ub", (C0, C0, C0, 1))
+    t = MemRef((blocks, 1, 1, C0), "f32", "ub", (C0, C0, C0, 1))
     w.emit(f"{view} = memref.expand_shape {rows}[[0, 1, 2], [3]] output_shape [{ln.cib * th * tw}, 1, 1, {C0}] "
            f": memref<{ln.cib * th * tw}x{C0}xf32, #hivm.address_space<ub>> into "
            f"memref<{ln.cib * th * tw}x1x1x{C0}xf32, #hivm.address_space<ub>>")
@@ -178,14 +190,15 @@ def _emit_dw(w: Writer, ln: LoopNest, gm, ub, it, n, oh0, ow0) -> None:
     acc = ub["dw_acc"]
     w.op("vbrc", [(w.scalar(0.0, "f32"), "f32")], acc)
     prod = _scratch(w, ln, ub, "tap")
-    w32 = _scratch(w, ln, ub, "w_tap") if dt != "f32" else None
+    lanes = dw_lane_weights(ln)
+    w32 = _scratch(w, ln, ub, "w_tap") if dt != "f32" and not lanes else None
     cb = w.open_for(c(0), c(ln.cib), c(1), "cb")
     ch = w.arith("addi", cb0, cb, "ch")
     acc_c = w.subview(acc, [cb, c(0), c(0), c(0)], (1, ln.th, ln.tw, C0), hint="accc")
     kh = w.open_for(c(0), c(ln.kh), c(1), "kh")
     kw = w.open_for(c(0), c(ln.kw), c(1), "kw")
     wt = w.subview(ub["w_dw"], [ch, kh, kw, c(0)], (1, 1, 1, C0), hint="w")
-    if w32 is not None:   # fp16 storage, fp32 accumulation
+    if w32 is not None:   # fp16 storage, fp32 accumulation: widen the tap weight once
         w.op("vcast", [wt], w32, CAST)
         wt = w32
     rows, cols = dw_chunk(ln)
@@ -196,7 +209,16 @@ def _emit_dw(w: Writer, ln: LoopNest, gm, ub, it, n, oh0, ow0) -> None:
                     (1, rows, cols, C0), (1, sh, sw, 1), hint="x")
     part = w.subview(acc_c, [c(0), r, q, c(0)], (1, rows, cols, C0), hint="accr")
     chunk = w.subview(prod, [c(0)] * 4, (1, rows, cols, C0), hint="pr")
-    if w32 is not None:
+    if lanes:   # 1-pixel tile, cob = 1: lane l times its weight as a scalar
+        w.op("vcast", [tap], chunk, CAST)
+        lane = w.open_for(c(0), c(C0), c(1), "l")
+        wv, wf = w.fresh("wv"), w.fresh("wf")
+        w.emit(f"{wv} = memref.load {ub['w_dw'].name}[{ch}, {kh}, {kw}, {lane}] : {ub['w_dw'].type}")
+        w.emit(f"{wf} = arith.extf {wv} : {dt} to f32")
+        one = w.subview(chunk, [c(0), c(0), c(0), lane], (1, 1, 1, 1), hint="ln")
+        w.op("vmul", [one, (wf, "f32")], one)
+        w.close()
+    elif w32 is not None:
         w.op("vcast", [tap], chunk, CAST)
         w.op("vmul", [chunk, wt], chunk, "broadcast = [1, 2]")
     else:
@@ -222,12 +244,14 @@ def _emit_pw(w: Writer, ln: LoopNest, gm, ub, it, n, oh0, ow0) -> None:
     w.op("load", [w_src], w_blk)
     acc = ub["pw_acc"]
     w.op("vbrc", [(w.scalar(0.0, "f32"), "f32")], acc)
+    blocks, widen = pw_mac(ln)
     prod = _scratch(w, ln, ub, "mac")
-    w32 = _scratch(w, ln, ub, "w_row") if dt != "f32" else None
+    w32 = _scratch(w, ln, ub, "w_row") if dt != "f32" and widen else None
     k1 = w.open_for(c(0), c(ln.c1), c(1), "k1")
     lane = w.open_for(c(0), c(C0), c(1), "l")
     k = w.arith("addi", w.arith("muli", k1, c(C0)), lane, "k")
-    w_row = w.subview(w_blk, [c(0), k, c(0), c(0)], (ln.cob, 1, 1, C0), hint="wr")
+    ob = w.open_for(c(0), c(ln.cob), c(blocks), "ob") if blocks < ln.cob else c(0)
+    w_row = w.subview(w_blk, [ob, k, c(0), c(0)], (blocks, 1, 1, C0), hint="wr")
     if w32 is not None:
         w.op("vcast", [w_row], w32, CAST)
         w_row = w32
@@ -240,10 +264,14 @@ def _emit_pw(w: Writer, ln: LoopNest, gm, ub, it, n, oh0, ow0) -> None:
         xf = w.fresh("xf")
         w.emit(f"{xf} = arith.extf {xv} : {dt} to f32")
         xv = xf
-    w.op("vmul", [w_row, (xv, "f32")], prod)
-    acc_p = w.subview(acc, [c(0), ph, pw, c(0)], (ln.cob, 1, 1, C0), hint="accp")
+    if dt != "f32" and not widen:   # no room for a widened row: widen into the product
+        w.op("vcast", [w_row], prod, CAST)
+        w.op("vmul", [prod, (xv, "f32")], prod)
+    else:
+        w.op("vmul", [w_row, (xv, "f32")], prod)
+    acc_p = w.subview(acc, [ob, ph, pw, c(0)], (blocks, 1, 1, C0), hint="accp")
     w.op("vadd", [acc_p, prod], acc_p)
-    w.close_n(4)
+    w.close_n(4 + (blocks < ln.cob))
     # epilogue: bias, act2, residual, cast, store
     bias = w.subview(ub["b_pw"], [ob0, c(0), c(0), c(0)], (ln.cob, 1, 1, C0), hint="b")
     w.op("vadd", [acc, bias], acc, "broadcast = [1, 2]")
