@@ -77,6 +77,15 @@ def test_npuir_refuses_socs_the_vendor_has_no_target_for(capsys, block_path):
     assert code == 2 and err.startswith("megafuse: error: target 'npuir' supports") and err.count("\n") == 1
 
 
+def test_a_cube_pw_plan_is_refused_in_one_line(capsys, tmp_path):
+    path = tmp_path / "odd.onnx"
+    onnx.save(models.build("odd_c40_56_h28"), path)
+    code, out, err = run_cli(capsys, "compile", str(path), "-t", "npuir", "--dtype", "float16",
+                             "--pw-engine", "cube", "--no-db", "-o", str(tmp_path / "o"))
+    assert code == 2 and err.startswith("megafuse: error: target npuir emits PW on the vector unit only")
+    assert err.count("\n") == 1
+
+
 def test_plan_memory_parser_reads_multi_buffer_addresses():
     log = ("// -----// IR Dump After PlanMemory (hivm-plan-memory) //----- //\n"
            "  %c4096_i64 = arith.constant 4096 : i64\n  %c0_i64 = arith.constant 0 : i64\n"

@@ -18,11 +18,17 @@ Names in the module are derived from the block index only.
 
 from __future__ import annotations
 
+from fusion.errors import MegafuseError
 from fusion.npuir.loops import LoopNest, loop_nest
 from fusion.npuir.mlir_text import ELEM, MemRef, Value, Writer
 
 C0 = 16
 CAST = "round_mode = #hivm.round_mode<rint>"
+# Why there is no cube variant: what bishengir-compile 1.2.0 did with one (memref-level
+# nd2nz -> mmadL1 -> fixpipe, AIC-only or mixed with vector ops, as in the dialect tests)
+CUBE_REFUSAL = ("target npuir emits PW on the vector unit only (--pw-engine vector): bishengir-compile "
+                "1.2.0 crashes (SIGSEGV in hivm-inline-fixpipe) on memref-level cube modules "
+                "(nd2nz -> mmadL1 -> fixpipe)")
 
 
 def kernel_name(index: int) -> str:
@@ -47,6 +53,8 @@ def gm_operands(ln: LoopNest) -> list[tuple[str, MemRef]]:
 
 def emit_module(plan, index: int, soc_name: str) -> str:
     """The whole module text for block `index` (0-based order of the compiled model)."""
+    if plan.pw_on_cube:
+        raise MegafuseError(CUBE_REFUSAL)
     ln = loop_nest(plan)
     w = Writer()
     gm = {name: Value(f"%{name}", t) for name, t in gm_operands(ln)}
