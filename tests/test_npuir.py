@@ -200,3 +200,69 @@ def test_compile_writes_one_module_per_block(capsys, tmp_path):
     mods = sorted(p.name for p in Path(out_dir).glob("*.mlir"))
     assert mods == ["npuir_block0.mlir"]
     assert run_vendor(out_dir / mods[0], "ascend910b3").reached_handoff
+
+
+# --- the modules' semantics: executed by tests/npuir_interp.py, compared with ONNX Runtime ----
+def _interpreted(step, plan, index, mutate=lambda text: text):
+    """A stand-in for the fused step's LLVM kernel that runs the emitted module instead."""
+    import numpy as np
+    from npuir_interp import run
+
+    ln = loop_nest(plan)
+    text = mutate(emit_module(plan, index, plan.soc.name))
+
+    def func(*args):
+        x, wd, bd, wpw, bpw, *rest = [a.numpy() for a in args[:-1]]
+        out = args[-1]
+        pt, pl, pb, pr = ln.pads
+        n, c1, h, w, c0 = x.shape
+        xp = np.zeros((n, c1, h + pt + pb, w + pl + pr, c0), x.dtype)
+        xp[:, :, pt:pt + h, pl:pl + w] = x
+        gm = {"x": xp.reshape(n * c1, *xp.shape[2:]), "w_dw": wd, "b_dw": bd.reshape(-1, 1, 1, c0),
+              "w_pw": wpw.reshape(ln.co1, ln.c1 * c0, 1, c0), "b_pw": bpw.reshape(-1, 1, 1, c0),
+              "y": np.full((n * ln.co1, ln.out_h, ln.out_w, c0), np.nan, x.dtype)}
+        if rest:
+            gm["res"] = rest[0].reshape(n * c1, h, w, c0)
+        run(text, gm, ln.cores)
+        assert not np.isnan(gm["y"]).any()    # every output element written, no NaN read
+        out.copyfrom(gm["y"].reshape(out.shape))
+    return func
+
+
+@pytest.mark.parametrize("kw, dtype, tile", [
+    ({"cin": 24, "cout": 40, "h": 11, "stride": 2, "batch": 2}, "float16", None),
+    ({"cin": 40, "cout": 56, "h": 7, "w": 9}, "float32", TileOverride(2, 4, 2, 2, False)),
+    ({"cin": 24, "cout": 24, "h": 6, "residual": True, "act1": "hardswish", "act2": "hardswish",
+      "opset": 14}, "float16", TileOverride(4, 4, 2, 0)),
+    ({"cin": 24, "cout": 40, "h": 5, "kernel": 5, "act1": "relu6", "act2": "none"}, "float16",
+     TileOverride(1, 1, 1, 1)),
+    ({"cin": 40, "cout": 56, "h": 5}, "float16", TileOverride(1, 2, 3, 1)),
+])
+def test_emitted_module_matches_onnxruntime(kw, dtype, tile):
+    """The emitted module, run by the NumPy interpreter in place of the LLVM kernel, against ORT."""
+    res = _check_interpreted(models.build("dwsep", **kw), dtype, tile)
+    assert res.passed, res.to_json()
+
+
+def test_the_interpreted_check_fails_on_a_wrong_module():
+    """A module whose ReLU clamps from above instead must not pass."""
+    model = models.build("dwsep", cin=24, cout=40, h=7)
+    res = _check_interpreted(model, "float32", None,
+                             mutate=lambda t: t.replace("hivm.hir.vmax", "hivm.hir.vmin", 1))
+    assert not res.passed
+
+
+def _check_interpreted(model, dtype, tile, mutate=lambda text: text):
+    from dataclasses import replace
+
+    from fusion.check import TOLERANCE, compare, ort_reference, random_inputs
+    from fusion.driver import compile_model
+
+    cm = compile_model(model, target="npuir:910b2", dtype=dtype, tile=tile)
+    fused = [i for i, st in enumerate(cm.program.steps) if st.kind == "fused"]
+    assert len(fused) == len(cm.fused_blocks) == 1
+    i = fused[0]
+    cm.program.steps[i] = replace(cm.program.steps[i], func=_interpreted(
+        cm.program.steps[i], cm.fused_blocks[0].plan, 0, mutate))
+    feeds = random_inputs(cm, seed=3)
+    return compare(cm.run(feeds), ort_reference(model, feeds), TOLERANCE[dtype], 3)

@@ -153,7 +153,9 @@ def _scratch(w: Writer, ln: LoopNest, ub: dict[str, Value], name: str) -> Value:
     if name == "tap":
         return w.subview(ub["pw_acc"], [c(0)] * 4, (1, th, tw, C0), hint=name)
     if name == "w_tap":
-        after = {(th, tw): (1, 0, 0), (1, tw): (0, 1, 0), (1, 1): (0, 0, 1)}[dw_chunk(ln)]
+        rows, cols = dw_chunk(ln)
+        # just past the product: the next block, else the next row, else the next pixel
+        after = (1, 0, 0) if (rows, cols) == (th, tw) else (0, 1, 0) if cols == tw else (0, 0, 1)
         return w.subview(ub["pw_acc"], [c(i) for i in after] + [c(0)], (1, 1, 1, C0), hint=name)
     if name == "ep_tmp":
         return w.subview(ub["dw_acc"], [c(0)] * 4, (1, th, tw, C0), hint=name)
