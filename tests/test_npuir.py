@@ -115,9 +115,12 @@ def test_missing_vendor_compiler_is_a_clear_error(monkeypatch):
 @vendor
 @pytest.mark.parametrize("name", ["mobilenet_v1", "mobilenet_v2", *ODD])
 def test_every_block_reaches_the_hivmc_handoff_within_the_plans_ub(name):
-    rows = check_plans(_plans(name))
+    plans = _plans(name)
+    rows = check_plans(plans)
     assert rows
     _assert_all_pass(rows)
+    for plan, row in zip(plans, rows):   # the vendor placed exactly the plan's UB buffers
+        assert len(row.run.placements) == sum(b.scope == "UB" for b in plan.kernel_buffers)
 
 
 @vendor

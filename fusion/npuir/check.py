@@ -53,6 +53,7 @@ class BlockCheck:
         return {"block": self.index, "workload": self.workload, "tile": self.tile,
                 "reached_hivmc_handoff": self.run.reached_handoff, "diagnostic": self.run.diagnostic,
                 "vendor_ub_peak": self.vendor_ub, "plan_ub": self.plan_ub,
+                "vendor_ub_buffers": len(self.run.placements),
                 "ratio": None if self.vendor_ub is None else self.vendor_ub / self.plan_ub,
                 "vendor_seconds": self.run.seconds,
                 "passed": self.passed}

@@ -21,6 +21,7 @@ from __future__ import annotations
 from fusion.errors import MegafuseError
 from fusion.npuir.loops import LoopNest, loop_nest
 from fusion.npuir.mlir_text import ELEM, MemRef, Value, Writer
+from fusion.npuir.vendor import vendor_target
 
 C0 = 16
 CAST = "round_mode = #hivm.round_mode<rint>"
@@ -60,7 +61,7 @@ def emit_module(plan, index: int, soc_name: str) -> str:
     gm = {name: Value(f"%{name}", t) for name, t in gm_operands(ln)}
     _emit_kernel(w, ln, gm)
     sig = ", ".join(f"{v.name}: {v.type}" for v in gm.values())
-    target = f"Ascend{soc_name.removeprefix('ascend').upper()}"
+    target = vendor_target(soc_name)
     head = [f"// megafuse: fused DW->PW block {index}, {plan.workload.describe()}",
             f"// tile {plan.tile.describe()}; {ln.n_tiles} tiles on {ln.cores} cores; "
             f"plan UB {plan.ub_bytes} B",
