@@ -20,7 +20,9 @@ CPU_RUNNER_NOTE = (
     "the vendor's CPU runner cannot execute these modules, so they are not compared with ONNX Runtime: "
     "bishengir-compile 1.2.0 with --enable-cpu-runner= still stops at the hivmc hand-off, and "
     "--enable-cpu-runner-after/-before=<pass> aborts with 'LLVM ERROR: [CPU Runner] Failed to run the "
-    "CPU runner pipeline!' for every pass tried, the vendor's own load/vadd/store example included")
+    "CPU runner pipeline!' for every pass tried, the vendor's own load/vadd/store example included; "
+    "the test suite runs small blocks' modules in a NumPy interpreter of the emitted ops instead "
+    "(tests/npuir_interp.py) and compares those with ONNX Runtime")
 
 
 @dataclass(frozen=True)
