@@ -206,7 +206,7 @@ def test_compile_writes_one_module_per_block(capsys, tmp_path):
 
 
 # --- the modules' semantics: executed by tests/npuir_interp.py, compared with ONNX Runtime ----
-def _interpreted(step, plan, index, mutate=lambda text: text):
+def _interpreted(plan, index, mutate=lambda text: text):
     """A stand-in for the fused step's LLVM kernel that runs the emitted module instead."""
     import numpy as np
     from npuir_interp import run
@@ -265,7 +265,7 @@ def _check_interpreted(model, dtype, tile, mutate=lambda text: text):
     fused = [i for i, st in enumerate(cm.program.steps) if st.kind == "fused"]
     assert len(fused) == len(cm.fused_blocks) == 1
     i = fused[0]
-    cm.program.steps[i] = replace(cm.program.steps[i], func=_interpreted(
-        cm.program.steps[i], cm.fused_blocks[0].plan, 0, mutate))
+    cm.program.steps[i] = replace(cm.program.steps[i],
+                                  func=_interpreted(cm.fused_blocks[0].plan, 0, mutate))
     feeds = random_inputs(cm, seed=3)
     return compare(cm.run(feeds), ort_reference(model, feeds), TOLERANCE[dtype], 3)
