@@ -25,11 +25,13 @@ from fusion.npuir.vendor import vendor_target
 
 C0 = 16
 CAST = "round_mode = #hivm.round_mode<rint>"
-# Why there is no cube variant: what bishengir-compile 1.2.0 did with one (memref-level
-# nd2nz -> mmadL1 -> fixpipe, AIC-only or mixed with vector ops, as in the dialect tests)
+# Why there is no cube variant: what bishengir-compile 1.2.0 did with the forms tried (buffer
+# ops as in the dialect tests): memref-level nd2nz -> mmadL1 [-> fixpipe] crashes, with or
+# without vector ops beside it; a tensor-level mmadL1 compiles AIC-only, but fed from a UB
+# buffer (the DW result, the MIX hand-off) it aborts right after PlanMemory
 CUBE_REFUSAL = ("target npuir emits PW on the vector unit only (--pw-engine vector): bishengir-compile "
-                "1.2.0 crashes (SIGSEGV in hivm-inline-fixpipe) on memref-level cube modules "
-                "(nd2nz -> mmadL1 -> fixpipe)")
+                "1.2.0 crashes on memref-level cube modules (SIGSEGV in hivm-inline-fixpipe) and "
+                "aborts on a cube matmul fed from a vector-core buffer")
 
 
 def kernel_name(index: int) -> str:
