@@ -12,6 +12,7 @@ Vendor compiles take 0.1-0.4 s per module here.
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import onnx
@@ -174,6 +175,12 @@ def test_check_cli_prints_the_ub_ratio_per_block(capsys, tmp_path):
     assert "vendor UB peak" in out and " ok (" in out
     assert out.count("PASS 1 fused blocks through bishengir-compile --target=Ascend910B2") == 1
     assert "CPU runner" in out
+    code, out, err = run_cli(capsys, "check", str(path), "-t", "npuir", "--dtype", "float16", "--no-db",
+                             "--json")
+    rep = json.loads(out)
+    assert code == 0 and rep["passed"] and rep["vendor_target"] == "Ascend910B2"
+    (blk,) = rep["blocks"]
+    assert blk["reached_hivmc_handoff"] and blk["vendor_ub_peak"] <= blk["plan_ub"]
 
 
 @vendor
