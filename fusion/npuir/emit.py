@@ -28,7 +28,8 @@ CAST = "round_mode = #hivm.round_mode<rint>"
 # Why there is no cube variant: what bishengir-compile 1.2.0 did with the forms tried (buffer
 # ops as in the dialect tests): memref-level nd2nz -> mmadL1 [-> fixpipe] crashes, with or
 # without vector ops beside it; a tensor-level mmadL1 compiles AIC-only, but fed from a UB
-# buffer (the DW result, the MIX hand-off) it aborts right after PlanMemory
+# buffer (the DW result, the MIX hand-off) it aborts right after PlanMemory. Separate AIV and AIC
+# entry functions in one module do compile: the way in for a cube variant.
 CUBE_REFUSAL = ("target npuir emits PW on the vector unit only (--pw-engine vector): bishengir-compile "
                 "1.2.0 crashes on memref-level cube modules (SIGSEGV in hivm-inline-fixpipe) and "
                 "aborts on a cube matmul fed from a vector-core buffer")
