@@ -22,3 +22,6 @@ def write_artifacts(cm, out: Path) -> None:
     if cm.target.kind == "ascend":  # Ascend C kernels, host code and the op package (fusion/ascendc)
         from fusion.ascendc import write_ascend_package
         write_ascend_package(cm, out)
+    if cm.target.kind == "npuir":  # AscendNPU IR modules for the vendor compiler (fusion/npuir)
+        from fusion.npuir import write_npuir
+        write_npuir(cm, out)

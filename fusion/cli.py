@@ -27,7 +27,8 @@ def _tile_arg(text: str) -> tuple[int, int]:
 def _add_model_args(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
     p.add_argument("model", help="ONNX model file")
     p.add_argument("-t", "--target", default="sim",
-                   help="llvm | sim[:SOC] | ascend[:SOC]; SOC = ascend910b2 (default), ascend910b3, ascend310p3")
+                   help="llvm | sim[:SOC] | ascend[:SOC] | npuir[:SOC]; SOC = ascend910b2 (default), "
+                        "ascend910b3, ascend310p3 (npuir: 910B parts only)")
     p.add_argument("--input-shape", action="append", default=[], metavar="NAME=DxDxD",
                    help="shape of a dynamic input, e.g. x=1x3x224x224 (repeatable)")
     p.add_argument("--dtype", choices=["float32", "float16"], default=None,
@@ -138,6 +139,9 @@ def cmd_check(args) -> int:
     from fusion.onnx_import import read_model
 
     cm = _compile_from_args(args)
+    if cm.target.kind == "npuir":   # the vendor compiler on the emitted modules (fusion/npuir)
+        from fusion.npuir.check import cmd_check_npuir
+        return cmd_check_npuir(cm, args)
     if cm.target.kind == "ascend":
         from fusion.ascend_check import check_ascend
         result = check_ascend(cm, read_model(args.model), seed=args.seed, tolerance=args.tolerance)

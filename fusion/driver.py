@@ -161,7 +161,9 @@ def _pick_engine(wl: DwSepWorkload, cfg: TileConfig, target: Target, source: str
     if target.kind == "llvm" or source != "default" or (override and override.pw_engine):
         return make_plan(wl, cfg, target.soc), f"pw on {cfg.pw_engine} ({source} tile)"
     if pw_engines(target, wl.dtype) == ("vector",):
-        return make_plan(wl, cfg, target.soc), "pw on vector: the Ascend C cube kernels are float16 only"
+        why = ("the AscendNPU IR emitter writes vector PW only" if target.kind == "npuir"
+               else "the Ascend C cube kernels are float16 only")
+        return make_plan(wl, cfg, target.soc), f"pw on vector: {why}"
     from fusion.costmodel import choose_engine
     plan, _cost, why = choose_engine(wl, cfg, target.soc)
     return plan, why

@@ -1,5 +1,6 @@
 """Targets: `llvm` (real CPU), `sim[:soc]` (default: numerics via LLVM + the Ascend cost model),
-`ascend[:soc]` (Ascend C emission, executed on the host emulation)."""
+`ascend[:soc]` (Ascend C emission, executed on the host emulation), `npuir[:soc]` (AscendNPU IR
+modules for the vendor's BiShengIR compiler; 910B parts only, the ones that compiler targets)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ from dataclasses import dataclass
 from fusion.errors import TargetError
 from fusion.soc import SocSpec, get_soc
 
-KINDS = ("llvm", "sim", "ascend")
+KINDS = ("llvm", "sim", "ascend", "npuir")
+NPUIR_SOCS = ("ascend910b2", "ascend910b3")
 
 
 @dataclass(frozen=True)
 class Target:
-    kind: str      # llvm | sim | ascend
+    kind: str      # llvm | sim | ascend | npuir
     soc: SocSpec   # the SoC whose UB budget the plans obey (llvm: the default SoC's)
 
     @property
@@ -23,8 +25,9 @@ class Target:
 
 
 def pw_engines(target: Target, dtype: str) -> tuple[str, ...]:
-    """Units the PW GEMM may run on: the CPU has one; the Ascend C cube kernels are fp16 only."""
-    if target.kind == "llvm" or (target.kind == "ascend" and dtype != "float16"):
+    """Units the PW GEMM may run on: the CPU has one; the Ascend C cube kernels are fp16 only; the
+    AscendNPU IR emitter writes the vector-PW variant only."""
+    if target.kind in ("llvm", "npuir") or (target.kind == "ascend" and dtype != "float16"):
         return ("vector",)
     return ("vector", "cube")
 
@@ -35,10 +38,14 @@ def parse_target(text: str | Target | None) -> Target:
     text = (text or "sim").strip().lower()
     kind, _, soc = text.partition(":")
     if kind not in KINDS:
-        raise TargetError(f"unknown target '{text}'; use llvm, sim[:SOC] or ascend[:SOC]")
+        raise TargetError(f"unknown target '{text}'; use llvm, sim[:SOC], ascend[:SOC] or npuir[:SOC]")
     if kind == "llvm" and soc:
         raise TargetError("target 'llvm' takes no SoC")
-    return Target(kind, get_soc(soc or None))
+    spec = get_soc(soc or None)
+    if kind == "npuir" and spec.name not in NPUIR_SOCS:
+        raise TargetError(f"target 'npuir' supports {', '.join(NPUIR_SOCS)} (the vendor compiler has no "
+                          f"{spec.name} target)")
+    return Target(kind, spec)
 
 
 @functools.cache
