@@ -110,8 +110,7 @@ def global_max_pool(imp, n, name, ins, a):
 
 
 # --- Resize -----------------------------------------------------------------------------------
-_COORD = ("half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners",
-          "tf_half_pixel_for_nearest")
+_COORD = ("half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners")
 _NEAREST = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 
 
@@ -218,7 +217,9 @@ def conv_transpose(imp, n, name, ins, a):
                 raise ShapeError(f"node '{name}': ConvTranspose output_shape {out_shape} is larger "
                                  f"than the full output")
             small = total // 2
-            lo, hi = (total - small, small) if auto_pad == "SAME_LOWER" else (small, total - small)
+            # the ONNX rule (ONNX Runtime agrees): the odd pixel is cropped at the end only
+            # for SAME_UPPER, at the start otherwise
+            lo, hi = (small, total - small) if auto_pad == "SAME_UPPER" else (total - small, small)
             begin.append(lo)
             end.append(hi)
         pads = (begin[0], begin[1], end[0], end[1])
@@ -260,8 +261,9 @@ def pad(imp, n, name, ins, a):
             cv = imp._const(ins[2], name, "Pad constant_value").reshape(-1)
             value = float(cv[0]) if cv.size else 0.0
     axes = list(range(rank))
-    if len(ins) > 3 and ins[3]:
-        axes = list(_norm_axes(name, "Pad", imp._const(ins[3], name, "Pad axes").reshape(-1), rank))
+    if len(ins) > 3 and ins[3]:  # in the given order: pads follow it
+        axes = [_norm_axes(name, "Pad", [ax], rank)[0]
+                for ax in imp._const(ins[3], name, "Pad axes").reshape(-1)]
     if len(raw) != 2 * len(axes):
         raise ShapeError(f"node '{name}': Pad has {len(raw)} pads for {len(axes)} axes")
     begin, end = [0] * rank, [0] * rank

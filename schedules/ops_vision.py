@@ -138,8 +138,6 @@ def _source_coord(x, coord: str, scale: float, in_len: int, out_len: int):
         return xf / _f(scale)
     if coord == "align_corners":
         return _f(0) if out_len == 1 else xf * _f((in_len - 1) / (out_len - 1))
-    if coord == "tf_half_pixel_for_nearest":
-        return (xf + _f(0.5)) / _f(scale)
     raise UnsupportedModelError(f"Resize coordinate_transformation_mode '{coord}'")
 
 

@@ -664,11 +664,11 @@ def test_unknown_operator():
 
 
 def test_unnamed_unknown_operator_and_custom_domain():
-    m = model([helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Softmax", ["a"], ["y"])],
+    m = model([helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Hardmax", ["a"], ["y"])],
               [("x", [1, 4])], [("y", None)])
     with pytest.raises(UnsupportedModelError) as e:
         load_graph(m)
-    assert one_line(e) == "unsupported operator 'Softmax' (node 'Softmax_1')"
+    assert one_line(e) == "unsupported operator 'Hardmax' (node 'Hardmax_1')"
     m = model([helper.make_node("FusedConv", ["x"], ["y"], name="fc", domain="com.microsoft")],
               [("x", [1, 4])], [("y", None)])
     with pytest.raises(UnsupportedModelError) as e:
