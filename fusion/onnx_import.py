@@ -749,6 +749,6 @@ _CONVERTERS: dict[str, Callable] = {
     "MatMul": _Importer.matmul,
     "Constant": _Importer.constant,
 }
-_CONVERTERS.update(extra_converters())
+_CONVERTERS.update(extra_converters(_CONVERTERS))
 
 SUPPORTED_OPS = frozenset(_CONVERTERS)

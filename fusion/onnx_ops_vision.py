@@ -15,6 +15,9 @@ node (attributes resolved to concrete ints/floats; shapes computed here):
     Pad                    input (x); pads=(begin..., end...) over every dim, mode, value
     Softmax / LogSoftmax   input (x); axes=(...) normalized over the opset's semantics
     ReduceMax / ReduceMin / ReduceSum   input (x); axes=(...) keepdims=0|1
+    ReduceMean (other than over H, W of a 4-D tensor)   the same form
+    LayerNormalization     inputs (x, scale) or (x, scale, bias); axes=(axis..rank-1) epsilon
+    Div with a run-time divisor   inputs (a, b), numpy broadcasting
     Exp Log Sqrt Tanh Erf Abs Neg Reciprocal Floor Ceil Softplus   input (x)
     LeakyRelu / Elu        input (x); alpha=float
     Gelu                   input (x); approximate=none|tanh
@@ -309,7 +312,55 @@ def reduce(imp, n, name, ins, a):
         axes = list(range(rank))
     norm = _norm_axes(name, op, axes, rank)
     shape = tuple(1 if i in norm else d for i, d in enumerate(xt.shape) if keep or i not in norm)
-    imp._emit(name, op, ins[:1], imp._single_output(n, name), shape, xt.dtype, axes=norm, keepdims=keep)
+    imp._emit(name, op, ins[:1], imp._single_output(n, name), shape, xt.dtype, axes=norm, keepdims=keep,
+              general=1)
+
+
+def reduce_mean(base):
+    """ReduceMean over H, W of a 4-D tensor keeps the importer's own form (the GAP kernel, the
+    classifier head patterns); any other axes take the general reduction."""
+    def convert(imp, n, name, ins, a):
+        xt = imp._data(ins[0]) if ins else None
+        if xt is not None and len(xt.shape) == 4:
+            if len(ins) == 2 and ins[1]:
+                axes = [int(v) for v in imp._const(ins[1], name, "ReduceMean axes").reshape(-1)]
+            else:
+                axes = [int(v) for v in a.get("axes", [])]
+            if axes and sorted(ax % 4 for ax in axes) == [2, 3]:
+                return base(imp, n, name, ins, a)
+        return reduce(imp, n, name, ins, a)
+    return convert
+
+
+def layer_norm(imp, n, name, ins, a):
+    imp._arity(n, name, ins, 2, 3)
+    outs = list(n.output)
+    if any(t and t in imp.read for t in outs[1:]):
+        raise UnsupportedModelError(f"node '{name}': LayerNormalization mean/inv_std outputs are "
+                                    f"not supported")
+    xt = imp._data(ins[0])
+    rank = len(xt.shape)
+    axis = _norm_axes(name, "LayerNormalization", [int(a.get("axis", -1))], rank)[0]
+    if int(a.get("stash_type", 1)) != 1:
+        raise UnsupportedModelError(f"node '{name}': LayerNormalization stash_type "
+                                    f"{a['stash_type']} is not supported")
+    for t in ins[1:]:
+        if t:
+            imp._const(t, name, "LayerNormalization scale/bias")
+            S.broadcast(xt.shape[axis:], imp._data(t).shape, f"node '{name}': ")
+    dtype = imp._same_dtype(name, [t for t in ins if t])
+    imp._emit(name, "LayerNormalization", [t for t in ins if t], imp._single_output(n, name),
+              xt.shape, dtype, axes=tuple(range(axis, rank)), epsilon=float(a.get("epsilon", 1e-5)))
+
+
+def div(base):
+    """Div by a constant keeps the importer's form; a run-time divisor (a normalization's
+    x / sqrt(var + eps), a softmax written out) is an element-wise kernel of its own."""
+    def convert(imp, n, name, ins, a):
+        if len(ins) == 2 and ins[1] and ins[1] not in imp.all_consts:
+            return binary_math(imp, n, name, ins, a)
+        return base(imp, n, name, ins, a)
+    return convert
 
 
 # --- element-wise -----------------------------------------------------------------------------
@@ -363,6 +414,7 @@ CONVERTERS = {
     "ReduceMax": reduce,
     "ReduceMin": reduce,
     "ReduceSum": reduce,
+    "LayerNormalization": layer_norm,
     **{op: unary_math for op in ("Exp", "Log", "Sqrt", "Tanh", "Erf", "Abs", "Neg", "Reciprocal",
                                  "Floor", "Ceil", "Softplus", "LeakyRelu", "Elu", "Gelu")},
     **{op: binary_math for op in ("Pow", "Min", "Max", "PRelu")},

@@ -15,6 +15,7 @@ from tvm import te, tirx
 from fusion.errors import UnsupportedModelError
 from fusion.ir import NC1HWC0, Node
 from schedules import ops_shape
+from schedules.blocked_ops import BLOCKED_VISION_OPS
 from schedules.dwsep_te import ACC
 from schedules.ops import KernelSpec, OpContext, _ph
 from schedules.ops_shape import _out_shape, _spec, bcast_index, operand
@@ -60,6 +61,7 @@ def unary(n: Node, ctx: OpContext) -> KernelSpec:
 
 
 _BINARY = {
+    "Div": lambda a, b: a / b,
     "Pow": tirx.power,
     "Min": tirx.min,
     "Max": tirx.max,
@@ -79,30 +81,28 @@ def binary(n: Node, ctx: OpContext) -> KernelSpec:
 
 # --- pooling ----------------------------------------------------------------------------------
 def pool(n: Node, ctx: OpContext) -> KernelSpec:
-    N, C, H, W = ctx.ttype(n.inputs[0]).shape
+    """NCHW or NC1HWC0 (the channel block is a trailing parallel axis)."""
+    shape = ctx.ttype(n.inputs[0]).shape
+    H, W = shape[2], shape[3]
     (kh, kw), (sh, sw), (dh, dw) = n.attr("kernel"), n.attr("strides"), n.attr("dilations")
     pt, pl, pb, pr = n.attr("pads")
     out = _out_shape(n, ctx)
-    X = _ph((N, C, H, W), ctx.dtype, "x")
+    X = _ph(shape, ctx.dtype, "x")
     rh, rw = te.reduce_axis((0, kh), name="rh"), te.reduce_axis((0, kw), name="rw")
 
-    def inside(i, j):
-        r, c = i * sh + rh * dh - pt, j * sw + rw * dw - pl
-        return tirx.all(r >= 0, r < H, c >= 0, c < W), _clamp(r, H), _clamp(c, W)
+    def window(b, c, i, j, k, pad_value):
+        r, q = i * sh + rh * dh - pt, j * sw + rw * dw - pl
+        ok = tirx.all(r >= 0, r < H, q >= 0, q < W)
+        return tirx.if_then_else(ok, X(b, c, _clamp(r, H), _clamp(q, W), *k).astype(ACC), pad_value)
 
     if n.op_type == "MaxPool":
-        def fmax(b, c, i, j):
-            ok, r, q = inside(i, j)
-            return te.max(tirx.if_then_else(ok, X[b, c, r, q].astype(ACC), tirx.min_value(ACC)),
-                          axis=[rh, rw])
-        red = te.compute(out, fmax, name="pool")
+        red = te.compute(out, lambda b, c, i, j, *k: te.max(window(b, c, i, j, k, tirx.min_value(ACC)),
+                                                           axis=[rh, rw]), name="pool")
         y = te.compute(out, lambda *i: red(*i).astype(ctx.dtype), name="y")
         return _spec(n, ctx, [n.inputs[0]], [X], y)
 
-    def fsum(b, c, i, j):
-        ok, r, q = inside(i, j)
-        return te.sum(tirx.if_then_else(ok, X[b, c, r, q].astype(ACC), _f(0)), axis=[rh, rw])
-    red = te.compute(out, fsum, name="pool")
+    red = te.compute(out, lambda b, c, i, j, *k: te.sum(window(b, c, i, j, k, _f(0)), axis=[rh, rw]),
+                     name="pool")
     include = n.attr("count_include_pad", 0)
 
     def count(i, k, s, p_begin, p_end, size):
@@ -111,19 +111,20 @@ def pool(n: Node, ctx: OpContext) -> KernelSpec:
             return tirx.min(start + k, size + p_end) - start
         return tirx.min(start + k, size) - tirx.max(start, 0)
 
-    def favg(b, c, i, j):
+    def favg(b, c, i, j, *k):
         area = count(i, kh, sh, pt, pb, H) * count(j, kw, sw, pl, pr, W)
-        return (red[b, c, i, j] / area.astype(ACC)).astype(ctx.dtype)
+        return (red(b, c, i, j, *k) / area.astype(ACC)).astype(ctx.dtype)
     y = te.compute(out, favg, name="y")
     return _spec(n, ctx, [n.inputs[0]], [X], y)
 
 
 def global_max_pool(n: Node, ctx: OpContext) -> KernelSpec:
-    N, C, H, W = ctx.ttype(n.inputs[0]).shape
-    X = _ph((N, C, H, W), ctx.dtype, "x")
-    rh, rw = te.reduce_axis((0, H), name="rh"), te.reduce_axis((0, W), name="rw")
-    red = te.compute((N, C), lambda b, c: te.max(X[b, c, rh, rw].astype(ACC), axis=[rh, rw]), name="pool")
-    y = te.compute((N, C, 1, 1), lambda b, c, i, j: red[b, c].astype(ctx.dtype), name="y")
+    shape = ctx.ttype(n.inputs[0]).shape
+    X = _ph(shape, ctx.dtype, "x")
+    rh, rw = te.reduce_axis((0, shape[2]), name="rh"), te.reduce_axis((0, shape[3]), name="rw")
+    red = te.compute(shape[:2] + shape[4:], lambda b, c, *k: te.max(X(b, c, rh, rw, *k).astype(ACC),
+                                                                    axis=[rh, rw]), name="pool")
+    y = te.compute(_out_shape(n, ctx), lambda b, c, i, j, *k: red(b, c, *k).astype(ctx.dtype), name="y")
     return _spec(n, ctx, [n.inputs[0]], [X], y)
 
 
@@ -156,19 +157,21 @@ def _nearest(v, mode: str, scale: float):
 
 
 def resize(n: Node, ctx: OpContext) -> KernelSpec:
-    N, C, H, W = ctx.ttype(n.inputs[0]).shape
+    """NCHW or NC1HWC0 (the channel block is a trailing parallel axis)."""
+    shape = ctx.ttype(n.inputs[0]).shape
+    H, W = shape[2], shape[3]
     out = _out_shape(n, ctx)
     OH, OW = out[2], out[3]
     sh, sw = n.attr("scales")
     coord, mode = n.attr("coord"), n.attr("mode")
-    X = _ph((N, C, H, W), ctx.dtype, "x")
+    X = _ph(shape, ctx.dtype, "x")
     if mode == "nearest":
         nm = n.attr("nearest_mode")
 
-        def fnear(b, c, i, j):
+        def fnear(b, c, i, j, *k):
             r = _clamp(_nearest(_source_coord(i, coord, sh, H, OH), nm, sh), H)
             q = _clamp(_nearest(_source_coord(j, coord, sw, W, OW), nm, sw), W)
-            return X[b, c, r, q]
+            return X(b, c, r, q, *k)
         y = te.compute(out, fnear, name="y")
         return _spec(n, ctx, [n.inputs[0]], [X], y)
 
@@ -178,12 +181,12 @@ def resize(n: Node, ctx: OpContext) -> KernelSpec:
         i0 = lo.astype("int32")
         return i0, tirx.min(i0 + 1, size - 1), v - lo
 
-    def flin(b, c, i, j):
+    def flin(b, c, i, j, *k):
         r0, r1, wr = axis(i, sh, H, OH)
         q0, q1, wq = axis(j, sw, W, OW)
 
         def at(r, q):
-            return X[b, c, r, q].astype(ACC)
+            return X(b, c, r, q, *k).astype(ACC)
         top = at(r0, q0) * (_f(1) - wq) + at(r0, q1) * wq
         bot = at(r1, q0) * (_f(1) - wq) + at(r1, q1) * wq
         return (top * (_f(1) - wr) + bot * wr).astype(ctx.dtype)
@@ -287,8 +290,12 @@ def reduce(n: Node, ctx: OpContext) -> KernelSpec:
     shape = ctx.ttype(n.inputs[0]).shape
     axes, keep = tuple(n.attr("axes")), n.attr("keepdims", 1)
     X = _ph(shape, ctx.dtype, "x")
-    combine = {"ReduceMax": te.max, "ReduceMin": te.min, "ReduceSum": te.sum}[n.op_type]
+    combine = {"ReduceMax": te.max, "ReduceMin": te.min, "ReduceSum": te.sum, "ReduceMean": te.sum}[n.op_type]
     red = _reduce_over(lambda *i: X(*i).astype(ACC), shape, axes, combine, "red")
+    if n.op_type == "ReduceMean":
+        inv = 1.0 / math.prod(int(shape[a]) for a in axes)
+        total = red
+        red = te.compute(total.shape, lambda *i: total(*i) * _f(inv), name="mean")
 
     def f(*i):
         if keep:
@@ -297,6 +304,35 @@ def reduce(n: Node, ctx: OpContext) -> KernelSpec:
         return red(*(0 if a in axes else next(it) for a in range(len(shape)))).astype(ctx.dtype)
     y = te.compute(_out_shape(n, ctx), f, name="y")
     return _spec(n, ctx, [n.inputs[0]], [X], y)
+
+
+def layer_norm(n: Node, ctx: OpContext) -> KernelSpec:
+    shape = ctx.ttype(n.inputs[0]).shape
+    axes, eps = tuple(n.attr("axes")), n.attr("epsilon", 1e-5)
+    inv = 1.0 / math.prod(int(shape[a]) for a in axes)
+    X = _ph(shape, ctx.dtype, "x")
+    params, phs = [n.inputs[0]], [X]
+    for k, t in enumerate(n.inputs[1:]):
+        p, ph = operand(ctx, t, f"s{k}")
+        params.append(p)
+        phs.append(ph)
+
+    def red_idx(i):
+        return [0 if a in axes else i[a] for a in range(len(shape))]
+    s1 = _reduce_over(lambda *i: X(*i).astype(ACC), shape, axes, te.sum, "rsum")
+    mean = te.compute(s1.shape, lambda *i: s1(*i) * _f(inv), name="rmean")
+    s2 = _reduce_over(lambda *i: (X(*i).astype(ACC) - mean(*red_idx(i))) * (X(*i).astype(ACC) - mean(*red_idx(i))),
+                      shape, axes, te.sum, "rvar")
+
+    def f(*i):
+        v = (X(*i).astype(ACC) - mean(*red_idx(i))) / tirx.sqrt(s2(*red_idx(i)) * _f(inv) + _f(eps))
+        for ph in phs[1:]:
+            tail = i[len(i) - len(ph.shape):] if ph.shape else ()
+            term = ph(*[0 if d == 1 else j for d, j in zip(ph.shape, tail)]).astype(ACC)
+            v = v * term if ph is phs[1] else v + term
+        return v.astype(ctx.dtype)
+    y = te.compute(shape, f, name="y")
+    return _spec(n, ctx, params, phs, y)
 
 
 # --- batched MatMul ---------------------------------------------------------------------------
@@ -321,7 +357,7 @@ def batch_matmul(n: Node, ctx: OpContext) -> KernelSpec:
 _KERNELS = {
     "MaxPool": pool, "AveragePool": pool, "GlobalMaxPool": global_max_pool, "Resize": resize,
     "ConvTranspose": conv_transpose, "Pad": pad, "Softmax": softmax, "LogSoftmax": softmax,
-    "ReduceMax": reduce, "ReduceMin": reduce, "ReduceSum": reduce,
+    "ReduceMax": reduce, "ReduceMin": reduce, "ReduceSum": reduce, "LayerNormalization": layer_norm,
     **{op: unary for op in ("Exp", "Log", "Sqrt", "Tanh", "Erf", "Abs", "Neg", "Reciprocal", "Floor",
                             "Ceil", "Softplus", "LeakyRelu", "Elu", "Gelu")},
     **{op: binary for op in _BINARY},
@@ -333,9 +369,13 @@ def vision_kernel(n: Node, ctx: OpContext) -> KernelSpec | None:
     if n.op_type == "MatMul":
         shapes = [len(ctx.ttype(t).shape) for t in n.inputs]
         return batch_matmul(n, ctx) if shapes != [2, 2] else None
-    fn = _KERNELS.get(n.op_type)
+    if n.op_type == "Div" and ctx.graph.is_constant(n.inputs[1]):
+        return None  # the importer's own form: schedules/ops.py
+    if n.op_type == "ReduceMean":
+        return reduce(n, ctx) if n.attr("general") else None
+    fn = _KERNELS.get(n.op_type, binary if n.op_type == "Div" else None)
     if fn is None:
         return None
-    if any(ctx.ttype(t).layout == NC1HWC0 for t in n.inputs if t):
+    if n.op_type not in BLOCKED_VISION_OPS and any(ctx.ttype(t).layout == NC1HWC0 for t in n.inputs if t):
         raise UnsupportedModelError(f"'{n.op_type}' node '{n.name}' has no NC1HWC0 kernel")
     return fn(n, ctx)

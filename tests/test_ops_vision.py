@@ -182,6 +182,26 @@ CASES = {
     "reducesum_input": one("ReduceSum", [2, 3, 4, 5], ins=["x", "a"], inits=[("a", i64(0, 3))]),
     "reducesum_all": one("ReduceSum", [2, 3, 5], keepdims=0),
     "reducemin_opset11": one("ReduceMin", [2, 3, 4, 5], opset=11, axes=[2, 3]),
+    "reducemean_last_axis": one("ReduceMean", [2, 3, 7], axes=[-1]),
+    "reducemean_all_4d": one("ReduceMean", [2, 3, 4, 5], keepdims=0),
+    "reducemean_input_opset18": one("ReduceMean", [2, 3, 4, 5], opset=18, ins=["x", "a"], inits=[("a", i64(1))]),
+    # normalization as the recognizers write it: LayerNormalization, or spelled out with a
+    # run-time divisor
+    "layernorm_opset17": one("LayerNormalization", [2, 5, 12], opset=17, ins=["x", "g", "b"],
+                             inits=[("g", rand(12)), ("b", rand(12))]),
+    "layernorm_axis1": one("LayerNormalization", [2, 3, 4, 5], opset=17, ins=["x", "g"], axis=1,
+                           inits=[("g", rand(3, 1, 5))], epsilon=1e-3),
+    "layernorm_decomposed": model([
+        node("ReduceMean", ["x"], ["m"], axes=[-1]), node("Sub", ["x", "m"], ["d"]),
+        node("Pow", ["d", "two"], ["sq"]), node("ReduceMean", ["sq"], ["v"], axes=[-1]),
+        node("Add", ["v", "eps"], ["ve"]), node("Sqrt", ["ve"], ["sd"]), node("Div", ["d", "sd"], ["nrm"]),
+        node("Mul", ["nrm", "g"], ["sc"]), node("Add", ["sc", "b"])], [("x", [1, 7, 10])],
+        inits=[("two", f32(2.0)), ("eps", f32(1e-5)), ("g", rand(10)), ("b", rand(10))]),
+    "div_runtime_divisor": model(positive("x2")[0] + [node("Div", ["x", "p"])], [("x", X), ("x2", [5, 1, 11])],
+                                 inits=[positive()[1]]),
+    "upsample_opset9_nearest": one("Upsample", X, opset=9, ins=["x", "s"], inits=[("s", f32(1, 1, 2, 3))]),
+    "upsample_opset9_linear": one("Upsample", X, opset=9, ins=["x", "s"], inits=[("s", f32(1, 1, 2, 2))],
+                                  mode="linear"),
     # pass-throughs
     "cast_dropout": model([node("Cast", ["x"], ["c"], to=F32), node("Dropout", ["c"], ["d"]),
                            node("Relu", ["d"])], [("x", X)]),
@@ -350,6 +370,37 @@ def test_ops_next_to_a_fused_block(target):
     assert len(cm.fused_blocks) == 1
     ops = [cm.graph.node(s.name).op_type for s in cm.program.steps]
     assert {"MaxPool", "Resize", "Concat", "ConvTranspose"} <= set(ops)
+
+
+def _blocked_region_model():
+    """Two DW-separable chains with a MaxPool and a LeakyRelu between them and a Resize and a Tanh
+    after: odd channel counts (24, 40) so the blocked tensors carry a zero-padded channel tail."""
+    def chain(x, c, o, tag):
+        return [node("Conv", [x, f"wd{tag}", f"bd{tag}"], [f"d{tag}"], group=c, kernel_shape=[3, 3],
+                     pads=[1, 1, 1, 1]),
+                node("Relu", [f"d{tag}"], [f"dr{tag}"]),
+                node("Conv", [f"dr{tag}", f"wp{tag}", f"bp{tag}"], [f"p{tag}"], kernel_shape=[1, 1]),
+                node("Relu", [f"p{tag}"], [f"pr{tag}"])], [
+                (f"wd{tag}", rand(c, 1, 3, 3)), (f"bd{tag}", rand(c)), (f"wp{tag}", rand(o, c, 1, 1) * 0.3),
+                (f"bp{tag}", rand(o))]
+    n1, i1 = chain("x", 24, 40, 1)
+    n2, i2 = chain("lr", 40, 24, 2)
+    nodes = n1 + [node("MaxPool", ["pr1"], ["mp"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+                  node("LeakyRelu", ["mp"], ["lr"], alpha=0.2)] + n2 + [
+        node("Resize", ["pr2", "", "s"], ["up"], mode="linear"), node("Tanh", ["up"])]
+    return model(nodes, [("x", [1, 24, 15, 13])], inits=i1 + i2 + [("s", f32(1, 1, 2, 2))])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_vision_ops_stay_blocked_between_fused_blocks(dtype):
+    from fusion.ir import NC1HWC0
+
+    cm = _check(_blocked_region_model(), "sim", dtype)
+    assert len(cm.fused_blocks) == 2
+    g = cm.graph
+    blocked = {n.op_type for n in g.nodes if g.types[n.inputs[0]].layout == NC1HWC0}
+    assert {"MaxPool", "LeakyRelu", "Resize", "Tanh"} <= blocked
+    assert g.op_counts()["ToNC1HWC0"] == 1 and g.op_counts()["ToNCHW"] == 1
 
 
 def test_vision_ops_are_modeled_on_sim():
