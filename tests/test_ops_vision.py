@@ -410,3 +410,5 @@ def test_vision_ops_are_modeled_on_sim():
     rows = [other_kernel_cost(cm, s, cm.target.soc) for s in cm.program.steps if s.kind == "op"]
     assert {r["op"] for r in rows} >= {"MaxPool", "Resize", "Concat", "ConvTranspose"}
     assert all(r["time_us"] > 0 and r["figures"].startswith("modeled") for r in rows)
+    ct = next(r for r in rows if r["op"] == "ConvTranspose")
+    assert ct["unit"] == "cube" and ct["flops"] == 2 * (32 * 10 * 14) * (3 * 2 * 2)
