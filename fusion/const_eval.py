@@ -61,11 +61,12 @@ def _axes(vals, a, idx: int, key: str = "axes") -> list[int] | None:
 
 
 def _norm(axes, rank):
-    return sorted(int(ax) % rank if -rank <= ax < rank else _bad_axis(ax, rank) for ax in axes)
-
-
-def _bad_axis(ax, rank):
-    raise ValueError(f"axis {ax} out of range for rank {rank}")
+    out = []
+    for ax in axes:
+        if not -rank <= int(ax) < rank:
+            raise ValueError(f"axis {ax} out of range for rank {rank}")
+        out.append(int(ax) % rank)
+    return sorted(out)
 
 
 def _int_div(x, y):
@@ -212,6 +213,7 @@ _FOLDERS: dict[str, Callable] = {
     "Split": _split,
     "Transpose": lambda vals, a, opset: np.transpose(vals[0], a.get("perm")),
     "Identity": _unary(lambda x: x),
+    "Dropout": _unary(lambda x: x),  # inference: the mask output is refused by its converter
     "Neg": _unary(np.negative),
     "Abs": _unary(np.abs),
     "Floor": _unary(np.floor),

@@ -14,8 +14,9 @@ node (attributes resolved to concrete ints/floats; shapes computed here):
                            group (output_padding / output_shape resolved into the output shape)
     Pad                    input (x); pads=(begin..., end...) over every dim, mode, value
     Softmax / LogSoftmax   input (x); axes=(...) normalized over the opset's semantics
-    ReduceMax / ReduceMin / ReduceSum   input (x); axes=(...) keepdims=0|1
-    ReduceMean (other than over H, W of a 4-D tensor)   the same form
+    ReduceMax / ReduceMin / ReduceSum   input (x); axes=(...) keepdims=0|1 general=1
+    ReduceMean (other than over H, W of a 4-D tensor)   the same form (general=1 tells it
+                           from the importer's spatial ReduceMean)
     LayerNormalization     inputs (x, scale) or (x, scale, bias); axes=(axis..rank-1) epsilon
     Div with a run-time divisor   inputs (a, b), numpy broadcasting
     Exp Log Sqrt Tanh Erf Abs Neg Reciprocal Floor Ceil Softplus   input (x)

@@ -299,6 +299,15 @@ def test_shape_subgraph_folds_to_constants():
         _check(m, target)
 
 
+def test_unfoldable_op_on_a_constant_is_bound():
+    """Relu of a weight is not folded (no NumPy rule); its constant input is bound to the kernel."""
+    m = model([node("Relu", ["c"], ["r"]), node("Dropout", ["c"], ["d"]), node("Mul", ["x", "r"], ["m"]),
+               node("Add", ["m", "d"])], [("x", [1, 4, 3, 5])], inits=[("c", rand(4, 1, 1))])
+    g = load_graph(m)
+    assert g.op_counts() == {"Relu": 1, "Mul": 1, "Add": 1}
+    _check(m, "sim")
+
+
 def test_fold_only_operator_on_runtime_tensor_is_refused():
     m = model([node("Equal", ["x", "x"], ["e"]), node("Where", ["e", "x", "x"])], [("x", [2, 3])])
     with pytest.raises(UnsupportedModelError, match="Equal is supported on constant inputs only"):
