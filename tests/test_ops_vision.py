@@ -308,6 +308,22 @@ def test_unfoldable_op_on_a_constant_is_bound():
     _check(m, "sim")
 
 
+def test_fpn_resize_to_the_shape_of_another_tensor():
+    """The FPN idiom: Resize(top, sizes=Concat(Shape(top)[:2], Shape(lateral)[2:])) + lateral."""
+    nodes = [node("Shape", ["top"], ["st"]), node("Shape", ["lat"], ["sl"]),
+             node("Slice", ["st", "z", "two"], ["nc"]), node("Slice", ["sl", "two", "four"], ["hw"]),
+             node("Concat", ["nc", "hw"], ["sizes"], axis=0),
+             node("Resize", ["top", "", "", "sizes"], ["up"], mode="nearest",
+                  coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+             node("Add", ["up", "lat"])]
+    m = model(nodes, [("top", [1, 6, 4, 5]), ("lat", [1, 6, 9, 11])],
+              inits=[("z", i64(0)), ("two", i64(2)), ("four", i64(4))])
+    g = load_graph(m)
+    assert g.op_counts() == {"Resize": 1, "Add": 1}
+    assert g.types["up"].shape == (1, 6, 9, 11)
+    _check(m, "sim")
+
+
 def test_fold_only_operator_on_runtime_tensor_is_refused():
     m = model([node("Equal", ["x", "x"], ["e"]), node("Where", ["e", "x", "x"])], [("x", [2, 3])])
     with pytest.raises(UnsupportedModelError, match="Equal is supported on constant inputs only"):
@@ -421,3 +437,12 @@ def test_vision_ops_are_modeled_on_sim():
     assert all(r["time_us"] > 0 and r["figures"].startswith("modeled") for r in rows)
     ct = next(r for r in rows if r["op"] == "ConvTranspose")
     assert ct["unit"] == "cube" and ct["flops"] == 2 * (32 * 10 * 14) * (3 * 2 * 2)
+
+
+def test_check_on_the_ascend_emulator_with_vision_ops(tmp_path, capsys):
+    """`check -t ascend`: the fused block's generated Ascend C on the emulator, the vision ops
+    around it on the CPU, the whole model against ONNX Runtime."""
+    p = tmp_path / "fpn.onnx"
+    onnx.save(_fused_neighbour_model(), p)
+    code, out, err = run_cli(capsys, "check", str(p), "-t", "ascend:ascend310p3")
+    assert code == 0 and "PASS" in out and "1 fused blocks" in out, (out, err)
