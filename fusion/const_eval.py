@@ -27,7 +27,7 @@ def try_fold(imp, n, name: str, ins: list[str], a: dict[str, Any]) -> bool:
         if not ins or (ins[0] not in imp.types and ins[0] not in imp.all_consts):
             return False
         shape = (imp.types[ins[0]].shape if ins[0] in imp.types else imp.all_consts[ins[0]].shape)
-        vals = [np.empty(shape, np.uint8)]  # only the shape is read
+        vals = [np.broadcast_to(np.uint8(0), shape)]  # only the shape is read (no copy)
     else:
         if any(t and t not in imp.all_consts for t in ins):
             return False
@@ -210,6 +210,7 @@ _FOLDERS: dict[str, Callable] = {
     "Concat": _concat,
     "Range": _range,
     "Expand": _expand,
+    "Tile": lambda vals, a, opset: np.tile(vals[0], [int(r) for r in vals[1].reshape(-1)]),
     "Split": _split,
     "Transpose": lambda vals, a, opset: np.transpose(vals[0], a.get("perm")),
     "Identity": _unary(lambda x: x),

@@ -7,6 +7,8 @@ are folded by fusion.const_eval before these run):
     Transpose   input (x); perm=(...)
     Squeeze / Unsqueeze   -> Reshape (shape=...)
     Expand      input (x); output shape = broadcast(x, shape)
+    Tile        input (x); output shape = x.shape * repeats
+    DepthToSpace / SpaceToDepth   input (x), 4-D; blocksize=int mode=DCR|CRD
     Gather      input (x); axis=int indices=(flat, non-negative) indices_shape=(...)
     Where       inputs (mask, x, y): mask a float constant (1 where the condition holds)
     Cast (float to float), Dropout (inference)   -> Identity
@@ -169,6 +171,38 @@ def expand(imp, n, name, ins, a):
     imp._emit(name, "Expand", ins[:1], imp._single_output(n, name), shape, xt.dtype)
 
 
+def tile(imp, n, name, ins, a):
+    imp._arity(n, name, ins, 2, 2)
+    xt = imp._data(ins[0])
+    reps = [int(v) for v in imp._const(ins[1], name, "Tile repeats").reshape(-1)]
+    if len(reps) != len(xt.shape) or any(r < 1 for r in reps):
+        raise ShapeError(f"node '{name}': Tile repeats {reps} do not fit input {S.fmt_shape(xt.shape)}")
+    imp._emit(name, "Tile", ins[:1], imp._single_output(n, name),
+              tuple(d * r for d, r in zip(xt.shape, reps)), xt.dtype)
+
+
+def depth_space(imp, n, name, ins, a):
+    op = n.op_type
+    imp._arity(n, name, ins, 1, 1)
+    xt = imp._data(ins[0])
+    if len(xt.shape) != 4:
+        raise UnsupportedModelError(f"node '{name}': {op} is supported on 4-D tensors only")
+    b = int(a.get("blocksize", 0))
+    mode = str(a.get("mode", "DCR")) if op == "DepthToSpace" else "DCR"
+    if b < 1 or mode not in ("DCR", "CRD"):
+        raise ShapeError(f"node '{name}': {op} blocksize {b} / mode '{mode}' is invalid")
+    nb, c, h, w = xt.shape
+    if op == "DepthToSpace":
+        if c % (b * b):
+            raise ShapeError(f"node '{name}': DepthToSpace channels {c} are not a multiple of {b * b}")
+        shape = (nb, c // (b * b), h * b, w * b)
+    else:
+        if h % b or w % b:
+            raise ShapeError(f"node '{name}': SpaceToDepth input {h}x{w} is not a multiple of {b}")
+        shape = (nb, c * b * b, h // b, w // b)
+    imp._emit(name, op, ins, imp._single_output(n, name), shape, xt.dtype, blocksize=b, mode=mode)
+
+
 def gather(imp, n, name, ins, a):
     imp._arity(n, name, ins, 2, 2)
     xt = imp._data(ins[0])
@@ -238,6 +272,9 @@ CONVERTERS = {
     "Unsqueeze": unsqueeze,
     "Expand": expand,
     "Gather": gather,
+    "Tile": tile,
+    "DepthToSpace": depth_space,
+    "SpaceToDepth": depth_space,
     "Where": where,
     "Cast": cast,
     "Dropout": dropout,

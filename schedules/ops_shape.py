@@ -1,5 +1,5 @@
 """TE computes for data-movement operators (plain row-major layout): Concat, Slice, Transpose,
-Expand, Gather, Where. Constant operands are bound once at compile time (fp32) and cast to the
+Expand, Tile, DepthToSpace/SpaceToDepth, Gather, Where. Constant operands are bound once at compile time (fp32) and cast to the
 activation dtype on read."""
 
 from __future__ import annotations
@@ -81,6 +81,36 @@ def expand(n: Node, ctx: OpContext) -> KernelSpec:
     return _spec(n, ctx, [n.inputs[0]], [X], y)
 
 
+def tile(n: Node, ctx: OpContext) -> KernelSpec:
+    X = _ph(ctx.ttype(n.inputs[0]).shape, ctx.dtype, "x")
+    y = te.compute(_out_shape(n, ctx), lambda *i: X(*(tirx.floormod(k, d) for k, d in zip(i, X.shape))),
+                   name="y")
+    return _spec(n, ctx, [n.inputs[0]], [X], y)
+
+
+def depth_space(n: Node, ctx: OpContext) -> KernelSpec:
+    """DepthToSpace y[n, c, h*b+i, w*b+j] = x[n, src channel, h, w] (DCR: (i*b+j)*C'+c, CRD:
+    c*b*b+i*b+j); SpaceToDepth is its DCR inverse."""
+    b, mode = n.attr("blocksize"), n.attr("mode")
+    X = _ph(ctx.ttype(n.inputs[0]).shape, ctx.dtype, "x")
+    out = _out_shape(n, ctx)
+    if n.op_type == "DepthToSpace":
+        cp = out[1]
+
+        def f(bn, c, h, w):
+            i, j = tirx.floormod(h, b), tirx.floormod(w, b)
+            ch = (i * b + j) * cp + c if mode == "DCR" else c * b * b + i * b + j
+            return X[bn, ch, tirx.floordiv(h, b), tirx.floordiv(w, b)]
+    else:
+        cin = int(X.shape[1])
+
+        def f(bn, c, h, w):
+            blk, ch = tirx.floordiv(c, cin), tirx.floormod(c, cin)
+            return X[bn, ch, h * b + tirx.floordiv(blk, b), w * b + tirx.floormod(blk, b)]
+    y = te.compute(out, f, name="y")
+    return _spec(n, ctx, [n.inputs[0]], [X], y)
+
+
 def gather(n: Node, ctx: OpContext) -> KernelSpec:
     axis, ishape = n.attr("axis"), tuple(n.attr("indices_shape"))
     idx = np.asarray(n.attr("indices"), np.int32).reshape(ishape or (1,))
@@ -113,5 +143,8 @@ KERNELS = {
     "Transpose": transpose,
     "Expand": expand,
     "Gather": gather,
+    "Tile": tile,
+    "DepthToSpace": depth_space,
+    "SpaceToDepth": depth_space,
     "Where": where,
 }
