@@ -84,9 +84,6 @@ def pool(imp, n, name, ins, a):
     strides = imp._ints(name, op, "strides", a.get("strides"), 2, (1, 1), 1)
     dilations = imp._ints(name, op, "dilations", a.get("dilations"), 2, (1, 1), 1)
     pads = imp._ints(name, op, "pads", a.get("pads"), 4, (0, 0, 0, 0), 0)
-    if op == "AveragePool" and dilations != (1, 1):
-        raise UnsupportedModelError(f"node '{name}': AveragePool with dilations {list(dilations)} "
-                                    f"is not supported")
     if op == "MaxPool" and int(a.get("storage_order", 0)):
         raise UnsupportedModelError(f"node '{name}': MaxPool storage_order=1 is not supported")
     auto_pad = str(a.get("auto_pad", "NOTSET")) or "NOTSET"

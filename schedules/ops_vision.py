@@ -103,18 +103,17 @@ def pool(n: Node, ctx: OpContext) -> KernelSpec:
 
     red = te.compute(out, lambda b, c, i, j, *k: te.sum(window(b, c, i, j, k, _f(0)), axis=[rh, rw]),
                      name="pool")
-    include = n.attr("count_include_pad", 0)
+    # the divisor counts the window's taps inside the input, or (count_include_pad) inside the
+    # padded input: the same count ONNX Runtime uses, dilated windows and ceil_mode included
+    lo_h, hi_h, lo_w, hi_w = (-pt, H + pb, -pl, W + pr) if n.attr("count_include_pad", 0) else (0, H, 0, W)
+    ch, cw = te.reduce_axis((0, kh), name="ch"), te.reduce_axis((0, kw), name="cw")
 
-    def count(i, k, s, p_begin, p_end, size):
-        start = i * s - p_begin
-        if include:  # the window clipped to the padded input
-            return tirx.min(start + k, size + p_end) - start
-        return tirx.min(start + k, size) - tirx.max(start, 0)
-
-    def favg(b, c, i, j, *k):
-        area = count(i, kh, sh, pt, pb, H) * count(j, kw, sw, pl, pr, W)
-        return (red(b, c, i, j, *k) / area.astype(ACC)).astype(ctx.dtype)
-    y = te.compute(out, favg, name="y")
+    def taps(i, j):
+        r, q = i * sh + ch * dh - pt, j * sw + cw * dw - pl
+        inside = tirx.all(r >= lo_h, r < hi_h, q >= lo_w, q < hi_w)
+        return te.sum(tirx.if_then_else(inside, _f(1), _f(0)), axis=[ch, cw])
+    area = te.compute(out[2:4], taps, name="area")
+    y = te.compute(out, lambda b, c, i, j, *k: (red(b, c, i, j, *k) / area[i, j]).astype(ctx.dtype), name="y")
     return _spec(n, ctx, [n.inputs[0]], [X], y)
 
 

@@ -78,6 +78,11 @@ CASES = {
                                 pads=[1, 0, 1, 1], ceil_mode=1, count_include_pad=1),
     "avgpool_ceil_exclude": one("AveragePool", [2, 3, 12, 10], kernel_shape=[3, 2], strides=[2, 2],
                                 ceil_mode=1),
+    "avgpool_dilated_opset19": one("AveragePool", [1, 3, 13, 12], opset=19, kernel_shape=[3, 2], strides=[2, 1],
+                                   dilations=[2, 3], pads=[1, 1, 2, 1], count_include_pad=0),
+    "avgpool_dilated_include_ceil": one("AveragePool", [1, 3, 13, 12], opset=19, kernel_shape=[3, 3],
+                                        strides=[2, 2], dilations=[2, 2], pads=[1, 1, 1, 1],
+                                        count_include_pad=1, ceil_mode=1),
     "globalmaxpool": one("GlobalMaxPool", X),
     # Resize: modes, coordinate transforms, nearest modes, scales or sizes
     "resize_nearest_hp": one("Resize", X, ins=["x", "", "s"], inits=[("s", f32(1, 1, 2, 2))]),
@@ -363,7 +368,6 @@ def test_all_unsupported_operators_in_one_error(tmp_path, capsys):
     ("Resize", dict(coordinate_transformation_mode="tf_half_pixel_for_nearest"), ["x", "", "s"],
      [("s", f32(1, 1, 2, 2))], "tf_half_pixel_for_nearest"),
     ("Pad", dict(mode="wrap"), ["x", "p"], [("p", i64(0, 0, 1, 1, 0, 0, 1, 1))], "mode 'wrap'"),
-    ("AveragePool", dict(kernel_shape=[3, 3], dilations=[2, 2]), ["x"], [], "dilations"),
     ("Slice", {}, ["x", "s", "e"], [("s", i64(9)), ("e", i64(20))], "empty tensor"),
 ])
 def test_unsupported_forms_are_one_line_errors(op, attrs, ins, inits, match):
