@@ -1,6 +1,6 @@
 """TE computes for data-movement operators (plain row-major layout): Concat, Slice, Transpose,
-Expand, Tile, DepthToSpace/SpaceToDepth, Gather, Where. Constant operands are bound once at compile time (fp32) and cast to the
-activation dtype on read."""
+Expand, Tile, DepthToSpace/SpaceToDepth, Gather, Where. Constant operands are bound once at
+compile time (fp32) and cast to the activation dtype on read."""
 
 from __future__ import annotations
 
