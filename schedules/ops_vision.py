@@ -211,20 +211,34 @@ def conv_transpose(n: Node, ctx: OpContext) -> KernelSpec:
     Wt = _ph(w.shape, ctx.dtype, "w")
     B = _ph(bias.shape, ACC, "b")
     rc = te.reduce_axis((0, cg), name="rc")
-    rh, rw = te.reduce_axis((0, KH), name="rh"), te.reduce_axis((0, KW), name="rw")
+    if (dh, dw) == (1, 1):
+        # phase form: output row i only meets the taps kh = (i + pt) mod s + t*s, so the reduction
+        # runs over ceil(K/s) taps per axis instead of K with s-1 of every s masked out
+        rt, ct = te.reduce_axis((0, -(-KH // sh)), name="rt"), te.reduce_axis((0, -(-KW // sw)), name="ct")
 
-    def fconv(b, o, i, j):
-        ci = (o // opg) * cg + rc
-        u, v = i + pt - rh * dh, j + pl - rw * dw
-        ok = tirx.all(u >= 0, v >= 0, tirx.floormod(u, sh) == 0, tirx.floormod(v, sw) == 0,
-                      tirx.floordiv(u, sh) < H, tirx.floordiv(v, sw) < W)
-        xv = X[b, ci, _clamp(tirx.floordiv(u, sh), H), _clamp(tirx.floordiv(v, sw), W)]
-        return te.sum(tirx.if_then_else(ok, xv.astype(ACC) * Wt[ci, o % opg, rh, rw].astype(ACC), _f(0)),
-                      axis=[rc, rh, rw])
+        def fconv(b, o, i, j):
+            ci = (o // opg) * cg + rc
+            kh, kw = tirx.floormod(i + pt, sh) + rt * sh, tirx.floormod(j + pl, sw) + ct * sw
+            p, q = tirx.floordiv(i + pt, sh) - rt, tirx.floordiv(j + pl, sw) - ct
+            ok = tirx.all(kh < KH, kw < KW, p >= 0, p < H, q >= 0, q < W)
+            xv = X[b, ci, _clamp(p, H), _clamp(q, W)].astype(ACC)
+            wv = Wt[ci, o % opg, _clamp(kh, KH), _clamp(kw, KW)].astype(ACC)
+            return te.sum(tirx.if_then_else(ok, xv * wv, _f(0)), axis=[rc, rt, ct])
+    else:
+        rh, rw = te.reduce_axis((0, KH), name="rh"), te.reduce_axis((0, KW), name="rw")
+
+        def fconv(b, o, i, j):
+            ci = (o // opg) * cg + rc
+            u, v = i + pt - rh * dh, j + pl - rw * dw
+            ok = tirx.all(u >= 0, v >= 0, tirx.floormod(u, sh) == 0, tirx.floormod(v, sw) == 0,
+                          tirx.floordiv(u, sh) < H, tirx.floordiv(v, sw) < W)
+            xv = X[b, ci, _clamp(tirx.floordiv(u, sh), H), _clamp(tirx.floordiv(v, sw), W)]
+            return te.sum(tirx.if_then_else(ok, xv.astype(ACC) * Wt[ci, o % opg, rh, rw].astype(ACC), _f(0)),
+                          axis=[rc, rh, rw])
     conv = te.compute(out, fconv, name="conv")
     y = te.compute(out, lambda b, o, i, j: (conv[b, o, i, j] + B[o]).astype(ctx.dtype), name="y")
     return KernelSpec(n.name, te.create_prim_func([X, Wt, B, y]), (n.inputs[0], w, bias), out,
-                      ctx.dtype, schedule="conv")
+                      ctx.dtype)  # generic schedule: the "conv" ones assume a forward conv
 
 
 # --- Pad --------------------------------------------------------------------------------------
@@ -350,7 +364,7 @@ def batch_matmul(n: Node, ctx: OpContext) -> KernelSpec:
         return te.sum(A(*ai).astype(ACC) * Bm(*bi).astype(ACC), axis=rk)
     mm = te.compute(out, f, name="mm")
     y = te.compute(out, lambda *i: mm(*i).astype(ctx.dtype), name="y")
-    return _spec(n, ctx, [pa, pb], [A, Bm], y, schedule="dense")
+    return _spec(n, ctx, [pa, pb], [A, Bm], y)  # generic: "dense" schedules assume 2-D operands
 
 
 _KERNELS = {
