@@ -288,10 +288,11 @@ def softmax(n: Node, ctx: OpContext) -> KernelSpec:
     def red_idx(i):
         return [0 if a in axes else i[a] for a in range(len(shape))]
     mx = _reduce_over(lambda *i: X(*i).astype(ACC), shape, axes, te.max, "rmax")
-    s = _reduce_over(lambda *i: tirx.exp(X(*i).astype(ACC) - mx(*red_idx(i))), shape, axes, te.sum, "rsum")
+    e = te.compute(shape, lambda *i: tirx.exp(X(*i).astype(ACC) - mx(*red_idx(i))), name="e")  # once
+    s = _reduce_over(e, shape, axes, te.sum, "rsum")
     if n.op_type == "Softmax":
         def f(*i):
-            return (tirx.exp(X(*i).astype(ACC) - mx(*red_idx(i))) / s(*red_idx(i))).astype(ctx.dtype)
+            return (e(*i) / s(*red_idx(i))).astype(ctx.dtype)
     else:
         def f(*i):
             return (X(*i).astype(ACC) - mx(*red_idx(i)) - tirx.log(s(*red_idx(i)))).astype(ctx.dtype)
