@@ -403,25 +403,48 @@ def test_ops_next_to_a_fused_block(target):
     assert len(cm.fused_blocks) == 1
     ops = [cm.graph.node(s.name).op_type for s in cm.program.steps]
     assert {"MaxPool", "Resize", "Concat", "ConvTranspose"} <= set(ops)
+    blocked = {n.op_type for n in cm.graph.nodes if cm.graph.types[n.inputs[0]].layout == "NC1HWC0"}
+    assert {"MaxPool", "Resize", "Concat"} <= blocked and "ConvTranspose" not in blocked
+
+
+def _chain(x, c, o, tag):
+    """DW 3x3 -> Relu -> PW 1x1 -> Relu (fuses into one block): nodes, initializers."""
+    return [node("Conv", [x, f"wd{tag}", f"bd{tag}"], [f"d{tag}"], group=c, kernel_shape=[3, 3],
+                 pads=[1, 1, 1, 1]),
+            node("Relu", [f"d{tag}"], [f"dr{tag}"]),
+            node("Conv", [f"dr{tag}", f"wp{tag}", f"bp{tag}"], [f"p{tag}"], kernel_shape=[1, 1]),
+            node("Relu", [f"p{tag}"], [f"pr{tag}"])], [
+            (f"wd{tag}", rand(c, 1, 3, 3)), (f"bd{tag}", rand(c)), (f"wp{tag}", rand(o, c, 1, 1) * 0.3),
+            (f"bp{tag}", rand(o))]
 
 
 def _blocked_region_model():
     """Two DW-separable chains with a MaxPool and a LeakyRelu between them and a Resize and a Tanh
     after: odd channel counts (24, 40) so the blocked tensors carry a zero-padded channel tail."""
-    def chain(x, c, o, tag):
-        return [node("Conv", [x, f"wd{tag}", f"bd{tag}"], [f"d{tag}"], group=c, kernel_shape=[3, 3],
-                     pads=[1, 1, 1, 1]),
-                node("Relu", [f"d{tag}"], [f"dr{tag}"]),
-                node("Conv", [f"dr{tag}", f"wp{tag}", f"bp{tag}"], [f"p{tag}"], kernel_shape=[1, 1]),
-                node("Relu", [f"p{tag}"], [f"pr{tag}"])], [
-                (f"wd{tag}", rand(c, 1, 3, 3)), (f"bd{tag}", rand(c)), (f"wp{tag}", rand(o, c, 1, 1) * 0.3),
-                (f"bp{tag}", rand(o))]
-    n1, i1 = chain("x", 24, 40, 1)
-    n2, i2 = chain("lr", 40, 24, 2)
+    n1, i1 = _chain("x", 24, 40, 1)
+    n2, i2 = _chain("lr", 40, 24, 2)
     nodes = n1 + [node("MaxPool", ["pr1"], ["mp"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
                   node("LeakyRelu", ["mp"], ["lr"], alpha=0.2)] + n2 + [
         node("Resize", ["pr2", "", "s"], ["up"], mode="linear"), node("Tanh", ["up"])]
     return model(nodes, [("x", [1, 24, 15, 13])], inits=i1 + i2 + [("s", f32(1, 1, 2, 2))])
+
+
+@pytest.mark.parametrize("first, second, blocked", [(16, 24, True), (24, 16, False)])
+def test_channel_concat_of_fused_blocks_runs_blocked_when_blocks_line_up(first, second, blocked):
+    """Concat of two fused blocks' outputs, then a third chain: blocked iff the first input fills
+    whole C0 blocks (only the output's channel tail may be padded)."""
+    from fusion.ir import NC1HWC0
+
+    n1, i1 = _chain("x", 8, first, 1)
+    n2, i2 = _chain("x", 8, second, 2)
+    n3, i3 = _chain("cat", first + second, 8, 3)
+    m = model(n1 + n2 + [node("Concat", ["pr1", "pr2"], ["cat"], axis=1)] + n3 + [node("Sigmoid", ["pr3"])],
+              [("x", [1, 8, 9, 11])], inits=i1 + i2 + i3)
+    cm = _check(m, "sim")
+    assert len(cm.fused_blocks) == 3
+    cat = next(n for n in cm.graph.nodes if n.op_type == "Concat")
+    assert (cm.graph.types[cat.outputs[0]].layout == NC1HWC0) == blocked
+    assert cm.graph.op_counts()["ToNCHW"] == (1 if blocked else 3)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
