@@ -25,6 +25,11 @@ def _f(v: float):
     return tirx.const(v, ACC)
 
 
+def _q(text: str) -> str:
+    """A model-supplied name, quoted, with control characters escaped (errors are one line)."""
+    return "'" + "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text)) + "'"
+
+
 def _clamp(i, hi: int):
     return tirx.min(tirx.max(i, 0), hi - 1)
 
@@ -138,7 +143,7 @@ def _source_coord(x, coord: str, scale: float, in_len: int, out_len: int):
         return xf / _f(scale)
     if coord == "align_corners":
         return _f(0) if out_len == 1 else xf * _f((in_len - 1) / (out_len - 1))
-    raise UnsupportedModelError(f"Resize coordinate_transformation_mode '{coord}'")
+    raise UnsupportedModelError(f"Resize coordinate_transformation_mode {_q(coord)}")
 
 
 def _nearest(v, mode: str, scale: float):
@@ -353,7 +358,7 @@ def layer_norm(n: Node, ctx: OpContext) -> KernelSpec:
 def batch_matmul(n: Node, ctx: OpContext) -> KernelSpec:
     (pa, A), (pb, Bm) = operand(ctx, n.inputs[0], "a"), operand(ctx, n.inputs[1], "b")
     if len(A.shape) < 2 or len(Bm.shape) < 2:
-        raise UnsupportedModelError(f"MatMul '{n.name}': 1-D operands with batch dims are not supported")
+        raise UnsupportedModelError(f"MatMul {_q(n.name)}: 1-D operands with batch dims are not supported")
     out = _out_shape(n, ctx)
     K = int(A.shape[-1])
     rk = te.reduce_axis((0, K), name="rk")
@@ -391,5 +396,5 @@ def vision_kernel(n: Node, ctx: OpContext) -> KernelSpec | None:
     if fn is None:
         return None
     if n.op_type not in BLOCKED_VISION_OPS and any(ctx.ttype(t).layout == NC1HWC0 for t in n.inputs if t):
-        raise UnsupportedModelError(f"'{n.op_type}' node '{n.name}' has no NC1HWC0 kernel")
+        raise UnsupportedModelError(f"{_q(n.op_type)} node {_q(n.name)} has no NC1HWC0 kernel")
     return fn(n, ctx)

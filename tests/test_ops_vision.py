@@ -477,3 +477,10 @@ def test_check_on_the_ascend_emulator_with_vision_ops(tmp_path, capsys):
     onnx.save(_fused_neighbour_model(), p)
     code, out, err = run_cli(capsys, "check", str(p), "-t", "ascend:ascend310p3")
     assert code == 0 and "PASS" in out and "1 fused blocks" in out, (out, err)
+
+
+def test_kernel_errors_escape_model_names():
+    m = model([node("MatMul", ["x", "v"], name="mm\nrm -rf /")], [("x", [2, 3, 4])], inits=[("v", rand(4))])
+    with pytest.raises(UnsupportedModelError) as e:
+        fusion.compile(m, target="llvm")
+    assert "\n" not in str(e.value) and "mm\\nrm -rf /" in str(e.value)
