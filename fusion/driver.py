@@ -202,8 +202,17 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
         else:
             spec = op_kernel(n, ctx)
             ex = build_op(spec)
-            params = [p if isinstance(p, str) else tvm.runtime.tensor(np.ascontiguousarray(p), dev)
-                      for p in spec.params]
+            params = [_bind(p, g, dtype, dev) for p in spec.params]
             program.steps.append(Step(n.name, "op", ex["main"], params, n.outputs[0],
                                       spec.out_shape, spec.out_dtype, ex))
     return CompiledModel(g, tgt, dtype, program, blocks, refusals)
+
+
+def _bind(p, g: Graph, dtype: str, dev):
+    """A kernel parameter: a run-time tensor name, or a constant bound once (a graph constant
+    read as data, e.g. Relu of a weight, is bound in the activation dtype). 0-d stays 0-d."""
+    if isinstance(p, str):
+        if p not in g.constants:
+            return p
+        p = np.asarray(g.constants[p]).astype(dtype)
+    return tvm.runtime.tensor(np.ascontiguousarray(p).reshape(np.shape(p)), dev)

@@ -45,7 +45,9 @@ from fusion.errors import (
     ShapeError,
     UnsupportedModelError,
 )
+from fusion.const_eval import try_fold
 from fusion.ir import Graph, Node, TensorType, make_node
+from fusion.onnx_coverage import check_supported, extra_converters
 
 SUPPORTED_DTYPES = ("float32", "float16")
 
@@ -201,6 +203,7 @@ class _Importer:
         self._initializers()
         self._graph_inputs()
         names = self._node_names()
+        check_supported(self.g.node, names, _CONVERTERS)
         for idx in self._order(names):
             n = self.g.node[idx]
             self._convert(n, names[idx])
@@ -425,6 +428,8 @@ class _Importer:
         ins = list(n.input)
         while ins and not ins[-1]:
             ins.pop()
+        if try_fold(self, n, name, ins, attrs):
+            return
         fn(self, n, name, ins, attrs)
 
     def _attrs(self, n, name: str) -> dict[str, Any]:
@@ -744,5 +749,6 @@ _CONVERTERS: dict[str, Callable] = {
     "MatMul": _Importer.matmul,
     "Constant": _Importer.constant,
 }
+_CONVERTERS.update(extra_converters(_CONVERTERS))
 
 SUPPORTED_OPS = frozenset(_CONVERTERS)

@@ -14,7 +14,7 @@ from fusion.costmodel import (
 )
 from fusion.soc import SocSpec
 
-CUBE_OPS = {"Conv", "Gemm", "MatMul"}
+CUBE_OPS = {"Conv", "ConvTranspose", "Gemm", "MatMul"}
 
 
 def _flops(node, out_shape, graph) -> int:
@@ -22,6 +22,9 @@ def _flops(node, out_shape, graph) -> int:
     if node.op_type == "Conv":
         w = graph.types[node.inputs[1]].shape
         return 2 * out * int(np.prod(w[1:]))
+    if node.op_type == "ConvTranspose":  # every input pixel scatters a (O/g) x kh x kw patch
+        w = graph.types[node.inputs[1]].shape
+        return 2 * int(np.prod(graph.types[node.inputs[0]].shape)) * int(np.prod(w[1:]))
     if node.op_type in ("Gemm", "MatMul"):
         a = graph.types[node.inputs[0]].shape
         k = a[0] if node.attr("transA", 0) else a[-1]

@@ -37,10 +37,11 @@ def _rename_inputs(nodes, old: str, new: str):
 def _remove_identity(g: Graph) -> Graph:
     nodes = list(g.nodes)
     changed = False
-    for n in g.nodes:
-        if n.op_type != "Identity" or n.outputs[0] in g.outputs:
+    for name in [n.name for n in g.nodes if n.op_type == "Identity"]:
+        n = next(m for m in nodes if m.name == name)  # current form: an earlier removal renames inputs
+        if n.outputs[0] in g.outputs:
             continue  # an Identity producing a graph output keeps the output's name: stays a copy
-        nodes.remove(n)
+        nodes = [m for m in nodes if m.name != name]
         nodes = _rename_inputs(nodes, n.outputs[0], n.inputs[0])
         changed = True
     return g.rewrite(nodes) if changed else g

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from fusion.ir import C0, NC1HWC0, NCHW, Graph, Node, TensorType, make_node
 from passes.fuse_dwsep import FUSED_OP
+from schedules.blocked_ops import BLOCKED_VISION_OPS, runs_blocked
 from schedules.workload import ceil_div
 
 UNARY = {"Relu", "Relu6", "HardSwish", "Sigmoid", "HardSigmoid", "Clip"}
@@ -25,6 +26,8 @@ def can_run_blocked(g: Graph, n: Node) -> bool:
                 and n.attr("pads") == (0, 0, 0, 0) and len(g.types[n.inputs[0]].shape) == 4)
     if n.op_type in UNARY:
         return len(g.types[n.inputs[0]].shape) == 4
+    if n.op_type in BLOCKED_VISION_OPS:
+        return runs_blocked(g, n)
     if n.op_type in BINARY:
         a, b = n.inputs
         return (not g.is_constant(a) and not g.is_constant(b) and len(g.types[a].shape) == 4

@@ -268,6 +268,10 @@ def _to_plain(n: Node, ctx: OpContext) -> KernelSpec:
 
 
 def op_kernel(n: Node, ctx: OpContext) -> KernelSpec:
+    from schedules.ops_vision import vision_kernel  # imports this module
+
+    if (spec := vision_kernel(n, ctx)) is not None:
+        return spec
     op = n.op_type
     blocked = ctx.ttype(n.inputs[0]).layout == NC1HWC0 if n.inputs else False
     if op == "Conv":
