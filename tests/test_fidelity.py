@@ -103,7 +103,7 @@ def test_residual_add_and_act_fuse_into_the_conv():
 def test_resnet_builder_matches_its_spec():
     import numpy as np
     import onnxruntime as ort
-    m = build("resnet18", resolution=64)
+    m = build("resnet18", resolution=64)   # the registry's ResNet (the others: models.convnets)
     out = ort.InferenceSession(m.SerializeToString()).run(None, {"x": np.ones((1, 3, 64, 64), np.float32)})[0]
     assert out.shape == (1, 1000) and np.isfinite(out).all()
     convs = [n for n in m.graph.node if n.op_type == "Conv"]
