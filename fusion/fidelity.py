@@ -24,7 +24,7 @@ from pathlib import Path
 from fusion.costmodel import cycles_to_us, vec_op
 from fusion.errors import MegafuseError
 from fusion.soc import SocSpec, get_soc
-from fusion.vendor_baseline import _copy_us, _cube_side, _write_hit, gemm_kernel, launch_us, model_network
+from fusion.vendor_baseline import copy_us, cube_side, write_hit, gemm_kernel, launch_us, model_network
 from schedules.workload import ceil_div
 
 POINTS = Path(__file__).resolve().parent.parent / "benchmarks" / "fidelity" / "points.json"
@@ -61,8 +61,8 @@ def load_points(path: str | Path = POINTS) -> dict:
 # --- per-kind predictions ------------------------------------------------------------------
 def predict_copy(soc: SocSpec, p: dict) -> float:
     cores = p["cores"]
-    side = _cube_side(soc) if p.get("side") == "aic" else soc
-    body = _copy_us(side, p["bytes"] / cores, p["instr_per_core"], "in", cores, p.get("l2_hit", 0.0),
+    side = cube_side(soc) if p.get("side") == "aic" else soc
+    body = copy_us(side, p["bytes"] / cores, p["instr_per_core"], "in", cores, p.get("l2_hit", 0.0),
                     p.get("burst_bytes"))
     return launch_us(soc, cores) + body
 
@@ -75,8 +75,8 @@ def predict_eltwise(soc: SocSpec, p: dict, dtype: str = "float16") -> float:
     bank = soc.ub_bank_conflict_factor if p.get("bank_conflict") else 1.0
     vec = cycles_to_us(soc, (vec_op(soc, chunk, e) * chunks).cycles(soc)) * bank
     out_total = p["elems"] * e
-    mte2 = _copy_us(soc, 2 * per * e, 2 * chunks, "in", cores, 0.0)
-    mte3 = _copy_us(soc, per * e, chunks, "out", cores, _write_hit(soc, out_total))
+    mte2 = copy_us(soc, 2 * per * e, 2 * chunks, "in", cores, 0.0)
+    mte3 = copy_us(soc, per * e, chunks, "out", cores, write_hit(soc, out_total))
     if p.get("double_buffer", True):
         body = max(mte2, vec, mte3) + (mte2 + mte3) / chunks
     else:   # load, add, store of each chunk in a row; every copy waits out the DMA latency

@@ -1,6 +1,6 @@
 """The one hardware table: per-SoC sizes, core counts and throughputs, each with its source.
 
-Sources (facts gathered in shared/docs/ascend-facts.md):
+Sources:
   [devkit]   open Ascend C devkit (asc-devkit): include/basic_api, impl/basic_api/utils/
              kernel_utils_constants.h, architecture pages "NPU架构版本2201/2002".
   [akg]      MindSpore AKG per-SoC table, akg-mlir/include/akg/Utils/AnalysisForNpu.hpp.
@@ -13,6 +13,10 @@ Sources (facts gathered in shared/docs/ascend-facts.md):
              gives l2BW = 5, hbmBW = 1 (relative bandwidths) and l2Size = 192 MiB.
   [catlass]  Huawei's CATLASS GEMM templates (hicann/catlass include/catlass/arch/arch.hpp):
              AtlasA2 (910B) BIAS_SIZE = 1024 B (bias table, TPosition C2).
+  [fidelity] benchmarks/fidelity/points.json: published on-device measurements (the devkit's
+             profiled examples on Atlas A2, the model zoo's 310P3 network throughput); the
+             CALIBRATION values are fitted to its calibration set by benchmarks/fidelity/fit.py,
+             each naming its point, and `megafuse fidelity` checks them on the validation set.
 Values marked CALIBRATION are model parameters, not published facts: change them only
 with a measurement and update the comment.
 """
@@ -144,9 +148,13 @@ SOCS: dict[str, SocSpec] = {
     # UB 256 KiB with 248 KiB usable [akg]; L1 1 MiB; L0C 256 KiB; L2 16 MB [akg]; no bias
     # table: the devkit's dav_m200 DataCopy C1 -> C2 reports "not support" and its Mmad refuses
     # the bias-table C source [devkit];
-    # clock CALIBRATION 1.08 GHz [ini transcription]; HBM -> LPDDR4X ~204.8 GB/s [3rd].
-    # Per-core DMA bandwidths, vector issue cost, DMA setup and launch cost are CALIBRATION
-    # stand-ins taken over from the 910B3-calibrated defaults [pto]; no 310P figure was found.
+    # clock 1.08 GHz [ini transcription]; LPDDR4X, 204.8 GB/s peak [3rd].
+    # CALIBRATION [fidelity]: DRAM bandwidth 152 GB/s (74 % of the peak) and launch base 2.5 µs
+    # (+0.05 µs/core: 2.9 µs per 8-core kernel), least squares of log(modeled / measured) over
+    # points p310_resnet18, p310_resnet34, p310_resnet101, p310_resnet152, p310_vgg16 (the
+    # vendor-like baseline of each network at batch 1). L2 = 4 x DRAM as on 910B. Per-core DMA
+    # bandwidths, vector issue cost and DMA setup are the 910B fit: no 310P per-kernel profile was
+    # found, and the network points cannot separate them.
     "ascend310p3": SocSpec(
         name="ascend310p3", arch="2002", coupled=True, vector_cores=8, cube_cores=8,
         clock_ghz=1.08, ub_bytes=256 * KIB, ub_usable_bytes=248 * KIB,

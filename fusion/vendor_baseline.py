@@ -81,7 +81,7 @@ class VendorNetwork:
         return sum(k.time_us for k in self.kernels if k.members and k.members[0] in m)
 
 
-def _copy_us(soc: SocSpec, nbytes: float, n_instr: int, direction: str, active: int, hit: float,
+def copy_us(soc: SocSpec, nbytes: float, n_instr: int, direction: str, active: int, hit: float,
              burst_bytes: float | None = None) -> float:
     """`n_instr` DMA instructions moving `nbytes` on one core (setup paid per instruction)."""
     if nbytes <= 0:
@@ -93,12 +93,12 @@ def _copy_us(soc: SocSpec, nbytes: float, n_instr: int, direction: str, active: 
 
 
 @lru_cache(maxsize=4)
-def _cube_side(soc: SocSpec) -> SocSpec:
+def cube_side(soc: SocSpec) -> SocSpec:
     """The AIC's MTE2 (GM->L1) has its own per-core bandwidth; dma_us reads gm_to_ub_gibps."""
     return replace(soc, gm_to_ub_gibps=soc.gm_to_l1_gibps)
 
 
-def _write_hit(soc: SocSpec, out_bytes: float) -> float:
+def write_hit(soc: SocSpec, out_bytes: float) -> float:
     return 1.0 if out_bytes <= soc.l2_bytes else 0.0
 
 
@@ -124,7 +124,7 @@ def gemm_kernel(soc: SocSpec, name: str, m: int, k: int, n: int, dtype: str = "f
     hbm_in = a_unique + b_unique * passes + res_total
     if a_in_l2:
         hbm_in = b_unique * passes
-    side = _cube_side(soc)
+    side = cube_side(soc)
     best = None
     for mp in range(1, min(max_cores, ceil_div(m, C0)) + 1):
         for np_ in range(1, min(max_cores // mp, ceil_div(n16, C0)) + 1):
@@ -144,14 +144,14 @@ def gemm_kernel(soc: SocSpec, name: str, m: int, k: int, n: int, dtype: str = "f
             in_core = loads + (out_core if residual else 0.0)
             hit = max(0.0, 1.0 - hbm_in / (in_core * used))
             n_instr = bm * bn * ceil_div(k16, BASE_K * STEP_K) * 2
-            mte2 = _copy_us(side, in_core, n_instr, "in", used, hit)
+            mte2 = copy_us(side, in_core, n_instr, "in", used, hit)
             fr = ceil_div(sm, C0) * (k16 // C0) * ceil_div(sn, C0)
             cube = cycles_to_us(soc, cube_cycles(soc, fr, dtype))
-            mte3 = _copy_us(soc, out_core, bm * bn, "out", used, _write_hit(soc, out_total))
+            mte3 = copy_us(soc, out_core, bm * bn, "out", used, write_hit(soc, out_total))
             epi_ops = (0 if act in soc.fixpipe_acts else ACT_OPS.get(act, 1)) + (1 if residual else 0)
             vec = cycles_to_us(soc, (vec_op(soc, sm * sn, e) * epi_ops).cycles(soc)) if epi_ops else 0.0
             # pipeline fill: the first base block's first K step
-            fill = _copy_us(side, (min(sm, BASE_M) + min(sn, BASE_N)) * min(k16, BASE_K) * e, 2, "in", used, 0.0)
+            fill = copy_us(side, (min(sm, BASE_M) + min(sn, BASE_N)) * min(k16, BASE_K) * e, 2, "in", used, 0.0)
             body = max(mte2, cube, vec, mte3) + fill + init_us
             t = launch_us(soc, used) + body
             if best is None or t < best.time_us:
@@ -168,8 +168,8 @@ def _vector_kernel(soc: SocSpec, name: str, kind: str, members, units: int, in_b
     per = ceil_div(units, used)
     frac = per / units
     instr = max(1, ceil_div(per, ROWS_PER_COPY))
-    mte2 = _copy_us(soc, in_bytes * frac, instr * n_inputs, "in", used, in_hit)
-    mte3 = _copy_us(soc, out_bytes * frac, instr, "out", used, _write_hit(soc, out_bytes))
+    mte2 = copy_us(soc, in_bytes * frac, instr * n_inputs, "in", used, in_hit)
+    mte3 = copy_us(soc, out_bytes * frac, instr, "out", used, write_hit(soc, out_bytes))
     vec = cycles_to_us(soc, work(per).cycles(soc))
     fill = (mte2 + mte3) / instr if instr > 1 else 0.0
     body = max(mte2, vec, mte3) + fill

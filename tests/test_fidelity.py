@@ -77,6 +77,21 @@ def test_fit_reproduces_the_910b_constants(doc):
         assert getattr(soc, name) == pytest.approx(value, rel=0.05, abs=0.5), name
 
 
+def test_310p_constants_are_the_least_squares_fit(doc):
+    """soc.py's 310P launch base and DRAM bandwidth minimise the fit's objective (fit.py's grid
+    search, checked here at the neighbours only)."""
+    import math
+    nets = [p for p in doc["points"] if p["set"] == "calibration" and p["soc"] == "ascend310p3"]
+    soc = get_soc("ascend310p3")
+
+    def cost(base, bw):
+        trial = dataclasses.replace(soc, launch_base_us=base, hbm_gbps=bw, l2_gbps=4 * bw)
+        return sum(math.log(fidelity.predict(p, trial) / p["measured_us"]) ** 2 for p in nets)
+    here = cost(soc.launch_base_us, soc.hbm_gbps)
+    for db, dbw in ((0.3, 0), (-0.3, 0), (0, 8), (0, -8)):
+        assert here <= cost(soc.launch_base_us + db, soc.hbm_gbps + dbw)
+
+
 def test_vendor_kernels_of_mobilenet_v1():
     g = load_graph(build("mobilenet_v1"))
     layers = layers_from_graph(g)

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from fusion.costmodel import cycles_to_us, vec_op  # noqa: E402
 from fusion.fidelity import load_points, network_layers, predict  # noqa: E402
 from fusion.soc import SOCS  # noqa: E402
-from fusion.vendor_baseline import _copy_us, _cube_side, gemm_kernel, launch_us  # noqa: E402
+from fusion.vendor_baseline import copy_us, cube_side, gemm_kernel, launch_us  # noqa: E402
 
 BANK_CONFLICT_CYCLES = (2390, 4167)   # bank_conflict_ub README: scenario 1 (none) vs 2 (read-read)
 LAUNCH_GAPS_48 = {  # Task Duration - aiv_time at 48 AIV cores (add_high_performance README, Cases 2-6)
@@ -90,11 +90,11 @@ def fit_910b(pts: dict, soc):
 
     def mte2_err(gib):
         s2 = dataclasses.replace(soc, gm_to_l1_gibps=gib)
-        _cube_side.cache_clear()
+        cube_side.cache_clear()
         return gemm_kernel(s2, "mm", p["m"], p["k"], p["n"], cores=p["cores"]).mte2_us - mm["pipe_us"]["MTE2"]
     out["gm_to_l1_gibps"] = _bisect(mte2_err, 20.0, 1000.0)
     soc = dataclasses.replace(soc, gm_to_l1_gibps=round(out["gm_to_l1_gibps"], 1))
-    _cube_side.cache_clear()
+    cube_side.cache_clear()
     # the vendor Matmul API's scalar head: the tiny matmul's per-core time minus the modeled body
     tiny = pts["a2_matmul_tiny_n"]
     p = tiny["params"]
