@@ -56,7 +56,8 @@ class SocSpec:
     # Vector issue cost per instruction, cycles: point a2_add_48core_bankfree (aiv_vec_time
     # 6.954 µs for 87 Adds of 127 repeats per core -> 16.9).
     vector_instr_cycles: int = 17
-    # CALIBRATION [pto]: vector repeats retired per cycle (the fit above assumes it)
+    # CALIBRATION [pto]: vector repeats retired per cycle (the fit above assumes it; point
+    # a2_add_48core_bankfree cannot separate it from the issue cost)
     vector_repeats_per_cycle: float = 1.0
     # Per-core GM->UB (AIV MTE2) cap, GiB/s: point a2_copy_l2_reuse (75 % L2 hits read at
     # 125 GB/s per core while HBM serves the misses -> 116.3; the least cap that allows it).
@@ -102,14 +103,16 @@ class SocSpec:
     # DataCopyParams.blockCount <= 4095 bursts per DMA instruction [devkit]
     dma_max_bursts: int = 4095
     # CALIBRATION [devkit perf guide: 32 B-aligned GM transfers can drop to ~70 % of the
-    # 512 B-aligned bandwidth]: bursts shorter than dma_short_burst_bytes move at this fraction
+    # 512 B-aligned bandwidth; the fit of dma_setup_cycles assumes it, point a2_copy_gm2ub_medium
+    # (64 x 128 B bursts per DataCopy) checks it]: bursts shorter than dma_short_burst_bytes move at this fraction
     # of the per-core bandwidth
     dma_short_burst_bytes: int = 512
     dma_short_burst_efficiency: float = 0.7
     # L1 -> L0A / L1 -> L0B bytes per cycle (MTE1) [devkit 2201 page]
     l1_to_l0a_bytes_per_cycle: int = 256
     l1_to_l0b_bytes_per_cycle: int = 128
-    # CALIBRATION (coupled chips only; not published in the sources read): UB -> L1 on-chip move
+    # CALIBRATION (coupled chips only; not published in the sources read, and no calibration
+    # point exercises them -- not refitted): UB -> L1 on-chip move
     # and L0C -> UB move (vector pipe) throughput, bytes per cycle
     ub_to_l1_bytes_per_cycle: float = 64.0
     l0c_to_ub_bytes_per_cycle: float = 128.0
@@ -119,7 +122,8 @@ class SocSpec:
     # activations Fixpipe applies on the fly when moving L0C out (besides bias and fp32->fp16)
     # [devkit Fixpipe: on-the-fly ReLU and conversion]; anything else needs a vector epilogue
     fixpipe_acts: tuple[str, ...] = ("none", "relu")
-    # CALIBRATION (not published): one AIV<->AIC cross-core flag hand-off on decoupled chips
+    # CALIBRATION (not published; no calibration point exercises it -- not refitted): one
+    # AIV<->AIC cross-core flag hand-off on decoupled chips
     # (SetFlag/WaitFlag through GM), cycles per hand-off
     cross_core_sync_cycles: int = 400
 
@@ -131,7 +135,8 @@ class SocSpec:
 SOCS: dict[str, SocSpec] = {
     # 910B1/B2: 24 AIC + 48 AIV (1:2) [devkit 2201]; UB 192 KiB, usable 192 KiB - 256 B - 8 KiB
     # [devkit kernel_utils_constants.h]; L1 512 KiB, L0A/B 64 KiB, L0C 128 KiB; L2 192 MB [akg];
-    # clock 1.8 GHz [ini]; bias table (C2) 1 KiB [catlass] (the devkit docs state no size).
+    # clock 1.8 GHz [ini] (point a2_matmul_8192 agrees: aic_mac_time 3076 µs, modeled cube 3113 µs);
+    # bias table (C2) 1 KiB [catlass] (the devkit docs state no size).
     "ascend910b2": SocSpec(
         name="ascend910b2", arch="2201", coupled=False, vector_cores=48, cube_cores=24,
         clock_ghz=1.8, ub_bytes=192 * KIB, ub_usable_bytes=192 * KIB - 256 - 8 * KIB,
