@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -46,15 +46,21 @@ class Row:
         return self.modeled_us / self.measured_us
 
 
+def _printable(value) -> str:
+    """A points-file string as it may appear in a message: quoted, escapes for anything odd."""
+    return repr(str(value)[:80])
+
+
 def load_points(path: str | Path = POINTS) -> dict:
     try:
         doc = json.loads(Path(path).read_text())
     except FileNotFoundError:
-        raise MegafuseError(f"fidelity points file '{path}' not found") from None
+        raise MegafuseError(f"fidelity points file {_printable(path)} not found") from None
     except (OSError, ValueError) as e:
-        raise MegafuseError(f"fidelity points file '{path}' is not readable JSON ({e})") from None
+        raise MegafuseError(f"fidelity points file {_printable(path)} is not readable JSON "
+                            f"({type(e).__name__})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("points"), list):
-        raise MegafuseError(f"fidelity points file '{path}' has no 'points' list")
+        raise MegafuseError(f"fidelity points file {_printable(path)} has no 'points' list")
     return doc
 
 
@@ -103,7 +109,7 @@ def network_layers(net: str, batch: int, resolution: int) -> tuple:
         from fusion.onnx_import import load_graph
         from models import build
         return tuple(layers_from_graph(load_graph(build(net, batch=batch, resolution=resolution))))
-    raise MegafuseError(f"fidelity: unknown network '{net}'")
+    raise MegafuseError(f"fidelity: unknown network {_printable(net)}")
 
 
 def predict_network(soc: SocSpec, p: dict, dtype: str = "float16") -> float:
@@ -115,11 +121,19 @@ PREDICT = {"copy": predict_copy, "eltwise": predict_eltwise, "matmul": predict_m
            "network": predict_network}
 
 
+def _soc_of(point: dict) -> SocSpec:
+    try:
+        return get_soc(str(point["soc"]))
+    except MegafuseError:
+        raise MegafuseError(f"fidelity point {_printable(point.get('id'))}: unknown SoC "
+                            f"{_printable(point['soc'])}") from None
+
+
 def predict(point: dict, soc: SocSpec | None = None) -> float:
-    soc = soc or get_soc(point["soc"])
+    soc = soc or _soc_of(point)
     fn = PREDICT.get(point["kind"])
     if fn is None:
-        raise MegafuseError(f"fidelity point '{point.get('id')}': unknown kind '{point['kind']}'")
+        raise MegafuseError(f"fidelity point {_printable(point.get('id'))}: unknown kind {_printable(point['kind'])}")
     t = fn(soc, point["params"]) if point["kind"] == "copy" else fn(soc, point["params"], point.get("dtype", "float16"))
     if point["kind"] == "matmul":   # figures read per core (aic_time) leave out the task's launch
         return t.body_us if point.get("per_core_figure") else t.time_us
@@ -130,7 +144,7 @@ def table(doc: dict | None = None, socs: dict[str, SocSpec] | None = None) -> li
     doc = doc or load_points()
     rows = []
     for pt in doc["points"]:
-        soc = (socs or {}).get(pt["soc"]) or get_soc(pt["soc"])
+        soc = (socs or {}).get(pt["soc"]) or _soc_of(pt)
         src = pt["source"]
         rows.append(Row(pt["id"], pt["set"], pt["soc"], pt["kind"], f"{src['repo'].split()[0]}:{src['path']}",
                         float(pt["measured_us"]), predict(pt, soc)))
@@ -154,7 +168,3 @@ def _median(xs: list[float]) -> float:
     n = len(xs)
     return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 
-
-def with_constants(soc: SocSpec, **values) -> SocSpec:
-    """A copy of `soc` with some constants replaced (the fitting script's trial values)."""
-    return replace(soc, **values)

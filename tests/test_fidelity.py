@@ -164,5 +164,10 @@ def test_cli_bad_points_file(tmp_path):
                    '"params": {}, "measured_us": 1, "source": {"repo": "a", "path": "b"}}]}')
     r = _run("fidelity", "--points", str(bad))
     assert r.returncode == 2 and r.stderr.startswith("megafuse: error:") and len(r.stderr.splitlines()) == 1
+    bad.write_text(json.dumps({"points": [{"id": "x\n\x1b[31m", "set": "validation", "soc": "no\nsuch",
+                                           "kind": "copy", "params": {}, "measured_us": 1,
+                                           "source": {"repo": "a", "path": "b"}}]}))
+    r = _run("fidelity", "--points", str(bad))
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "\x1b" not in r.stderr
     r = _run("fidelity", "--points", str(tmp_path / "missing.json"))
     assert r.returncode == 2 and "not found" in r.stderr

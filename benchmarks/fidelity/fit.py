@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from fusion.costmodel import cycles_to_us, vec_op  # noqa: E402
+from fusion.costmodel import vec_op  # noqa: E402
 from fusion.fidelity import load_points, network_layers, predict  # noqa: E402
 from fusion.soc import SOCS  # noqa: E402
-from fusion.vendor_baseline import copy_us, cube_side, gemm_kernel, launch_us  # noqa: E402
+from fusion.vendor_baseline import cube_side, gemm_kernel  # noqa: E402
 
 BANK_CONFLICT_CYCLES = (2390, 4167)   # bank_conflict_ub README: scenario 1 (none) vs 2 (read-read)
 LAUNCH_GAPS_48 = {  # Task Duration - aiv_time at 48 AIV cores (add_high_performance README, Cases 2-6)
