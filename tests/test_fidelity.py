@@ -58,8 +58,8 @@ def test_validation_meets_the_done_when_thresholds(rows):
 
 
 def test_the_check_can_fail(doc):
-    """The constants before the refit (per-DMA setup 200 cycles, no L2-resident activations in
-    their baseline aside) miss the measurements: the same summary flags them."""
+    """Perturbed constants (the pre-refit per-DMA setup of 200 cycles, half the DRAM bandwidth)
+    miss the measurements: the same summary flags them."""
     old = {name: dataclasses.replace(soc, dma_setup_cycles=200, hbm_gbps=soc.hbm_gbps / 2)
            for name, soc in SOCS.items()}
     s = fidelity.summary(fidelity.table(doc, old))["validation"]
