@@ -24,22 +24,33 @@ def _print(report: dict) -> None:
     label = report["figures"].upper()
     print(f"{report['model']} on {report['target']} {report['dtype']} batch {report['batch']} "
           f"[{label}]" + (f"  threads {report['threads']}" if "threads" in report else ""))
-    print(f"  {'block':<12} {'fused us':>10} {'unfused us':>11} {'speedup':>8}  extra")
+    modeled = report["figures"] == "modeled"
+    if modeled:
+        print(f"  {'block':<12} {'fused us':>10} {'vendor us':>10} {'vs vendor':>9} {'per-op us':>10} "
+              f"{'vs per-op':>9}  extra")
+    else:
+        print(f"  {'block':<12} {'fused us':>10} {'unfused us':>11} {'speedup':>8}  extra")
     for r in report["kernels"]:
-        if report["figures"] == "modeled":
+        if modeled:
             extra = (f"DMA {r['gm_bytes_fused'] / 1024:.0f}/{r['gm_bytes_unfused'] / 1024:.0f}/"
                      f"{r['gm_bytes_min'] / 1024:.0f} KiB (fused/unfused/min) = {r['traffic_ratio']:.2f}x min "
                      f"(floor on {r['cores']} cores {r['dma_floor_ratio']:.2f}x, any split {r['dma_floor_any_split_ratio']:.2f}x)  HBM {r['hbm_traffic_ratio']:.2f}x min  "
                      f"UB {r['ub_bytes_used']:,}/"
                      f"{r['ub_bytes_available']:,}  pw:{r['engine'].get('pw')}  {r['bound']}"
                      f"{'' if r['bottleneck'].startswith(r['bound']) else ' (' + r['bottleneck'] + ')'}  "
-                     f"{r['roofline_pct']:.0f}% of roofline")
-        else:
-            extra = (f"p95 {r['fused']['p95_us']:.1f}/{r['unfused']['p95_us']:.1f}  "
-                     f"cv {r['fused']['cv']:.2f}{' NOISY' if r['fused']['noisy'] or r['unfused']['noisy'] else ''}")
+                     f"efficiency {r['roofline_pct']:.0f}% of roofline (launch floor {r['launch_floor_us']:.1f} us, "
+                     f"{r['roofline_pct_of_body']:.0f}% of roofline after launch)")
+            print(f"  {r['name']:<12} {r['fused_us']:>10.2f} {r['vendor_us']:>10.2f} {r['speedup_vs_vendor']:>8.2f}x "
+                  f"{r['unfused_us']:>10.2f} {r['speedup']:>8.2f}x  {extra}")
+            continue
+        extra = (f"p95 {r['fused']['p95_us']:.1f}/{r['unfused']['p95_us']:.1f}  "
+                 f"cv {r['fused']['cv']:.2f}{' NOISY' if r['fused']['noisy'] or r['unfused']['noisy'] else ''}")
         print(f"  {r['name']:<12} {r['fused_us']:>10.2f} {r['unfused_us']:>11.2f} {r['speedup']:>7.2f}x  {extra}")
-    if report["figures"] == "modeled":
-        print(f"  whole model: fused {report['avg_latency_us']:.1f} us, unfused {report['unfused_latency_us']:.1f} us "
+    if modeled:
+        print(f"  whole model: fused {report['fused_in_vendor_network_us']:.1f} us vs vendor-like unfused "
+              f"{report['vendor_latency_us']:.1f} us ({report['speedup_vs_vendor']:.2f}x; {report['vendor_kernels']} "
+              f"vendor kernels, {report['vendor_launch_us']:.0f} us of launches)  [MODELED]")
+        print(f"  per-op framework baseline: fused {report['avg_latency_us']:.1f} us, unfused {report['unfused_latency_us']:.1f} us "
               f"({report['speedup']:.2f}x); chains' traffic / minimal: DMA fused {report['traffic_ratio_fused']:.2f}x, "
               f"unfused {report['traffic_ratio_unfused']:.2f}x; HBM fused {report['hbm_traffic_ratio_fused']:.2f}x, "
               f"unfused {report['hbm_traffic_ratio_unfused']:.2f}x  [modeled]")

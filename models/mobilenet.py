@@ -8,6 +8,7 @@ from typing import Callable
 import onnx
 
 from .common import GraphBuilder, make_divisible
+from .convnets import resnet
 from .dwsep import MOBILENET_V1_BLOCKS, ODD_BLOCKS, dwsep_block
 
 # (out channels, stride) of the 13 DW-separable blocks (Howard et al. 2017, Table 1).
@@ -87,6 +88,8 @@ REGISTRY: dict[str, Callable[..., onnx.ModelProto]] = {
     "dwsep": dwsep_block,
     "mobilenet_v1": mobilenet_v1,
     "mobilenet_v2": mobilenet_v2,
+    # larger ResNets / VGG (the fidelity suite's networks): models.convnets.resnet(depth) / vgg(depth)
+    "resnet18": functools.partial(resnet, 18),
     **{spec["name"]: _preset(spec) for spec in MOBILENET_V1_BLOCKS + ODD_BLOCKS},
 }
 

@@ -34,10 +34,25 @@ def test_sim_report_fields(sim_report):
     for k in r["kernels"]:
         assert k["figures"] == "modeled" and k["fused_us"] > 0 and k["unfused_us"] > 0
         assert k["gm_bytes_min"] <= k["gm_bytes_fused"] and k["ub_bytes_used"] <= k["ub_bytes_available"]
-        assert k["roofline_pct"] >= 100 and k["bottleneck"]
+        # efficiency: roofline time / modeled time, never above 100 %; the launch floor apart
+        assert 0 < k["roofline_pct"] <= 100 and k["bottleneck"]
+        assert k["roofline_pct"] <= k["roofline_pct_of_body"] and 0 < k["launch_floor_us"] < k["fused_us"]
+        assert k["vendor_us"] > 0 and k["speedup_vs_vendor"] == pytest.approx(k["vendor_us"] / k["fused_us"])
         assert k["bound"] in ("memory-bound", "compute-bound", "launch-bound")
         assert k["hbm_bytes_fused"] <= k["gm_bytes_fused"]
         assert k["dma_floor_any_split_ratio"] <= k["dma_floor_ratio"] <= k["traffic_ratio"] + 1e-9
+
+
+def test_sim_headline_is_against_the_vendor_like_baseline(sim_report):
+    r = json.loads((sim_report / "r.json").read_text())
+    # the vendor-like network: every ONNX node in some vendor kernel; the fused blocks replace theirs
+    assert r["vendor_kernels"] == 1 + 1 + 17 * 2 + 16 + 1 + 1 + 1   # TransData, stem, DW+PW, exp, head, pool, fc
+    assert r["vendor_blocks_us"] == pytest.approx(sum(k["vendor_us"] for k in r["kernels"]))
+    assert r["fused_in_vendor_network_us"] == pytest.approx(
+        r["vendor_latency_us"] - r["vendor_blocks_us"] + sum(k["fused_us"] for k in r["kernels"]))
+    assert r["speedup_vs_vendor"] == pytest.approx(r["vendor_latency_us"] / r["fused_in_vendor_network_us"])
+    # the per-op baseline stays as the second column; it is the weaker one
+    assert r["unfused_latency_us"] > r["unfused_folded_latency_us"] and "vendor-like" in r["baseline_note"]
 
 
 def test_trace_is_valid_trace_event_json(sim_report):

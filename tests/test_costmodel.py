@@ -82,9 +82,11 @@ def test_hand_computed_tile_vector_910b():
     # x tile: full-width rows -> one burst; output: one burst per channel block
     assert cost.counts["dma_bursts"] == 1 + 4 + 2 and cost.counts["dma_transfers"] == 1 + 4 + 1
 
-    dw_cycles = DW_INSTR * 24 + DW_REP      # vector_instr_cycles = 24, 1 repeat / cycle
-    pw_cycles = PW_INSTR * 24 + PW_REP
-    assert (dw_cycles, pw_cycles) == (2021, 1472)
+    # vector_instr_cycles = 17 (refitted to the devkit Add example, benchmarks/fidelity; was 24),
+    # 1 repeat / cycle
+    dw_cycles = DW_INSTR * 17 + DW_REP
+    pw_cycles = PW_INSTR * 17 + PW_REP
+    assert (dw_cycles, pw_cycles) == (1489, 1220)
     short = B910.dma_short_burst_efficiency  # bursts < 512 B
     mte2 = (5 * _setup(B910) + X_BYTES / _bw_in(B910) + W_PW / _bw_in(B910)
             + (W_DW + B_DW + B_PW) / _bw_in(B910, eff=short))
@@ -109,9 +111,9 @@ def test_hand_computed_tile_cube_coupled_310p():
     assert cube_cycles == 56
     assert cost.per_pipe_us["cube"] == pytest.approx(cube_cycles / 1080, rel=1e-12)
     # vector: DW as above, then L0C->UB (2·64·16·4 B at 128 B/cycle) + the PW epilogue only
-    epi_cycles = PW_EPI[0] * 24 + PW_EPI[1]
+    epi_cycles = PW_EPI[0] * 17 + PW_EPI[1]   # vector_instr_cycles = 17 (was 24: refitted)
     assert cost.counts["vector_instrs"] == DW_INSTR + PW_EPI[0]
-    assert cost.per_pipe_us["vector"] == pytest.approx((2021 + 8192 / 128 + epi_cycles) / 1080, rel=1e-12)
+    assert cost.per_pipe_us["vector"] == pytest.approx((1489 + 8192 / 128 + epi_cycles) / 1080, rel=1e-12)
     assert cost.traffic["handoff"] == 0 and cost.traffic_ratio == 1.0   # coupled: stays on chip
 
 
@@ -321,12 +323,14 @@ def test_mobilenet_v1_traffic_ratio(soc_name, block, kind, tile, ratio):
 
 
 # fused (the pinned fastest tile) vs both unfused variants: asserted where the model says the
-# fused kernel wins. It loses on 910B b5-b6 and 310P b3 and b6: the PW runs per spatial tile
+# fused kernel wins. It loses on 910B b5-b6 and 310P b6: the PW runs per spatial tile
 # (1x14 / 1x7 tiles on 910B, one GEMM row block per tile, its AIC idling on hand-offs) while the
-# unfused cube GEMM runs over large pixel blocks; on 310P b3 the DW and the PW epilogue share the
-# one vector unit of each core (fused 38.7 us vs folded 38.0 us).
+# unfused cube GEMM runs over large pixel blocks. 310P b3 (the DW and the PW epilogue share the
+# one vector unit of each core) moved to the wins when vector_instr_cycles was refitted from 24
+# to 17 (benchmarks/fidelity): fused 33.0 us vs folded 35.0 us (was 38.7 vs 38.0).
 FUSED_WINS = [("ascend910b2", "b1"), ("ascend910b2", "b2"), ("ascend910b2", "b3"), ("ascend910b2", "b4"),
-              ("ascend310p3", "b1"), ("ascend310p3", "b2"), ("ascend310p3", "b4"), ("ascend310p3", "b5")]
+              ("ascend310p3", "b1"), ("ascend310p3", "b2"), ("ascend310p3", "b3"), ("ascend310p3", "b4"),
+              ("ascend310p3", "b5")]
 
 
 @pytest.mark.parametrize("soc_name,block", FUSED_WINS, ids=[f"{a}-{b}" for a, b in FUSED_WINS])
@@ -347,8 +351,7 @@ def test_fused_beats_unfused(soc_name, block):
 
 
 def test_fused_loses_where_the_comment_says():
-    for soc_name, block in [("ascend910b2", "b5"), ("ascend910b2", "b6"), ("ascend310p3", "b3"),
-                            ("ascend310p3", "b6")]:
+    for soc_name, block in [("ascend910b2", "b5"), ("ascend910b2", "b6"), ("ascend310p3", "b6")]:
         soc, wl = get_soc(soc_name), _mbv1(*BLOCKS[block])
         tile = next(r[3] for r in TRAFFIC if r[:3] == (soc_name, block, "fast"))
         fused = model_fused(make_plan(wl, _tile(tile), soc), timeline=False)
@@ -563,7 +566,8 @@ def test_l2_hits_use_l2_bandwidth_and_per_core_cap():
     # dma_bandwidth's default is the fastest any byte can move (a lower bound uses it)
     assert cm.dma_bandwidth(soc, "in", active) == max(cm.dma_bandwidth(soc, "in", active, "hbm"),
                                                       cm.dma_bandwidth(soc, "in", active, "l2"))
-    assert soc.l2_gbps == 5 * soc.hbm_gbps and P310.l2_gbps == pytest.approx(5 * P310.hbm_gbps)
+    # L2 = 4 x HBM (refitted: the devkit's "L2 read bandwidth about 3-4x GM"; was 5x)
+    assert soc.l2_gbps == 4 * soc.hbm_gbps and P310.l2_gbps == pytest.approx(4 * P310.hbm_gbps)
 
 
 def test_fused_l2_policy_matches_the_built_traffic():
@@ -632,6 +636,11 @@ def test_compiled_replay_equals_simulate(db):
 # for bit: the speed-ups change nothing. The four entries whose DW rows end in a ragged repeat
 # (tw*C0 not a multiple of 64 fp32 lanes) were re-recorded when the DW taps started counting that
 # repeat's own instruction, as the emitted MulAddDst kernel issues it.
+# ... recorded with the CALIBRATION constants of that time; fusion/soc.py was refitted to the
+# calibration suite since (benchmarks/fidelity), so these replay with the old values.
+_PRE_FIT = dict(vector_instr_cycles=24, gm_to_ub_gibps=100.9, dma_setup_cycles=200, launch_base_us=3.0)
+PRE_FIT = {"ascend910b2": dict(_PRE_FIT, hbm_gbps=1600.0, l2_gbps=8000.0),
+           "ascend310p3": dict(_PRE_FIT, hbm_gbps=204.8, l2_gbps=5 * 204.8)}
 PRE_L2_UNFUSED = [
     (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend910b2", "framework", 38.328338689365154, 10485760),
     (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend910b2", "folded", 14.812940083951467, 4094464),
@@ -667,7 +676,7 @@ PRE_L2_FUSED = [
 @pytest.mark.parametrize("wl,soc_name,variant,time_us,gm_bytes", PRE_L2_UNFUSED,
                          ids=[f"{r[0].cin}-{r[0].cout}-{r[1]}-{r[2]}" for r in PRE_L2_UNFUSED])
 def test_unfused_without_l2_is_the_pre_l2_model(wl, soc_name, variant, time_us, gm_bytes):
-    soc = dataclasses.replace(get_soc(soc_name), l2_bytes=0)
+    soc = dataclasses.replace(get_soc(soc_name), l2_bytes=0, **PRE_FIT[soc_name])
     cost = model_unfused(wl, soc, variant)
     assert cost.time_us == time_us and cost.gm_bytes == gm_bytes
 
@@ -675,7 +684,7 @@ def test_unfused_without_l2_is_the_pre_l2_model(wl, soc_name, variant, time_us, 
 @pytest.mark.parametrize("wl,soc_name,tile,time_us", PRE_L2_FUSED,
                          ids=[f"{r[0].cin}-{r[0].cout}-{r[1]}-{r[2].pw_engine}" for r in PRE_L2_FUSED])
 def test_fused_without_l2_is_the_pre_l2_model(wl, soc_name, tile, time_us):
-    soc = dataclasses.replace(get_soc(soc_name), l2_bytes=0)
+    soc = dataclasses.replace(get_soc(soc_name), l2_bytes=0, **PRE_FIT[soc_name])
     assert model_fused(make_plan(wl, tile, soc)).time_us == time_us
 
 

@@ -1,0 +1,173 @@
+"""The simulated Ascend target against published on-device measurements (benchmarks/fidelity)."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fusion import fidelity
+from fusion.onnx_import import load_graph
+from fusion.soc import SOCS, get_soc
+from fusion.vendor_baseline import gemm_kernel, model_graph, model_network
+from fusion.vendor_layers import layers_from_graph, layers_from_spec
+from models import build
+from models.convnets import resnet_spec, vgg_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def doc():
+    return fidelity.load_points()
+
+
+@pytest.fixture(scope="module")
+def rows(doc):
+    return fidelity.table(doc)
+
+
+def test_points_are_sourced_and_split(doc):
+    pts = doc["points"]
+    counted = [p for p in pts if p["set"] in fidelity.SETS]
+    assert len(counted) >= 15
+    assert {p["soc"] for p in counted} == {"ascend910b2", "ascend310p3"}
+    for p in pts:
+        assert p["source"]["repo"] and p["source"]["path"] and p["source"].get("section"), p["id"]
+        assert p["includes"] and p["dtype"] and p["measured_us"] > 0 and p["params"], p["id"]
+        assert p["set"] in fidelity.SETS or p.get("excluded_reason"), p["id"]
+    # the MobileNets are never fitted on
+    assert all(p["set"] == "validation" for p in pts if "mobilenet" in p["params"].get("net", ""))
+    assert len({p["id"] for p in pts}) == len(pts)
+
+
+def test_validation_meets_the_done_when_thresholds(rows):
+    s = fidelity.summary(rows)["validation"]
+    assert s["points"] >= 10
+    assert s["median_abs_err"] <= 0.20, s
+    assert s["max_factor"] <= 1.5, [(r.id, round(r.ratio, 2)) for r in rows if r.set == "validation"]
+    nets = [r for r in rows if r.kind == "network"]
+    assert len(nets) >= 5
+    for r in nets:    # the vendor-like unfused baseline of whole networks: within +-30 %
+        assert abs(r.ratio - 1) <= 0.30, (r.id, r.ratio)
+
+
+def test_the_check_can_fail(doc):
+    """Perturbed constants (the pre-refit per-DMA setup of 200 cycles, half the DRAM bandwidth)
+    miss the measurements: the same summary flags them."""
+    old = {name: dataclasses.replace(soc, dma_setup_cycles=200, hbm_gbps=soc.hbm_gbps / 2)
+           for name, soc in SOCS.items()}
+    s = fidelity.summary(fidelity.table(doc, old))["validation"]
+    assert s["median_abs_err"] > 0.20 or s["max_factor"] > 1.5
+
+
+def test_fit_reproduces_the_910b_constants(doc):
+    spec = importlib.util.spec_from_file_location("fit", ROOT / "benchmarks" / "fidelity" / "fit.py")
+    fit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fit)
+    cal = {p["id"]: p for p in doc["points"] if p["set"] == "calibration"}
+    soc = get_soc("ascend910b2")
+    got = fit.fit_910b(cal, soc)
+    for name, value in got.items():
+        assert getattr(soc, name) == pytest.approx(value, rel=0.05, abs=0.5), name
+
+
+def test_310p_constants_are_the_least_squares_fit(doc):
+    """soc.py's 310P launch base and DRAM bandwidth minimise the fit's objective (fit.py's grid
+    search, checked here at the neighbours only)."""
+    import math
+    nets = [p for p in doc["points"] if p["set"] == "calibration" and p["soc"] == "ascend310p3"]
+    soc = get_soc("ascend310p3")
+
+    def cost(base, bw):
+        trial = dataclasses.replace(soc, launch_base_us=base, hbm_gbps=bw, l2_gbps=4 * bw)
+        return sum(math.log(fidelity.predict(p, trial) / p["measured_us"]) ** 2 for p in nets)
+    here = cost(soc.launch_base_us, soc.hbm_gbps)
+    for db, dbw in ((0.3, 0), (-0.3, 0), (0, 8), (0, -8)):
+        assert here <= cost(soc.launch_base_us + db, soc.hbm_gbps + dbw)
+
+
+def test_vendor_kernels_of_mobilenet_v1():
+    g = load_graph(build("mobilenet_v1"))
+    layers = layers_from_graph(g)
+    kinds = [L.kind for L in layers]
+    # TransData, stem conv, 13 x (DW, PW), pool, classifier: BN and ReLU ride in their conv
+    assert kinds == ["transdata", "conv"] + ["dwconv", "conv"] * 13 + ["pool", "gemm"]
+    assert all(L.act == "relu" for L in layers if L.kind in ("conv", "dwconv"))
+    assert layers[2].members == ("b1_dw", "b1_dw_bn", "b1_dw_act")
+    net = model_graph(g, get_soc("310p3"))
+    assert net.time_us == pytest.approx(sum(k.time_us for k in net.kernels))
+    assert net.launch_us < net.time_us and all(k.time_us > k.launch_us for k in net.kernels)
+
+
+def test_residual_add_and_act_fuse_into_the_conv():
+    g = load_graph(build("mobilenet_v2"))
+    pw = [L for L in layers_from_graph(g) if L.name == "b3_pw"][0]
+    assert pw.residual and pw.members == ("b3_pw", "b3_pw_bn", "b3_add")
+    spec = layers_from_spec(resnet_spec(18))
+    assert [L.residual for L in spec if L.name.endswith("_c2")] == [True] * 8
+    assert sum(L.macs for L in spec) == 1814073344          # torchvision ResNet-18: 1.81 GMAC
+    assert sum(L.macs for L in layers_from_spec(vgg_spec(16))) == 15470264320
+
+
+def test_resnet_builder_matches_its_spec():
+    import numpy as np
+    import onnxruntime as ort
+    m = build("resnet18", resolution=64)   # the registry's ResNet (the others: models.convnets)
+    out = ort.InferenceSession(m.SerializeToString()).run(None, {"x": np.ones((1, 3, 64, 64), np.float32)})[0]
+    assert out.shape == (1, 1000) and np.isfinite(out).all()
+    convs = [n for n in m.graph.node if n.op_type == "Conv"]
+    assert len(convs) == sum(1 for op in resnet_spec(18) if op[0] == "conv") == 20
+
+
+def test_gemm_tiles_m_and_n_and_streams_k():
+    soc = get_soc("ascend910b2")
+    big = gemm_kernel(soc, "mm", 8192, 8192, 8192)
+    assert big.cores == soc.cube_cores and big.split[0] > 1 and big.split[1] > 1
+    # compute-bound at this size: the cube time is within 15 % of the MAC count at peak
+    peak_us = 8192 ** 3 / (soc.cube_cores * 4096 * soc.clock_ghz * 1e3)
+    assert big.cube_us == pytest.approx(peak_us, rel=0.15)
+    # a skinny GEMM splits N over the cores, not M
+    skinny = gemm_kernel(soc, "mm", 128, 1024, 30720)
+    assert skinny.split[0] == 1 and skinny.split[1] > 1
+
+
+def test_whole_network_is_the_sum_of_its_kernels():
+    soc = get_soc("310p3")
+    net = model_network(layers_from_spec(resnet_spec(50)), soc)
+    assert len(net.kernels) == 1 + 53 + 2 + 1      # TransData, 53 convs, 2 pools, fc
+    assert net.for_members(["stem"]) == net.kernels[1].time_us
+
+
+def _run(*args):
+    return subprocess.run([sys.executable, "-m", "fusion.cli", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+
+
+def test_cli_prints_the_table(tmp_path):
+    out = tmp_path / "f.json"
+    r = _run("fidelity", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "validation:" in r.stdout and "calibration:" in r.stdout and "p310_mobilenet_v1" in r.stdout
+    data = json.loads(out.read_text())
+    assert data["summary"]["validation"]["points"] >= 10
+
+
+def test_cli_bad_points_file(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"points": [{"id": "x", "set": "validation", "soc": "ascend910b2", "kind": "nosuch", '
+                   '"params": {}, "measured_us": 1, "source": {"repo": "a", "path": "b"}}]}')
+    r = _run("fidelity", "--points", str(bad))
+    assert r.returncode == 2 and r.stderr.startswith("megafuse: error:") and len(r.stderr.splitlines()) == 1
+    bad.write_text(json.dumps({"points": [{"id": "x\n\x1b[31m", "set": "validation", "soc": "no\nsuch",
+                                           "kind": "copy", "params": {}, "measured_us": 1,
+                                           "source": {"repo": "a", "path": "b"}}]}))
+    r = _run("fidelity", "--points", str(bad))
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "\x1b" not in r.stderr
+    r = _run("fidelity", "--points", str(tmp_path / "missing.json"))
+    assert r.returncode == 2 and "not found" in r.stderr
