@@ -90,6 +90,7 @@ import numpy as np
 from fusion.errors import UBOverflowError
 from fusion.ir import C0
 from fusion.soc import SocSpec
+from schedules.activations import VECTOR_INSTRS
 from schedules.plan import KernelPlan, align, check_budget, make_plan
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 
@@ -98,7 +99,7 @@ MODELED = "modeled"
 ACC_BYTES = 4
 # vector instructions per activation as the Ascend C emitter issues them:
 # relu = Relu; relu6 = Maxs + Mins; hardswish = Adds, Maxs, Mins, Mul, Muls(1/6)
-ACT_OPS = {"none": 0, "relu": 1, "relu6": 2, "hardswish": 5}
+ACT_OPS = VECTOR_INSTRS   # schedules/activations: also leakyrelu(a), clip(lo,hi), hardsigmoid/hardswishab(a,b)
 TIMELINE_TILES = 2  # timeline events are recorded for the first N tiles of every core
 
 

@@ -115,13 +115,20 @@ def test_fuse_dwsep_residual_and_no_act2():
 
 @pytest.mark.parametrize("kw,reason", [
     (dict(dilation=2), "dilation 2 unsupported"),
-    (dict(act1="none"), "not an activation"),
 ])
 def test_fuse_dwsep_refusals(kw, reason):
     g = _block_graph(cin=16, cout=16, h=10, **kw)
     out, refusals = fuse_dwsep(g, SOC)
     assert FUSED_OP not in ops(out)
     assert len(refusals) == 1 and reason in refusals[0].reason, refusals
+
+
+def test_fuse_dwsep_linear_dw():
+    """DW with no activation (a linear bottleneck input) fuses with act1 = none."""
+    g = _block_graph(cin=16, cout=16, h=10, act1="none")
+    out, refusals = fuse_dwsep(g, SOC)
+    assert ops(out) == [FUSED_OP] and not refusals
+    assert out.nodes[0].attr("act1") == "none"
 
 
 def test_fuse_dwsep_refuses_two_consumers():
