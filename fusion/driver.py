@@ -206,7 +206,7 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
         else:
             spec = op_kernel(n, ctx)
             ex = build_op(spec)
-            params = [p if isinstance(p, str) else tvm.runtime.tensor(np.ascontiguousarray(p), dev)
+            params = [p if isinstance(p, str) else tvm.runtime.tensor(np.require(p, requirements="C"), dev)  # keeps 0-d
                       for p in spec.params]
             program.steps.append(Step(n.name, "op", ex["main"], params, n.outputs[0],
                                       spec.out_shape, spec.out_dtype, ex))

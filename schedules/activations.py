@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
+
 PLAIN = ("none", "relu", "relu6", "hardswish")
 PARAMETRIC = {"leakyrelu": 1, "clip": 2, "hardsigmoid": 2, "hardswishab": 2}
 _RE = re.compile(r"^([a-z0-9]+)\(([^()]*)\)$")
@@ -32,7 +34,8 @@ class Act:
 def spell(kind: str, *params: float) -> str:
     if not params:
         return kind
-    return f"{kind}({','.join(format(float(p), '.9g') for p in params)})"
+    # the kernels compute in fp32: the shortest text that round-trips the fp32 constant
+    return f"{kind}({','.join(np.format_float_positional(np.float32(p), trim='-') for p in params)})"
 
 
 @lru_cache(maxsize=256)
