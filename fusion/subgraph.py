@@ -223,4 +223,5 @@ def apply_cut_args(args, workdir) -> None:
     onnx.save(cut.model, str(path))
     args.model_label = f"{args.model} [{','.join(show(t) for t in cut.inputs)} -> {','.join(show(t) for t in cut.outputs)}]"
     args.model = str(path)
+    args.inputs = args.outputs = None   # applied
     args.input_shape = [f"{k}={'x'.join(map(str, v))}" for k, v in cut.input_shapes.items()]

@@ -117,6 +117,19 @@ def _global_gate(g: Graph, users: list[Node]) -> str | None:
     return None
 
 
+def _se_ahead(g: Graph, n: Node, steps: int = 4) -> str | None:
+    """A global reduction reading the output of `n` or of the few single-use elementwise nodes
+    after it (an SE block behind a leftover scale/shift)."""
+    for _ in range(steps):
+        users = g.consumers_of(n.outputs[0])
+        gate = _global_gate(g, users) or next(
+            (_global_gate(g, g.consumers_of(t)) for t in n.inputs if _global_gate(g, g.consumers_of(t))), None)
+        if gate or len(users) != 1 or users[0].op_type not in ("Mul", "Add", "Sub", "Div"):
+            return gate
+        n = users[0]
+    return None
+
+
 def match_chain(g: Graph, dw: Node) -> tuple[Match | None, str | None]:
     """Walk the single-consumer chain after a depthwise conv. Returns (match, why-not)."""
     def sole_consumer(t: str, what: str) -> tuple[Node | None, str | None]:
@@ -144,8 +157,10 @@ def match_chain(g: Graph, dw: Node) -> tuple[Match | None, str | None]:
     if nxt is None:
         return None, why
     if nxt.op_type != "Conv":
-        if nxt.op_type == "Mul" and any(_global_gate(g, g.consumers_of(t)) for t in nxt.inputs):
-            return None, f"squeeze-and-excitation Mul '{nxt.name}' between DW and PW (global dependency)"
+        gate = _se_ahead(g, nxt)
+        if gate:
+            return None, (f"squeeze-and-excitation block ({gate}) between DW and PW after {nxt.op_type} "
+                          f"'{nxt.name}': a global dependency a tiled kernel cannot see")
         return None, f"activation is followed by {nxt.op_type} '{nxt.name}', not a pointwise Conv"
     pw = nxt
     m = Match(dw, act1, pw)
