@@ -151,7 +151,7 @@ def ascendc_body(act: str) -> str:
     elif a.kind == "leakyrelu":
         slope = a.params[0]
         steps = [f"Muls(tmp, v, {_f(slope)}, m);",
-                 f"{'Max' if slope <= 1 else 'Min'}(v, v, tmp, m);"]
+                 f"AscendC::{'Max' if slope <= 1 else 'Min'}(v, v, tmp, m);"]   # the class has int Max/Min
         what = f"x >= 0 ? x : {slope:g} x  ({'max' if slope <= 1 else 'min'}(x, {slope:g} x))"
     else:  # hardswishab
         steps = [f"Muls(tmp, v, {_f(a.params[0])}, m);", f"Adds(tmp, tmp, {_f(a.params[1])}, m);",
@@ -164,3 +164,22 @@ def ascendc_body(act: str) -> str:
             "            LocalTensor<float> v = a[off];\n"
             f"{body}\n"
             "        }")
+
+
+def numpy_ref(x, act: str):
+    """The activation on a NumPy array (float64 references of tests and the tuner's check)."""
+    a = parse(act)
+    if a.kind == "none":
+        return x
+    if a.kind == "relu":
+        return np.maximum(x, 0)
+    if a.kind == "relu6":
+        return np.minimum(np.maximum(x, 0), 6)
+    if a.kind == "hardswish":
+        return x * np.minimum(np.maximum(x + 3, 0), 6) / 6
+    if a.kind == "leakyrelu":
+        return np.where(x >= 0, x, x * a.params[0])
+    if a.kind == "clip":
+        return np.minimum(np.maximum(x, a.params[0]), a.params[1])
+    gate = np.minimum(np.maximum(x * a.params[0] + a.params[1], 0), 1)
+    return gate if a.kind == "hardsigmoid" else x * gate
