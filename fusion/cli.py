@@ -38,8 +38,8 @@ def _add_model_args(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
     p.add_argument("--no-double-buffer", action="store_true", help="single-buffer the tiles (halves their UB)")
     p.add_argument("--pw-engine", choices=["vector", "cube"], help="unit for the pointwise GEMM")
     p.add_argument("--no-fuse", action="store_true", help="compile every node as its own kernel")
-    p.add_argument("--inputs", metavar="NAME[,NAME...]", help="compile the subgraph starting at these tensors")
-    p.add_argument("--outputs", metavar="NAME[,NAME...]", help="compile the subgraph ending at these tensors")
+    from fusion.subgraph import add_cut_args
+    add_cut_args(p)
     if json_flag:
         p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--db", metavar="FILE", help="tuning database whose best records pick the tiles "
@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
             return args.func(args)
     except MegafuseError as e:
         print(f"megafuse: error: {e}", file=sys.stderr)
-        if getattr(args, "json", False):
+        if getattr(args, "json", None) is True:   # (tune's --json is a file)
             print(json.dumps({"error": str(e), "kind": type(e).__name__}))
         return 2
     except KeyboardInterrupt:

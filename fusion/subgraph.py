@@ -209,6 +209,12 @@ def _output_info(t: str, typed) -> onnx.ValueInfoProto:
     return vi
 
 
+def add_cut_args(p) -> None:
+    """The --inputs/--outputs flags of every command that reads a model."""
+    p.add_argument("--inputs", metavar="NAME[,NAME...]", help="compile the subgraph starting at these tensors")
+    p.add_argument("--outputs", metavar="NAME[,NAME...]", help="compile the subgraph ending at these tensors")
+
+
 def apply_cut_args(args, workdir) -> None:
     """CLI: replace args.model by the cut written under `workdir` (so every command, and check's ORT
     reference, reads the cut) and keep only the --input-shape entries that name the cut's inputs."""

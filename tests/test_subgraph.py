@@ -119,3 +119,9 @@ def test_cli_insensitive_reference_is_not_a_pass(capsys, tmp_path):
     onnx.save(m, p)
     code, out, err = run_cli(capsys, "check", str(p), "-t", "llvm")
     assert code == 1 and out.startswith("INCONCLUSIVE") and "barely depends on the input" in err
+
+
+def test_cli_bench_on_a_cut(capsys, mv2_path):
+    code, out, err = run_cli(capsys, "bench", mv2_path, "--inputs", "b3_add", "--outputs", "b5_add")
+    assert code == 0, err
+    assert "b4_fused" in out and "b5_fused" in out and "b2_fused" not in out
