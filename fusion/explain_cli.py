@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from fusion.errors import UnsupportedModelError
 from fusion.subgraph import show
 
 
@@ -29,8 +30,9 @@ class Chain:
 
 
 def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = None,
-            inputs=None, outputs=None) -> tuple[list[Chain], list]:
-    """(chains in model order, the other refusals: BN/affine nodes left as kernels)."""
+            inputs=None, outputs=None) -> tuple[list[Chain], list, list[str]]:
+    """(chains in model order, the other refusals: BN/affine nodes left as kernels, notes).
+    A model with operators the importer does not support yet is explained on the rest of it."""
     from fusion.onnx_import import load_graph
     from fusion.targets import parse_target
     from passes.canonicalize import canonicalize
@@ -43,7 +45,14 @@ def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = N
         cut = cut_model(model, inputs, outputs, input_shapes)
         model, input_shapes = cut.model, cut.input_shapes or None
     tgt = parse_target(target)
-    g = load_graph(model, input_shapes)
+    notes = []
+    try:
+        g = load_graph(model, input_shapes)
+    except UnsupportedModelError as e:
+        g, note = _supported_part(model, input_shapes, e) if not (inputs or outputs) else (None, None)
+        if g is None:
+            raise
+        notes.append(note)
     dtype = dtype or (g.types[g.inputs[0]].dtype if g.inputs else "float32")
     g = canonicalize(g)
     g, why_bn = fold_bn(g)
@@ -65,18 +74,37 @@ def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = N
                                 r.reason if r else "not matched", r.kind if r else ""))
     names = {n.name for n in g.nodes}
     others = [r for r in why_bn if r.nodes[0] in names] + why_aff
-    return chains, others
+    return chains, others, notes
+
+
+def _supported_part(model, input_shapes, error):
+    """The graph of the model's supported part (its unsupported operators cut out), or None."""
+    from fusion.errors import MegafuseError
+    from fusion.onnx_import import SUPPORTED_OPS, load_graph
+    from fusion.subgraph import supported_part
+
+    try:
+        found = supported_part(model, SUPPORTED_OPS, input_shapes)
+        if found is None:
+            return None, None
+        cut, counts = found
+        g = load_graph(cut.model, cut.input_shapes or None)
+    except MegafuseError:
+        return None, None
+    ops = ", ".join(f"{op} x{k}" for op, k in sorted(counts.items()))
+    return g, (f"operators not supported yet ({show(ops)}): chains listed on the rest of the model, "
+               f"cut at {len(cut.inputs)} input(s) and {len(cut.outputs)} output(s)")
 
 
 def cmd_explain(args) -> int:
     from fusion.onnx_import import parse_input_shape
 
     shapes = dict(parse_input_shape(s) for s in args.input_shape)
-    chains, others = explain(args.model, args.target, shapes or None, args.dtype,
+    chains, others, notes = explain(args.model, args.target, shapes or None, args.dtype,
                              getattr(args, "inputs", None), getattr(args, "outputs", None))
     if args.json:
         print(json.dumps({"chains": [c.to_json() for c in chains],
-                          "fused": sum(c.fused for c in chains),
+                          "fused": sum(c.fused for c in chains), "notes": notes,
                           "other_refusals": [r.to_json() for r in others]}, indent=2))
         return 0
     n_fused = sum(c.fused for c in chains)
@@ -91,6 +119,8 @@ def cmd_explain(args) -> int:
         print(f"left as kernels ({len(others)}):")
         for r in others:
             print(f"  {show(r.describe())}")
+    for note in notes:
+        print(f"note: {note}")
     return 0
 
 

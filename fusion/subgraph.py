@@ -47,7 +47,8 @@ def split_names(text: str | Sequence[str] | None) -> tuple[str, ...]:
 
 
 def cut_model(model: Any, inputs: Sequence[str] | str | None = None, outputs: Sequence[str] | str | None = None,
-              input_shapes: Mapping[str, tuple[int, ...]] | None = None) -> Cut:
+              input_shapes: Mapping[str, tuple[int, ...]] | None = None, *, drop_unused: bool = False) -> Cut:
+    """drop_unused: leave out listed inputs the outputs do not need (instead of an error)."""
     from fusion.onnx_import import read_model
 
     proto = onnx.ModelProto()
@@ -80,6 +81,8 @@ def cut_model(model: Any, inputs: Sequence[str] | str | None = None, outputs: Se
     typed = _inferred_types(proto)
     outs = want_out or tuple(o.name for o in g.output)
     nodes, needed_inputs = _walk(g, outs, set(want_in), inits, produced)
+    if want_in and drop_unused:
+        want_in = tuple(t for t in want_in if t in needed_inputs)
     if want_in:
         unused = [t for t in want_in if t not in needed_inputs]
         if unused:
@@ -207,6 +210,34 @@ def _output_info(t: str, typed) -> onnx.ValueInfoProto:
     vi.name = t
     vi.type.CopyFrom(ty)
     return vi
+
+
+def supported_part(model: Any, supported, input_shapes=None) -> tuple[Cut, dict[str, int]] | None:
+    """The model without its unsupported operators: their outputs become cut inputs, their inputs
+    cut outputs. (cut, {unsupported op: count}), or None when every operator is supported."""
+    from fusion.onnx_import import read_model
+
+    proto = read_model(model)
+    g = proto.graph
+    bad = [n for n in g.node if n.op_type not in supported or n.domain not in ("", "ai.onnx")]
+    if not bad:
+        return None
+    counts: dict[str, int] = {}
+    for n in bad:
+        counts[n.op_type] = counts.get(n.op_type, 0) + 1
+    good = [n for n in g.node if n not in bad]
+    made_by_good = {t for n in good for t in n.output if t}
+    read_by_good = {t for n in good for t in n.input if t}
+    inits = {t.name for t in g.initializer}
+    graph_inputs = [vi.name for vi in g.input if vi.name not in inits]
+    new_inputs = [t for n in bad for t in n.output if t and t in read_by_good]
+    outs = [t for n in bad for t in n.input if t in made_by_good]
+    outs += [o.name for o in g.output if o.name in made_by_good]
+    outs = list(dict.fromkeys(outs))
+    if not outs:
+        return None
+    cut = cut_model(proto, graph_inputs + new_inputs, outs, input_shapes, drop_unused=True)
+    return cut, counts
 
 
 def add_cut_args(p) -> None:

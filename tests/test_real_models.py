@@ -139,3 +139,19 @@ def test_whole_model(built, name, target, dtype):
     assert len(cm.fused_blocks) == ocr.fusable_chains(blocks)
     r = check_ascend(cm, m) if target.startswith("ascend") else check_model(m, cm)
     assert_conclusive(r)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_explain_lists_every_chain(built, name):
+    """explain on the whole model (its unsupported operators, if any, cut out): every DW block
+    appears with its input tensor; fused ones name their output, refused ones the SE reason."""
+    from fusion.explain_cli import explain
+
+    _b, blocks, _ins, _outs = MODELS[name]
+    chains, _others, notes = explain(built[name])
+    assert [c.dw for c in chains] == [f"{b.name}_dw" for b in blocks]
+    for c, b in zip(chains, blocks):
+        assert c.fused == (not b.se), c
+        assert c.output == (None if b.se else c.members[-1]) and c.input
+        assert b.se == ("squeeze-and-excitation" in c.reason)
+    assert bool(notes) == bool(missing_ops(built[name]))
