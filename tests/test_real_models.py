@@ -10,7 +10,6 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-import models
 from fusion.ascend_check import check_ascend
 from fusion.check import TOLERANCE, check_model
 from fusion.driver import compile_model
@@ -61,6 +60,18 @@ def test_models_are_valid_and_input_dependent(built, name):
     y0, y1 = (sess.run(None, {"x": rng.standard_normal(shape).astype(np.float32)})[0] for _ in range(2))
     assert np.isfinite(y0).all()
     assert np.abs(y0 - y1).max() / np.abs(y0).max() > 0.05   # the logits/maps depend on the input
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v1", "mobilenet_v2"])
+def test_reference_networks_depend_on_their_input(name):
+    """The project's random-weight MobileNets at 224x224: the logits move with the input by more
+    than 2x the fp16 tolerance, so whole-network checks are not vacuous."""
+    from models import build
+    m = build(name)
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(0)
+    y0, y1 = (sess.run(None, {"x": rng.standard_normal((1, 3, 224, 224)).astype(np.float32)})[0] for _ in range(2))
+    assert np.abs(y0 - y1).max() / np.abs(y0).max() > SENSITIVITY_FACTOR * TOLERANCE["float16"]
 
 
 @pytest.mark.parametrize("name", MODELS)
