@@ -116,8 +116,9 @@ DETECTOR_FEATURES = ("s1b2_pw_act", "s2b2_pw_act", "s3b3_pw_act")   # strides 4,
 DETECTOR_OPS = ("Resize", "Concat", "ConvTranspose", "Sigmoid")
 
 
-def ocr_detector(batch: int = 1, resolution: int = 64, seed: int = 0, opset: int = 14) -> onnx.ModelProto:
-    g = GraphBuilder(seed=seed, opset=opset)
+def ocr_detector(batch: int = 1, resolution: int = 64, seed: int = 0, opset: int = 14,
+                 fold_bn: bool = False) -> onnx.ModelProto:
+    g = GraphBuilder(seed=seed, opset=opset, fold_bn=fold_bn)
     t, cin = _stem(g, 16), 16
     feats = []
     for b in DETECTOR_BLOCKS:
@@ -165,8 +166,8 @@ RECOGNIZER_OPS = ("AveragePool", "Transpose", "Softmax")
 
 
 def ocr_recognizer(batch: int = 1, height: int = 32, width: int = 96, num_classes: int = 37,
-                   seed: int = 0, opset: int = 14) -> onnx.ModelProto:
-    g = GraphBuilder(seed=seed, opset=opset)
+                   seed: int = 0, opset: int = 14, fold_bn: bool = False) -> onnx.ModelProto:
+    g = GraphBuilder(seed=seed, opset=opset, fold_bn=fold_bn)
     t, cin = _stem(g, 16), 16
     for b in RECOGNIZER_BLOCKS:
         t, cin = dw_block(g, b, t, cin), b.cout
@@ -197,8 +198,8 @@ CLASSIFIER_OPS = ("MaxPool",)
 
 
 def se_classifier(batch: int = 1, resolution: int = 64, num_classes: int = 10, seed: int = 0,
-                  opset: int = 14) -> onnx.ModelProto:
-    g = GraphBuilder(seed=seed, opset=opset)
+                  opset: int = 14, fold_bn: bool = False) -> onnx.ModelProto:
+    g = GraphBuilder(seed=seed, opset=opset, fold_bn=fold_bn)
     t, cin = _stem(g, 16), 16
     t = g.node("MaxPool", CLASSIFIER_INPUT, [t], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
     for b in CLASSIFIER_BLOCKS:
