@@ -35,9 +35,7 @@ def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = N
     A model with operators the importer does not support yet is explained on the rest of it."""
     from fusion.onnx_import import load_graph
     from fusion.targets import parse_target
-    from passes.canonicalize import canonicalize
-    from passes.fold_affine import fold_affine
-    from passes.fold_bn import fold_bn
+    from passes import prepare
     from passes.fuse_dwsep import FUSED_OP, fuse_dwsep, fused_workload, is_depthwise
 
     if inputs or outputs:
@@ -54,9 +52,7 @@ def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = N
             raise
         notes.append(note)
     dtype = dtype or (g.types[g.inputs[0]].dtype if g.inputs else "float32")
-    g = canonicalize(g)
-    g, why_bn = fold_bn(g)
-    g, why_aff = fold_affine(g)
+    g, others = prepare(g)
     fused_g, refusals = fuse_dwsep(g, tgt.soc, dtype)
     by_member = {m: n for n in fused_g.nodes if n.op_type == FUSED_OP for m in n.attr("members")}
     refused = {r.nodes[0]: r for r in refusals}
@@ -72,8 +68,6 @@ def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = N
             r = refused.get(n.name)
             chains.append(Chain(n.name, n.inputs[0], None, False, r.nodes if r else (n.name,), "",
                                 r.reason if r else "not matched", r.kind if r else ""))
-    names = {n.name for n in g.nodes}
-    others = [r for r in why_bn if r.nodes[0] in names] + why_aff
     return chains, others, notes
 
 

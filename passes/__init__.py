@@ -12,13 +12,17 @@ from passes.layout import insert_layout_conversions
 from passes.records import Refusal
 
 
-def optimize(g: Graph, soc: SocSpec, dtype: str | None = None, fuse: bool = True) -> tuple[Graph, list[Refusal]]:
-    refusals: list[Refusal] = []
+def prepare(g: Graph) -> tuple[Graph, list[Refusal]]:
+    """The steps before fusion: canonical activations, BN and constant scale/shift in the convs."""
     g = canonicalize(g)
     g, why_bn = fold_bn(g)
     g, why = fold_affine(g)   # scale/shift nodes, and BNs fold_bn could not fold, into neighbour convs
     names = {n.name for n in g.nodes}
-    refusals += [r for r in why_bn if r.nodes[0] in names] + why
+    return g, [r for r in why_bn if r.nodes[0] in names] + why
+
+
+def optimize(g: Graph, soc: SocSpec, dtype: str | None = None, fuse: bool = True) -> tuple[Graph, list[Refusal]]:
+    g, refusals = prepare(g)
     if fuse:
         g, why = fuse_dwsep(g, soc, dtype)
         refusals += why
