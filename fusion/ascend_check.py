@@ -221,7 +221,10 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
                                   ek.notes, int(cost.counts.get("vector_instrs", 0))))
         env[st.out] = tvm.runtime.tensor(y, dev)
     got = {name: env[name].numpy() for name in prog.outputs}
-    ref = ort_reference(model, feeds) if model is not None else prog.run(feeds)
+    reference = (lambda f: ort_reference(model, f)) if model is not None else prog.run
+    ref = reference(feeds)
     whole = compare(got, ref, tol, seed)
     rows = list(whole.outputs) + [OutputError(f"{b.name} (kernel vs CPU)", b.max_abs, b.max_rel) for b in reports]
-    return AscendCheckResult(tuple(rows), tol, seed, tuple(reports))
+    from fusion.sensitivity import input_sensitivity
+    return AscendCheckResult(tuple(rows), tol, seed, input_sensitivity(reference, cm, seed, ref),
+                             blocks=tuple(reports))

@@ -3,6 +3,8 @@
 Errors: max_abs = max |y − ref|; max_rel = max_abs / max |ref| (relative to the output's range:
 elementwise relative error is meaningless where ReLU outputs are ~0). fp16 runs get inputs
 rounded to fp16 first so both sides see identical values; the reference is the fp32 model.
+A result passes only when it is within tolerance AND the reference's output depends on its
+input (`sensitivity`, fusion/sensitivity.py).
 """
 
 from __future__ import annotations
@@ -27,6 +29,12 @@ class CheckResult:
     outputs: tuple[OutputError, ...]
     tolerance: float
     seed: int
+    sensitivity: float | None = None   # fusion.sensitivity: how much the reference moves with the input
+
+    @property
+    def conclusive(self) -> bool:
+        from fusion.sensitivity import conclusive
+        return conclusive(self.sensitivity, self.tolerance)
 
     @property
     def max_rel(self) -> float:
@@ -37,12 +45,20 @@ class CheckResult:
         return max(o.max_abs for o in self.outputs)
 
     @property
-    def passed(self) -> bool:
+    def within_tolerance(self) -> bool:
         return self.max_rel <= self.tolerance
 
+    @property
+    def passed(self) -> bool:
+        """Within tolerance against a reference that depends on its input: a comparison that
+        could not have failed is never a pass (fusion/sensitivity.py)."""
+        return self.within_tolerance and self.conclusive
+
     def to_json(self) -> dict:
-        return {"passed": self.passed, "tolerance": self.tolerance, "seed": self.seed,
+        return {"passed": self.passed, "within_tolerance": self.within_tolerance,
+                "tolerance": self.tolerance, "seed": self.seed,
                 "max_abs": self.max_abs, "max_rel": self.max_rel,
+                "sensitivity": self.sensitivity, "conclusive": self.conclusive,
                 "outputs": [o.__dict__ for o in self.outputs]}
 
 
@@ -65,7 +81,8 @@ def ort_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[
     return dict(zip(names, sess.run(names, typed)))
 
 
-def compare(got: dict[str, np.ndarray], ref: dict[str, np.ndarray], tolerance: float, seed: int) -> CheckResult:
+def compare(got: dict[str, np.ndarray], ref: dict[str, np.ndarray], tolerance: float, seed: int,
+            sensitivity: float | None = None) -> CheckResult:
     rows = []
     for name, r in ref.items():
         y = np.asarray(got[name], np.float64)
@@ -73,11 +90,13 @@ def compare(got: dict[str, np.ndarray], ref: dict[str, np.ndarray], tolerance: f
         err = float(np.abs(y - r).max()) if r.size else 0.0
         scale = float(np.abs(r).max()) if r.size else 0.0
         rows.append(OutputError(name, err, err / scale if scale > 0 else err))
-    return CheckResult(tuple(rows), tolerance, seed)
+    return CheckResult(tuple(rows), tolerance, seed, sensitivity)
 
 
 def check_model(model: onnx.ModelProto, compiled, seed: int = 0, tolerance: float | None = None) -> CheckResult:
     feeds = random_inputs(compiled, seed)
     ref = ort_reference(model, feeds)
     got = compiled.run(feeds)
-    return compare(got, ref, TOLERANCE[compiled.dtype] if tolerance is None else tolerance, seed)
+    from fusion.sensitivity import input_sensitivity
+    sens = input_sensitivity(lambda f: ort_reference(model, f), compiled, seed, ref)
+    return compare(got, ref, TOLERANCE[compiled.dtype] if tolerance is None else tolerance, seed, sens)

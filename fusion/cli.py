@@ -39,6 +39,8 @@ def _add_model_args(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
     p.add_argument("--no-double-buffer", action="store_true", help="single-buffer the tiles (halves their UB)")
     p.add_argument("--pw-engine", choices=["vector", "cube"], help="unit for the pointwise GEMM")
     p.add_argument("--no-fuse", action="store_true", help="compile every node as its own kernel")
+    from fusion.subgraph import add_cut_args
+    add_cut_args(p)
     if json_flag:
         p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--db", metavar="FILE", help="tuning database whose best records pick the tiles "
@@ -154,10 +156,13 @@ def cmd_check(args) -> int:
         print(json.dumps({"target": cm.target.name, "dtype": cm.dtype,
                           "fused_blocks": len(cm.fused_blocks), **result.to_json()}, indent=2))
     else:
-        status = "PASS" if result.passed else "FAIL"
-        print(f"{status} {args.model} on {cm.target.name} {cm.dtype}: max abs err {result.max_abs:.3e}, "
+        status = "FAIL" if not result.within_tolerance else "PASS" if result.passed else "INCONCLUSIVE"
+        print(f"{status} {getattr(args, 'model_label', args.model)} on {cm.target.name} {cm.dtype}: max abs err {result.max_abs:.3e}, "
               f"max rel err {result.max_rel:.3e} (tolerance {result.tolerance:.0e}; "
-              f"{len(cm.fused_blocks)} fused blocks, seed {result.seed})")
+              f"{len(cm.fused_blocks)} fused blocks, seed {result.seed}; input sensitivity {result.sensitivity:.1e})")
+    from fusion.sensitivity import warning
+    if warning(result.sensitivity, result.tolerance):
+        print(f"megafuse: warning: {warning(result.sensitivity, result.tolerance)}", file=sys.stderr)
     return 0 if result.passed else 1
 
 
@@ -182,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _extra_commands():
     """Commands that live in their own modules (bench, tune) register themselves here."""
     found = []
-    for module in ("fusion.bench_cli", "fusion.tune_cli", "fusion.fidelity_cli"):
+    for module in ("fusion.bench_cli", "fusion.tune_cli", "fusion.fidelity_cli", "fusion.explain_cli"):
         try:
             mod = __import__(module, fromlist=["register"])
         except ModuleNotFoundError as e:
@@ -194,12 +199,20 @@ def _extra_commands():
 
 
 def main(argv: list[str] | None = None) -> int:
+    import tempfile
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        with tempfile.TemporaryDirectory(prefix="megafuse-cut-") as tmp:
+            if getattr(args, "inputs", None) or getattr(args, "outputs", None):
+                from fusion.subgraph import apply_cut_args
+                apply_cut_args(args, Path(tmp))
+            return args.func(args)
     except MegafuseError as e:
         print(f"megafuse: error: {e}", file=sys.stderr)
+        if getattr(args, "json", None) is True:   # (tune's --json is a file)
+            print(json.dumps({"error": str(e), "kind": type(e).__name__}))
         return 2
     except KeyboardInterrupt:
         print("megafuse: interrupted", file=sys.stderr)

@@ -90,15 +90,16 @@ import numpy as np
 from fusion.errors import UBOverflowError
 from fusion.ir import C0
 from fusion.soc import SocSpec
+from schedules.activations import VECTOR_INSTRS
 from schedules.plan import KernelPlan, align, check_budget, make_plan
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 
 PIPES = ("MTE2", "vector", "cube", "MTE3")
 MODELED = "modeled"
 ACC_BYTES = 4
-# vector instructions per activation as the Ascend C emitter issues them:
-# relu = Relu; relu6 = Maxs + Mins; hardswish = Adds, Maxs, Mins, Mul, Muls(1/6)
-ACT_OPS = {"none": 0, "relu": 1, "relu6": 2, "hardswish": 5}
+# vector instructions per activation as the Ascend C emitter issues them (schedules/activations.py:
+# relu 1, relu6 2, hardswish 5, leakyrelu(a) 2, clip(lo,hi) 2, hardsigmoid(a,b) 4, hardswishab(a,b) 5)
+ACT_OPS = VECTOR_INSTRS
 TIMELINE_TILES = 2  # timeline events are recorded for the first N tiles of every core
 
 

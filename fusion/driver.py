@@ -170,9 +170,15 @@ def _pick_engine(wl: DwSepWorkload, cfg: TileConfig, target: Target, source: str
 
 
 def compile_model(model, target="sim", input_shapes=None, dtype: str | None = None,
-                  tile: TileOverride | None = None, fuse: bool = True, tuned_tiles=None) -> CompiledModel:
-    """tuned_tiles: optional callable (workload, target) → TileConfig | None (the tuning database)."""
+                  tile: TileOverride | None = None, fuse: bool = True, tuned_tiles=None,
+                  inputs=None, outputs=None) -> CompiledModel:
+    """tuned_tiles: optional callable (workload, target) → TileConfig | None (the tuning database).
+    inputs/outputs: tensor names (list or 'a,b') that cut the model first (fusion.subgraph)."""
     tgt = parse_target(target)
+    if inputs or outputs:
+        from fusion.subgraph import cut_model
+        cut = cut_model(model, inputs, outputs, input_shapes)
+        model, input_shapes = cut.model, cut.input_shapes or None
     g = load_graph(model, input_shapes)
     model_dtype = g.types[g.inputs[0]].dtype if g.inputs else "float32"
     dtype = dtype or model_dtype

@@ -297,7 +297,9 @@ class _Importer:
             raise ShapeError(f"input '{name}' has unknown shape (no rank); pass --input-shape "
                              f"{name}=D0xD1x... (e.g. {name}=1x3x224x224)")
         if any(not isinstance(d, int) for d in dims):
-            hint = "x".join(str(d) if isinstance(d, int) else "1" for d in dims)
+            # batch 1, channels 3, a 224x224 image: the usual vision input, never 1x3x1x1
+            usual = (1, 3, 224, 224) if len(dims) == 4 else (1,) * len(dims)
+            hint = "x".join(str(d) if isinstance(d, int) else str(u) for d, u in zip(dims, usual))
             raise ShapeError(f"input '{name}' has dynamic shape {_dims_text(dims)}; pass "
                              f"--input-shape {name}={hint}")
         return tuple(dims)  # type: ignore[arg-type]

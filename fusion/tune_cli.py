@@ -28,6 +28,8 @@ def register(sub, add_model_args=None) -> None:
     p.add_argument("--input-shape", action="append", default=[], metavar="NAME=DxDxD",
                    help="shape of a dynamic input, e.g. x=1x3x224x224 (repeatable)")
     p.add_argument("--dtype", choices=["float32", "float16"], default=None)
+    from fusion.subgraph import add_cut_args
+    add_cut_args(p)
     p.add_argument("--db", metavar="FILE", help="tuning database (default: $MEGAFUSE_TUNING_DB or "
                    "~/.cache/megafuse/tuning.jsonl)")
     p.add_argument("--no-db", action="store_true", help="keep the results in memory only")

@@ -10,6 +10,7 @@ import onnx
 from .common import GraphBuilder, make_divisible
 from .convnets import resnet
 from .dwsep import MOBILENET_V1_BLOCKS, ODD_BLOCKS, dwsep_block
+from .ocr import ocr_detector, ocr_recognizer, se_classifier
 
 # (out channels, stride) of the 13 DW-separable blocks (Howard et al. 2017, Table 1).
 _V1_BLOCKS = [(64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2),
@@ -90,6 +91,9 @@ REGISTRY: dict[str, Callable[..., onnx.ModelProto]] = {
     "mobilenet_v2": mobilenet_v2,
     # larger ResNets / VGG (the fidelity suite's networks): models.convnets.resnet(depth) / vgg(depth)
     "resnet18": functools.partial(resnet, 18),
+    "ocr_detector": ocr_detector,
+    "ocr_recognizer": ocr_recognizer,
+    "se_classifier": se_classifier,
     **{spec["name"]: _preset(spec) for spec in MOBILENET_V1_BLOCKS + ODD_BLOCKS},
 }
 

@@ -5,17 +5,24 @@ from __future__ import annotations
 from fusion.ir import Graph
 from fusion.soc import SocSpec
 from passes.canonicalize import canonicalize
+from passes.fold_affine import fold_affine
 from passes.fold_bn import fold_bn
 from passes.fuse_dwsep import fuse_dwsep
 from passes.layout import insert_layout_conversions
 from passes.records import Refusal
 
 
-def optimize(g: Graph, soc: SocSpec, dtype: str | None = None, fuse: bool = True) -> tuple[Graph, list[Refusal]]:
-    refusals: list[Refusal] = []
+def prepare(g: Graph) -> tuple[Graph, list[Refusal]]:
+    """The steps before fusion: canonical activations, BN and constant scale/shift in the convs."""
     g = canonicalize(g)
-    g, why = fold_bn(g)
-    refusals += why
+    g, why_bn = fold_bn(g)
+    g, why = fold_affine(g)   # scale/shift nodes, and BNs fold_bn could not fold, into neighbour convs
+    names = {n.name for n in g.nodes}
+    return g, [r for r in why_bn if r.nodes[0] in names] + why
+
+
+def optimize(g: Graph, soc: SocSpec, dtype: str | None = None, fuse: bool = True) -> tuple[Graph, list[Refusal]]:
+    g, refusals = prepare(g)
     if fuse:
         g, why = fuse_dwsep(g, soc, dtype)
         refusals += why

@@ -1,5 +1,5 @@
-"""Canonicalize: drop Identity, Clip(0,6) → Relu6, Clip(0,inf) → Relu, and the two HardSwish
-spellings x·HardSigmoid(x) and x·Clip(x+3,0,6)/6 → HardSwish.
+"""Canonicalize: drop Identity, Clip(0,6) → Relu6, Clip(0,inf) → Relu, and the HardSwish
+spellings x·HardSigmoid(x), x·Clip(x+3,0,6)/6 and x·(Clip(x+3,0,6)/6) → HardSwish.
 
 Each rewrite is pattern + legality (constants and single use of the inner tensors) + rewrite.
 """
@@ -14,7 +14,7 @@ from fusion.ir import Graph, Node, make_node
 
 
 def canonicalize(g: Graph) -> Graph:
-    for step in (_remove_identity, _clip_to_relu, _hardsigmoid_hardswish, _clip_hardswish):
+    for step in (_remove_identity, _clip_to_relu, _hardsigmoid_hardswish, _clip_hardswish, _gate_hardswish):
         g = step(g)
     return g
 
@@ -115,4 +115,34 @@ def _clip_hardswish(g: Graph) -> Graph:
         dead = {add.name, r6.name, mul.name}
         nodes = [new if n is last else n for n in g.nodes if n.name not in dead]
         return _clip_hardswish(g.rewrite(nodes))
+    return g
+
+
+def _gate_hardswish(g: Graph) -> Graph:
+    """Mul(x, Div(Relu6(Add(x, 3)), 6)) and Mul(x, Mul(Relu6(Add(x, 3)), 1/6)) → HardSwish(x):
+    the gate relu6(x + 3) / 6 computed before the product (PyTorch's hardsigmoid written out)."""
+    for add in g.nodes:
+        if add.op_type != "Add" or len(add.inputs) != 2:
+            continue
+        consts = [t for t in add.inputs if _scalar(g, t) == 3.0]
+        x = _other_input(add, consts[0]) if consts else None
+        if x is None or g.is_constant(x) or not _single_use(g, add.outputs[0]):
+            continue
+        r6 = g.consumers_of(add.outputs[0])[0]
+        if r6.op_type != "Relu6" or not _single_use(g, r6.outputs[0]):
+            continue
+        scale = g.consumers_of(r6.outputs[0])[0]
+        k = _scalar(g, _other_input(scale, r6.outputs[0]) or "")
+        if not ((scale.op_type == "Div" and scale.inputs[0] == r6.outputs[0] and k == 6.0)
+                or (scale.op_type == "Mul" and k is not None and math.isclose(k, 1 / 6, rel_tol=1e-6))):
+            continue
+        if not _single_use(g, scale.outputs[0]):
+            continue
+        mul = g.consumers_of(scale.outputs[0])[0]
+        if mul.op_type != "Mul" or _other_input(mul, scale.outputs[0]) != x:
+            continue
+        new = make_node(mul.name, "HardSwish", [x], mul.outputs)
+        dead = {add.name, r6.name, scale.name}
+        nodes = [new if n is mul else n for n in g.nodes if n.name not in dead]
+        return _gate_hardswish(g.rewrite(nodes))
     return g

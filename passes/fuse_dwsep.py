@@ -7,6 +7,7 @@ and biases. Pattern, legality and profitability are separate functions; every ca
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,25 +15,41 @@ import numpy as np
 from fusion.ir import Graph, Node, TensorType, make_node
 from fusion.soc import SocSpec
 from passes.records import Refusal
+from schedules.activations import spell
 from schedules.plan import smallest_plan
 from schedules.workload import DwSepWorkload
 
 ACT_OPS = {"Relu": "relu", "Relu6": "relu6", "HardSwish": "hardswish"}
+# ops the fused kernel carries as act1/act2, with their constants (schedules/activations.py)
+ACT_NODE_OPS = ("Relu", "Relu6", "HardSwish", "Clip", "LeakyRelu", "PRelu", "HardSigmoid")
+GLOBAL_OPS = ("GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceMax", "ReduceSum")
 FUSED_OP = "FusedDwSep"
+
+
+@dataclass(frozen=True)
+class Act:
+    """One activation as matched in the graph: its kernel spelling and the nodes it replaces."""
+    act: str
+    nodes: tuple[Node, ...]
+
+    @property
+    def output(self) -> str:
+        return self.nodes[-1].outputs[0]
 
 
 @dataclass(frozen=True)
 class Match:
     dw: Node
-    act1: Node | None
+    act1: Act | None
     pw: Node | None
-    act2: Node | None = None
+    act2: Act | None = None
     add: Node | None = None
     residual: str | None = None
 
     @property
     def members(self) -> tuple[Node, ...]:
-        return tuple(n for n in (self.dw, self.act1, self.pw, self.act2, self.add) if n is not None)
+        acts = lambda a: a.nodes if a is not None else ()  # noqa: E731
+        return tuple(n for n in (self.dw, *acts(self.act1), self.pw, *acts(self.act2), self.add) if n is not None)
 
     @property
     def output(self) -> str:
@@ -48,34 +65,110 @@ def is_depthwise(g: Graph, n: Node) -> bool:
 
 
 # --- pattern ------------------------------------------------------------------------------
+def activation_of(g: Graph, n: Node) -> tuple[Act | None, str | None]:
+    """The activation starting at node `n` (None, why-not when `n` is not one the kernel carries)."""
+    op = n.op_type
+    if op in ACT_OPS:
+        return Act(ACT_OPS[op], (n,)), None
+    if op == "Clip":
+        lo, hi = n.attr("min", -math.inf), n.attr("max", math.inf)
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            return None, f"Clip '{n.name}' has an open bound ({lo}, {hi}): not a kernel activation"
+        return Act(spell("clip", lo, hi), (n,)), None
+    if op == "LeakyRelu":
+        return Act(spell("leakyrelu", n.attr("alpha", 0.01)), (n,)), None
+    if op == "PRelu":
+        slope = g.constants.get(n.inputs[1]) if len(n.inputs) > 1 else None
+        if slope is None:
+            return None, f"PRelu '{n.name}' slope is not a constant"
+        flat = np.asarray(slope, np.float64).ravel()
+        if flat.size and np.all(flat == flat[0]):
+            return Act(spell("leakyrelu", float(flat[0])), (n,)), None
+        return None, (f"PRelu '{n.name}' has a per-channel slope ({flat.size} values): the fused kernel "
+                      f"carries one slope per activation")
+    if op == "HardSigmoid":
+        return Act(spell("hardsigmoid", n.attr("alpha", 0.2), n.attr("beta", 0.5)), (n,)), None
+    return None, None
+
+
+def activation_at(g: Graph, t: str) -> tuple[Act | None, str | None]:
+    """The activation applied to tensor `t`: its sole consumer, or x * HardSigmoid(x; a, b)
+    (HardSigmoid and Mul both reading t) as a generalized hard-swish."""
+    users = g.consumers_of(t)
+    if t in g.outputs:
+        return None, "is a graph output"
+    if len(users) == 2:
+        hs = next((u for u in users if u.op_type == "HardSigmoid"), None)
+        mul = next((u for u in users if u.op_type == "Mul"), None)
+        if (hs is not None and mul is not None and sorted(mul.inputs) == sorted((t, hs.outputs[0]))
+                and g.uses(hs.outputs[0]) == 1):
+            a, b = hs.attr("alpha", 0.2), hs.attr("beta", 0.5)
+            return Act(spell("hardswishab", a, b), (hs, mul)), None
+    if len(users) != 1:
+        return None, None
+    return activation_of(g, users[0])
+
+
+def _global_gate(g: Graph, users: list[Node]) -> str | None:
+    """The name of a global reduction among the consumers (a squeeze-and-excitation branch)."""
+    for u in users:
+        if u.op_type in GLOBAL_OPS:
+            return f"{u.op_type} '{u.name}'"
+    return None
+
+
+def _se_ahead(g: Graph, n: Node, steps: int = 4) -> str | None:
+    """A global reduction reading the output of `n` or of the few single-use elementwise nodes
+    after it (an SE block behind a leftover scale/shift)."""
+    for _ in range(steps):
+        users = g.consumers_of(n.outputs[0])
+        gate = _global_gate(g, users) or next(
+            (_global_gate(g, g.consumers_of(t)) for t in n.inputs if _global_gate(g, g.consumers_of(t))), None)
+        if gate or len(users) != 1 or users[0].op_type not in ("Mul", "Add", "Sub", "Div"):
+            return gate
+        n = users[0]
+    return None
+
+
 def match_chain(g: Graph, dw: Node) -> tuple[Match | None, str | None]:
     """Walk the single-consumer chain after a depthwise conv. Returns (match, why-not)."""
-    def sole_consumer(node: Node) -> tuple[Node | None, str | None]:
-        t = node.outputs[0]
+    def sole_consumer(t: str, what: str) -> tuple[Node | None, str | None]:
         users = g.consumers_of(t)
         if t in g.outputs:
-            return None, f"{node.op_type} '{node.name}' output is a graph output"
+            return None, f"{what} output is a graph output"
         if len(users) != 1:
-            return None, f"{node.op_type} '{node.name}' output has {len(users)} consumers"
+            gate = _global_gate(g, users)
+            if gate:
+                return None, (f"{what} output feeds a squeeze-and-excitation block ({gate}): its global "
+                              f"average over the whole image gates every pixel, a global dependency a "
+                              f"tiled kernel cannot see")
+            return None, f"{what} output has {len(users)} consumers"
         return users[0], None
 
-    act1, why = sole_consumer(dw)
-    if act1 is None:
-        return None, f"DW output: {why}"
-    if act1.op_type not in ACT_OPS:
-        return None, f"DW is followed by {act1.op_type} '{act1.name}', not an activation in {sorted(ACT_OPS)}"
-    pw, why = sole_consumer(act1)
-    if pw is None:
-        return None, f"DW activation: {why}"
-    if pw.op_type != "Conv":
-        return None, f"activation is followed by {pw.op_type} '{pw.name}', not a pointwise Conv"
+    act1, why_act = activation_at(g, dw.outputs[0])
+    if act1 is not None:
+        nxt, why = sole_consumer(act1.output, f"DW activation '{act1.nodes[-1].name}'")
+    else:   # DW with no activation (a linear bottleneck input) may go straight to PW
+        nxt, why = sole_consumer(dw.outputs[0], f"DW '{dw.name}'")
+        if nxt is not None and nxt.op_type != "Conv":
+            why = why_act or (f"DW is followed by {nxt.op_type} '{nxt.name}', not an activation "
+                              f"({', '.join(ACT_NODE_OPS)}) or a pointwise Conv")
+            nxt = None
+    if nxt is None:
+        return None, why
+    if nxt.op_type != "Conv":
+        gate = _se_ahead(g, nxt)
+        if gate:
+            return None, (f"squeeze-and-excitation block ({gate}) between DW and PW after {nxt.op_type} "
+                          f"'{nxt.name}': a global dependency a tiled kernel cannot see")
+        return None, f"activation is followed by {nxt.op_type} '{nxt.name}', not a pointwise Conv"
+    pw = nxt
     m = Match(dw, act1, pw)
-    users = g.consumers_of(pw.outputs[0])
-    nxt = users[0] if len(users) == 1 and pw.outputs[0] not in g.outputs else None
-    if nxt is not None and nxt.op_type in ACT_OPS:
-        m = Match(dw, act1, pw, act2=nxt)
-        users = g.consumers_of(nxt.outputs[0])
-        nxt = users[0] if len(users) == 1 and nxt.outputs[0] not in g.outputs else None
+    act2, _ = activation_at(g, pw.outputs[0])
+    if act2 is not None:
+        m = Match(dw, act1, pw, act2=act2)
+    users = g.consumers_of(m.output)
+    nxt = users[0] if len(users) == 1 and m.output not in g.outputs else None
     if nxt is not None and nxt.op_type == "Add":
         other = [t for t in nxt.inputs if t != m.output]
         if len(other) == 1 and not g.is_constant(other[0]) \
@@ -117,8 +210,8 @@ def workload_of(g: Graph, m: Match, dtype: str) -> DwSepWorkload:
     return DwSepWorkload(
         batch=n, cin=c, cout=g.types[m.pw.outputs[0]].shape[1], height=h, width=w,
         kernel=tuple(m.dw.attr("kernel")), stride=tuple(m.dw.attr("strides", (1, 1))),
-        pads=tuple(m.dw.attr("pads", (0, 0, 0, 0))), act1=ACT_OPS[m.act1.op_type],
-        act2=ACT_OPS[m.act2.op_type] if m.act2 else "none", residual=m.add is not None, dtype=dtype)
+        pads=tuple(m.dw.attr("pads", (0, 0, 0, 0))), act1=m.act1.act if m.act1 else "none",
+        act2=m.act2.act if m.act2 else "none", residual=m.add is not None, dtype=dtype)
 
 
 # --- profitability ------------------------------------------------------------------------

@@ -13,25 +13,15 @@ from __future__ import annotations
 from tvm import te, tirx
 
 from fusion.ir import C0
+from schedules.activations import te_expr
 from schedules.workload import DwSepWorkload
 
 ACC = "float32"
 
 
 def activation(x, act: str):
-    """Elementwise activation on a TE expression (the same formulas as ONNX)."""
-    if act == "none":
-        return x
-    dt = str(x.ty)
-    zero = tirx.const(0, dt)
-    if act == "relu":
-        return tirx.max(x, zero)
-    six = tirx.const(6, dt)
-    if act == "relu6":
-        return tirx.min(tirx.max(x, zero), six)
-    if act == "hardswish":
-        return x * tirx.min(tirx.max(x + tirx.const(3, dt), zero), six) / six
-    raise ValueError(act)
+    """Elementwise activation on a TE expression (the same formulas as ONNX; schedules/activations)."""
+    return te_expr(x, act)
 
 
 def dwsep_compute(wl: DwSepWorkload, tiled_out: tuple[int, int] | None = None):

@@ -14,6 +14,7 @@ import numpy as np
 from fusion.errors import UBOverflowError
 from fusion.ir import C0
 from fusion.soc import SocSpec
+from schedules.activations import needs_scratch
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 
 ACC_BYTES = 4  # fp32 accumulators and biases
@@ -270,8 +271,8 @@ def make_plan(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> KernelPlan:
                                    "pre-activation tile read back from the GM hand-off", in_tir=False))
         # hardswish needs an fp32 scratch; on the vector path pw_acc / dw_acc serve, here dw_acc
         # is busy on both sides of the act (DW result / the landed output block)
-        if wl.act1 == "hardswish" or (epilogue and wl.act2 == "hardswish"):
-            bufs.append(BufferPlan("act_tmp", "UB", (th, tw, C0), "float32", 1, "hardswish scratch",
+        if needs_scratch(wl.act1) or (epilogue and needs_scratch(wl.act2)):
+            bufs.append(BufferPlan("act_tmp", "UB", (th, tw, C0), "float32", 1, "activation scratch",
                                    in_tir=False))
     if epilogue:
         bufs.append(BufferPlan("b_pw", "UB", (wl.co1, C0), "float32", 1, "folded BN2 bias, resident",

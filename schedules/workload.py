@@ -36,9 +36,9 @@ class DwSepWorkload:
     dtype: str = "float32"
 
     def __post_init__(self):
+        from schedules.activations import parse
         for act in (self.act1, self.act2):
-            if act not in ACTIVATIONS:
-                raise ValueError(f"unknown activation {act!r}")
+            parse(act)   # ValueError on an unknown activation
 
     @property
     def out_height(self) -> int:

@@ -115,13 +115,20 @@ def test_fuse_dwsep_residual_and_no_act2():
 
 @pytest.mark.parametrize("kw,reason", [
     (dict(dilation=2), "dilation 2 unsupported"),
-    (dict(act1="none"), "not an activation"),
 ])
 def test_fuse_dwsep_refusals(kw, reason):
     g = _block_graph(cin=16, cout=16, h=10, **kw)
     out, refusals = fuse_dwsep(g, SOC)
     assert FUSED_OP not in ops(out)
     assert len(refusals) == 1 and reason in refusals[0].reason, refusals
+
+
+def test_fuse_dwsep_linear_dw():
+    """DW with no activation (a linear bottleneck input) fuses with act1 = none."""
+    g = _block_graph(cin=16, cout=16, h=10, act1="none")
+    out, refusals = fuse_dwsep(g, SOC)
+    assert ops(out) == [FUSED_OP] and not refusals
+    assert out.nodes[0].attr("act1") == "none"
 
 
 def test_fuse_dwsep_refuses_two_consumers():
@@ -162,3 +169,35 @@ def test_layout_keeps_graph_output_name():
     out, _ = optimize(g, SOC)
     assert ops(out) == ["ToNC1HWC0", FUSED_OP, "ToNCHW"]
     assert out.outputs == ("y",) and out.types["y"].shape == (1, 16, 8, 8)
+
+
+def _with_act(op, **attrs):
+    """The block graph with its DW activation replaced by `op` (extra constant inputs in attrs['_consts'])."""
+    g = _block_graph(cin=16, cout=24, h=8, act1="relu", act2="relu")
+    consts, types = dict(g.constants), dict(g.types)
+    extra = attrs.pop("_consts", {})
+    for k, v in extra.items():
+        consts[k], types[k] = v, TensorType(v.shape, "float32")
+    act = next(n for n in g.nodes if n.op_type == "Relu")
+    new = make_node(act.name, op, (act.inputs[0], *extra), act.outputs, **attrs)
+    return g.rewrite([new if n is act else n for n in g.nodes], consts, types)
+
+
+@pytest.mark.parametrize("op,attrs,act1", [
+    ("LeakyRelu", dict(alpha=0.1), "leakyrelu(0.1)"),
+    ("PRelu", dict(_consts={"slope": np.full((16, 1, 1), 0.25, np.float32)}), "leakyrelu(0.25)"),
+    ("Clip", dict(min=-1.0, max=4.0), "clip(-1,4)"),
+    ("HardSigmoid", dict(alpha=0.2, beta=0.5), "hardsigmoid(0.2,0.5)"),
+])
+def test_fuse_dwsep_exporter_activations(op, attrs, act1):
+    out, refusals = fuse_dwsep(_with_act(op, **attrs), SOC)
+    assert ops(out) == [FUSED_OP] and not refusals
+    assert out.nodes[0].attr("act1") == act1
+
+
+def test_fuse_dwsep_refuses_per_channel_prelu_and_open_clip():
+    slope = np.linspace(0.1, 0.3, 16, dtype=np.float32).reshape(16, 1, 1)
+    _, refusals = fuse_dwsep(_with_act("PRelu", _consts={"slope": slope}), SOC)
+    assert len(refusals) == 1 and "per-channel slope (16 values)" in refusals[0].reason
+    _, refusals = fuse_dwsep(_with_act("Clip", min=-math.inf, max=4.0), SOC)
+    assert len(refusals) == 1 and "open bound" in refusals[0].reason

@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 
 from fusion.errors import MegafuseError
 from fusion.ir import C0
+from schedules.activations import ascendc_body
 from schedules.plan import KernelPlan
 
 VERSION = "0.2.0"
@@ -294,28 +295,11 @@ def _buffer_code(plan: KernelPlan, ns: str, scopes: set[str]) -> tuple[list[str]
 
 
 def _act_function(fn: str, act: str) -> str:
-    """An fp32 activation over n elements of `a` (the instructions the cost model's ACT_OPS
-    counts: relu = Relu; relu6 = Maxs + Mins; hardswish = Adds, Maxs, Mins, Mul, Muls(1/6));
-    hardswish works in chunks of the scratch `tmp` (tmpLen elements)."""
-    bodies = {
-        "none": "(void)a;\n        (void)n;",
-        "relu": "Relu(a, a, n);",
-        "relu6": "Maxs(a, a, 0.0f, n);\n        Mins(a, a, 6.0f, n);",
-        "hardswish": (
-            "// x * min(max(x + 3, 0), 6) / 6\n"
-            "        for (int32_t off = 0; off < n; off += tmpLen) {\n"
-            "            const int32_t m = n - off < tmpLen ? n - off : tmpLen;\n"
-            "            LocalTensor<float> v = a[off];\n"
-            "            Adds(tmp, v, 3.0f, m);\n"
-            "            Maxs(tmp, tmp, 0.0f, m);\n"
-            "            Mins(tmp, tmp, 6.0f, m);\n"
-            "            Mul(v, v, tmp, m);\n"
-            "            Muls(v, v, 1.0f / 6.0f, m);\n"
-            "        }"),
-    }
+    """An fp32 activation over n elements of `a`: the instructions the cost model counts
+    (schedules/activations.py); the ones that need scratch work in chunks of `tmp` (tmpLen)."""
     return (f"    __aicore__ inline void {fn}(const LocalTensor<float>& a, int32_t n, "
             f"const LocalTensor<float>& tmp, int32_t tmpLen)\n"
-            f"    {{\n        (void)tmp;\n        (void)tmpLen;\n        {bodies[act]}\n    }}\n")
+            f"    {{\n        (void)tmp;\n        (void)tmpLen;\n        {ascendc_body(act)}\n    }}\n")
 
 
 def emit_kernel(plan: KernelPlan, block_name: str = "block") -> EmittedKernel:

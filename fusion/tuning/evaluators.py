@@ -215,13 +215,8 @@ def _model_chunk(wl: DwSepWorkload, soc_name: str, tiles: list[TileConfig]) -> l
 # measured (llvm)
 # ------------------------------------------------------------------------------------------
 def _act(x: np.ndarray, act: str) -> np.ndarray:
-    if act == "relu":
-        return np.maximum(x, 0)
-    if act == "relu6":
-        return np.minimum(np.maximum(x, 0), 6)
-    if act == "hardswish":
-        return x * np.minimum(np.maximum(x + 3, 0), 6) / 6
-    return x
+    from schedules.activations import numpy_ref
+    return numpy_ref(x, act)
 
 
 def block_data(wl: DwSepWorkload, seed: int = 0) -> dict[str, np.ndarray]:
