@@ -118,6 +118,20 @@ class KernelPlan:
         return self.pw_on_cube and not self.soc.coupled
 
     @property
+    def variant(self) -> str:
+        """vector-pw (DW and PW on the vector unit) | cube-pw (PW on the cube of the same AI core:
+        310P) | cube-pw-mix (910B MIX kernel: DW on the AIVs, PW on the AICs, hand-off via GM)."""
+        if not self.pw_on_cube:
+            return "vector-pw"
+        return "cube-pw" if self.soc.coupled else "cube-pw-mix"
+
+    @property
+    def pw_weights_resident(self) -> bool:
+        """With one co-step the PW weight block is the same for every tile: the kernel loads it
+        once per core (loop-invariant hoist) instead of once per tile."""
+        return self.co_steps == 1
+
+    @property
     def fixpipe_epilogue(self) -> bool:
         """910B cube plans whose epilogue Fixpipe does on the way out of L0C (bias from the bias
         table, relu on the fly); any other act2 or a residual goes back to the AIV through GM."""

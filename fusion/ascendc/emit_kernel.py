@@ -170,9 +170,7 @@ class EmittedKernel:
 # plan -> values
 # ---------------------------------------------------------------------------------------------
 def variant_of(plan: KernelPlan) -> str:
-    if not plan.pw_on_cube:
-        return "vector-pw"
-    return "cube-pw" if plan.soc.coupled else "cube-pw-mix"
+    return plan.variant
 
 
 def tiling_fields(plan: KernelPlan) -> tuple[tuple[str, int], ...]:
@@ -339,7 +337,6 @@ def emit_kernel(plan: KernelPlan, block_name: str = "block") -> EmittedKernel:
 
 
 def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: str) -> EmittedKernel:
-    from fusion.costmodel import pw_weights_resident
 
     wl, soc = plan.workload, plan.soc
     fp16 = wl.dtype == "float16"
@@ -347,7 +344,7 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
     tiling_struct = op_type + "Tiling"
     fields = tiling_fields(plan)
     args = kernel_args(plan)
-    resident = pw_weights_resident(plan)
+    resident = plan.pw_weights_resident
     ns = sym + "_plan"
     bufs = plan.kernel_buffers
     names = {b.name for b in bufs}
