@@ -91,6 +91,20 @@ from fusion.errors import UBOverflowError
 from fusion.ir import C0
 from fusion.soc import SocSpec
 from schedules.plan import KernelPlan, align, check_budget, make_plan
+from schedules.program import axis as _axis  # noqa: F401  (importers)
+from schedules.program import rows_bursts as _rows_bursts  # noqa: F401
+from schedules.program import split as _split  # noqa: F401
+from schedules.program import tile_axes as _tile_axes
+from schedules.program import (
+    Copy,
+    CubeOp,
+    Move,
+    VectorOp,
+    build_program,
+    resident_loads,
+    split,
+    tile_loops,
+)
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 
 PIPES = ("MTE2", "vector", "cube", "MTE3")
@@ -670,16 +684,6 @@ def _assemble(name: str, soc: SocSpec, runs: dict[str, CoreRun], acc: _Acc, laun
 # --------------------------------------------------------------------------------------------
 # geometry helpers
 # --------------------------------------------------------------------------------------------
-def _axis(start_out: int, t: int, out_total: int, stride: int, k: int, pad_lo: int, in_total: int):
-    """(valid outputs, valid input rows read, touches padding) of one tile along one axis.
-    The kernel computes the full tile; the input window is clipped to the image."""
-    out_valid = min(t, out_total - start_out)
-    lo = start_out * stride - pad_lo
-    hi = lo + (t - 1) * stride + k
-    in_valid = max(0, min(hi, in_total) - max(lo, 0))
-    return out_valid, in_valid, (lo < 0 or hi > in_total)
-
-
 @lru_cache(maxsize=4096)
 def _needed(out_total: int, stride: int, k: int, pad_lo: int, in_total: int) -> int:
     """Input rows (or columns) some output actually reads."""
@@ -688,11 +692,6 @@ def _needed(out_total: int, stride: int, k: int, pad_lo: int, in_total: int) -> 
         lo = o * stride - pad_lo
         mark[max(lo, 0):max(0, min(lo + k, in_total))] = True
     return int(mark.sum())
-
-
-def _rows_bursts(blocks: int, rows: int, full_width: bool) -> int:
-    """NC1HWC0: one burst per row, or one per channel block when rows span the full width."""
-    return blocks if full_width else blocks * rows
 
 
 def fused_min_bytes(wl: DwSepWorkload) -> dict[str, int]:
@@ -715,24 +714,12 @@ def _add_counts(total: dict, counts: dict, times: int) -> None:
         total[k] = total.get(k, 0) + n * times
 
 
-def _counts(items) -> dict:
-    out: dict = {}
-    for x in items:
-        out[x] = out.get(x, 0) + 1
-    return out
-
-
-def _split(total: int, step: int) -> list[int]:
-    return [min(step, total - i) for i in range(0, total, step)]
-
-
 # --------------------------------------------------------------------------------------------
 # the fused kernel
 # --------------------------------------------------------------------------------------------
 def pw_weights_resident(plan: KernelPlan) -> bool:
-    """With one co-step the PW weight block is the same for every tile: the kernel loads it once
-    per core (loop-invariant hoist) instead of once per tile."""
-    return plan.co_steps == 1
+    """The plan decides (KernelPlan.pw_weights_resident); kept for importers."""
+    return plan.pw_weights_resident
 
 
 def _dw_vector_work(soc: SocSpec, wl: DwSepWorkload, th: int, tw: int, cb: int, pad_elems: int,
@@ -817,18 +804,6 @@ def _part_cache(wl: DwSepWorkload, soc: SocSpec) -> dict:
 
 
 @lru_cache(maxsize=1024)
-def _tile_axes(wl: DwSepWorkload, th: int, tw: int) -> tuple[tuple, tuple]:
-    """(valid outputs, valid input rows) of every tile row and tile column (touches-padding is
-    dropped: tiles with the same steps share one key)."""
-    kh, kw = wl.kernel
-    rows = tuple(_axis(i * th, th, wl.out_height, wl.stride[0], kh, wl.pads[0], wl.height)[:2]
-                 for i in range(ceil_div(wl.out_height, th)))
-    cols = tuple(_axis(j * tw, tw, wl.out_width, wl.stride[1], kw, wl.pads[1], wl.width)[:2]
-                 for j in range(ceil_div(wl.out_width, tw)))
-    return rows, cols
-
-
-@lru_cache(maxsize=1024)
 def _input_bytes(wl: DwSepWorkload, th: int, tw: int) -> tuple[int, int]:
     """(unique, DMA) input bytes of a th x tw output tiling: the union of the tiles' input windows
     (clipped to the image) and the sum of the windows (halos counted once per tile)."""
@@ -873,39 +848,32 @@ def _fused_l2(f: "_Fused") -> _L2:
 
 
 class _Fused:
-    """Builds the per-core step lists of the fused kernel from a KernelPlan (the loop nest of
-    schedules/dwsep_schedule.py).
+    """Times the lowered program of a KernelPlan (schedules/program.py) on the pipes of its cores.
 
-    A tile's steps are assembled from parts -- its ci-steps (which depend on the valid input
-    rows/columns only), its co-steps (valid outputs only), the resident-weight loads of a core's
-    first tile -- each built once per (workload, SoC, tile sizes, part key) with its traffic and
-    instruction counts; counts are merged as part × occurrences."""
+    Every iteration of a program loop becomes one simulated step: its GM -> chip copies on MTE2,
+    its cube moves and GEMM on the cube, its vector ops (and the L0C -> UB move) on the vector
+    unit, its chip -> GM copies on MTE3. A tile's steps are assembled from parts -- its loops by
+    role and tile geometry, the resident loads of a core's first tile -- each timed once per
+    (workload, SoC, tile sizes, part key) with its traffic and instruction counts; counts are
+    merged as part x occurrences."""
 
     def __init__(self, plan: KernelPlan, l2: "_L2 | None | str" = "auto"):
         self.plan = plan
         wl, soc = plan.workload, plan.soc
         self.wl, self.soc = wl, soc
-        self.b = itemsize(wl.dtype)
+        self.program = build_program(plan)
         self.th, self.tw = plan.th, plan.tw
-        self.thw = plan.th * plan.tw
-        self.thw_al = align(self.thw, soc.cube_fractal[0])
         self.cib, self.cob = plan.cib, plan.cob
-        self.ci_blocks = _split(wl.c1, plan.cib)
-        self.co_blocks = _split(wl.co1, plan.cob)
+        self.co_blocks = split(wl.co1, plan.cob)
         self.copies = 2 if plan.tile.double_buffer else 1
         self.decoupled = plan.handoff_via_gm
         self.pw_on_cube = plan.pw_on_cube
-        self.coupled_cube = plan.pw_on_cube and soc.coupled
-        self.ratio = plan.aic_ratio      # the plan owns the AIV -> AIC grouping the kernel uses
         self.n_aic = plan.aic_cores
         self.active = plan.cores + self.n_aic
-        self.resident_w = pw_weights_resident(plan)
+        self.resident_w = plan.pw_weights_resident
         self.fix_epi = plan.fixpipe_epilogue
         self.sync_us = cycles_to_us(soc, soc.cross_core_sync_cycles)
-        self.in_tile_px = plan.in_tile_h * plan.in_tile_w
-        rows, cols = _tile_axes(wl, plan.th, plan.tw)
-        self.rows, self.cols = rows, cols
-        self.tiles = [(r, c) for _n in range(wl.batch) for r in rows for c in cols]
+        self.tiles = list(self.program.tiles)
         self.set_l2(_fused_l2(self) if l2 == "auto" else l2)
 
     def set_l2(self, l2: "_L2 | None") -> None:
@@ -928,38 +896,38 @@ class _Fused:
         """L2 hit fractions (reads, then writes) of the given traffic kinds: part-key material."""
         return (*(self.hit_in.get(k, 0.0) for k in kinds), *(self.hit_out.get(k, 0.0) for k in kinds))
 
-    def x_load(self, acc, cb, r, c, times: int = 1) -> tuple[float, int]:
-        ihv, iwv = r[1], c[1]
-        nb = cb * ihv * iwv * C0 * self.b
-        return self.dma(acc, "input", nb, _rows_bursts(cb, ihv, iwv == self.wl.width), "in", times), nb
-
-    def out_io(self, cbo, r, c) -> tuple[int, int]:
-        ohv, owv = r[0], c[0]
-        return cbo * ohv * owv * C0 * self.b, _rows_bursts(cbo, ohv, owv == self.wl.out_width)
-
-    def pad_elems(self, r, c) -> int:
-        return (self.in_tile_px - r[1] * c[1]) * C0
-
-    def resident(self, acc, w_pw: bool, b_pw: bool, dw: bool) -> float:
-        wl, b = self.wl, self.b
-        kh, kw = wl.kernel
+    def copies_us(self, acc, copies, times: int = 1) -> float:
         t = 0.0
-        if dw:
-            t += self.dma(acc, "weights", wl.c1 * kh * kw * C0 * b, 1, "in")
-            t += self.dma(acc, "weights", wl.c1 * C0 * ACC_BYTES, 1, "in")
-        if b_pw:
-            t += self.dma(acc, "weights", wl.co1 * C0 * ACC_BYTES, 1, "in")
-        if w_pw:
-            t += self.dma(acc, "weights", wl.co1 * wl.c1 * C0 * C0 * b, 1, "in")
+        for s in copies:
+            t += self.dma(acc, s.kind, s.nbytes, s.bursts, s.direction, times)
         return t
 
-    def pw_in(self, acc, cbo, r, c, times: int = 1) -> float:
-        t = 0.0
-        if not self.resident_w:
-            t += self.dma(acc, "weights", self.wl.c1 * C0 * cbo * C0 * self.b, 1, "in", times)
-        if self.wl.residual:
-            t += self.dma(acc, "residual", *self.out_io(cbo, r, c), "in", times)
-        return t
+    def iteration_us(self, acc, it, times: int = 1) -> tuple[float, float, float, float]:
+        """(MTE2, cube, vector, MTE3) µs of one program iteration; counts go to acc x times."""
+        soc = self.soc
+        mte2 = mte3 = 0.0
+        cube_cyc = l0c_cyc = 0.0
+        fractals = 0
+        work = VecWork()
+        for s in it:
+            if isinstance(s, Copy):
+                t = self.dma(acc, s.kind, s.nbytes, s.bursts, s.direction, times)
+                if s.direction == "in":
+                    mte2 += t
+                else:
+                    mte3 += t
+            elif isinstance(s, VectorOp):
+                work += s.work
+            elif isinstance(s, Move):
+                if s.path == "L0C->UB":
+                    l0c_cyc += s.nbytes / soc.l0c_to_ub_bytes_per_cycle
+                else:
+                    cube_cyc += s.nbytes / _MOVE_RATE[s.path](soc)
+            elif isinstance(s, CubeOp):
+                fractals += s.fractals
+        t_cube = cycles_to_us(soc, cube_cyc) + acc.cube(soc, fractals, self.wl.dtype, times) if fractals else 0.0
+        t_vec = (cycles_to_us(soc, l0c_cyc) if l0c_cyc else 0.0) + acc.vec(soc, work, times)
+        return mte2, t_cube, t_vec, mte3
 
     def _part(self, key: tuple, build):
         """(value, acc) of one part, built once per (workload, SoC, self.sig, key)."""
@@ -974,121 +942,64 @@ class _Fused:
         self._used[full] = hit
         return full, hit[0]
 
-    # --- parts -----------------------------------------------------------------------------
-    def _dw_part(self, acc, r, c, handoff: bool) -> tuple[tuple[CStage, ...], ...]:
-        """The ci-steps of one tile (DW, and on 910B the hand-off of the DW result)."""
-        soc, wl = self.soc, self.wl
-        pad = self.pad_elems(r, c)
-        vals = {}   # the (at most two) distinct ci-block sizes are costed once, counted per step
-        for cb, n in _counts(self.ci_blocks).items():
-            t_load, nb = self.x_load(acc, cb, r, c, n)
-            t_vec = acc.vec(soc, _dw_vector_work(soc, wl, self.th, self.tw, cb, pad, True), n)
-            hb = cb * self.thw * C0 * self.b
-            t_h = self.dma(acc, "handoff", hb, cb, "out", n) if handoff else 0.0
-            vals[cb] = (t_load, nb, t_vec, hb, t_h)
+    # --- parts: a tile's loops as simulated steps ----------------------------------------------
+    def _loop_steps(self, acc, role, r, c, epilogue: bool = False) -> tuple[tuple[CStage, ...], ...]:
+        """The steps of one tile of a core of `role`: one per iteration of its program loops. On
+        the AIV the DW loop and the epilogue loop (after the AIC's flags) are separate parts."""
+        wl, db = self.wl, self.copies
+        loops = tile_loops(self.plan, role, r, c)
+        if role == "aiv":
+            loops = loops[1:] if epilogue else loops[:1]
+        timed = {}   # equal iterations (same block size) are timed once, counted per occurrence
+        for loop in loops:
+            for it, n in Counter(loop.iters).items():
+                timed[it] = self.iteration_us(acc, it, n)
+        multi_ci = len(split(wl.c1, self.cib)) > 1
         steps = []
-        taps = f"{wl.kernel[0]}x{wl.kernel[1]} taps+bias+{wl.act1}"
-        # with the hand-off, ci-steps fill distinct slices of dw_out; with one ci-step the slice is
-        # reused per tile
-        out_copies = 2 if len(self.ci_blocks) > 1 else 1
-        for j, cb in enumerate(self.ci_blocks):
-            t_load, nb, t_vec, hb, t_h = vals[cb]
-            if handoff:
-                steps.append((("MTE2", t_load, f"x tile ci{j} {nb}B", "x", self.copies, None),
-                              ("vector", t_vec, f"dw ci{j} {taps}", "dw_out", out_copies, None),
-                              ("MTE3", t_h, f"dw result ci{j} -> GM hand-off {hb}B", None, 2, None)))
-            else:
-                steps.append((("MTE2", t_load, f"x tile ci{j} {nb}B", "x", self.copies, None),
-                              ("vector", t_vec, f"dw ci{j} {taps}", None, 2, None)))
+        for loop in loops:
+            for q, it in enumerate(loop.iters):
+                mte2, t_cube, t_vec, mte3 = timed[it]
+                if loop.var == "ci":
+                    nb = it[0].nbytes
+                    taps = f"{wl.kernel[0]}x{wl.kernel[1]} taps+bias+{wl.act1}"
+                    if role == "aiv":   # ci-steps fill distinct slices of dw_out when there are several
+                        hb = next(s.nbytes for s in it if isinstance(s, Copy) and s.direction == "out")
+                        steps.append((_st("MTE2", mte2, f"x tile ci{q} {nb}B", "x_tile", db),
+                                      _st("vector", t_vec, f"dw ci{q} {taps}", "dw_out", 2 if multi_ci else 1),
+                                      _st("MTE3", mte3, f"dw result ci{q} -> GM hand-off {hb}B", None, 2)))
+                    else:
+                        steps.append((_st("MTE2", mte2, f"x tile ci{q} {nb}B", "x_tile", db),
+                                      _st("vector", t_vec, f"dw ci{q} {taps}", None, 2)))
+                elif role == "aic":
+                    lab = (f"Fixpipe y (+bias,{wl.act2}) co{q}" if self.fix_epi
+                           else f"Fixpipe pre-act -> GM hand-off co{q}")
+                    steps.append((_st("MTE2", mte2, "dw hand-off + w_pw co0" if q == 0 else f"w_pw co{q}",
+                                      "dw_in_l1", db),
+                                  _st("cube", t_cube, f"pw mmad co{q}", "pw_acc", 1),
+                                  _st("MTE3", mte3, lab)))
+                elif role == "aiv":   # the epilogue after the AIC's flag
+                    res = " + res" if wl.residual else ""
+                    steps.append((_st("MTE2", mte2, f"pre-act co{q}{res}", "pre_tile", db),
+                                  _st("vector", t_vec, f"bias+{wl.act2} co{q}", "y_tile", db),
+                                  _st("MTE3", mte3, f"y co{q}")))
+                else:
+                    res = " + res" if wl.residual else ""
+                    nb = it[-1].nbytes
+                    if self.pw_on_cube:
+                        steps.append((_st("MTE2", mte2, f"w_pw co{q}{res}", "w_pw", db),
+                                      _st("cube", t_cube, f"pw mmad co{q}", "pw_acc", 1, after=-(q + 1)),
+                                      _st("vector", t_vec, f"L0C->UB + bias+{wl.act2} co{q}", "y_tile", db),
+                                      _st("MTE3", mte3, f"y co{q} {nb}B")))
+                    else:
+                        steps.append((_st("MTE2", mte2, f"w_pw co{q}{res}", "w_pw", db),
+                                      _st("vector", t_vec, f"pw MACs + bias+{wl.act2} co{q}", "y_tile", db),
+                                      _st("MTE3", mte3, f"y co{q} {nb}B")))
         return tuple(steps)
-
-    def _co_part(self, acc, r, c) -> tuple[tuple[CStage, ...], ...]:
-        """The co-steps of one tile: PW on the vector unit, or on the cube of a coupled chip."""
-        soc, wl, b = self.soc, self.wl, self.b
-        res = " + res" if wl.residual else ""
-        vals = {}   # distinct (cbo, first co-step) pieces are costed once, counted per co-step
-        for (cbo, q0), n in _counts([(cbo, q == 0) for q, cbo in enumerate(self.co_blocks)]).items():
-            t_in = self.pw_in(acc, cbo, r, c, n)
-            nb, bursts = self.out_io(cbo, r, c)
-            t_out = self.dma(acc, "output", nb, bursts, "out", n)
-            epi = _pw_epilogue_work(soc, wl, self.th, self.tw, cbo)
-            if self.coupled_cube:
-                cyc = wl.c1 * C0 * cbo * C0 * b / soc.l1_to_l0b_bytes_per_cycle
-                if q0:  # dw_out UB -> L1 -> L0A once per tile; A stays in L0A
-                    cyc += wl.c1 * self.thw * C0 * b / soc.ub_to_l1_bytes_per_cycle
-                    cyc += wl.c1 * self.thw_al * C0 * b / soc.l1_to_l0a_bytes_per_cycle
-                t_cube = cycles_to_us(soc, cyc) + acc.cube(
-                    soc, cube_fractals(soc, self.thw, wl.c1, cbo), wl.dtype, n)
-                t_v = cycles_to_us(soc, cbo * self.thw_al * C0 * ACC_BYTES / soc.l0c_to_ub_bytes_per_cycle)
-                t_v += acc.vec(soc, epi, n)
-            else:
-                t_cube = 0.0
-                mac = vec_op(soc, self.thw * C0, ACC_BYTES, rows=wl.c1 * C0 * cbo)
-                t_v = acc.vec(soc, mac + epi, n)
-            vals[cbo, q0] = (t_in, nb, t_out, t_cube, t_v)
-        steps = []
-        for q, cbo in enumerate(self.co_blocks):
-            t_in, nb, t_out, t_cube, t_v = vals[cbo, q == 0]
-            if self.coupled_cube:
-                steps.append((
-                    _st("MTE2", t_in, f"w_pw co{q}{res}", "w", self.copies),
-                    _st("cube", t_cube, f"pw mmad co{q}", "l0c", 1, after=-(q + 1)),  # after the DW
-                    _st("vector", t_v, f"L0C->UB + bias+{wl.act2} co{q}", "y", self.copies),
-                    _st("MTE3", t_out, f"y co{q} {nb}B")))
-            else:
-                steps.append((
-                    _st("MTE2", t_in, f"w_pw co{q}{res}", "w", self.copies),
-                    _st("vector", t_v, f"pw MACs + bias+{wl.act2} co{q}", "y", self.copies),
-                    _st("MTE3", t_out, f"y co{q} {nb}B")))
-        return tuple(steps)
-
-    def _aic_part(self, acc, r, c, first: bool) -> tuple[tuple[CStage, ...], ...]:
-        """910B: the AIC's co-steps of one tile (hand-off in, GEMM, Fixpipe out)."""
-        soc, wl, b = self.soc, self.wl, self.b
-        vals = {}   # distinct (cbo, first co-step) pieces are costed once, counted per co-step
-        for (cbo, q0), n in _counts([(cbo, q == 0) for q, cbo in enumerate(self.co_blocks)]).items():
-            t_in = self.resident(acc, self.resident_w, self.fix_epi, False) if first and q0 else 0.0
-            if q0:
-                t_in += self.dma(acc, "handoff", wl.c1 * self.thw * C0 * b, wl.c1, "in", n)
-            if not self.resident_w:
-                t_in += self.dma(acc, "weights", wl.c1 * C0 * cbo * C0 * b, 1, "in", n)
-            cyc = wl.c1 * C0 * cbo * C0 * b / soc.l1_to_l0b_bytes_per_cycle
-            if q0:
-                cyc += wl.c1 * self.thw_al * C0 * b / soc.l1_to_l0a_bytes_per_cycle
-            t_cube = cycles_to_us(soc, cyc) + acc.cube(soc, cube_fractals(soc, self.thw, wl.c1, cbo), wl.dtype, n)
-            if self.fix_epi:
-                t_out = self.dma(acc, "output", *self.out_io(cbo, r, c), "out", n)
-            else:
-                t_out = self.dma(acc, "handoff", cbo * self.thw * C0 * b, cbo, "out", n)
-            vals[cbo, q0] = (t_in, t_cube, t_out)
-        steps = []
-        for q, cbo in enumerate(self.co_blocks):
-            t_in, t_cube, t_out = vals[cbo, q == 0]
-            if self.fix_epi:
-                lab = f"Fixpipe y (+bias,{wl.act2}) co{q}"
-            else:
-                lab = f"Fixpipe pre-act -> GM hand-off co{q}"
-            steps.append((
-                _st("MTE2", t_in, "dw hand-off + w_pw co0" if q == 0 else f"w_pw co{q}", "a", self.copies),
-                _st("cube", t_cube, f"pw mmad co{q}", "l0c", 1),
-                _st("MTE3", t_out, lab)))
-        return tuple(steps)
-
-    def _epi_part(self, acc, r, c, q, cbo) -> tuple[tuple[CStage, ...], ...]:
-        """910B, act2 not in Fixpipe or a residual: the AIV epilogue of one co-step."""
-        soc, wl = self.soc, self.wl
-        t_in = self.dma(acc, "handoff", cbo * self.thw * C0 * self.b, cbo, "in")
-        if wl.residual:
-            t_in += self.dma(acc, "residual", *self.out_io(cbo, r, c), "in")
-        t_v = acc.vec(soc, _pw_epilogue_work(soc, wl, self.th, self.tw, cbo))
-        t_out = self.dma(acc, "output", *self.out_io(cbo, r, c), "out")
-        return ((_st("MTE2", t_in, f"pre-act co{q}" + (" + res" if wl.residual else ""), "e", self.copies),
-                 _st("vector", t_v, f"bias+{wl.act2} co{q}", "y", self.copies),
-                 _st("MTE3", t_out, f"y co{q}")),)
 
     # --- tile blocks -----------------------------------------------------------------------
     def block(self, kind: str, t, first: bool) -> tuple:
-        """(steps, part keys) of one tile of one core; kind: core | aiv | aic."""
+        """(steps, part keys) of one tile of one core; kind: core | aiv | aic (the program's role).
+        A core's first tile also carries its prologue (resident loads) on its first load."""
         key = (kind, t, first)
         hit = self._blocks.get(key)
         if hit is not None:
@@ -1096,37 +1007,32 @@ class _Fused:
         r, c = t
         ins, outs = (r[1], c[1]), (r[0], c[0])
         if kind == "aic":
-            k, steps = self._part(("aic", self.cob, first, *outs, *self.hits("handoff", "weights", "output")),
-                                  lambda a: self._aic_part(a, r, c, first))
-            hit = (steps, (k,))
+            geo = (self.cob, *outs, *self.hits("handoff", "weights", "output"))
+        elif kind == "aiv":
+            geo = (self.cib, *ins, *self.hits("input", "handoff"))
         else:
-            handoff = kind == "aiv"
-            kd, steps = self._part(("dw", self.cib, handoff, *ins, *self.hits("input", "handoff")),
-                                   lambda a: self._dw_part(a, r, c, handoff))
-            keys = (kd,)
-            if not handoff:
-                kc, co = self._part(("co", self.cob, self.pw_on_cube, *outs,
-                                     *self.hits("weights", "residual", "output")), lambda a: self._co_part(a, r, c))
-                steps, keys = steps + co, (kd, kc)
-            if first:   # resident weights ride on the core's first load
-                flags = (self.resident_w, True) if not handoff else (False, not self.fix_epi)
-                kr, t_res = self._part(("res", *flags, *self.hits("weights")),
-                                       lambda a: self.resident(a, *flags, True))
-                s0 = steps[0][0]
-                s0 = (s0[0], s0[1] + t_res, s0[2] + " + resident weights") + s0[3:]
-                steps, keys = ((s0,) + steps[0][1:],) + steps[1:], keys + (kr,)
-            hit = (steps, keys)
+            geo = (self.cib, self.cob, self.pw_on_cube, *ins, *outs,
+                   *self.hits("input", "weights", "residual", "output"))
+        k, steps = self._part((kind, *geo), lambda a: self._loop_steps(a, kind, r, c))
+        keys = (k,)
+        if first:   # resident weights ride on the core's first load
+            pro = resident_loads(self.plan, kind)
+            kr, t_res = self._part(("res", pro, *self.hits("weights")), lambda a: self.copies_us(a, pro))
+            s0 = steps[0][0]
+            s0 = (s0[0], s0[1] + t_res, s0[2] + " + resident weights") + s0[3:]
+            steps, keys = ((s0,) + steps[0][1:],) + steps[1:], keys + (kr,)
+        hit = (steps, keys)
         self._blocks[key] = hit
         return hit
 
     def seq(self, kind: str, tiles, ready=None) -> tuple[list, dict]:
         """(simulation sequence, {part key: occurrences}) of one core's tiles (ready: the time
         each tile may start, for the AIC)."""
-        blk, counts = {}, {}
+        blk, counts = {}, Counter()
         for t, n in Counter(tiles[1:]).items():
             steps, keys = blk[t] = self.block(kind, t, False)
             for k in keys:
-                counts[k] = counts.get(k, 0) + n
+                counts[k] += n
         if ready is None:
             seq = [(k, 0.0, blk[t][0] if k else None) for k, t in enumerate(tiles)]
         else:
@@ -1135,23 +1041,33 @@ class _Fused:
             steps, keys = self.block(kind, tiles[0], True)
             seq[0] = (0, seq[0][1], steps)
             for k in keys:
-                counts[k] = counts.get(k, 0) + 1
+                counts[k] += 1
         return seq, counts
 
     def epi_seq(self, work) -> tuple[list, dict]:
-        """work: (ready time, local tile index, tile, q, cbo)."""
-        seq, counts = [], {}
-        for ready, k, (r, c), q, cbo in work:
-            key, steps = self._part(("epi", cbo, q, r[0], c[0], *self.hits("handoff", "residual", "output")),
-                                    lambda a: self._epi_part(a, r, c, q, cbo))
-            counts[key] = counts.get(key, 0) + 1
-            seq.append((k, ready, steps))
+        """work: (ready time, local tile index, tile, q) -- the AIV's epilogue co-steps (910B
+        without a Fixpipe epilogue), each after the AIC's flag for it. A tile's epilogue loop is
+        one part (counted once per tile, at its first co-step)."""
+        seq, counts = [], Counter()
+        for ready, k, (r, c), q in work:
+            key, steps = self._part(("epi", self.cob, r[0], c[0], *self.hits("handoff", "residual", "output")),
+                                    lambda a: self._loop_steps(a, "aiv", r, c, epilogue=True))
+            if q == 0:
+                counts[key] += 1
+            seq.append((k, ready, (steps[q],)))
         return seq, counts
 
     def merge(self, acc, total: dict) -> None:
         used = self._used
         for key, n in total.items():
             acc.merge(used[key][1], n)
+
+
+_MOVE_RATE = {
+    "UB->L1": lambda soc: soc.ub_to_l1_bytes_per_cycle,
+    "L1->L0A": lambda soc: soc.l1_to_l0a_bytes_per_cycle,
+    "L1->L0B": lambda soc: soc.l1_to_l0b_bytes_per_cycle,
+}
 
 
 def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = True) -> KernelCost:
@@ -1162,7 +1078,8 @@ def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = Tr
     db = tile.double_buffer
     cores = plan.cores
     acc = _Acc()
-    mine = {ci: tuple(f.tiles[ci::cores]) for ci in range(cores)}
+    prog = f.program
+    mine = {ci: tuple(f.tiles[t] for t in prog.cores[ci].tiles) for ci in range(cores)}
     groups: dict[tuple, list[int]] = {}
     for ci in range(cores):
         groups.setdefault(mine[ci], []).append(ci)
@@ -1199,7 +1116,7 @@ def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = Tr
         back: dict[int, list] = {ci: [] for ci in range(cores)}
         n_co = len(f.co_blocks)
         for a in range(f.n_aic):
-            served = [ci for ci in range(a * f.ratio, min(cores, (a + 1) * f.ratio))]
+            served = [int(name[3:]) for name in prog.cores[cores + a].serves]
             key = tuple(mine[ci] for ci in served)
             if key not in aic_cache:
                 order = sorted(((ready[ci][k], pos, k) for pos, ci in enumerate(served)
@@ -1215,8 +1132,8 @@ def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = Tr
             step_end, sync = run.step_end, f.sync_us
             for idx, (_t, pos, k) in enumerate(order):
                 dst, t_k = back[served[pos]], mine[served[pos]][k]
-                for q, cbo in enumerate(f.co_blocks):
-                    dst.append((step_end[idx * n_co + q] + sync, k, t_k, q, cbo))
+                for q in range(n_co):
+                    dst.append((step_end[idx * n_co + q] + sync, k, t_k, q))
         if not f.fix_epi:  # the AIV finishes act2 / residual after the cube
             epi_cache: dict[tuple, CoreRun] = {}
             dw_runs = dict(aiv)   # keeps every DW run alive while its id keys the cache
@@ -1442,7 +1359,7 @@ def _eltwise_kernel(name: str, soc: SocSpec, shape: tuple[int, int, int, int], d
 
 def _eltwise_eval(name, soc, n, c1, plane, chunk, dtype, n_ops, n_inputs, timeline=True) -> KernelCost:
     b = itemsize(dtype)
-    chunks = _split(plane, chunk)
+    chunks = split(plane, chunk)
     units = [ch for _ in range(n * c1) for ch in chunks]
     cores = max(1, min(soc.vector_cores, len(units)))
     total = n * c1 * plane
@@ -1516,7 +1433,7 @@ def _dw_bound(wl, soc, th, tw, cib, epilogue) -> float:
     cores (the busiest core's vector pipe has at least the average); 1e-9 below it for rounding."""
     ih, iw = (th - 1) * wl.stride[0] + wl.kernel[0], (tw - 1) * wl.stride[1] + wl.kernel[1]
     rows, cols = _tile_axes(wl, th, tw)
-    n_rows, n_cols, n_cb = _counts(r[1] for r in rows), _counts(c[1] for c in cols), _counts(_split(wl.c1, cib))
+    n_rows, n_cols, n_cb = Counter(r[1] for r in rows), Counter(c[1] for c in cols), Counter(split(wl.c1, cib))
     n_units = wl.batch * len(rows) * len(cols) * ceil_div(wl.c1, cib)
     cores = max(1, min(soc.vector_cores, n_units))
     cyc = 0.0
@@ -1537,7 +1454,7 @@ def _dw_eval(name, wl, soc, th, tw, cib, epilogue, timeline=True) -> KernelCost 
     c1 = wl.c1
     oh_, ow_ = wl.out_height, wl.out_width
     rows, cols = _tile_axes(wl, th, tw)
-    units = [(cb, r, c) for _ in range(wl.batch) for cb in _split(c1, cib) for r in rows for c in cols]
+    units = [(cb, r, c) for _ in range(wl.batch) for cb in split(c1, cib) for r in rows for c in cols]
     cores = max(1, min(soc.vector_cores, len(units)))
     w_taps, w_bias = c1 * kh * kw * C0 * b, (c1 * C0 * ACC_BYTES if epilogue else 0)
     inter = wl.batch * c1 * oh_ * ow_ * C0 * b
@@ -1600,7 +1517,7 @@ def _pw_vector_bound(wl, soc, th, tw, cob, bias_act, residual) -> float:
     n_units = wl.batch * ceil_div(wl.out_height, th) * ceil_div(wl.out_width, tw)
     cores = max(1, min(soc.vector_cores, n_units))
     us = 0.0
-    for cbo in _split(wl.co1, cob):
+    for cbo in split(wl.co1, cob):
         mac = vec_op(soc, th * tw * C0, ACC_BYTES, rows=wl.c1 * C0 * cbo)
         us += cycles_to_us(soc, (mac + _pw_epilogue_work(soc, wl, th, tw, cbo, bias_act, residual)).cycles(soc))
     return (_launch_us(soc, cores) + n_units * us / cores) * (1 - 1e-9)
@@ -1616,7 +1533,7 @@ def _pw_vector_eval(name, wl, soc, th, tw, cob, bias_act, residual, timeline=Tru
     cols = [min(tw, ow_ - j * tw) for j in range(ceil_div(ow_, tw))]
     units = [(r, c) for _ in range(wl.batch) for r in rows for c in cols]
     cores = max(1, min(soc.vector_cores, len(units)))
-    co_blocks = _split(co1, cob)
+    co_blocks = split(co1, cob)
     resident = len(co_blocks) == 1
     px = wl.batch * oh_ * ow_
     w_pw, w_bias = co1 * c1 * C0 * C0 * b, (co1 * C0 * ACC_BYTES if bias_act else 0)
@@ -1680,11 +1597,11 @@ def _pw_cube_eval(name, wl, soc, m, nb, bias_act, residual, timeline=True) -> Ke
         if not _ub_fits(soc, bufs):
             return None
     px_img = wl.out_height * wl.out_width
-    units = [mm for _ in range(wl.batch) for mm in _split(px_img, m)]
+    units = [mm for _ in range(wl.batch) for mm in split(px_img, m)]
     if len(units) > 64 * soc.cube_cores:
         return None
     cores = max(1, min(soc.cube_cores, len(units)))
-    co_blocks = _split(co1, nb)
+    co_blocks = split(co1, nb)
     resident = len(co_blocks) == 1
     px = wl.batch * px_img
     w_pw, w_bias = co1 * c1 * C0 * C0 * b, (co1 * C0 * ACC_BYTES if bias_act else 0)
