@@ -90,6 +90,15 @@ import numpy as np
 from fusion.errors import UBOverflowError
 from fusion.ir import C0
 from fusion.soc import SocSpec
+from schedules.isa import (  # noqa: F401  (the primitives importers take from here)
+    ACC_BYTES,
+    ACT_OPS,
+    VecWork,
+    cube_cycles,
+    cube_fractals,
+    itemsize,
+    vec_op,
+)
 from schedules.plan import KernelPlan, align, check_budget, make_plan
 from schedules.program import axis as _axis  # noqa: F401  (importers)
 from schedules.program import rows_bursts as _rows_bursts  # noqa: F401
@@ -101,29 +110,24 @@ from schedules.program import (
     Move,
     VectorOp,
     build_program,
+    dw_vector_ops,
+    epilogue_vector_ops,
     resident_loads,
     split,
+    _tile_loops_cached,
     tile_loops,
+    total_work,
 )
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 
 PIPES = ("MTE2", "vector", "cube", "MTE3")
 MODELED = "modeled"
-ACC_BYTES = 4
-# vector instructions per activation as the Ascend C emitter issues them:
-# relu = Relu; relu6 = Maxs + Mins; hardswish = Adds, Maxs, Mins, Mul, Muls(1/6)
-ACT_OPS = {"none": 0, "relu": 1, "relu6": 2, "hardswish": 5}
 TIMELINE_TILES = 2  # timeline events are recorded for the first N tiles of every core
 
 
 # --------------------------------------------------------------------------------------------
 # primitive costs
 # --------------------------------------------------------------------------------------------
-@lru_cache(maxsize=64)
-def itemsize(dtype: str) -> int:
-    return np.dtype(dtype).itemsize
-
-
 def cycles_to_us(soc: SocSpec, cycles: float) -> float:
     return cycles / (soc.clock_ghz * 1e3)
 
@@ -160,37 +164,6 @@ def dma_us(soc: SocSpec, nbytes: int, bursts: int, direction: str, active_cores:
         return setup + nbytes / (dma_bandwidth(soc, direction, active_cores, "l2") * eff)
     return setup + (nbytes * (1.0 - hit) / (dma_bandwidth(soc, direction, active_cores, "hbm") * eff)
                     + nbytes * hit / (dma_bandwidth(soc, direction, active_cores, "l2") * eff))
-
-
-@dataclass(frozen=True)
-class VecWork:
-    instrs: int = 0
-    repeats: int = 0
-
-    def __add__(self, other: "VecWork") -> "VecWork":
-        return VecWork(self.instrs + other.instrs, self.repeats + other.repeats)
-
-    def __mul__(self, k: int) -> "VecWork":
-        return VecWork(self.instrs * k, self.repeats * k)
-
-    def cycles(self, soc: SocSpec) -> float:
-        return self.instrs * soc.vector_instr_cycles + self.repeats / soc.vector_repeats_per_cycle
-
-
-def vec_op(soc: SocSpec, row_elems: int, elem_bytes: int, rows: int = 1) -> VecWork:
-    """One vector op over `rows` contiguous rows of `row_elems` elements of the widest operand."""
-    if rows <= 0 or row_elems <= 0:
-        return VecWork()
-    rep_row = ceil_div(row_elems * elem_bytes, soc.vector_repeat_bytes)
-    return VecWork(rows * ceil_div(rep_row, soc.max_repeat), rows * rep_row)
-
-
-def cube_fractals(soc: SocSpec, m: int, k_blocks: int, n_blocks: int) -> int:
-    return ceil_div(m, soc.cube_fractal[0]) * k_blocks * n_blocks
-
-
-def cube_cycles(soc: SocSpec, fractals: int, dtype: str) -> float:
-    return fractals * (soc.cube_fp32_cycles_per_fractal if itemsize(dtype) == 4 else 1.0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -724,61 +697,15 @@ def pw_weights_resident(plan: KernelPlan) -> bool:
 
 def _dw_vector_work(soc: SocSpec, wl: DwSepWorkload, th: int, tw: int, cb: int, pad_elems: int,
                     epilogue: bool) -> VecWork:
-    """Per ci-step: padding fill, kh·kw multiply-adds (per fp32 row of tw·C0 one instruction, and
-    one more for a ragged last repeat),
-    then (epilogue) bias, act1 and the cast to the storage dtype."""
-    return _dw_vector_work_cached(soc.vector_repeat_bytes, soc.max_repeat, wl.dtype, wl.kernel,
-                                  wl.act1, th, tw, cb, pad_elems, epilogue)
-
-
-def _ragged_rows(soc, row_elems: int, elem_bytes: int, rows: int) -> VecWork:
-    """A masked multiply-add per row (the DW taps: strided source, broadcast taps, so no count
-    form): the whole repeats in one instruction (up to max_repeat), a ragged last repeat in a
-    second one, because a continuous mask applies to every repeat."""
-    lanes = soc.vector_repeat_bytes // elem_bytes
-    full, rem = divmod(row_elems, lanes)
-    instrs = ceil_div(full, soc.max_repeat) + (1 if rem else 0)
-    return VecWork(rows * instrs, rows * (full + (1 if rem else 0)))
-
-
-class _VecSoc:
-    """The two SoC fields vec_op reads (for memoized work counts)."""
-
-    def __init__(self, vector_repeat_bytes: int, max_repeat: int):
-        self.vector_repeat_bytes, self.max_repeat = vector_repeat_bytes, max_repeat
-
-
-@lru_cache(maxsize=65536)
-def _dw_vector_work_cached(repeat_bytes, max_repeat, dtype, kernel, act1, th, tw, cb, pad_elems,
-                           epilogue) -> VecWork:
-    soc = _VecSoc(repeat_bytes, max_repeat)
-    b = itemsize(dtype)
-    kh, kw = kernel
-    work = vec_op(soc, pad_elems, b, rows=cb) if pad_elems else VecWork()
-    work += _ragged_rows(soc, tw * C0, ACC_BYTES, cb * th) * (kh * kw)
-    n = th * tw * C0
-    if epilogue:
-        work += vec_op(soc, n, ACC_BYTES, rows=cb)                          # + bias (per block)
-        work += vec_op(soc, cb * n, ACC_BYTES) * ACT_OPS[act1]
-    if b != ACC_BYTES:
-        work += vec_op(soc, cb * n, ACC_BYTES)                              # cast fp32 -> dtype
-    return work
+    """The program's DW ops of one ci-step (schedules/program.dw_vector_ops), summed."""
+    return total_work(dw_vector_ops(soc, wl.dtype, wl.kernel, wl.act1, th, tw, cb, pad_elems, epilogue))
 
 
 def _pw_epilogue_work(soc: SocSpec, wl: DwSepWorkload, th: int, tw: int, cbo: int,
                       bias_act: bool = True, residual: bool | None = None) -> VecWork:
-    b = itemsize(wl.dtype)
-    n = th * tw * C0
+    """The program's PW epilogue ops of one output block (schedules/program.epilogue_vector_ops)."""
     residual = wl.residual if residual is None else residual
-    work = VecWork()
-    if bias_act:
-        work += vec_op(soc, n, ACC_BYTES, rows=cbo)                         # + bias (per block)
-        work += vec_op(soc, cbo * n, ACC_BYTES) * ACT_OPS[wl.act2]
-    if b != ACC_BYTES:
-        work += vec_op(soc, cbo * n, ACC_BYTES)                             # cast fp32 -> dtype
-    if residual:
-        work += vec_op(soc, cbo * n, b)                                     # + residual (dtype)
-    return work
+    return total_work(epilogue_vector_ops(soc, wl.dtype, wl.act2, th * tw, cbo, "pw_acc", bias_act, residual))
 
 
 # part caches shared by the plans of one (workload, SoC): a tuner sweeps many tiles of one block
@@ -1741,7 +1668,7 @@ def _model_unfused(wl: DwSepWorkload, soc: SocSpec, variant: str) -> UnfusedCost
 def clear_caches() -> None:
     """Drop every memoized cost (tests; a long-running process that edits SoC tables)."""
     for fn in (_model_unfused, _pw_kernels_cached, _dw_kernel, _eltwise_kernel, _tile_axes,
-               _dw_vector_work_cached, _input_bytes):
+               dw_vector_ops, epilogue_vector_ops, _input_bytes, _tile_loops_cached):
         fn.cache_clear()
     global _part_steps
     _PART_CACHES.clear()

@@ -151,12 +151,19 @@ def out_io(plan: KernelPlan, cbo: int, r, c) -> tuple[int, int]:
 
 
 def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
-    """The DW of one ci-block: padding fill, kh·kw multiply-adds (per fp32 row of tw·C0 one
-    instruction, and one more for a ragged last repeat), bias, act1, the cast to the storage dtype."""
-    soc, wl = plan.soc, plan.workload
-    th, tw = plan.th, plan.tw
-    kh, kw = wl.kernel
-    b = _b(plan)
+    """The DW of one ci-block of the plan's tile (see dw_vector_ops)."""
+    wl = plan.workload
+    return dw_vector_ops(plan.soc, wl.dtype, wl.kernel, wl.act1, plan.th, plan.tw, cb, pad_elems)
+
+
+@lru_cache(maxsize=65536)
+def dw_vector_ops(soc, dtype: str, kernel: tuple[int, int], act1: str, th: int, tw: int, cb: int,
+                  pad_elems: int, epilogue: bool = True) -> tuple[VectorOp, ...]:
+    """The DW of cb channel blocks of a th x tw tile: padding fill, kh·kw multiply-adds (per fp32
+    row of tw·C0 one instruction, and one more for a ragged last repeat), then (epilogue) bias and
+    act1, and the cast to the storage dtype. The unfused DW kernel counts the same ops."""
+    kh, kw = kernel
+    b = itemsize(dtype)
     n = th * tw * C0
     ops = []
     if pad_elems:
@@ -164,11 +171,12 @@ def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
         ops.append(VectorOp("pad", "x_tile", cb * pad_elems, w.instrs, w.repeats))
     w = ragged_rows(soc, tw * C0, ACC_BYTES, cb * th) * (kh * kw)
     ops.append(VectorOp("dw_taps", "dw_acc", cb * n * kh * kw, w.instrs, w.repeats))
-    w = vec_op(soc, n, ACC_BYTES, rows=cb)
-    ops.append(VectorOp("bias1", "dw_acc", cb * n, w.instrs, w.repeats))
-    if ACT_OPS[wl.act1]:
-        w = vec_op(soc, cb * n, ACC_BYTES) * ACT_OPS[wl.act1]
-        ops.append(VectorOp("act1", "dw_acc", cb * n, w.instrs, w.repeats))
+    if epilogue:
+        w = vec_op(soc, n, ACC_BYTES, rows=cb)
+        ops.append(VectorOp("bias1", "dw_acc", cb * n, w.instrs, w.repeats))
+        if ACT_OPS[act1]:
+            w = vec_op(soc, cb * n, ACC_BYTES) * ACT_OPS[act1]
+            ops.append(VectorOp("act1", "dw_acc", cb * n, w.instrs, w.repeats))
     if b != ACC_BYTES:
         w = vec_op(soc, cb * n, ACC_BYTES)
         ops.append(VectorOp("cast", "dw_out", cb * n, w.instrs, w.repeats))
@@ -176,23 +184,39 @@ def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
 
 
 def epilogue_ops(plan: KernelPlan, cbo: int, acc: str) -> tuple[VectorOp, ...]:
-    """The PW epilogue of one output block in `acc`: bias, act2, cast, + residual."""
-    soc, wl = plan.soc, plan.workload
-    b = _b(plan)
-    n = plan.th * plan.tw * C0
+    """The PW epilogue of one output block of the plan's tile in `acc` (see epilogue_vector_ops)."""
+    wl = plan.workload
+    return epilogue_vector_ops(plan.soc, wl.dtype, wl.act2, plan.th * plan.tw, cbo, acc, True, wl.residual)
+
+
+@lru_cache(maxsize=65536)
+def epilogue_vector_ops(soc, dtype: str, act2: str, pixels: int, cbo: int, acc: str = "pw_acc",
+                        bias_act: bool = True, residual: bool = False) -> tuple[VectorOp, ...]:
+    """The PW epilogue of cbo output blocks of `pixels` pixels in `acc`: (bias_act) bias and act2,
+    the cast to the storage dtype, (residual) + the residual. The unfused PW kernels count the same."""
+    b = itemsize(dtype)
+    n = pixels * C0
     ops = []
-    w = vec_op(soc, n, ACC_BYTES, rows=cbo)
-    ops.append(VectorOp("bias2", acc, cbo * n, w.instrs, w.repeats))
-    if ACT_OPS[wl.act2]:
-        w = vec_op(soc, cbo * n, ACC_BYTES) * ACT_OPS[wl.act2]
-        ops.append(VectorOp("act2", acc, cbo * n, w.instrs, w.repeats))
+    if bias_act:
+        w = vec_op(soc, n, ACC_BYTES, rows=cbo)
+        ops.append(VectorOp("bias2", acc, cbo * n, w.instrs, w.repeats))
+        if ACT_OPS[act2]:
+            w = vec_op(soc, cbo * n, ACC_BYTES) * ACT_OPS[act2]
+            ops.append(VectorOp("act2", acc, cbo * n, w.instrs, w.repeats))
     if b != ACC_BYTES:
         w = vec_op(soc, cbo * n, ACC_BYTES)
         ops.append(VectorOp("cast", "y_tile", cbo * n, w.instrs, w.repeats))
-    if wl.residual:
+    if residual:
         w = vec_op(soc, cbo * n, b)
         ops.append(VectorOp("residual", "y_tile", cbo * n, w.instrs, w.repeats))
     return tuple(ops)
+
+
+def total_work(ops) -> VecWork:
+    w = VecWork()
+    for op in ops:
+        w += op.work
+    return w
 
 
 def _slots(plan: KernelPlan) -> int:
