@@ -66,7 +66,7 @@ class SocSpec:
     # launch/head cost = base + per-core increment, microseconds
     launch_base_us: float = 3.0
     launch_per_core_us: float = 0.05
-    # --- fields the cost model (fusion/costmodel.py) reads besides the ones above -------------
+    # --- fields the cost model (fusion/costmodel/) reads besides the ones above -------------
     # DataCopyParams.blockCount <= 4095 bursts per DMA instruction [devkit]
     dma_max_bursts: int = 4095
     # CALIBRATION [devkit perf guide: 32 B-aligned GM transfers can drop to ~70 % of the

@@ -386,7 +386,7 @@ if __name__ == "__main__":
 
 
 def _variant_notes(ek: EmittedKernel) -> str:
-    """What the kernel does on its units, per variant (the data flow fusion/costmodel.py models)."""
+    """What the kernel does on its units, per variant (the data flow fusion/costmodel/ models)."""
     p, wl = ek.plan, ek.plan.workload
     axpy = "half→float" if wl.dtype == "float16" else "float→float"
     dw = (f"- DW taps: one masked `Axpy` ({axpy}) per channel lane per output row — lanes {{16p + k}} of a\n"
