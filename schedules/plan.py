@@ -50,6 +50,13 @@ class BufferPlan:
         return align(self.bytes_per_copy, alignment) * self.copies
 
 
+def tile_sizes(wl: DwSepWorkload, tile: TileConfig) -> tuple[int, int, int, int]:
+    """(th, tw, cob, cib) of a tile on a workload: the TileConfig's sizes clamped to the output
+    and channel blocks (cib 0 = all of C1). Every consumer of the loop nest reads these."""
+    return (min(tile.th, wl.out_height), min(tile.tw, wl.out_width), min(tile.cob, wl.co1),
+            min(tile.cib or wl.c1, wl.c1))
+
+
 @dataclass(frozen=True)
 class KernelPlan:
     workload: DwSepWorkload
@@ -58,21 +65,25 @@ class KernelPlan:
     buffers: tuple[BufferPlan, ...] = field(default=())
 
     # --- loop structure -------------------------------------------------------------------
+    @cached_property
+    def _sizes(self) -> tuple[int, int, int, int]:
+        return tile_sizes(self.workload, self.tile)
+
     @property
     def th(self) -> int:
-        return min(self.tile.th, self.workload.out_height)
+        return self._sizes[0]
 
     @property
     def tw(self) -> int:
-        return min(self.tile.tw, self.workload.out_width)
+        return self._sizes[1]
 
     @property
     def cob(self) -> int:
-        return min(self.tile.cob, self.workload.co1)
+        return self._sizes[2]
 
     @property
     def cib(self) -> int:
-        return min(self.tile.cib or self.workload.c1, self.workload.c1)
+        return self._sizes[3]
 
     @property
     def in_tile_h(self) -> int:
