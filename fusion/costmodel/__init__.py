@@ -85,6 +85,7 @@ from fusion.costmodel.fused import (  # noqa: F401
     _pw_epilogue_work,
     choose_engine,
     clear_part_caches,
+    engine_reason,
     model_fused,
     pw_weights_resident,
 )

@@ -419,16 +419,21 @@ def choose_engine(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> tuple[Ke
         raise UBOverflowError(f"no PW engine fits tile {tile.describe()}")  # pragma: no cover
     best = min(results, key=lambda e: results[e][1].time_us)
     plan, cost = results[best]
+    return plan, cost, engine_reason(best, {e: c for e, (_p, c) in results.items()}, soc)
+
+
+def engine_reason(best: str, costs: dict[str, KernelCost], soc: SocSpec) -> str:
+    """Why PW runs on `best`, from the modeled costs of the same tile sizes on each engine that
+    fits (vector, cube); the cube's GM hand-off is named where it has one."""
+    cost = costs[best]
     other = "cube" if best == "vector" else "vector"
-    if other in results:
-        ocost = results[other][1]
-        why = (f"pw on {best}: {cost.time_us:.2f} us modeled vs {other} {ocost.time_us:.2f} us")
-        hand = results.get("cube", (None, None))[1]
-        if hand is not None and hand.traffic["handoff"]:
-            why += f" (cube pays {hand.traffic['handoff']:,} B of GM hand-off on {soc.name})"
-    else:
-        why = f"pw on {best}: {cost.time_us:.2f} us modeled; {other} does not fit the on-chip budget"
-    return plan, cost, why
+    if other not in costs:
+        return f"pw on {best}: {cost.time_us:.2f} us modeled; {other} does not fit the on-chip budget"
+    why = f"pw on {best}: {cost.time_us:.2f} us modeled vs {other} {costs[other].time_us:.2f} us"
+    hand = costs.get("cube")
+    if hand is not None and hand.traffic["handoff"]:
+        why += f" (cube pays {hand.traffic['handoff']:,} B of GM hand-off on {soc.name})"
+    return why
 
 
 def clear_part_caches() -> None:

@@ -269,8 +269,8 @@ def budget_bytes(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube) ->
 
 
 def default_tile(wl: DwSepWorkload, target) -> TileConfig:
-    """The tile `megafuse compile` picks without a database (fusion.driver.select_tile)."""
-    from fusion.driver import select_tile
+    """The tile `megafuse compile` picks without a database (fusion.tile_policy)."""
+    from fusion.tile_policy import select_tile
 
     return select_tile(wl, target, None)[0]
 
