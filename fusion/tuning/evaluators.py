@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fusion.check import TOLERANCE  # noqa: F401  (one tolerance: the numerics check's)
 from fusion.ir import C0
 from fusion.soc import SocSpec, get_soc
 from schedules.plan import KernelPlan, align, make_plan
@@ -34,7 +35,6 @@ from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 
 MODELED = "modeled"
 MEASURED = "measured"
-TOLERANCE = {"float32": 1e-4, "float16": 2e-2}
 
 
 # ------------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ import numpy as np
 
 from fusion.ir import C0
 from fusion.soc import SocSpec
-from schedules.plan import ACC_BYTES, balanced_sizes
+from schedules.plan import ACC_BYTES, align, balanced_sizes
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 
 SCOPES = ("UB", "L1", "L0A", "L0B", "L0C", "BT")
@@ -144,7 +144,7 @@ def build_space(wl: DwSepWorkload, soc: SocSpec, target_kind: str = "sim",
 
     # --- duplicates -------------------------------------------------------------------------
     mark(cib == c1, "duplicate")                                  # cib = c1 ≡ 0 (all of C1)
-    n_tiles = wl.batch * _cdiv(wl.out_height, th) * _cdiv(wl.out_width, tw)
+    n_tiles = wl.batch * ceil_div(wl.out_height, th) * ceil_div(wl.out_width, tw)
     eff = np.maximum(1, np.minimum(np.minimum(np.where(ncores == 0, soc.vector_cores, ncores),
                                               soc.vector_cores), n_tiles))
     auto = np.maximum(1, np.minimum(soc.vector_cores, n_tiles))
@@ -215,14 +215,6 @@ def _over_dma_cap(wl: DwSepWorkload, soc: SocSpec, arrays: dict, status: np.ndar
     return over
 
 
-def _cdiv(a, b):
-    return -(-a // b)
-
-
-def _al(nbytes, to: int):
-    return -(-nbytes // to) * to
-
-
 def budget_bytes(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube) -> dict[str, np.ndarray]:
     """Bytes per memory scope for arrays of tile knobs (vectorised make_plan)."""
     al = soc.ub_align
@@ -237,33 +229,33 @@ def budget_bytes(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube) ->
     ih = (th - 1) * wl.stride[0] + kh
     iw = (tw - 1) * wl.stride[1] + kw
     thw = th * tw
-    thw16 = _al(thw, C0)
+    thw16 = align(thw, C0)
     vec = ~cube
     # 910B cube plans: Fixpipe epilogue (bias table, no UB epilogue) unless act2 / residual need the AIV
     fix = (not soc.coupled) and wl.act2 in soc.fixpipe_acts and not wl.residual
     epi = vec | (cube & (soc.coupled or not fix))
     dw_acc_px = np.where(cube & soc.coupled, np.maximum(cib * thw, thw16), cib * thw)  # 310P lands L0C there
-    ub = (_al(cib * ih * iw * C0 * b, al) * copies
-          + _al(c1 * kh * kw * C0 * b, al) + _al(c1 * C0 * ACC_BYTES, al)
-          + _al(dw_acc_px * C0 * ACC_BYTES, al) + _al(c1 * thw * C0 * b, al))
-    ub = ub + np.where(vec, _al(c1 * C0 * cob * C0 * b, al) * copies + _al(cob * thw * C0 * ACC_BYTES, al), 0)
+    ub = (align(cib * ih * iw * C0 * b, al) * copies
+          + align(c1 * kh * kw * C0 * b, al) + align(c1 * C0 * ACC_BYTES, al)
+          + align(dw_acc_px * C0 * ACC_BYTES, al) + align(c1 * thw * C0 * b, al))
+    ub = ub + np.where(vec, align(c1 * C0 * cob * C0 * b, al) * copies + align(cob * thw * C0 * ACC_BYTES, al), 0)
     if not soc.coupled and not fix:   # 910B AIV epilogue: the pre-activation read back from GM
-        ub = ub + np.where(cube, _al(cob * thw * C0 * b, al) * copies, 0)
+        ub = ub + np.where(cube, align(cob * thw * C0 * b, al) * copies, 0)
     if wl.act1 == "hardswish" or wl.act2 == "hardswish":   # act_tmp of the cube kernels
         hs = cube & ((wl.act1 == "hardswish") | (epi & (wl.act2 == "hardswish")))
-        ub = ub + np.where(hs, _al(thw * C0 * ACC_BYTES, al), 0)
-    epi_ub = _al(co1 * C0 * ACC_BYTES, al) + _al(cob * thw * C0 * b, al) * copies
+        ub = ub + np.where(hs, align(thw * C0 * ACC_BYTES, al), 0)
+    epi_ub = align(co1 * C0 * ACC_BYTES, al) + align(cob * thw * C0 * b, al) * copies
     if wl.residual:
-        epi_ub = epi_ub + _al(cob * thw * C0 * b, al) * copies
+        epi_ub = epi_ub + align(cob * thw * C0 * b, al) * copies
     ub = ub + np.where(epi, epi_ub, 0)
     zero = np.zeros_like(ub)
-    a_l1 = _al(c1 * thw16 * C0 * b, al) * (1 if soc.coupled else copies)   # dw_out_l1 / dw_in_l1
-    l1 = np.where(cube, _al(c1 * C0 * cob * C0 * b, al) * copies + a_l1
-                  + (_al(co1 * C0 * ACC_BYTES, al) if fix else 0), 0)
-    l0a = np.where(cube, _al(c1 * thw16 * C0 * b, al), 0)
-    l0b = np.where(cube, _al(c1 * C0 * cob * C0 * b, al), 0)
-    l0c = np.where(cube, _al(cob * thw16 * C0 * ACC_BYTES, al), 0)
-    bt = np.where(cube & fix, _al(cob * C0 * ACC_BYTES, al), 0)
+    a_l1 = align(c1 * thw16 * C0 * b, al) * (1 if soc.coupled else copies)   # dw_out_l1 / dw_in_l1
+    l1 = np.where(cube, align(c1 * C0 * cob * C0 * b, al) * copies + a_l1
+                  + (align(co1 * C0 * ACC_BYTES, al) if fix else 0), 0)
+    l0a = np.where(cube, align(c1 * thw16 * C0 * b, al), 0)
+    l0b = np.where(cube, align(c1 * C0 * cob * C0 * b, al), 0)
+    l0c = np.where(cube, align(cob * thw16 * C0 * ACC_BYTES, al), 0)
+    bt = np.where(cube & fix, align(cob * C0 * ACC_BYTES, al), 0)
     return {"UB": ub, "L1": l1 + zero, "L0A": l0a + zero, "L0B": l0b + zero, "L0C": l0c + zero,
             "BT": bt + zero}
 
