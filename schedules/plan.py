@@ -144,10 +144,8 @@ class KernelPlan:
 
     @property
     def fixpipe_epilogue(self) -> bool:
-        """910B cube plans whose epilogue Fixpipe does on the way out of L0C (bias from the bias
-        table, relu on the fly); any other act2 or a residual goes back to the AIV through GM."""
-        wl = self.workload
-        return self.handoff_via_gm and wl.act2 in self.soc.fixpipe_acts and not wl.residual
+        """See uses_fixpipe_epilogue."""
+        return uses_fixpipe_epilogue(self.workload, self.soc, self.pw_on_cube)
 
     @property
     def thw_al(self) -> int:
@@ -220,8 +218,17 @@ class KernelPlan:
         raise KeyError(name)
 
 
-def make_plan(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> KernelPlan:
-    """Lay out every live buffer of the fused kernel for this tile (no budget check).
+def uses_fixpipe_epilogue(wl: DwSepWorkload, soc: SocSpec, cube: bool) -> bool:
+    """910B cube plans whose epilogue Fixpipe does on the way out of L0C (bias from the bias
+    table, relu on the fly); any other act2 or a residual goes back to the AIV through GM."""
+    return cube and not soc.coupled and wl.act2 in soc.fixpipe_acts and not wl.residual
+
+
+def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube: bool) -> list[tuple]:
+    """Every buffer of the fused kernel as (name, scope, dims, dtype, copies, role, options) for
+    clamped tile sizes th, tw, cob, cib and double buffering db -- Python ints or NumPy arrays of
+    them (the tile space evaluates whole arrays of tiles at once); `cube`: PW on the cube. The one
+    definition of the buffers: make_plan builds the plan from it, budget_bytes sums it.
 
     Three variants, each listing exactly what its Ascend C kernel allocates
     (fusion/ascendc/emit_kernel.py takes every InitBuffer size from here):
@@ -234,81 +241,83 @@ def make_plan(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> KernelPlan:
                      the AIC's L1/L0 the GEMM of the DW result read back from the GM hand-off,
                      with the bias in the bias table (BT) when Fixpipe does the epilogue.
     """
-    plan = KernelPlan(wl, tile, soc)
-    dt, db = wl.dtype, 2 if tile.double_buffer else 1
-    th, tw, cob, cib, c1 = plan.th, plan.tw, plan.cob, plan.cib, wl.c1
-    thw, thw_al = th * tw, plan.thw_al
+    dt = wl.dtype
+    copies = np.where(db, 2, 1) if np.ndim(db) else (2 if db else 1)
+    c1 = wl.c1
     kh, kw = wl.kernel
-    cube, coupled = plan.pw_on_cube, soc.coupled
-    if cube and coupled and cib * thw < thw_al:   # dw_acc also lands one padded L0C block
-        dw_acc = BufferPlan("dw_acc", "UB", (thw_al, C0), "float32", 1,
-                            "DW accumulator; then one PW output block moved L0C -> UB",
-                            tir_shape=(cib, th, tw, C0))
+    ih, iw = (th - 1) * wl.stride[0] + kh, (tw - 1) * wl.stride[1] + kw
+    thw = th * tw
+    thw_al = align(thw, soc.cube_fractal[0])
+    coupled = soc.coupled
+    fix = uses_fixpipe_epilogue(wl, soc, cube)
+    out = []
+
+    def add(name, scope, dims, dtype, n, role, **opts):
+        out.append((name, scope, tuple(dims), dtype, n, role, opts))
+
+    if cube and coupled:   # dw_acc also lands one padded L0C block
+        land = "DW accumulator; then one PW output block moved L0C -> UB"
+        if np.ndim(thw):
+            add("dw_acc", "UB", (np.maximum(cib * thw, thw_al), C0), "float32", 1, land)
+        elif cib * thw < thw_al:
+            add("dw_acc", "UB", (thw_al, C0), "float32", 1, land, tir_shape=(cib, th, tw, C0))
+        else:
+            add("dw_acc", "UB", (cib, th, tw, C0), "float32", 1, land)
     else:
-        then = ("" if not cube else "; then one PW output block moved L0C -> UB" if coupled
-                else "; then one pre-activation block widened to fp32")
-        dw_acc = BufferPlan("dw_acc", "UB", (cib, th, tw, C0), "float32", 1, "DW accumulator" + then)
-    bufs = [
-        BufferPlan("x_tile", "UB", (cib, plan.in_tile_h, plan.in_tile_w, C0), dt, db,
-                   "input tile with halo (one input-channel block)"),
-        BufferPlan("w_dw", "UB", (c1, kh, kw, C0), dt, 1, "depthwise taps, resident", in_tir=False),
-        BufferPlan("b_dw", "UB", (c1, C0), "float32", 1, "folded BN1 bias, resident", in_tir=False),
-        dw_acc,
-        BufferPlan("dw_out", "UB", (c1, th, tw, C0), dt, 1, "DW result after bias+act: the fused intermediate"),
-    ]
-    epilogue = True   # bias + act2 (+ residual) + cast on the vector unit, y through UB
+        then = "" if not cube else "; then one pre-activation block widened to fp32"
+        add("dw_acc", "UB", (cib, th, tw, C0), "float32", 1, "DW accumulator" + then)
+    dw_acc = out.pop()
+    add("x_tile", "UB", (cib, ih, iw, C0), dt, copies, "input tile with halo (one input-channel block)")
+    add("w_dw", "UB", (c1, kh, kw, C0), dt, 1, "depthwise taps, resident", in_tir=False)
+    add("b_dw", "UB", (c1, C0), "float32", 1, "folded BN1 bias, resident", in_tir=False)
+    out.append(dw_acc)
+    add("dw_out", "UB", (c1, th, tw, C0), dt, 1, "DW result after bias+act: the fused intermediate")
     if not cube:
-        bufs += [
-            BufferPlan("w_pw", "UB", (c1 * C0, cob * C0), dt, db, "PW weight block", in_tir=False),
-            BufferPlan("pw_acc", "UB", (cob, th, tw, C0), "float32", 1, "PW accumulator"),
-        ]
+        add("w_pw", "UB", (c1 * C0, cob * C0), dt, copies, "PW weight block", in_tir=False)
+        add("pw_acc", "UB", (cob, th, tw, C0), "float32", 1, "PW accumulator")
     else:
         if coupled:   # 310P: UB -> L1 on chip
-            bufs.append(BufferPlan("dw_out_l1", "L1", (c1, thw_al, C0), dt, 1,
-                                   "DW result staged for the cube (NZ: C0 column blocks of the tile's "
-                                   "pixels padded to 16 rows)", in_tir=False))
+            add("dw_out_l1", "L1", (c1, thw_al, C0), dt, 1, "DW result staged for the cube (NZ: C0 column "
+                "blocks of the tile's pixels padded to 16 rows)", in_tir=False)
         else:         # 910B: the AIC reads every tile's DW result from its GM slot
-            bufs.append(BufferPlan("dw_in_l1", "L1", (c1, thw_al, C0), dt, db,
-                                   "DW result read back from the GM hand-off (cube A operand, NZ)",
-                                   in_tir=False))
+            add("dw_in_l1", "L1", (c1, thw_al, C0), dt, copies,
+                "DW result read back from the GM hand-off (cube A operand, NZ)", in_tir=False)
         # the cube's operands: A (pixels x Cin) and C (pixels x Cout) in 16-row fractals
-        bufs += [
-            BufferPlan("a_l0a", "L0A", (c1, thw_al, C0), dt, 1, "cube A operand (DW result, ZZ fractals)",
-                       in_tir=False),
-            BufferPlan("w_pw_l1", "L1", (c1 * C0, cob * C0), dt, db, "PW weight block (FRACTAL_Z)",
-                       in_tir=False),
-            BufferPlan("b_l0b", "L0B", (c1 * C0, cob * C0), dt, 1, "cube B operand (weights, ZN fractals)",
-                       in_tir=False),
-            BufferPlan("pw_acc", "L0C", (cob, thw_al, C0), "float32", 1, "PW accumulator (L0C, NZ)",
-                       tir_shape=(cob, th, tw, C0)),
-        ]
-        if plan.fixpipe_epilogue:
-            epilogue = False
-            bufs += [
-                BufferPlan("b_pw_l1", "L1", (wl.co1, C0), "float32", 1,
-                           "folded BN2 bias, resident in L1 (bias-table source)", in_tir=False),
-                BufferPlan("bias_bt", "BT", (cob, C0), "float32", 1,
-                           "the co-step's bias in the bias table: Mmad starts C from it", in_tir=False),
-            ]
+        add("a_l0a", "L0A", (c1, thw_al, C0), dt, 1, "cube A operand (DW result, ZZ fractals)", in_tir=False)
+        add("w_pw_l1", "L1", (c1 * C0, cob * C0), dt, copies, "PW weight block (FRACTAL_Z)", in_tir=False)
+        add("b_l0b", "L0B", (c1 * C0, cob * C0), dt, 1, "cube B operand (weights, ZN fractals)", in_tir=False)
+        add("pw_acc", "L0C", (cob, thw_al, C0), "float32", 1, "PW accumulator (L0C, NZ)",
+            tir_shape=(cob, th, tw, C0))
+        if fix:
+            add("b_pw_l1", "L1", (wl.co1, C0), "float32", 1,
+                "folded BN2 bias, resident in L1 (bias-table source)", in_tir=False)
+            add("bias_bt", "BT", (cob, C0), "float32", 1,
+                "the co-step's bias in the bias table: Mmad starts C from it", in_tir=False)
         elif not coupled:
-            bufs.append(BufferPlan("pre_tile", "UB", (cob, th, tw, C0), dt, db,
-                                   "pre-activation tile read back from the GM hand-off", in_tir=False))
+            add("pre_tile", "UB", (cob, th, tw, C0), dt, copies,
+                "pre-activation tile read back from the GM hand-off", in_tir=False)
         # hardswish needs an fp32 scratch; on the vector path pw_acc / dw_acc serve, here dw_acc
         # is busy on both sides of the act (DW result / the landed output block)
-        if wl.act1 == "hardswish" or (epilogue and wl.act2 == "hardswish"):
-            bufs.append(BufferPlan("act_tmp", "UB", (th, tw, C0), "float32", 1, "hardswish scratch",
-                                   in_tir=False))
-    if epilogue:
-        bufs.append(BufferPlan("b_pw", "UB", (wl.co1, C0), "float32", 1, "folded BN2 bias, resident",
-                               in_tir=False))
+        if wl.act1 == "hardswish" or (not fix and wl.act2 == "hardswish"):
+            add("act_tmp", "UB", (th, tw, C0), "float32", 1, "hardswish scratch", in_tir=False)
+    if not fix:   # bias + act2 (+ residual) + cast on the vector unit, y through UB
+        add("b_pw", "UB", (wl.co1, C0), "float32", 1, "folded BN2 bias, resident", in_tir=False)
         if wl.residual:
-            bufs.append(BufferPlan("res_tile", "UB", (cob, th, tw, C0), dt, db, "residual input tile"))
-        bufs.append(BufferPlan("y_tile", "UB", (cob, th, tw, C0), dt, db, "output tile"))
+            add("res_tile", "UB", (cob, th, tw, C0), dt, copies, "residual input tile")
+        add("y_tile", "UB", (cob, th, tw, C0), dt, copies, "output tile")
     else:  # Fixpipe writes y from L0C: the tile exists in the LLVM build only
-        bufs.append(BufferPlan("y_tile", "UB", (cob, th, tw, C0), dt, db,
-                               "output tile of the LLVM build (on 910B Fixpipe writes y from L0C)",
-                               in_kernel=False))
-    return KernelPlan(wl, tile, soc, tuple(bufs))
+        add("y_tile", "UB", (cob, th, tw, C0), dt, copies,
+            "output tile of the LLVM build (on 910B Fixpipe writes y from L0C)", in_kernel=False)
+    return out
+
+
+def make_plan(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> KernelPlan:
+    """Lay out every live buffer of the fused kernel for this tile (no budget check)."""
+    th, tw, cob, cib = tile_sizes(wl, tile)
+    specs = buffer_specs(wl, soc, th, tw, cob, cib, tile.double_buffer, tile.pw_engine == "cube")
+    bufs = tuple(BufferPlan(name, scope, tuple(int(d) for d in dims), dtype, int(n), role, **opts)
+                 for name, scope, dims, dtype, n, role, opts in specs)
+    return KernelPlan(wl, tile, soc, bufs)
 
 
 def check_budget(plan: KernelPlan) -> KernelPlan:
