@@ -36,6 +36,7 @@ from fusion.driver import TileOverride, compile_model
 from fusion.errors import MegafuseError
 from fusion.soc import get_soc
 from schedules.plan import check_budget, make_plan
+from schedules.program import build_program
 from schedules.workload import DwSepWorkload, TileConfig
 
 SOCS = ["ascend910b2", "ascend310p3"]
@@ -232,6 +233,11 @@ def test_emulator_gm_bytes_equal_cost_model(consistency_kernels, i):
     cost = model_fused(plan, timeline=False)
     assert counters["gm_read_bytes"] == cost.gm_read_bytes
     assert counters["gm_write_bytes"] == cost.gm_write_bytes
+    # the lowered program's counts are the model's, and the emulator's GM bytes and fractals
+    prog = build_program(plan).counts
+    assert {k: prog[k] for k in cost.counts} == cost.counts
+    assert (prog["gm_read_bytes"], prog["gm_write_bytes"], prog["cube_fractals"]) == \
+        (counters["gm_read_bytes"], counters["gm_write_bytes"], counters["cube_fractals"])
     assert cost.gm_read_bytes + cost.gm_write_bytes == sum(cost.traffic.values())
     if not plan.handoff_via_gm:   # 910B writes and reads back the hand-off; elsewhere only y is written
         assert cost.gm_read_bytes == sum(v for k, v in cost.traffic.items() if k != "output")
