@@ -15,7 +15,7 @@ from fusion.runtime import Program, Step
 from fusion.targets import Target, parse_target
 from fusion.tile_policy import TileOverride, choose_tile
 from passes import optimize
-from passes.fuse_dwsep import FUSED_OP, fused_workload
+from passes.fuse_dwsep import FUSED_OP, fused_data_inputs, fused_weight_inputs, fused_workload
 from passes.records import Refusal
 from schedules.build import build_fused, build_op, fused_params
 from schedules.ops import OpContext, op_kernel
@@ -107,9 +107,9 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
             choice = choose_tile(wl, tgt, tile, tuned)
             plan, source, why = check_budget(choice.plan), choice.source, choice.engine_reason
             ex = build_fused(plan)
-            consts = [g.constants[t] for t in n.inputs[1:5]]
-            params = [n.inputs[0]] + [tvm.runtime.tensor(a, dev) for a in fused_params(*consts, dtype)]
-            params += list(n.inputs[5:])
+            consts = [g.constants[t] for t in fused_weight_inputs(n)]
+            x, *residual = fused_data_inputs(n)
+            params = [x] + [tvm.runtime.tensor(a, dev) for a in fused_params(*consts, dtype)] + residual
             out_t = g.types[n.outputs[0]]
             program.steps.append(Step(n.name, "fused", ex["main"], params, n.outputs[0],
                                       out_t.shape, dtype, ex))

@@ -43,7 +43,7 @@ pre-activation back through GM to the AIV for the epilogue. All of that traffic 
 
 Kernel time = launch (launch_base_us + launch_per_core_us · cores launched)
             + max(busiest core, HBM bytes / hbm bandwidth, DMA bytes / l2 bandwidth).
-Bottleneck classes (after the seed's table, 000_*): launch-bound (launch >= body), memory-bound,
+Bottleneck classes (the usual profiling table): launch-bound (launch >= body), memory-bound,
 compute-bound (vector|cube), pipeline-bubbles (the busiest core idles > 10 % with no pipe busy).
 
 L2 (MODELING ASSUMPTIONS, _l2_policy): every GM access goes through L2. Per kernel, the first

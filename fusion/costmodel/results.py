@@ -191,7 +191,7 @@ def _cube_peak_flops_per_us(soc: SocSpec, dtype: str) -> float:
 
 def _classify(launch: float, body: float, floor: float, runs: dict[str, CoreRun],
               floor_what: str = "total GM bytes at HBM bandwidth") -> tuple[str, str]:
-    """Bottleneck class after the seed's table (000_*): 调度开销 (launch), 调度空洞 (idle > 10 %),
+    """Bottleneck class: 调度开销 (launch), 调度空洞 (idle > 10 %),
     访存受限 (memory), 计算受限 (vector / cube)."""
     if launch >= body:
         return "launch-bound", f"launch/head cost {launch:.2f} us >= kernel body {body:.2f} us (调度开销)"
