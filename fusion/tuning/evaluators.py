@@ -30,8 +30,9 @@ from fusion.check import TOLERANCE  # noqa: F401  (one tolerance: the numerics c
 from fusion.ir import C0
 from fusion.soc import SocSpec, get_soc
 from schedules.plan import KernelPlan, align, make_plan
+from schedules.reference import from_blocked, reference_block, to_blocked  # noqa: F401
 from schedules.program import split, tile_axes
-from schedules.workload import DwSepWorkload, TileConfig, ceil_div
+from schedules.workload import DwSepWorkload, TileConfig
 
 MODELED = "modeled"
 MEASURED = "measured"
@@ -209,16 +210,6 @@ def _model_chunk(wl: DwSepWorkload, soc_name: str, tiles: list[TileConfig]) -> l
 # ------------------------------------------------------------------------------------------
 # measured (llvm)
 # ------------------------------------------------------------------------------------------
-def _act(x: np.ndarray, act: str) -> np.ndarray:
-    if act == "relu":
-        return np.maximum(x, 0)
-    if act == "relu6":
-        return np.minimum(np.maximum(x, 0), 6)
-    if act == "hardswish":
-        return x * np.minimum(np.maximum(x + 3, 0), 6) / 6
-    return x
-
-
 def block_data(wl: DwSepWorkload, seed: int = 0) -> dict[str, np.ndarray]:
     """Random logical (NCHW) input, weights and biases of one block; fp16 values pre-rounded."""
     rng = np.random.default_rng(seed)
@@ -230,41 +221,6 @@ def block_data(wl: DwSepWorkload, seed: int = 0) -> dict[str, np.ndarray]:
     return {"x": r(wl.batch, wl.cin, wl.height, wl.width),
             "w_dw": r(wl.cin, 1, kh, kw, scale=1 / 3), "b_dw": r(wl.cin, scale=0.1),
             "w_pw": r(wl.cout, wl.cin, 1, 1, scale=1 / np.sqrt(wl.cin)), "b_pw": r(wl.cout, scale=0.1)}
-
-
-def reference_block(wl: DwSepWorkload, d: dict[str, np.ndarray]) -> np.ndarray:
-    """NumPy reference of the fused block in NCHW (fp32 accumulation, storage-dtype intermediate)."""
-    x = d["x"].astype(np.float64)
-    kh, kw = wl.kernel
-    sh, sw = wl.stride
-    pt, pl, pb, pr = wl.pads
-    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
-    oh, ow = wl.out_height, wl.out_width
-    acc = np.zeros((wl.batch, wl.cin, oh, ow))
-    for i in range(kh):
-        for j in range(kw):
-            win = xp[:, :, i: i + (oh - 1) * sh + 1: sh, j: j + (ow - 1) * sw + 1: sw]
-            acc += win * d["w_dw"][:, 0, i, j][None, :, None, None]
-    mid = _act(acc + d["b_dw"][None, :, None, None], wl.act1).astype(wl.dtype).astype(np.float64)
-    y = np.einsum("nchw,oc->nohw", mid, d["w_pw"][:, :, 0, 0].astype(np.float64))
-    y = _act(y + d["b_pw"][None, :, None, None], wl.act2)
-    if wl.residual:
-        y = y + x
-    return y
-
-
-def to_blocked(a: np.ndarray, dtype: str) -> np.ndarray:
-    """NCHW → NC1HWC0 with the channel tail zero-padded."""
-    n, c, h, w = a.shape
-    c1 = ceil_div(c, C0)
-    out = np.zeros((n, c1 * C0, h, w), np.float32)
-    out[:, :c] = a
-    return out.reshape(n, c1, C0, h, w).transpose(0, 1, 3, 4, 2).astype(dtype).copy()
-
-
-def from_blocked(a: np.ndarray, channels: int) -> np.ndarray:
-    n, c1, h, w, c0 = a.shape
-    return a.transpose(0, 1, 4, 2, 3).reshape(n, c1 * c0, h, w)[:, :channels]
 
 
 @dataclass(frozen=True)
