@@ -13,13 +13,24 @@ class _Escaped(logging.Formatter):
         return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+class _Stderr(logging.StreamHandler):
+    """Writes to whatever sys.stderr is when a record is emitted (tests and callers replace it)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value):
+        pass
+
+
 def enable(verbose: bool) -> None:
     """Route the "megafuse" loggers to stderr at INFO (verbose) or WARNING."""
     root = logging.getLogger("megafuse")
-    if not any(getattr(h, "_megafuse", False) for h in root.handlers):
-        h = logging.StreamHandler(sys.stderr)
+    if not any(isinstance(h, _Stderr) for h in root.handlers):
+        h = _Stderr()
         h.setFormatter(_Escaped("megafuse: %(name)s: %(message)s"))
-        h._megafuse = True
         root.addHandler(h)
         root.propagate = False
     root.setLevel(logging.INFO if verbose else logging.WARNING)
