@@ -58,7 +58,9 @@ from __future__ import annotations
 
 import re
 
-from fusion.ascendc import emit_cube, emit_mix, emit_vector
+from fusion.ascendc.emit_cube import emit_body as _emit_cube
+from fusion.ascendc.emit_mix import emit_body as _emit_mix
+from fusion.ascendc.emit_vector import emit_body as _emit_vector
 from fusion.ascendc.cxx import act_function, const_name, fill, template
 from fusion.ascendc.cxx import fill as _fill  # noqa: F401  (emit_host fills its templates with it)
 from fusion.ascendc.kernel_types import ArgSpec, EmittedKernel, Launch  # noqa: F401
@@ -239,4 +241,4 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
                          SYSTEM_WORKSPACE_2201 if mix else 0, ())
 
 
-_EMITTERS = {"vector-pw": emit_vector.emit_body, "cube-pw": emit_cube.emit_body, "cube-pw-mix": emit_mix.emit_body}
+_EMITTERS = {"vector-pw": _emit_vector, "cube-pw": _emit_cube, "cube-pw-mix": _emit_mix}
