@@ -168,6 +168,8 @@ def cmd_check(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="megafuse", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="log the decisions: tile candidates dropped, PW engine, fusion refusals")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("compile", help="compile a model and list its fused blocks and refusals")
     _add_model_args(p)
@@ -203,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    from fusion.logs import enable
+    enable(args.verbose)
     try:
         with tempfile.TemporaryDirectory(prefix="megafuse-cut-") as tmp:
             if getattr(args, "inputs", None) or getattr(args, "outputs", None):

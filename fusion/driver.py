@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -11,37 +12,19 @@ from fusion.errors import MegafuseError
 from fusion.ir import Graph
 from fusion.onnx_import import load_graph
 from fusion.runtime import Program, Step
-from fusion.targets import Target, parse_target, pw_engines
+from fusion.targets import Target, parse_target
+from fusion.tile_policy import TileOverride, choose_tile
 from passes import optimize
-from passes.fuse_dwsep import FUSED_OP, fused_workload
+from passes.fuse_dwsep import FUSED_OP, fused_data_inputs, fused_weight_inputs, fused_workload
 from passes.records import Refusal
 from schedules.build import build_fused, build_op, fused_params
 from schedules.ops import OpContext, op_kernel
-from schedules.plan import KernelPlan, check_budget, make_plan, suggest_tile
-from schedules.workload import DwSepWorkload, TileConfig
+from schedules.plan import KernelPlan, check_budget
+from schedules.workload import DwSepWorkload
 
 DTYPES = ("float32", "float16")
-
-
-@dataclass(frozen=True)
-class TileOverride:
-    """A tile forced by the user for every fused block (fields left None keep the default)."""
-    th: int | None = None
-    tw: int | None = None
-    cob: int | None = None
-    cib: int | None = None
-    double_buffer: bool | None = None
-    pw_engine: str | None = None
-
-    def apply(self, base: TileConfig) -> TileConfig:
-        return TileConfig(self.th or base.th, self.tw or base.tw, self.cob or base.cob,
-                          base.cib if self.cib is None else self.cib,
-                          base.double_buffer if self.double_buffer is None else self.double_buffer,
-                          self.pw_engine or base.pw_engine, base.cores)
-
-    @property
-    def forced(self) -> bool:
-        return any(v is not None for v in (self.th, self.tw, self.cob, self.cib))
+log = logging.getLogger("megafuse.fuse")
+__all__ = ["DTYPES", "CompiledModel", "FusedBlock", "TileOverride", "compile_model"]
 
 
 @dataclass(frozen=True)
@@ -100,75 +83,6 @@ class CompiledModel:
                 "kernels": len(self.program.steps)}
 
 
-def select_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None,
-                tuned: TileConfig | None = None) -> tuple[TileConfig, str]:
-    """Forced (user) > tuned (database) > default. Default on llvm: the largest tile that fits
-    the SoC's UB while giving every core at least one tile; on sim/ascend: the fastest modeled of
-    a few such largest tiles (_fastest_candidate). Both keep the user's buffering/engine choices."""
-    override = override or TileOverride()
-    if tuned is not None and not override.forced:
-        return tuned, "tuned"
-    soc = target.soc
-    knobs = TileConfig(1, 1, double_buffer=override.double_buffer is not False,
-                       pw_engine=override.pw_engine or "vector")
-    base = suggest_tile(wl, soc, like=knobs, min_tiles=soc.vector_cores)
-    if base is None:  # fuse_dwsep's profitability check makes this unreachable for fused blocks
-        raise MegafuseError(f"no tile of {wl.describe()} fits {soc.name}")
-    if override.forced:
-        return override.apply(base), "forced"
-    if target.kind != "llvm":
-        return _fastest_candidate(wl, target, override), "default"
-    return base, "default"
-
-
-# tiles per core the default candidates aim at: one big tile per core up to many small ones
-DEFAULT_TILES_PER_CORE = (1 / 48, 1 / 2, 1, 2, 4, 8)
-
-
-def _fastest_candidate(wl: DwSepWorkload, target: Target, override: TileOverride) -> TileConfig:
-    """The default tile on the Ascend targets: of the largest tiles that give at least
-    k x cores tiles (k in DEFAULT_TILES_PER_CORE), with and without double buffering, on each PW
-    engine the target can emit, the fastest under the cost model. A dozen model evaluations per
-    block (milliseconds); `megafuse tune` searches the whole space."""
-    from fusion.costmodel import model_fused
-
-    soc = target.soc
-    engines = (override.pw_engine,) if override.pw_engine else pw_engines(target, wl.dtype)
-    buffering = (False,) if override.double_buffer is False else (True, False)
-    best = None
-    for k in DEFAULT_TILES_PER_CORE:
-        for db in buffering:
-            for eng in engines:
-                base = suggest_tile(wl, soc, like=TileConfig(1, 1, double_buffer=db, pw_engine=eng),
-                                    min_tiles=max(1, round(k * soc.vector_cores)))
-                if base is None:
-                    continue
-                plan = make_plan(wl, base, soc)
-                if not plan.fits():
-                    continue
-                t = model_fused(plan, timeline=False).time_us
-                if best is None or t < best[0]:
-                    best = (t, base)
-    if best is None:
-        raise MegafuseError(f"no tile of {wl.describe()} fits {soc.name}")
-    return best[1]
-
-
-def _pick_engine(wl: DwSepWorkload, cfg: TileConfig, target: Target, source: str,
-                 override: TileOverride | None) -> tuple[KernelPlan, str]:
-    """On the Ascend targets a default tile's PW engine is the cost model's choice (vector vs
-    cube, hand-off included); a forced or tuned tile keeps its own."""
-    if target.kind == "llvm" or source != "default" or (override and override.pw_engine):
-        return make_plan(wl, cfg, target.soc), f"pw on {cfg.pw_engine} ({source} tile)"
-    if pw_engines(target, wl.dtype) == ("vector",):
-        why = ("the AscendNPU IR emitter writes vector PW only" if target.kind == "npuir"
-               else "the Ascend C cube kernels are float16 only")
-        return make_plan(wl, cfg, target.soc), f"pw on vector: {why}"
-    from fusion.costmodel import choose_engine
-    plan, _cost, why = choose_engine(wl, cfg, target.soc)
-    return plan, why
-
-
 def compile_model(model, target="sim", input_shapes=None, dtype: str | None = None,
                   tile: TileOverride | None = None, fuse: bool = True, tuned_tiles=None,
                   inputs=None, outputs=None) -> CompiledModel:
@@ -185,6 +99,8 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
     if dtype not in DTYPES:
         raise MegafuseError(f"unsupported dtype '{dtype}'; use one of {', '.join(DTYPES)}")
     g, refusals = optimize(g, tgt.soc, dtype, fuse=fuse)
+    for r in refusals:
+        log.info("not fused: %s", r.describe())
 
     program = Program({t: (g.types[t].shape, dtype) for t in g.inputs}, list(g.outputs))
     ctx = OpContext(g, dtype)
@@ -194,13 +110,12 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
         if n.op_type == FUSED_OP:
             wl = fused_workload(g, n, dtype)
             tuned = tuned_tiles(wl, tgt) if tuned_tiles else None
-            cfg, source = select_tile(wl, tgt, tile, tuned)
-            plan, why = _pick_engine(wl, cfg, tgt, source, tile)
-            plan = check_budget(plan)
+            choice = choose_tile(wl, tgt, tile, tuned)
+            plan, source, why = check_budget(choice.plan), choice.source, choice.engine_reason
             ex = build_fused(plan)
-            consts = [g.constants[t] for t in n.inputs[1:5]]
-            params = [n.inputs[0]] + [tvm.runtime.tensor(a, dev) for a in fused_params(*consts, dtype)]
-            params += list(n.inputs[5:])
+            consts = [g.constants[t] for t in fused_weight_inputs(n)]
+            x, *residual = fused_data_inputs(n)
+            params = [x] + [tvm.runtime.tensor(a, dev) for a in fused_params(*consts, dtype)] + residual
             out_t = g.types[n.outputs[0]]
             program.steps.append(Step(n.name, "fused", ex["main"], params, n.outputs[0],
                                       out_t.shape, dtype, ex))

@@ -1,8 +1,10 @@
 """Graph IR: frozen nodes and tensor types; a Graph is immutable and passes return new ones.
 
 Tensors are named edges. Every tensor has a TensorType (shape, dtype, layout). Constants
-(ONNX initializers, folded weights) live in `Graph.constants` as numpy arrays; graph
-analysis goes through a networkx DiGraph built on demand (`Graph.dag`).
+(ONNX initializers, folded weights) live in `Graph.constants` as numpy arrays.
+`structural_diff` compares two graphs up to the names of their nodes and inner tensors (as TVM's
+structural equality does with free variables) and `format_graph` prints one, so pass tests can
+state the whole expected graph.
 """
 
 from __future__ import annotations
@@ -94,19 +96,6 @@ class Graph:
                     out.setdefault(t, []).append(n)
         return out
 
-    @cached_property
-    def dag(self) -> nx.DiGraph:
-        """Nodes are node names (attribute `node`); an edge producer→consumer carries `tensor`."""
-        g = nx.DiGraph()
-        for n in self.nodes:
-            g.add_node(n.name, node=n)
-        for n in self.nodes:
-            for t in n.inputs:
-                p = self.producers.get(t)
-                if p is not None:
-                    g.add_edge(p.name, n.name, tensor=t)
-        return g
-
     def node(self, name: str) -> Node:
         for n in self.nodes:
             if n.name == name:
@@ -162,3 +151,113 @@ def _toposort(nodes: tuple[Node, ...]) -> tuple[Node, ...]:
     by_name = {n.name: n for n in nodes}
     # stable: among ready nodes keep the original order
     return tuple(by_name[k] for k in nx.lexicographical_topological_sort(g, key=order.__getitem__))
+
+
+# ---------------------------------------------------------------------------------------------
+# structural equality and printing
+# ---------------------------------------------------------------------------------------------
+def _fmt_value(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, tuple):
+        return "(" + ", ".join(_fmt_value(x) for x in v) + ")"
+    return repr(v) if isinstance(v, str) else str(v)
+
+
+def _fmt_type(t: TensorType | None) -> str:
+    if t is None:
+        return "?"
+    extra = f" C={t.channels}" if t.channels is not None else ""
+    return f"{t.dtype}[{','.join(map(str, t.shape))}] {t.layout}{extra}"
+
+
+def format_graph(g: Graph) -> str:
+    """One line per node: `outputs = Op(inputs) {attrs} : types`; constants marked with $."""
+    def name(t: str) -> str:
+        return "_" if not t else (f"${t}" if t in g.constants else t)
+
+    lines = [f"graph {g.name}({', '.join(f'{t}: {_fmt_type(g.types.get(t))}' for t in g.inputs)})"]
+    for n in g.nodes:
+        attrs = " {" + ", ".join(f"{k}={_fmt_value(v)}" for k, v in n.attrs) + "}" if n.attrs else ""
+        types = ", ".join(_fmt_type(g.types.get(t)) for t in n.outputs if t)
+        lines.append(f"  {', '.join(name(t) for t in n.outputs)} = {n.op_type}"
+                     f"({', '.join(name(t) for t in n.inputs)}){attrs} : {types}")
+    lines.append(f"  return {', '.join(g.outputs)}")
+    return "\n".join(lines)
+
+
+def _attr_equal(a: Any, b: Any, rtol: float) -> bool:
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_attr_equal(x, y, rtol) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, (int, float)):
+        return a == b or abs(a - b) <= rtol * max(abs(a), abs(b))
+    return type(a) is type(b) and a == b
+
+
+def structural_diff(a: Graph, b: Graph, rtol: float = 0.0) -> str | None:
+    """None when the graphs are equal up to the names of nodes and of tensors that are neither
+    graph inputs nor outputs; else the first difference. Compared: node order, op types,
+    attributes, the dataflow, every tensor's type, constants by value (within rtol)."""
+    m: dict[str, str] = {}      # tensor of a -> tensor of b
+    taken: set[str] = set()
+
+    def bind(ta: str, tb: str, where: str) -> str | None:
+        if (ta == "") != (tb == ""):
+            return f"{where}: {ta or '<omitted>'} vs {tb or '<omitted>'}"
+        if not ta:
+            return None
+        if ta in m:
+            return None if m[ta] == tb else f"{where}: {ta} is {m[ta]} in the other graph, not {tb}"
+        if tb in taken:
+            return f"{where}: {tb} already stands for another tensor"
+        if a.types.get(ta) != b.types.get(tb):
+            return f"{where}: type of {ta} {_fmt_type(a.types.get(ta))} vs {tb} {_fmt_type(b.types.get(tb))}"
+        if (ta in a.constants) != (tb in b.constants):
+            return f"{where}: {ta} and {tb} are not both constants"
+        if ta in a.constants:
+            x, y = np.asarray(a.constants[ta]), np.asarray(b.constants[tb])
+            if x.shape != y.shape or x.dtype != y.dtype or not np.allclose(x, y, rtol=rtol, atol=0.0):
+                return f"{where}: constant {ta} differs from {tb}"
+        m[ta] = tb
+        taken.add(tb)
+        return None
+
+    if len(a.inputs) != len(b.inputs) or len(a.outputs) != len(b.outputs):
+        return f"graph signature: {len(a.inputs)}->{len(a.outputs)} vs {len(b.inputs)}->{len(b.outputs)}"
+    for ta, tb in zip(a.inputs, b.inputs):
+        if ta != tb:
+            return f"graph input {ta} vs {tb}"
+        if err := bind(ta, tb, "graph input"):
+            return err
+    if len(a.nodes) != len(b.nodes):
+        return f"{len(a.nodes)} nodes vs {len(b.nodes)}"
+    for i, (na, nb) in enumerate(zip(a.nodes, b.nodes)):
+        where = f"node {i} ({na.op_type} {na.name})"
+        if na.op_type != nb.op_type:
+            return f"{where}: op {na.op_type} vs {nb.op_type}"
+        if [k for k, _ in na.attrs] != [k for k, _ in nb.attrs] or not all(
+                _attr_equal(x, y, rtol) for (_, x), (_, y) in zip(na.attrs, nb.attrs)):
+            return f"{where}: attrs {dict(na.attrs)} vs {dict(nb.attrs)}"
+        if len(na.inputs) != len(nb.inputs) or len(na.outputs) != len(nb.outputs):
+            return f"{where}: arity {len(na.inputs)}->{len(na.outputs)} vs {len(nb.inputs)}->{len(nb.outputs)}"
+        for j, (ta, tb) in enumerate(zip(na.inputs, nb.inputs)):
+            if ta and ta not in m and ta not in a.constants:
+                return f"{where}: input {j} ({ta}) is produced by no earlier node"
+            if err := bind(ta, tb, f"{where} input {j}"):
+                return err
+        for j, (ta, tb) in enumerate(zip(na.outputs, nb.outputs)):
+            if ta in m:
+                return f"{where}: output {ta} is written twice"
+            if err := bind(ta, tb, f"{where} output {j}"):
+                return err
+    for ta, tb in zip(a.outputs, b.outputs):
+        if ta != tb or m.get(ta, ta) != tb:
+            return f"graph output {ta} vs {tb}"
+    return None
+
+
+def assert_structural_equal(a: Graph, b: Graph, rtol: float = 0.0) -> None:
+    """Raise AssertionError naming the first difference and printing both graphs."""
+    diff = structural_diff(a, b, rtol)
+    if diff is not None:
+        raise AssertionError(f"graphs differ: {diff}\n--- got\n{format_graph(a)}\n--- expected\n{format_graph(b)}")

@@ -99,7 +99,7 @@ class SocSpec:
     # a2_matmul_tiny_n (aic_time 7.87 µs for a 128x30720x64 GEMM whose modeled body is 3.3 µs
     # -> 4.55); only the vendor-like baseline (fusion/vendor_baseline.py) charges it.
     matmul_init_us: float = 4.55
-    # --- fields the cost model (fusion/costmodel.py) reads besides the ones above -------------
+    # --- fields the cost model (fusion/costmodel/) reads besides the ones above -------------
     # DataCopyParams.blockCount <= 4095 bursts per DMA instruction [devkit]
     dma_max_bursts: int = 4095
     # CALIBRATION [devkit perf guide: 32 B-aligned GM transfers can drop to ~70 % of the

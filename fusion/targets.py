@@ -32,6 +32,15 @@ def pw_engines(target: Target, dtype: str) -> tuple[str, ...]:
     return ("vector", "cube")
 
 
+def vector_only_reason(target: Target) -> str:
+    """Why pw_engines gives the vector unit only (for the compile report and the -v log)."""
+    if target.kind == "npuir":
+        return "the AscendNPU IR emitter writes vector PW only"
+    if target.kind == "llvm":
+        return "the CPU has no cube"
+    return "the Ascend C cube kernels are float16 only"
+
+
 def parse_target(text: str | Target | None) -> Target:
     if isinstance(text, Target):
         return text

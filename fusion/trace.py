@@ -7,9 +7,7 @@ Timestamps are microseconds (the format's unit); every event is marked as modele
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 from fusion.costmodel import PIPES, KernelCost
 
@@ -47,12 +45,6 @@ def chrome_trace(costs: list[tuple[str, KernelCost]]) -> dict:
         t0 += cost.time_us
     return {"traceEvents": events, "displayTimeUnit": "ns",
             "otherData": {"label": "modeled (megafuse analytic cost model)"}}
-
-
-def write_chrome_trace(path: str | Path, costs: list[tuple[str, KernelCost]]) -> Path:
-    path = Path(path)
-    path.write_text(json.dumps(chrome_trace(costs)))
-    return path
 
 
 def _x(pid: int, tid: int, ts: float, dur: float, name: str, args: dict) -> dict:

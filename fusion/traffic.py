@@ -1,5 +1,5 @@
 """DMA volume of a fused plan in closed form, and the floor any plan with the same core count
-must pay. All figures are MODELED (they follow the cost model's data flow, fusion/costmodel.py).
+must pay. All figures are MODELED (they follow the cost model's data flow, fusion/costmodel/).
 
 Two traffic figures exist for a fused kernel and they answer different questions:
 
@@ -31,16 +31,65 @@ what its core count allows; `--max-dma-ratio` (tune / compile / bench) trades la
 
 from __future__ import annotations
 
-from fusion.costmodel import (
-    ACC_BYTES,
-    _input_bytes,
-    fused_min_bytes,
-    itemsize,
-    pw_weights_resident,
-)
+from functools import lru_cache
+
+import numpy as np
+
 from fusion.ir import C0
+from schedules.isa import ACC_BYTES, itemsize
 from schedules.plan import KernelPlan
-from schedules.workload import DwSepWorkload
+from schedules.workload import DwSepWorkload, ceil_div
+
+
+@lru_cache(maxsize=4096)
+def _needed(out_total: int, stride: int, k: int, pad_lo: int, in_total: int) -> int:
+    """Input rows (or columns) some output actually reads."""
+    mark = np.zeros(in_total, dtype=bool)
+    for o in range(out_total):
+        lo = o * stride - pad_lo
+        mark[max(lo, 0):max(0, min(lo + k, in_total))] = True
+    return int(mark.sum())
+
+
+def fused_min_bytes(wl: DwSepWorkload) -> dict[str, int]:
+    b = itemsize(wl.dtype)
+    kh, kw = wl.kernel
+    rows = _needed(wl.out_height, wl.stride[0], kh, wl.pads[0], wl.height)
+    cols = _needed(wl.out_width, wl.stride[1], kw, wl.pads[1], wl.width)
+    out = wl.batch * wl.co1 * wl.out_height * wl.out_width * C0 * b
+    return {
+        "input": wl.batch * wl.c1 * rows * cols * C0 * b,
+        "weights": (wl.c1 * kh * kw * C0 * b + wl.c1 * C0 * ACC_BYTES
+                    + wl.co1 * wl.c1 * C0 * C0 * b + wl.co1 * C0 * ACC_BYTES),
+        "residual": out if wl.residual else 0,
+        "output": out,
+    }
+
+
+
+@lru_cache(maxsize=1024)
+def _input_bytes(wl: DwSepWorkload, th: int, tw: int) -> tuple[int, int]:
+    """(unique, DMA) input bytes of a th x tw output tiling: the union of the tiles' input windows
+    (clipped to the image) and the sum of the windows (halos counted once per tile)."""
+
+    def axis(out_total, t, s, k, pad, in_total):
+        spans = []
+        for i in range(ceil_div(out_total, t)):
+            lo = i * t * s - pad
+            spans.append((max(lo, 0), min(lo + (t - 1) * s + k, in_total)))
+        dma = sum(max(0, b - a) for a, b in spans)
+        covered, end = 0, 0
+        for a, b in sorted(spans):
+            if b > max(a, end):
+                covered += b - max(a, end)
+                end = b
+        return covered, dma
+
+    kh, kw = wl.kernel
+    u_r, d_r = axis(wl.out_height, th, wl.stride[0], kh, wl.pads[0], wl.height)
+    u_c, d_c = axis(wl.out_width, tw, wl.stride[1], kw, wl.pads[1], wl.width)
+    per = wl.batch * wl.c1 * C0 * itemsize(wl.dtype)
+    return per * u_r * u_c, per * d_r * d_c
 
 
 def weight_bytes(wl: DwSepWorkload) -> tuple[int, int, int, int]:
@@ -67,7 +116,7 @@ def fused_dma_bytes(plan: KernelPlan) -> dict[str, int]:
     b = itemsize(wl.dtype)
     w_dw, b_dw, w_pw, b_pw = weight_bytes(wl)
     n_tiles, cores = plan.n_tiles, plan.cores
-    resident = pw_weights_resident(plan)
+    resident = plan.pw_weights_resident
     streamed = 0 if resident else n_tiles * w_pw
     once = w_pw if resident else 0
     if not plan.handoff_via_gm:
@@ -87,7 +136,7 @@ def fused_dma_bytes(plan: KernelPlan) -> dict[str, int]:
 def dma_signature(plan: KernelPlan) -> tuple:
     """What the DMA volume depends on: tiles that share it move the same bytes (cib and double
     buffering do not change it), so a scan over a tile space computes each signature once."""
-    return (plan.th, plan.tw, pw_weights_resident(plan), plan.cores, plan.tile.pw_engine)
+    return (plan.th, plan.tw, plan.pw_weights_resident, plan.cores, plan.tile.pw_engine)
 
 
 def min_bytes(wl: DwSepWorkload) -> int:

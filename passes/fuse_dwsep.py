@@ -24,6 +24,19 @@ ACT_OPS = {"Relu": "relu", "Relu6": "relu6", "HardSwish": "hardswish"}
 ACT_NODE_OPS = ("Relu", "Relu6", "HardSwish", "Clip", "LeakyRelu", "PRelu", "HardSigmoid")
 GLOBAL_OPS = ("GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceMax", "ReduceSum")
 FUSED_OP = "FusedDwSep"
+# the fused node's positional inputs (the one statement of the contract): the data input, the four
+# folded constants, then the residual when the block has one
+FUSED_WEIGHTS = ("w_dw", "b_dw", "w_pw", "b_pw")
+
+
+def fused_weight_inputs(node: Node) -> tuple[str, ...]:
+    """The fused node's constant inputs, in FUSED_WEIGHTS order."""
+    return node.inputs[1:1 + len(FUSED_WEIGHTS)]
+
+
+def fused_data_inputs(node: Node) -> tuple[str, ...]:
+    """The fused node's runtime inputs: x, then the residual if any."""
+    return (node.inputs[0], *node.inputs[1 + len(FUSED_WEIGHTS):])
 
 
 @dataclass(frozen=True)
@@ -233,14 +246,14 @@ def _bias(g: Graph, conv: Node, channels: int) -> np.ndarray:
 
 def rewrite(g: Graph, m: Match, wl: DwSepWorkload, consts: dict, types: dict) -> Node:
     name = m.dw.name.removesuffix("_dw") + "_fused" if m.dw.name.endswith("_dw") else f"{m.dw.name}_fused"
-    names = {k: f"{name}__{k}" for k in ("w_dw", "b_dw", "w_pw", "b_pw")}
+    names = {k: f"{name}__{k}" for k in FUSED_WEIGHTS}
     consts[names["w_dw"]] = g.constants[m.dw.inputs[1]]
     consts[names["b_dw"]] = _bias(g, m.dw, wl.cin)
     consts[names["w_pw"]] = g.constants[m.pw.inputs[1]]
     consts[names["b_pw"]] = _bias(g, m.pw, wl.cout)
     for k, t in names.items():
         types[t] = TensorType(consts[t].shape, str(consts[t].dtype))
-    inputs = [m.dw.inputs[0], names["w_dw"], names["b_dw"], names["w_pw"], names["b_pw"]]
+    inputs = [m.dw.inputs[0], *(names[k] for k in FUSED_WEIGHTS)]
     if m.residual:
         inputs.append(m.residual)
     return make_node(name, FUSED_OP, inputs, [m.output],

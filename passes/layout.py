@@ -10,7 +10,7 @@ converted at most once per direction; conversions are `ToNC1HWC0` / `ToNCHW` nod
 from __future__ import annotations
 
 from fusion.ir import C0, NC1HWC0, NCHW, Graph, Node, TensorType, make_node
-from passes.fuse_dwsep import FUSED_OP
+from passes.fuse_dwsep import FUSED_OP, fused_data_inputs
 from schedules.blocked_ops import BLOCKED_VISION_OPS, runs_blocked
 from schedules.workload import ceil_div
 
@@ -37,7 +37,7 @@ def can_run_blocked(g: Graph, n: Node) -> bool:
 
 def _data_inputs(g: Graph, n: Node) -> list[str]:
     if n.op_type == FUSED_OP:
-        return [n.inputs[0]] + list(n.inputs[5:])
+        return list(fused_data_inputs(n))
     if n.op_type == "Conv":
         return [n.inputs[0]]
     return [t for t in n.inputs if t and not g.is_constant(t)]

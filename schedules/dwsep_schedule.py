@@ -19,6 +19,7 @@ from __future__ import annotations
 from tvm import s_tir
 
 from schedules.dwsep_te import dwsep_prim_func
+from schedules.plan import tile_sizes
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 
 UB = "local.UB"
@@ -35,12 +36,11 @@ TIR_TO_PLAN = {
 
 
 def effective_cib(wl: DwSepWorkload, tile: TileConfig) -> int:
-    return min(tile.cib or wl.c1, wl.c1)
+    return tile_sizes(wl, tile)[3]
 
 
 def schedule_dwsep(wl: DwSepWorkload, tile: TileConfig, cpu_opts: bool = True) -> s_tir.Schedule:
-    th, tw = min(tile.th, wl.out_height), min(tile.tw, wl.out_width)
-    cob, cib = min(tile.cob, wl.co1), effective_cib(wl, tile)
+    th, tw, cob, cib = tile_sizes(wl, tile)   # the plan's sizes (schedules/plan.py)
     tiled_out = (ceil_div(wl.out_height, th) * th, ceil_div(wl.out_width, tw) * tw)
     sch = s_tir.Schedule(dwsep_prim_func(wl, tiled_out))
 

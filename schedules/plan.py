@@ -51,6 +51,13 @@ class BufferPlan:
         return align(self.bytes_per_copy, alignment) * self.copies
 
 
+def tile_sizes(wl: DwSepWorkload, tile: TileConfig) -> tuple[int, int, int, int]:
+    """(th, tw, cob, cib) of a tile on a workload: the TileConfig's sizes clamped to the output
+    and channel blocks (cib 0 = all of C1). Every consumer of the loop nest reads these."""
+    return (min(tile.th, wl.out_height), min(tile.tw, wl.out_width), min(tile.cob, wl.co1),
+            min(tile.cib or wl.c1, wl.c1))
+
+
 @dataclass(frozen=True)
 class KernelPlan:
     workload: DwSepWorkload
@@ -59,21 +66,25 @@ class KernelPlan:
     buffers: tuple[BufferPlan, ...] = field(default=())
 
     # --- loop structure -------------------------------------------------------------------
+    @cached_property
+    def _sizes(self) -> tuple[int, int, int, int]:
+        return tile_sizes(self.workload, self.tile)
+
     @property
     def th(self) -> int:
-        return min(self.tile.th, self.workload.out_height)
+        return self._sizes[0]
 
     @property
     def tw(self) -> int:
-        return min(self.tile.tw, self.workload.out_width)
+        return self._sizes[1]
 
     @property
     def cob(self) -> int:
-        return min(self.tile.cob, self.workload.co1)
+        return self._sizes[2]
 
     @property
     def cib(self) -> int:
-        return min(self.tile.cib or self.workload.c1, self.workload.c1)
+        return self._sizes[3]
 
     @property
     def in_tile_h(self) -> int:
@@ -119,11 +130,23 @@ class KernelPlan:
         return self.pw_on_cube and not self.soc.coupled
 
     @property
+    def variant(self) -> str:
+        """vector-pw (DW and PW on the vector unit) | cube-pw (PW on the cube of the same AI core:
+        310P) | cube-pw-mix (910B MIX kernel: DW on the AIVs, PW on the AICs, hand-off via GM)."""
+        if not self.pw_on_cube:
+            return "vector-pw"
+        return "cube-pw" if self.soc.coupled else "cube-pw-mix"
+
+    @property
+    def pw_weights_resident(self) -> bool:
+        """With one co-step the PW weight block is the same for every tile: the kernel loads it
+        once per core (loop-invariant hoist) instead of once per tile."""
+        return self.co_steps == 1
+
+    @property
     def fixpipe_epilogue(self) -> bool:
-        """910B cube plans whose epilogue Fixpipe does on the way out of L0C (bias from the bias
-        table, relu on the fly); any other act2 or a residual goes back to the AIV through GM."""
-        wl = self.workload
-        return self.handoff_via_gm and wl.act2 in self.soc.fixpipe_acts and not wl.residual
+        """See uses_fixpipe_epilogue."""
+        return uses_fixpipe_epilogue(self.workload, self.soc, self.pw_on_cube)
 
     @property
     def thw_al(self) -> int:
@@ -196,8 +219,17 @@ class KernelPlan:
         raise KeyError(name)
 
 
-def make_plan(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> KernelPlan:
-    """Lay out every live buffer of the fused kernel for this tile (no budget check).
+def uses_fixpipe_epilogue(wl: DwSepWorkload, soc: SocSpec, cube: bool) -> bool:
+    """910B cube plans whose epilogue Fixpipe does on the way out of L0C (bias from the bias
+    table, relu on the fly); any other act2 or a residual goes back to the AIV through GM."""
+    return cube and not soc.coupled and wl.act2 in soc.fixpipe_acts and not wl.residual
+
+
+def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube: bool) -> list[tuple]:
+    """Every buffer of the fused kernel as (name, scope, dims, dtype, copies, role, options) for
+    clamped tile sizes th, tw, cob, cib and double buffering db -- Python ints or NumPy arrays of
+    them (the tile space evaluates whole arrays of tiles at once); `cube`: PW on the cube. The one
+    definition of the buffers: make_plan builds the plan from it, budget_bytes sums it.
 
     Three variants, each listing exactly what its Ascend C kernel allocates
     (fusion/ascendc/emit_kernel.py takes every InitBuffer size from here):
@@ -210,81 +242,83 @@ def make_plan(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> KernelPlan:
                      the AIC's L1/L0 the GEMM of the DW result read back from the GM hand-off,
                      with the bias in the bias table (BT) when Fixpipe does the epilogue.
     """
-    plan = KernelPlan(wl, tile, soc)
-    dt, db = wl.dtype, 2 if tile.double_buffer else 1
-    th, tw, cob, cib, c1 = plan.th, plan.tw, plan.cob, plan.cib, wl.c1
-    thw, thw_al = th * tw, plan.thw_al
+    dt = wl.dtype
+    copies = np.where(db, 2, 1) if np.ndim(db) else (2 if db else 1)
+    c1 = wl.c1
     kh, kw = wl.kernel
-    cube, coupled = plan.pw_on_cube, soc.coupled
-    if cube and coupled and cib * thw < thw_al:   # dw_acc also lands one padded L0C block
-        dw_acc = BufferPlan("dw_acc", "UB", (thw_al, C0), "float32", 1,
-                            "DW accumulator; then one PW output block moved L0C -> UB",
-                            tir_shape=(cib, th, tw, C0))
+    ih, iw = (th - 1) * wl.stride[0] + kh, (tw - 1) * wl.stride[1] + kw
+    thw = th * tw
+    thw_al = align(thw, soc.cube_fractal[0])
+    coupled = soc.coupled
+    fix = uses_fixpipe_epilogue(wl, soc, cube)
+    out = []
+
+    def add(name, scope, dims, dtype, n, role, **opts):
+        out.append((name, scope, tuple(dims), dtype, n, role, opts))
+
+    if cube and coupled:   # dw_acc also lands one padded L0C block
+        land = "DW accumulator; then one PW output block moved L0C -> UB"
+        if np.ndim(thw):
+            add("dw_acc", "UB", (np.maximum(cib * thw, thw_al), C0), "float32", 1, land)
+        elif cib * thw < thw_al:
+            add("dw_acc", "UB", (thw_al, C0), "float32", 1, land, tir_shape=(cib, th, tw, C0))
+        else:
+            add("dw_acc", "UB", (cib, th, tw, C0), "float32", 1, land)
     else:
-        then = ("" if not cube else "; then one PW output block moved L0C -> UB" if coupled
-                else "; then one pre-activation block widened to fp32")
-        dw_acc = BufferPlan("dw_acc", "UB", (cib, th, tw, C0), "float32", 1, "DW accumulator" + then)
-    bufs = [
-        BufferPlan("x_tile", "UB", (cib, plan.in_tile_h, plan.in_tile_w, C0), dt, db,
-                   "input tile with halo (one input-channel block)"),
-        BufferPlan("w_dw", "UB", (c1, kh, kw, C0), dt, 1, "depthwise taps, resident", in_tir=False),
-        BufferPlan("b_dw", "UB", (c1, C0), "float32", 1, "folded BN1 bias, resident", in_tir=False),
-        dw_acc,
-        BufferPlan("dw_out", "UB", (c1, th, tw, C0), dt, 1, "DW result after bias+act: the fused intermediate"),
-    ]
-    epilogue = True   # bias + act2 (+ residual) + cast on the vector unit, y through UB
+        then = "" if not cube else "; then one pre-activation block widened to fp32"
+        add("dw_acc", "UB", (cib, th, tw, C0), "float32", 1, "DW accumulator" + then)
+    dw_acc = out.pop()
+    add("x_tile", "UB", (cib, ih, iw, C0), dt, copies, "input tile with halo (one input-channel block)")
+    add("w_dw", "UB", (c1, kh, kw, C0), dt, 1, "depthwise taps, resident", in_tir=False)
+    add("b_dw", "UB", (c1, C0), "float32", 1, "folded BN1 bias, resident", in_tir=False)
+    out.append(dw_acc)
+    add("dw_out", "UB", (c1, th, tw, C0), dt, 1, "DW result after bias+act: the fused intermediate")
     if not cube:
-        bufs += [
-            BufferPlan("w_pw", "UB", (c1 * C0, cob * C0), dt, db, "PW weight block", in_tir=False),
-            BufferPlan("pw_acc", "UB", (cob, th, tw, C0), "float32", 1, "PW accumulator"),
-        ]
+        add("w_pw", "UB", (c1 * C0, cob * C0), dt, copies, "PW weight block", in_tir=False)
+        add("pw_acc", "UB", (cob, th, tw, C0), "float32", 1, "PW accumulator")
     else:
         if coupled:   # 310P: UB -> L1 on chip
-            bufs.append(BufferPlan("dw_out_l1", "L1", (c1, thw_al, C0), dt, 1,
-                                   "DW result staged for the cube (NZ: C0 column blocks of the tile's "
-                                   "pixels padded to 16 rows)", in_tir=False))
+            add("dw_out_l1", "L1", (c1, thw_al, C0), dt, 1, "DW result staged for the cube (NZ: C0 column "
+                "blocks of the tile's pixels padded to 16 rows)", in_tir=False)
         else:         # 910B: the AIC reads every tile's DW result from its GM slot
-            bufs.append(BufferPlan("dw_in_l1", "L1", (c1, thw_al, C0), dt, db,
-                                   "DW result read back from the GM hand-off (cube A operand, NZ)",
-                                   in_tir=False))
+            add("dw_in_l1", "L1", (c1, thw_al, C0), dt, copies,
+                "DW result read back from the GM hand-off (cube A operand, NZ)", in_tir=False)
         # the cube's operands: A (pixels x Cin) and C (pixels x Cout) in 16-row fractals
-        bufs += [
-            BufferPlan("a_l0a", "L0A", (c1, thw_al, C0), dt, 1, "cube A operand (DW result, ZZ fractals)",
-                       in_tir=False),
-            BufferPlan("w_pw_l1", "L1", (c1 * C0, cob * C0), dt, db, "PW weight block (FRACTAL_Z)",
-                       in_tir=False),
-            BufferPlan("b_l0b", "L0B", (c1 * C0, cob * C0), dt, 1, "cube B operand (weights, ZN fractals)",
-                       in_tir=False),
-            BufferPlan("pw_acc", "L0C", (cob, thw_al, C0), "float32", 1, "PW accumulator (L0C, NZ)",
-                       tir_shape=(cob, th, tw, C0)),
-        ]
-        if plan.fixpipe_epilogue:
-            epilogue = False
-            bufs += [
-                BufferPlan("b_pw_l1", "L1", (wl.co1, C0), "float32", 1,
-                           "folded BN2 bias, resident in L1 (bias-table source)", in_tir=False),
-                BufferPlan("bias_bt", "BT", (cob, C0), "float32", 1,
-                           "the co-step's bias in the bias table: Mmad starts C from it", in_tir=False),
-            ]
+        add("a_l0a", "L0A", (c1, thw_al, C0), dt, 1, "cube A operand (DW result, ZZ fractals)", in_tir=False)
+        add("w_pw_l1", "L1", (c1 * C0, cob * C0), dt, copies, "PW weight block (FRACTAL_Z)", in_tir=False)
+        add("b_l0b", "L0B", (c1 * C0, cob * C0), dt, 1, "cube B operand (weights, ZN fractals)", in_tir=False)
+        add("pw_acc", "L0C", (cob, thw_al, C0), "float32", 1, "PW accumulator (L0C, NZ)",
+            tir_shape=(cob, th, tw, C0))
+        if fix:
+            add("b_pw_l1", "L1", (wl.co1, C0), "float32", 1,
+                "folded BN2 bias, resident in L1 (bias-table source)", in_tir=False)
+            add("bias_bt", "BT", (cob, C0), "float32", 1,
+                "the co-step's bias in the bias table: Mmad starts C from it", in_tir=False)
         elif not coupled:
-            bufs.append(BufferPlan("pre_tile", "UB", (cob, th, tw, C0), dt, db,
-                                   "pre-activation tile read back from the GM hand-off", in_tir=False))
+            add("pre_tile", "UB", (cob, th, tw, C0), dt, copies,
+                "pre-activation tile read back from the GM hand-off", in_tir=False)
         # hardswish needs an fp32 scratch; on the vector path pw_acc / dw_acc serve, here dw_acc
         # is busy on both sides of the act (DW result / the landed output block)
-        if needs_scratch(wl.act1) or (epilogue and needs_scratch(wl.act2)):
-            bufs.append(BufferPlan("act_tmp", "UB", (th, tw, C0), "float32", 1, "activation scratch",
-                                   in_tir=False))
-    if epilogue:
-        bufs.append(BufferPlan("b_pw", "UB", (wl.co1, C0), "float32", 1, "folded BN2 bias, resident",
-                               in_tir=False))
+        if needs_scratch(wl.act1) or (not fix and needs_scratch(wl.act2)):
+            add("act_tmp", "UB", (th, tw, C0), "float32", 1, "activation scratch", in_tir=False)
+    if not fix:   # bias + act2 (+ residual) + cast on the vector unit, y through UB
+        add("b_pw", "UB", (wl.co1, C0), "float32", 1, "folded BN2 bias, resident", in_tir=False)
         if wl.residual:
-            bufs.append(BufferPlan("res_tile", "UB", (cob, th, tw, C0), dt, db, "residual input tile"))
-        bufs.append(BufferPlan("y_tile", "UB", (cob, th, tw, C0), dt, db, "output tile"))
+            add("res_tile", "UB", (cob, th, tw, C0), dt, copies, "residual input tile")
+        add("y_tile", "UB", (cob, th, tw, C0), dt, copies, "output tile")
     else:  # Fixpipe writes y from L0C: the tile exists in the LLVM build only
-        bufs.append(BufferPlan("y_tile", "UB", (cob, th, tw, C0), dt, db,
-                               "output tile of the LLVM build (on 910B Fixpipe writes y from L0C)",
-                               in_kernel=False))
-    return KernelPlan(wl, tile, soc, tuple(bufs))
+        add("y_tile", "UB", (cob, th, tw, C0), dt, copies,
+            "output tile of the LLVM build (on 910B Fixpipe writes y from L0C)", in_kernel=False)
+    return out
+
+
+def make_plan(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> KernelPlan:
+    """Lay out every live buffer of the fused kernel for this tile (no budget check)."""
+    th, tw, cob, cib = tile_sizes(wl, tile)
+    specs = buffer_specs(wl, soc, th, tw, cob, cib, tile.double_buffer, tile.pw_engine == "cube")
+    bufs = tuple(BufferPlan(name, scope, tuple(int(d) for d in dims), dtype, int(n), role, **opts)
+                 for name, scope, dims, dtype, n, role, opts in specs)
+    return KernelPlan(wl, tile, soc, bufs)
 
 
 def check_budget(plan: KernelPlan) -> KernelPlan:

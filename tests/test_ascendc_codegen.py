@@ -36,6 +36,8 @@ from fusion.driver import TileOverride, compile_model
 from fusion.errors import MegafuseError
 from fusion.soc import get_soc
 from schedules.plan import check_budget, make_plan
+from schedules.program import build_program
+from schedules.reference import kernel_layout_reference
 from schedules.workload import DwSepWorkload, TileConfig
 
 SOCS = ["ascend910b2", "ascend310p3"]
@@ -128,33 +130,6 @@ def test_different_tile_gives_different_code():
 
 # ---- GM traffic: emulator counters == cost model ---------------------------------------------
 
-def _act(x, kind):
-    if kind == "relu":
-        return np.maximum(x, 0)
-    if kind == "relu6":
-        return np.clip(x, 0, 6)
-    if kind == "hardswish":
-        return x * np.clip(x + 3, 0, 6) / 6
-    return x
-
-
-def _reference(wl: DwSepWorkload, x, w_dw, b_dw, w_pw, b_pw, res=None):
-    """NumPy float32 reference of the fused block in the kernel's layouts."""
-    (kh, kw), (sh, sw), (pt, pl, pb, pr) = wl.kernel, wl.stride, wl.pads
-    oh, ow = wl.out_height, wl.out_width
-    xp = np.pad(x.astype(np.float32), ((0, 0), (0, 0), (pt, pb), (pl, pr), (0, 0)))
-    dw = np.zeros((wl.batch, wl.c1, oh, ow, 16), np.float32)
-    for i in range(kh):
-        for j in range(kw):
-            dw += (xp[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
-                   * w_dw[None, :, i, j, None, None, :].astype(np.float32))
-    dw = _act(dw + b_dw[None, :, None, None, :], wl.act1).astype(wl.dtype).astype(np.float32)
-    y = _act(np.einsum("nchwk,ockq->nohwq", dw, w_pw.astype(np.float32)) + b_pw[None, :, None, None, :], wl.act2)
-    if res is not None:
-        y = y + res.astype(np.float32)
-    return y
-
-
 def _random_args(wl: DwSepWorkload, seed=0):
     rng = np.random.default_rng(seed)
     kh, kw = wl.kernel
@@ -232,6 +207,11 @@ def test_emulator_gm_bytes_equal_cost_model(consistency_kernels, i):
     cost = model_fused(plan, timeline=False)
     assert counters["gm_read_bytes"] == cost.gm_read_bytes
     assert counters["gm_write_bytes"] == cost.gm_write_bytes
+    # the lowered program's counts are the model's, and the emulator's GM bytes and fractals
+    prog = build_program(plan).counts
+    assert {k: prog[k] for k in cost.counts} == cost.counts
+    assert (prog["gm_read_bytes"], prog["gm_write_bytes"], prog["cube_fractals"]) == \
+        (counters["gm_read_bytes"], counters["gm_write_bytes"], counters["cube_fractals"])
     assert cost.gm_read_bytes + cost.gm_write_bytes == sum(cost.traffic.values())
     if not plan.handoff_via_gm:   # 910B writes and reads back the hand-off; elsewhere only y is written
         assert cost.gm_read_bytes == sum(v for k, v in cost.traffic.items() if k != "output")
@@ -255,7 +235,7 @@ def test_emulator_gm_bytes_equal_cost_model(consistency_kernels, i):
             else:
                 assert core.core_type == "AIV" and row["cube_fractals"] == 0
                 assert (row["dma_gm_to_ub"] > 0) == (tiles[core.block_idx] > 0), core.name
-    ref = _reference(wl, **args)
+    ref = kernel_layout_reference(wl, **args)
     err = np.abs(y.astype(np.float64) - ref).max() / np.abs(ref).max()
     assert err <= (FP16_TOL if wl.dtype == "float16" else 1e-5), err
 

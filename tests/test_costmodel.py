@@ -1,4 +1,4 @@
-"""Pins the analytic cost model of the simulated Ascend target (fusion/costmodel.py).
+"""Pins the analytic cost model of the simulated Ascend target (fusion/costmodel/).
 
 Fast: no TVM compile. Every number below is MODELED; the hand computations spell out the
 formulas of the module docstring so that a change to the model shows up here.
@@ -20,12 +20,12 @@ from fusion.costmodel import (
     model_fused,
     model_unfused,
     simulate,
-    tune_fused,
 )
 from fusion.soc import get_soc
 from fusion.trace import chrome_trace
 from schedules.plan import make_plan
 from schedules.workload import DwSepWorkload, TileConfig
+from tile_search_reference import tune_fused
 
 B910 = get_soc("ascend910b2")
 P310 = get_soc("ascend310p3")

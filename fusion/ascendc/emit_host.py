@@ -4,6 +4,7 @@ a data generator / verifier with a NumPy reference, and the README saying how to
 from __future__ import annotations
 
 from fusion.ascendc.emit_kernel import MIX_LAG, VARIANTS, VERSION, EmittedKernel, _fill
+from fusion.check import TOLERANCE
 
 SOC_VERSION = {"ascend910b2": "Ascend910B2", "ascend910b3": "Ascend910B3", "ascend310p3": "Ascend310P3"}
 NP_DTYPE = {"float16": "np.float16", "float32": "np.float32", "uint8": "np.uint8"}
@@ -382,11 +383,11 @@ if __name__ == "__main__":
 ''', VERSION=VERSION, SYM=ek.symbol, OPTYPE=ek.op_type, ARGS=repr(args), KH=wl.kernel[0], KW=wl.kernel[1],
                  SH=wl.stride[0], SW=wl.stride[1], PT=wl.pads[0], PL=wl.pads[1], PB=wl.pads[2], PR=wl.pads[3],
                  ACT1=wl.act1, ACT2=wl.act2, RESIDUAL=wl.residual, CIN=wl.cin, COUT=wl.cout,
-                 TOL="2e-2" if wl.dtype == "float16" else "1e-4")
+                 TOL=repr(TOLERANCE[wl.dtype]))
 
 
 def _variant_notes(ek: EmittedKernel) -> str:
-    """What the kernel does on its units, per variant (the data flow fusion/costmodel.py models)."""
+    """What the kernel does on its units, per variant (the data flow fusion/costmodel/ models)."""
     p, wl = ek.plan, ek.plan.workload
     axpy = "half→float" if wl.dtype == "float16" else "float→float"
     dw = (f"- DW taps: one masked `Axpy` ({axpy}) per channel lane per output row — lanes {{16p + k}} of a\n"

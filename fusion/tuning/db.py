@@ -67,6 +67,13 @@ def _digest(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+# the sources a modeled latency depends on (the cost model package, the plan, its program)
+_COST_MODEL_SOURCES = ("fusion/costmodel/__init__.py", "fusion/costmodel/primitives.py",
+                       "fusion/costmodel/pipes.py", "fusion/costmodel/l2.py", "fusion/costmodel/results.py",
+                       "fusion/costmodel/fused.py", "fusion/costmodel/unfused.py", "fusion/traffic.py",
+                       "schedules/plan.py", "schedules/program.py", "schedules/isa.py")
+
+
 @functools.cache
 def _source_hash(*relpaths: str) -> str:
     h = hashlib.sha256()
@@ -102,7 +109,7 @@ def code_options(target, evaluator: str) -> dict:
         return {"llvm_target": llvm_target(),
                 "schedule": _source_hash("schedules/dwsep_schedule.py", "schedules/dwsep_te.py",
                                          "schedules/build.py")}
-    return {"cost_model": _source_hash("fusion/costmodel.py", "schedules/plan.py")}
+    return {"cost_model": _source_hash(*_COST_MODEL_SOURCES)}
 
 
 def key_context(wl: DwSepWorkload, target, evaluator: str | None = None, options: dict | None = None) -> dict:

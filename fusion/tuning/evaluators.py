@@ -26,14 +26,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fusion.check import TOLERANCE  # noqa: F401  (one tolerance: the numerics check's)
 from fusion.ir import C0
 from fusion.soc import SocSpec, get_soc
-from schedules.plan import KernelPlan, make_plan
-from schedules.workload import DwSepWorkload, TileConfig, ceil_div
+from schedules.plan import KernelPlan, align, make_plan
+from schedules.reference import from_blocked, reference_block, to_blocked  # noqa: F401
+from schedules.program import split, tile_axes
+from schedules.workload import DwSepWorkload, TileConfig
 
 MODELED = "modeled"
 MEASURED = "measured"
-TOLERANCE = {"float32": 1e-4, "float16": 2e-2}
 
 
 # ------------------------------------------------------------------------------------------
@@ -76,7 +78,7 @@ class _Bound:
         """(vector µs, cube µs) of one co-step of one tile (the A-operand move excluded)."""
         cm, soc, wl = self.cm, self.soc, self.wl
         c1, thw, b = wl.c1, th * tw, self.b
-        thw_al = -(-thw // soc.cube_fractal[0]) * soc.cube_fractal[0]
+        thw_al = align(thw, soc.cube_fractal[0])
         epi = cm._pw_epilogue_work(soc, wl, th, tw, cbo)
         cube_cyc = c1 * C0 * cbo * C0 * b / soc.l1_to_l0b_bytes_per_cycle
         cube = cm.cycles_to_us(soc, cube_cyc) + cm.cycles_to_us(
@@ -93,16 +95,11 @@ class _Bound:
     def _rows(self, th: int) -> np.ndarray:
         """(valid output rows, valid input rows) of every tile row index."""
         wl = self.wl
-        ax = [self.cm._axis(i * th, th, wl.out_height, wl.stride[0], wl.kernel[0], wl.pads[0], wl.height)
-              for i in range(ceil_div(wl.out_height, th))]
-        return np.array([(a[0], a[1]) for a in ax], dtype=np.int64)
+        return np.array(tile_axes(self.wl, th, 1)[0], dtype=np.int64)
 
     @functools.cache
     def _cols(self, tw: int) -> np.ndarray:
-        wl = self.wl
-        ax = [self.cm._axis(j * tw, tw, wl.out_width, wl.stride[1], wl.kernel[1], wl.pads[1], wl.width)
-              for j in range(ceil_div(wl.out_width, tw))]
-        return np.array([(a[0], a[1]) for a in ax], dtype=np.int64)
+        return np.array(tile_axes(self.wl, 1, tw)[1], dtype=np.int64)
 
     @functools.cache
     def _core0_pixels(self, th: int, tw: int, cores: int) -> tuple[int, int, int]:
@@ -122,19 +119,18 @@ class _Bound:
         cm, soc, b = self.cm, self.soc, self.b
         plan = KernelPlan(wl, tile, soc)   # loop structure only: the buffers are not needed here
         th, tw = plan.th, plan.tw
-        ci_blocks = cm._split(wl.c1, plan.cib)
-        co_blocks = cm._split(wl.co1, plan.cob)
+        ci_blocks = split(wl.c1, plan.cib)
+        co_blocks = split(wl.co1, plan.cob)
         cores = plan.cores
         decoupled = plan.handoff_via_gm
-        ratio = max(1, soc.vector_cores // max(1, soc.cube_cores))
-        n_aic = ceil_div(cores, ratio) if decoupled else 0
+        n_aic = plan.aic_cores
         active = cores + n_aic
         bw_in = cm.dma_bandwidth(soc, "in", active)
         bw_out = cm.dma_bandwidth(soc, "out", active)
         m0, in_px, out_px = self._core0_pixels(th, tw, cores)
         c1, co1, kh, kw = wl.c1, wl.co1, *wl.kernel
         dw = sum(self._dw(th, tw, cb) for cb in ci_blocks)
-        resident = cm.pw_weights_resident(plan)
+        resident = plan.pw_weights_resident
         n_ci, n_co = len(ci_blocks), len(co_blocks)
         x_bytes = c1 * in_px * C0 * b                      # every ci block of every tile of core 0
         y_bytes = co1 * out_px * C0 * b
@@ -155,7 +151,7 @@ class _Bound:
             mte3 = m0 * n_co * self.setup + y_bytes / bw_out
             pipes = (mte2, m0 * (dw + vec), m0 * cube, mte3)
         else:
-            fix_epi = wl.act2 in soc.fixpipe_acts and not wl.residual
+            fix_epi = plan.fixpipe_epilogue
             vec = cube = 0.0
             for cbo in co_blocks:
                 v, c = self._pw(th, tw, cbo, "decoupled")
@@ -214,11 +210,6 @@ def _model_chunk(wl: DwSepWorkload, soc_name: str, tiles: list[TileConfig]) -> l
 # ------------------------------------------------------------------------------------------
 # measured (llvm)
 # ------------------------------------------------------------------------------------------
-def _act(x: np.ndarray, act: str) -> np.ndarray:
-    from schedules.activations import numpy_ref
-    return numpy_ref(x, act)
-
-
 def block_data(wl: DwSepWorkload, seed: int = 0) -> dict[str, np.ndarray]:
     """Random logical (NCHW) input, weights and biases of one block; fp16 values pre-rounded."""
     rng = np.random.default_rng(seed)
@@ -230,41 +221,6 @@ def block_data(wl: DwSepWorkload, seed: int = 0) -> dict[str, np.ndarray]:
     return {"x": r(wl.batch, wl.cin, wl.height, wl.width),
             "w_dw": r(wl.cin, 1, kh, kw, scale=1 / 3), "b_dw": r(wl.cin, scale=0.1),
             "w_pw": r(wl.cout, wl.cin, 1, 1, scale=1 / np.sqrt(wl.cin)), "b_pw": r(wl.cout, scale=0.1)}
-
-
-def reference_block(wl: DwSepWorkload, d: dict[str, np.ndarray]) -> np.ndarray:
-    """NumPy reference of the fused block in NCHW (fp32 accumulation, storage-dtype intermediate)."""
-    x = d["x"].astype(np.float64)
-    kh, kw = wl.kernel
-    sh, sw = wl.stride
-    pt, pl, pb, pr = wl.pads
-    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
-    oh, ow = wl.out_height, wl.out_width
-    acc = np.zeros((wl.batch, wl.cin, oh, ow))
-    for i in range(kh):
-        for j in range(kw):
-            win = xp[:, :, i: i + (oh - 1) * sh + 1: sh, j: j + (ow - 1) * sw + 1: sw]
-            acc += win * d["w_dw"][:, 0, i, j][None, :, None, None]
-    mid = _act(acc + d["b_dw"][None, :, None, None], wl.act1).astype(wl.dtype).astype(np.float64)
-    y = np.einsum("nchw,oc->nohw", mid, d["w_pw"][:, :, 0, 0].astype(np.float64))
-    y = _act(y + d["b_pw"][None, :, None, None], wl.act2)
-    if wl.residual:
-        y = y + x
-    return y
-
-
-def to_blocked(a: np.ndarray, dtype: str) -> np.ndarray:
-    """NCHW → NC1HWC0 with the channel tail zero-padded."""
-    n, c, h, w = a.shape
-    c1 = ceil_div(c, C0)
-    out = np.zeros((n, c1 * C0, h, w), np.float32)
-    out[:, :c] = a
-    return out.reshape(n, c1, C0, h, w).transpose(0, 1, 3, 4, 2).astype(dtype).copy()
-
-
-def from_blocked(a: np.ndarray, channels: int) -> np.ndarray:
-    n, c1, h, w, c0 = a.shape
-    return a.transpose(0, 1, 4, 2, 3).reshape(n, c1 * c0, h, w)[:, :channels]
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ import numpy as np
 
 from fusion.ir import C0
 from fusion.soc import SocSpec
-from schedules.plan import ACC_BYTES, balanced_sizes
+from schedules.plan import align, balanced_sizes, buffer_specs
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 
 SCOPES = ("UB", "L1", "L0A", "L0B", "L0C", "BT")
@@ -144,7 +144,7 @@ def build_space(wl: DwSepWorkload, soc: SocSpec, target_kind: str = "sim",
 
     # --- duplicates -------------------------------------------------------------------------
     mark(cib == c1, "duplicate")                                  # cib = c1 ≡ 0 (all of C1)
-    n_tiles = wl.batch * _cdiv(wl.out_height, th) * _cdiv(wl.out_width, tw)
+    n_tiles = wl.batch * ceil_div(wl.out_height, th) * ceil_div(wl.out_width, tw)
     eff = np.maximum(1, np.minimum(np.minimum(np.where(ncores == 0, soc.vector_cores, ncores),
                                               soc.vector_cores), n_tiles))
     auto = np.maximum(1, np.minimum(soc.vector_cores, n_tiles))
@@ -215,62 +215,30 @@ def _over_dma_cap(wl: DwSepWorkload, soc: SocSpec, arrays: dict, status: np.ndar
     return over
 
 
-def _cdiv(a, b):
-    return -(-a // b)
-
-
-def _al(nbytes, to: int):
-    return -(-nbytes // to) * to
-
-
 def budget_bytes(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube) -> dict[str, np.ndarray]:
-    """Bytes per memory scope for arrays of tile knobs (vectorised make_plan)."""
-    al = soc.ub_align
-    b = np.dtype(wl.dtype).itemsize
-    c1, co1 = wl.c1, wl.co1
-    kh, kw = wl.kernel
-    th = np.minimum(th, wl.out_height)
-    tw = np.minimum(tw, wl.out_width)
-    cob = np.minimum(cob, co1)
-    cib = np.where(cib == 0, c1, np.minimum(cib, c1))
-    copies = np.where(db, 2, 1)
-    ih = (th - 1) * wl.stride[0] + kh
-    iw = (tw - 1) * wl.stride[1] + kw
-    thw = th * tw
-    thw16 = _al(thw, C0)
-    vec = ~cube
-    # 910B cube plans: Fixpipe epilogue (bias table, no UB epilogue) unless act2 / residual need the AIV
-    fix = (not soc.coupled) and wl.act2 in soc.fixpipe_acts and not wl.residual
-    epi = vec | (cube & (soc.coupled or not fix))
-    dw_acc_px = np.where(cube & soc.coupled, np.maximum(cib * thw, thw16), cib * thw)  # 310P lands L0C there
-    ub = (_al(cib * ih * iw * C0 * b, al) * copies
-          + _al(c1 * kh * kw * C0 * b, al) + _al(c1 * C0 * ACC_BYTES, al)
-          + _al(dw_acc_px * C0 * ACC_BYTES, al) + _al(c1 * thw * C0 * b, al))
-    ub = ub + np.where(vec, _al(c1 * C0 * cob * C0 * b, al) * copies + _al(cob * thw * C0 * ACC_BYTES, al), 0)
-    if not soc.coupled and not fix:   # 910B AIV epilogue: the pre-activation read back from GM
-        ub = ub + np.where(cube, _al(cob * thw * C0 * b, al) * copies, 0)
-    if wl.act1 == "hardswish" or wl.act2 == "hardswish":   # act_tmp of the cube kernels
-        hs = cube & ((wl.act1 == "hardswish") | (epi & (wl.act2 == "hardswish")))
-        ub = ub + np.where(hs, _al(thw * C0 * ACC_BYTES, al), 0)
-    epi_ub = _al(co1 * C0 * ACC_BYTES, al) + _al(cob * thw * C0 * b, al) * copies
-    if wl.residual:
-        epi_ub = epi_ub + _al(cob * thw * C0 * b, al) * copies
-    ub = ub + np.where(epi, epi_ub, 0)
-    zero = np.zeros_like(ub)
-    a_l1 = _al(c1 * thw16 * C0 * b, al) * (1 if soc.coupled else copies)   # dw_out_l1 / dw_in_l1
-    l1 = np.where(cube, _al(c1 * C0 * cob * C0 * b, al) * copies + a_l1
-                  + (_al(co1 * C0 * ACC_BYTES, al) if fix else 0), 0)
-    l0a = np.where(cube, _al(c1 * thw16 * C0 * b, al), 0)
-    l0b = np.where(cube, _al(c1 * C0 * cob * C0 * b, al), 0)
-    l0c = np.where(cube, _al(cob * thw16 * C0 * ACC_BYTES, al), 0)
-    bt = np.where(cube & fix, _al(cob * C0 * ACC_BYTES, al), 0)
-    return {"UB": ub, "L1": l1 + zero, "L0A": l0a + zero, "L0B": l0b + zero, "L0C": l0c + zero,
-            "BT": bt + zero}
+    """Bytes per memory scope for arrays of tile knobs: make_plan's buffers (schedules/plan.py
+    buffer_specs, the one definition) summed over whole arrays of tiles, per PW engine."""
+    th, tw, cob = np.minimum(th, wl.out_height), np.minimum(tw, wl.out_width), np.minimum(cob, wl.co1)
+    cib = np.where(cib == 0, wl.c1, np.minimum(cib, wl.c1))
+    zero = np.zeros(np.broadcast(th, tw, cob, cib, db).shape, dtype=np.int64)
+    per_engine = []
+    for on_cube in (False, True):
+        scopes = {sc: zero.copy() for sc in SCOPES}
+        for _name, scope, dims, dtype, copies, _role, opts in buffer_specs(wl, soc, th, tw, cob, cib, db, on_cube):
+            if not opts.get("in_kernel", True):
+                continue
+            elems = 1
+            for d in dims:
+                elems = elems * d
+            scopes[scope] = scopes[scope] + align(elems * np.dtype(dtype).itemsize, soc.ub_align) * copies
+        per_engine.append(scopes)
+    vec, cub = per_engine
+    return {sc: np.where(cube, cub[sc], vec[sc]) for sc in SCOPES}
 
 
 def default_tile(wl: DwSepWorkload, target) -> TileConfig:
-    """The tile `megafuse compile` picks without a database (fusion.driver.select_tile)."""
-    from fusion.driver import select_tile
+    """The tile `megafuse compile` picks without a database (fusion.tile_policy)."""
+    from fusion.tile_policy import select_tile
 
     return select_tile(wl, target, None)[0]
 

@@ -1,0 +1,96 @@
+"""The C++ text of the Ascend C kernels: the template files under templates/ (package data: real
+.h / .cpp files with @KEY@ slots), the slot filler, and the pieces generated from the plan (one
+member and InitBuffer per plan buffer, the activation functions)."""
+
+from __future__ import annotations
+
+import functools
+import re
+from importlib.resources import files
+
+from schedules.activations import ascendc_body
+from schedules.plan import KernelPlan
+
+
+@functools.cache
+def template(name: str) -> str:
+    """The text of templates/NAME (kept byte for byte: the generated code is compared as text)."""
+    return (files("fusion.ascendc") / "templates" / name).read_text()
+
+
+def sub(template: str, **values) -> str:
+    """Fills the @KEY@ slots given (until none is left: a value may hold slots of its own)."""
+    out = template
+    for _ in range(8):
+        before = out
+        for k, v in values.items():
+            out = out.replace("@" + k + "@", str(v))
+        if out == before:
+            break
+    return out
+
+
+def fill(template: str, **values) -> str:
+    out = sub(template, **values)
+    left = re.findall(r"@[A-Z_0-9]+@", out)
+    if left:
+        raise AssertionError(f"unfilled template keys {sorted(set(left))}")
+    return out
+
+
+# member of the kernel class for each plan buffer (name, scope): (member, C++ declaration, queue?)
+MEMBERS = {
+    ("x_tile", "UB"): ("xQue", "TQue<TPosition::VECIN, @COPIES@>", True),
+    ("w_dw", "UB"): ("wDwQue", "TQue<TPosition::VECIN, 1>", True),
+    ("b_dw", "UB"): ("bDwQue", "TQue<TPosition::VECIN, 1>", True),
+    ("dw_acc", "UB"): ("dwAccBuf", "TBuf<TPosition::VECCALC>", False),
+    ("dw_out", "UB"): ("dwOutBuf", "TBuf<TPosition::VECCALC>", False),
+    ("w_pw", "UB"): ("wPwQue", "TQue<TPosition::VECIN, @COPIES@>", True),
+    ("pw_acc", "UB"): ("pwAccBuf", "TBuf<TPosition::VECCALC>", False),
+    ("b_pw", "UB"): ("bPwQue", "TQue<TPosition::VECIN, 1>", True),
+    ("res_tile", "UB"): ("resQue", "TQue<TPosition::VECIN, @COPIES@>", True),
+    ("y_tile", "UB"): ("yQue", "TQue<TPosition::VECOUT, @COPIES@>", True),
+    ("act_tmp", "UB"): ("actTmpBuf", "TBuf<TPosition::VECCALC>", False),
+    ("pre_tile", "UB"): ("preQue", "TQue<TPosition::VECIN, @COPIES@>", True),
+    # UB -> L1 is an MTE3 move on 310P: explicit flags, not an A1 queue (whose events assume MTE2)
+    ("dw_out_l1", "L1"): ("aL1Buf", "TBuf<TPosition::A1>", False),
+    ("dw_in_l1", "L1"): ("aL1Que", "TQue<TPosition::A1, @COPIES@>", True),
+    ("a_l0a", "L0A"): ("aL0Que", "TQue<TPosition::A2, 1>", True),
+    ("w_pw_l1", "L1"): ("wL1Que", "TQue<TPosition::B1, @COPIES@>", True),
+    ("b_l0b", "L0B"): ("bL0Que", "TQue<TPosition::B2, 1>", True),
+    ("pw_acc", "L0C"): ("cQue", "TQue<TPosition::CO1, 1>", True),
+    ("b_pw_l1", "L1"): ("bPwL1Que", "TQue<TPosition::C1, 1>", True),
+    ("bias_bt", "BT"): ("btQue", "TQue<TPosition::C2, 1>", True),
+}
+
+
+def const_name(buffer_name: str) -> str:
+    return "k" + "".join(p.capitalize() for p in buffer_name.split("_"))
+
+
+def buffer_code(plan: KernelPlan, ns: str, scopes: set[str]) -> tuple[list[str], list[str]]:
+    """(member declarations, InitBuffer lines) of the plan's kernel buffers in `scopes`."""
+    members, inits = [], []
+    for b in plan.kernel_buffers:
+        if b.scope not in scopes:
+            continue
+        cname = const_name(b.name)
+        if (b.name, b.scope) not in MEMBERS:
+            raise ValueError(f"plan buffer {b.name} ({b.scope}) has no kernel member")
+        member, decl, is_que = MEMBERS[b.name, b.scope]
+        members.append(f"    {decl.replace('@COPIES@', f'{ns}::{cname}Copies')} {member};")
+        if is_que:
+            inits.append(f"        pipe.InitBuffer({member}, {ns}::{cname}Copies, {ns}::{cname}Bytes);")
+        else:
+            if b.copies != 1:
+                raise ValueError(f"scratch buffer {b.name} with {b.copies} copies")
+            inits.append(f"        pipe.InitBuffer({member}, {ns}::{cname}Bytes);")
+    return members, inits
+
+
+def act_function(fn: str, act: str) -> str:
+    """An fp32 activation over n elements of `a`: the instructions the cost model counts (one
+    table, schedules/activations.py); the ones that need scratch work in chunks of `tmp` (tmpLen)."""
+    return (f"    __aicore__ inline void {fn}(const LocalTensor<float>& a, int32_t n, "
+            f"const LocalTensor<float>& tmp, int32_t tmpLen)\n"
+            f"    {{\n        (void)tmp;\n        (void)tmpLen;\n        {ascendc_body(act)}\n    }}\n")

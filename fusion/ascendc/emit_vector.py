@@ -1,0 +1,26 @@
+"""vector-pw: DW and PW on the vector unit of one core per plan core (any SoC)."""
+
+from __future__ import annotations
+
+from fusion.ascendc.cxx import buffer_code, sub, template
+from fusion.ascendc.kernel_types import ArgSpec, Launch
+from schedules.plan import KernelPlan
+
+
+def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...], sym: str) -> tuple[str, str, Launch]:
+    """(kernel class text, entry point text, launch) of this variant; `values` fill the slots."""
+    soc = plan.soc
+    fp16 = plan.workload.dtype == "float16"
+    res, bufs = plan.workload.residual, plan.kernel_buffers
+    members, inits = buffer_code(plan, ns, {"UB"})
+    if len(members) != len(bufs):
+        raise ValueError("the vector-PW kernel holds UB buffers only")
+    body = sub(template("vector_class.h"), INIT_ONE_CORE=template("init_one_core.h"), DW=template("dw.h"), ACT1_TMP="pwAccBuf.Get<float>(), static_cast<int32_t>(PwAccLen())",
+                 MEMBERS="\n".join(members), INITS="\n".join(inits), RES_ADD=template("res_add.h") if res else "",
+                 RES_FREE="        resQue.FreeTensor(resT);\n" if res else "",
+                 CAST_Y=template("cast_y_half.h") if fp16 else template("cast_y_float.h"))
+    entry = template("entry.cpp").replace("@TASK_TYPE@", "" if soc.coupled else
+                           "    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);  // a vector-core (AIV) kernel\n")
+    launch = Launch(sym, plan.cores, "AICORE" if soc.coupled else "AIV", tuple(a.name for a in args),
+                    "fused DW -> PW (vector)")
+    return body, entry, launch

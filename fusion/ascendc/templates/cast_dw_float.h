@@ -1,0 +1,1 @@
+DataCopy(dwOut[c0 * thw * C0], acc, cb * thw * C0);

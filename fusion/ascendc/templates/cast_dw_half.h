@@ -1,0 +1,1 @@
+Cast(dwOut[c0 * thw * C0], acc, RoundMode::CAST_NONE, cb * thw * C0);

@@ -1,0 +1,145 @@
+class Kernel@OPTYPE@ {
+public:
+    __aicore__ inline Kernel@OPTYPE@() {}
+
+@INIT_ONE_CORE@        // one InitBuffer per KernelPlan buffer (UB, L1, L0A, L0B, L0C): bytes per copy x copies
+@INITS@
+    }
+
+    __aicore__ inline void Process()
+    {
+        LoadResident();
+        for (uint32_t tile = GetBlockIdx(); tile < tl.nTiles; tile += GetBlockNum()) {
+            SetTile(tile);
+            for (uint32_t q = 0; q < tl.ciSteps; ++q) {
+                CopyInX(q);
+                ComputeDw(q);
+            }
+            StageA();
+            for (uint32_t q = 0; q < tl.coSteps; ++q) {
+                CopyInPw(q);
+                Mma(q);
+                Epilogue(q);
+                CopyOut(q);
+            }
+            aL0Que.FreeTensor(aL0);
+        }
+        wDwQue.FreeTensor(wDw);
+        bDwQue.FreeTensor(bDw);
+        bPwQue.FreeTensor(bPw);
+        if (RESIDENT_W_PW) wL1Que.FreeTensor(wPwRes);
+    }
+
+private:
+    // ---- resident: w_dw, b_dw, b_pw in UB (and the whole w_pw in L1 with one co-step), once per core
+    __aicore__ inline void LoadResident()
+    {
+@RESIDENT_UB@        LocalTensor<float> b2 = bPwQue.AllocTensor<float>();
+        DataCopy(b2, bPwGm, tl.co1 * C0);
+        bPwQue.EnQue(b2);
+        if (RESIDENT_W_PW) {
+            LocalTensor<T> wp = wL1Que.AllocTensor<T>();
+            DataCopy(wp, wPwGm, tl.co1 * tl.c1 * C0 * C0);   // FRACTAL_Z is the layout L1 holds B in
+            wL1Que.EnQue(wp);
+            wPwRes = wL1Que.DeQue<T>();
+        }
+        wDw = wDwQue.DeQue<T>();
+        bDw = bDwQue.DeQue<float>();
+        bPw = bPwQue.DeQue<float>();
+        // the DW taps are read by the scalar unit
+        SetFlag<HardEvent::MTE2_S>(0);
+        WaitFlag<HardEvent::MTE2_S>(0);
+    }
+
+@GEOMETRY@
+@DW@
+    // ---- the cube's A operand: dw_out (UB) -> L1 (on chip, MTE3) -> L0A, once per tile -----
+    __aicore__ inline void StageA()
+    {
+        LocalTensor<T> dwOut = dwOutBuf.Get<T>();
+        LocalTensor<T> a1 = aL1Buf.Get<T>();
+        SetFlag<HardEvent::V_MTE3>(0);  // the DW result is complete in UB
+        WaitFlag<HardEvent::V_MTE3>(0);
+        // c1 column blocks of thw pixels (one 32 B DataBlock each), each padded to thwAl rows in L1
+        DataCopyParams p;
+        p.blockCount = tl.c1;
+        p.blockLen = thw * PB;
+        p.srcGap = 0;
+        p.dstGap = (thwAl - thw) * PB;
+        DataCopy(a1, dwOut, p);
+        SetFlag<HardEvent::MTE3_V>(0);  // the next tile's DW may overwrite dw_out
+        WaitFlag<HardEvent::MTE3_V>(0);
+        SetFlag<HardEvent::MTE3_MTE1>(0);  // L1 holds A before LoadData reads it
+        WaitFlag<HardEvent::MTE3_MTE1>(0);
+        LocalTensor<T> a2 = aL0Que.AllocTensor<T>();
+        LoadA(a2, a1);
+        aL0Que.EnQue(a2);
+        aL0 = aL0Que.DeQue<T>();  // A stays in L0A for every co-step of the tile
+        SetFlag<HardEvent::MTE1_MTE3>(0);  // the next tile's staging may overwrite L1
+        WaitFlag<HardEvent::MTE1_MTE3>(0);
+    }
+
+@LOAD_A@
+@LOAD_B@
+    // ---- PW on the cube -------------------------------------------------------------------
+    __aicore__ inline void CopyInPw(uint32_t q)
+    {
+        @CO_STEP@
+        if (!RESIDENT_W_PW) {  // the co-step's cbo FRACTAL_Z blocks are contiguous in GM
+            LocalTensor<T> wp = wL1Que.AllocTensor<T>();
+            DataCopy(wp, wPwGm[o0 * tl.c1 * C0 * C0], cbo * tl.c1 * C0 * C0);
+            wL1Que.EnQue(wp);
+        }
+@RES_COPYIN@    }
+
+    __aicore__ inline void Mma(uint32_t q)
+    {
+        @CO_STEP@
+        LocalTensor<T> w1 = RESIDENT_W_PW ? wPwRes : wL1Que.DeQue<T>();
+        LocalTensor<T> b2 = bL0Que.AllocTensor<T>();
+        LoadB(b2, w1, RESIDENT_W_PW ? o0 * tl.c1 : 0, cbo);
+        bL0Que.EnQue(b2);
+        if (!RESIDENT_W_PW) wL1Que.FreeTensor(w1);
+        b2 = bL0Que.DeQue<T>();
+        LocalTensor<float> c = cQue.AllocTensor<float>();
+        MmadParams mp;
+        mp.m = thw > 1 ? thw : thwAl;  // rows past thw are fractal padding, never read back
+        mp.n = cbo * C0;
+        mp.k = tl.c1 * C0;
+        Mmad(c, aL0, b2, mp);  // C = A x B, fp32 in L0C (isBias false, cmatrixInitVal true: C starts at 0)
+        cQue.EnQue(c);
+        bL0Que.FreeTensor(b2);
+    }
+
+    // L0C -> UB one output block at a time into dw_acc (free until the next tile's DW), then
+    // bias, act2, [residual] and the cast into the y tile
+    __aicore__ inline void Epilogue(uint32_t q)
+    {
+        @CO_STEP@
+        LocalTensor<float> c = cQue.DeQue<float>();
+        LocalTensor<float> acc = dwAccBuf.Get<float>();
+@RES_EPI_DEQ@        LocalTensor<T> yT = yQue.AllocTensor<T>();
+        DataCopyParams p;
+        p.blockCount = 1;
+        p.blockLen = thwAl / 16;  // 16x16 fp32 fractals of one output block
+        p.srcGap = 0;
+        p.dstGap = 0;
+        DataCopyEnhancedParams e;
+        e.blockMode = BlockMode::BLOCK_MODE_MATRIX;
+        for (uint32_t j = 0; j < cbo; ++j) {
+            DataCopy(acc, c[j * thwAl * C0], p, e);
+            EpilogueBlock(acc, o0 + j, @RES_EPI_ARG@yT[j * thw * C0]);
+        }
+        cQue.FreeTensor(c);
+        yQue.EnQue(yT);
+@RES_EPI_FREE@    }
+
+@EPILOGUE_BLOCK@
+@COPY_OUT@
+    TPipe pipe;
+@MEMBERS@
+    GlobalTensor<T> xGm, wDwGm, wPwGm, yGm;
+    GlobalTensor<float> bDwGm, bPwGm;
+@RES_GM_DECL@    LocalTensor<T> wDw, wPwRes, aL0;
+    LocalTensor<float> bDw, bPw;
+@GEOM_MEMBERS@};

@@ -1,0 +1,7 @@
+        if (k >= mine) return;
+        SetTile(aivIdx + k * tl.blockDim);
+        for (uint32_t q = 0; q < tl.coSteps; ++q) {
+            CopyInPre(q);
+            Epilogue(q);
+            CopyOut(q);
+        }

@@ -1,0 +1,134 @@
+class Kernel@OPTYPE@ {
+public:
+    __aicore__ inline Kernel@OPTYPE@() {}
+
+@INIT_ONE_CORE@        // one InitBuffer per KernelPlan buffer: bytes per copy x copies, as the plan budgeted
+@INITS@
+    }
+
+    __aicore__ inline void Process()
+    {
+        LoadResident();
+        for (uint32_t tile = GetBlockIdx(); tile < tl.nTiles; tile += GetBlockNum()) {
+            SetTile(tile);
+            for (uint32_t q = 0; q < tl.ciSteps; ++q) {
+                CopyInX(q);
+                ComputeDw(q);
+            }
+            // dw_out is complete; the PW MACs read it through the scalar unit
+            SetFlag<HardEvent::V_S>(0);
+            WaitFlag<HardEvent::V_S>(0);
+            for (uint32_t q = 0; q < tl.coSteps; ++q) {
+                CopyInPw(q);
+                ComputePw(q);
+                CopyOut(q);
+            }
+        }
+        wDwQue.FreeTensor(wDw);
+        bDwQue.FreeTensor(bDw);
+        bPwQue.FreeTensor(bPw);
+        if (RESIDENT_W_PW) wPwQue.FreeTensor(wPwRes);
+    }
+
+private:
+    // ---- resident weights: w_dw, b_dw, b_pw (and w_pw with one co-step), once per core ----
+    __aicore__ inline void LoadResident()
+    {
+@RESIDENT_UB@        LocalTensor<float> b2 = bPwQue.AllocTensor<float>();
+        DataCopy(b2, bPwGm, tl.co1 * C0);
+        bPwQue.EnQue(b2);
+        if (RESIDENT_W_PW) {
+            LocalTensor<T> wp = wPwQue.AllocTensor<T>();
+            LoadPwWeights(wp, 0, tl.co1);
+            wPwQue.EnQue(wp);
+            wPwRes = wPwQue.DeQue<T>();
+        }
+        wDw = wDwQue.DeQue<T>();
+        bDw = bDwQue.DeQue<float>();
+        bPw = bPwQue.DeQue<float>();
+        // the DW taps are read by the scalar unit
+        SetFlag<HardEvent::MTE2_S>(0);
+        WaitFlag<HardEvent::MTE2_S>(0);
+    }
+
+    // GM [co1][c1][ci0][co0] -> UB (Cin, cbo*C0): row ci holds the cbo output blocks side by side
+    __aicore__ inline void LoadPwWeights(const LocalTensor<T>& wp, uint32_t o0, uint32_t cbo)
+    {
+        if (cbo == 1) {
+            DataCopy(wp, wPwGm[o0 * tl.c1 * C0 * C0], tl.c1 * C0 * C0);
+            return;
+        }
+        DataCopyParams p;
+        p.blockCount = tl.c1 * C0;
+        p.blockLen = PB;
+        p.srcGap = 0;
+        p.dstGap = (cbo - 1) * PB;
+        for (uint32_t c = 0; c < cbo; ++c) DataCopy(wp[c * C0], wPwGm[(o0 + c) * tl.c1 * C0 * C0], p);
+    }
+
+@GEOMETRY@
+@DW@
+    __aicore__ inline uint32_t PwAccLen() const { return @NS@::kPwAccBytes / sizeof(float); }
+    __aicore__ inline uint32_t DwAccLen() const { return @NS@::kDwAccBytes / sizeof(float); }
+
+    // ---- PW -----------------------------------------------------------------------------
+    __aicore__ inline void CopyInPw(uint32_t q)
+    {
+        @CO_STEP@
+        if (!RESIDENT_W_PW) {
+            LocalTensor<T> wp = wPwQue.AllocTensor<T>();
+            LoadPwWeights(wp, o0, cbo);
+            wPwQue.EnQue(wp);
+        }
+@RES_COPYIN@    }
+
+    __aicore__ inline void ComputePw(uint32_t q)
+    {
+        @CO_STEP@
+        const uint32_t row = cbo * C0;  // pw_acc is pixel-major: (pixel, co block, C0)
+        LocalTensor<T> wp = RESIDENT_W_PW ? wPwRes : wPwQue.DeQue<T>();
+        LocalTensor<T> dwOut = dwOutBuf.Get<T>();
+        LocalTensor<float> acc = pwAccBuf.Get<float>();
+        Duplicate(acc, 0.0f, thw * row);
+        // acc[p, :, :] += dw_out[p, ci] * w_pw[ci, :, :]  (fp32, input channels in order)
+        for (uint32_t ci = 0; ci < CIN; ++ci) {
+            const LocalTensor<T> wRow = wp[ci * row];
+            const uint32_t base = (ci / C0) * thw * C0 + ci % C0;
+            for (uint32_t p = 0; p < thw; ++p) {
+                const T s = dwOut.GetValue(base + p * C0);
+                Axpy(acc[p * row], wRow, s, static_cast<int32_t>(row));
+            }
+        }
+        // + b_pw: up to 4 output blocks (64 lanes) per repeat, one pixel per repeat
+        for (uint32_t g = 0; g < cbo; g += 4) {
+            const uint32_t lanes = (cbo - g < 4 ? cbo - g : 4) * C0;
+            for (uint32_t p0 = 0; p0 < thw; p0 += MAX_REPEAT) {
+                const uint32_t reps = thw - p0 < MAX_REPEAT ? thw - p0 : MAX_REPEAT;
+                Add(acc[p0 * row + g * C0], acc[p0 * row + g * C0], bPw[(o0 + g) * C0], static_cast<uint64_t>(lanes),
+                    reps, BinaryRepeatParams(1, 1, 1, 2 * cbo, 2 * cbo, 0));
+            }
+        }
+        Act2(acc, static_cast<int32_t>(thw * row), dwAccBuf.Get<float>(), static_cast<int32_t>(DwAccLen()));
+@RES_ADD@        LocalTensor<T> yT = yQue.AllocTensor<T>();
+        for (uint32_t c = 0; c < cbo; ++c) {
+@CAST_Y@
+        }
+        yQue.EnQue(yT);
+        if (!RESIDENT_W_PW) wPwQue.FreeTensor(wp);
+@RES_FREE@    }
+
+    __aicore__ inline void CopyOut(uint32_t q)
+    {
+        @CO_STEP@
+        LocalTensor<T> yT = yQue.DeQue<T>();
+        for (uint32_t c = 0; c < cbo; ++c) DataCopy(yGm[OutOffset(o0 + c)], yT[c * thw * C0], OutRows(true));
+        yQue.FreeTensor(yT);
+    }
+
+    TPipe pipe;
+@MEMBERS@
+    GlobalTensor<T> xGm, wDwGm, wPwGm, yGm;
+    GlobalTensor<float> bDwGm, bPwGm;
+@RES_GM_DECL@    LocalTensor<T> wDw, wPwRes;
+    LocalTensor<float> bDw, bPw;
+@GEOM_MEMBERS@};

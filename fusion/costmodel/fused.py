@@ -1,0 +1,442 @@
+"""The fused kernel on the pipes: the lowered program (schedules/program.py) timed step by step."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+from fusion.costmodel.l2 import _L2, _l2_policy
+from fusion.costmodel.pipes import CoreRun, CStage, _sim, _st
+from fusion.costmodel.primitives import ACC_BYTES, VecWork, cycles_to_us
+from fusion.costmodel.results import KernelCost, _Acc, _assemble
+from fusion.errors import UBOverflowError
+from fusion.soc import SocSpec
+from fusion.traffic import _input_bytes, fused_dma_bytes, fused_min_bytes, weight_bytes
+from schedules.plan import KernelPlan, check_budget, make_plan
+from schedules.program import (
+    Copy,
+    CubeOp,
+    Move,
+    VectorOp,
+    build_program,
+    dw_vector_ops,
+    epilogue_vector_ops,
+    resident_loads,
+    split,
+    tile_loops,
+    total_work,
+)
+from schedules.workload import DwSepWorkload, TileConfig
+
+
+def _add_counts(total: dict, counts: dict, times: int) -> None:
+    for k, n in counts.items():
+        total[k] = total.get(k, 0) + n * times
+
+
+
+def pw_weights_resident(plan: KernelPlan) -> bool:
+    """The plan decides (KernelPlan.pw_weights_resident); kept for importers."""
+    return plan.pw_weights_resident
+
+
+def _dw_vector_work(soc: SocSpec, wl: DwSepWorkload, th: int, tw: int, cb: int, pad_elems: int,
+                    epilogue: bool) -> VecWork:
+    """The program's DW ops of one ci-step (schedules/program.dw_vector_ops), summed."""
+    return total_work(dw_vector_ops(soc, wl.dtype, wl.kernel, wl.act1, th, tw, cb, pad_elems, epilogue))
+
+
+def _pw_epilogue_work(soc: SocSpec, wl: DwSepWorkload, th: int, tw: int, cbo: int,
+                      bias_act: bool = True, residual: bool | None = None) -> VecWork:
+    """The program's PW epilogue ops of one output block (schedules/program.epilogue_vector_ops)."""
+    residual = wl.residual if residual is None else residual
+    return total_work(epilogue_vector_ops(soc, wl.dtype, wl.act2, th * tw, cbo, "pw_acc", bias_act, residual))
+
+
+# part caches shared by the plans of one (workload, SoC): a tuner sweeps many tiles of one block
+# and most of them share the DW steps (same th, tw, cib) or the PW steps (same th, tw, cob)
+_PART_CACHES: dict[tuple, dict] = {}
+_PART_CACHE_STEPS = 100_000   # steps kept over all parts (a few tens of MB at most)
+_part_steps = 0
+
+
+def _part_cache(wl: DwSepWorkload, soc: SocSpec) -> dict:
+    global _part_steps
+    if _part_steps > _PART_CACHE_STEPS:
+        _PART_CACHES.clear()
+        _part_steps = 0
+    key = (wl, soc)
+    d = _PART_CACHES.get(key)
+    if d is None:
+        if len(_PART_CACHES) >= 4:
+            _PART_CACHES.clear()
+            _part_steps = 0
+        d = _PART_CACHES[key] = {}
+    return d
+
+
+def _fused_l2(f: "_Fused") -> _L2:
+    """L2 policy of the fused kernel: the input is read once per tile with its halo, the DW
+    weights and biases once per core, the PW weights once per core (resident) or once per tile
+    (streamed); on 910B the DW result (and, without a Fixpipe epilogue, the pre-activation)
+    makes a round trip through GM that L2 absorbs. The DMA bytes per kind are fusion/traffic.py's
+    closed form."""
+    dma = fused_dma_bytes(f.plan)
+    weights = sum(weight_bytes(f.wl))
+    u_in = _input_bytes(f.wl, f.th, f.tw)[0]
+    out, res = dma["output"], dma["residual"]
+    hand = dma["handoff"] // 2   # footprint: every tile's GM slots, each written once and read once
+    return _l2_policy(f.soc, u_in + weights + res + out + hand,
+                      {"input": u_in, "weights": weights, "residual": res},
+                      {"input": dma["input"], "weights": dma["weights"]},
+                      ("handoff",) if f.decoupled else ())
+
+
+class _Fused:
+    """Times the lowered program of a KernelPlan (schedules/program.py) on the pipes of its cores.
+
+    Every iteration of a program loop becomes one simulated step: its GM -> chip copies on MTE2,
+    its cube moves and GEMM on the cube, its vector ops (and the L0C -> UB move) on the vector
+    unit, its chip -> GM copies on MTE3. A tile's steps are assembled from parts -- its loops by
+    role and tile geometry, the resident loads of a core's first tile -- each timed once per
+    (workload, SoC, tile sizes, part key) with its traffic and instruction counts; counts are
+    merged as part x occurrences."""
+
+    def __init__(self, plan: KernelPlan, l2: "_L2 | None | str" = "auto"):
+        self.plan = plan
+        wl, soc = plan.workload, plan.soc
+        self.wl, self.soc = wl, soc
+        self.program = build_program(plan)
+        self.th, self.tw = plan.th, plan.tw
+        self.cib, self.cob = plan.cib, plan.cob
+        self.co_blocks = split(wl.co1, plan.cob)
+        self.copies = 2 if plan.tile.double_buffer else 1
+        self.decoupled = plan.handoff_via_gm
+        self.pw_on_cube = plan.pw_on_cube
+        self.n_aic = plan.aic_cores
+        self.active = plan.cores + self.n_aic
+        self.resident_w = plan.pw_weights_resident
+        self.fix_epi = plan.fixpipe_epilogue
+        self.sync_us = cycles_to_us(soc, soc.cross_core_sync_cycles)
+        self.tiles = list(self.program.tiles)
+        self.set_l2(_fused_l2(self) if l2 == "auto" else l2)
+
+    def set_l2(self, l2: "_L2 | None") -> None:
+        self.l2 = l2
+        self.hit_in = dict(l2.hit_in) if l2 is not None else {}
+        self.hit_out = dict(l2.hit_out) if l2 is not None else {}
+        # what every part's durations depend on besides its own key (which holds the L2 hit
+        # fractions of the traffic it moves)
+        self.sig = (self.th, self.tw, self.copies, self.active)
+        self.parts = _part_cache(self.wl, self.soc)
+        self._used: dict[tuple, tuple] = {}     # part key -> (value, acc) used by this plan
+        self._blocks: dict[tuple, tuple] = {}   # (kind, tile, first) -> (steps, part keys)
+
+    # --- primitives ------------------------------------------------------------------------
+    def dma(self, acc, kind, nbytes, bursts, direction, times=1) -> float:
+        hit = (self.hit_in if direction == "in" else self.hit_out).get(kind, 0.0)
+        return acc.dma(self.soc, kind, nbytes, bursts, direction, self.active, times, hit)
+
+    def hits(self, *kinds: str) -> tuple[float, ...]:
+        """L2 hit fractions (reads, then writes) of the given traffic kinds: part-key material."""
+        return (*(self.hit_in.get(k, 0.0) for k in kinds), *(self.hit_out.get(k, 0.0) for k in kinds))
+
+    def copies_us(self, acc, copies, times: int = 1) -> float:
+        t = 0.0
+        for s in copies:
+            t += self.dma(acc, s.kind, s.nbytes, s.bursts, s.direction, times)
+        return t
+
+    def iteration_us(self, acc, it, times: int = 1) -> tuple[float, float, float, float]:
+        """(MTE2, cube, vector, MTE3) µs of one program iteration; counts go to acc x times."""
+        soc = self.soc
+        mte2 = mte3 = 0.0
+        cube_cyc = l0c_cyc = 0.0
+        fractals = 0
+        work = VecWork()
+        for s in it:
+            if isinstance(s, Copy):
+                t = self.dma(acc, s.kind, s.nbytes, s.bursts, s.direction, times)
+                if s.direction == "in":
+                    mte2 += t
+                else:
+                    mte3 += t
+            elif isinstance(s, VectorOp):
+                work += s.work
+            elif isinstance(s, Move):
+                if s.path == "L0C->UB":
+                    l0c_cyc += s.nbytes / soc.l0c_to_ub_bytes_per_cycle
+                else:
+                    cube_cyc += s.nbytes / _MOVE_RATE[s.path](soc)
+            elif isinstance(s, CubeOp):
+                fractals += s.fractals
+        t_cube = cycles_to_us(soc, cube_cyc) + acc.cube(soc, fractals, self.wl.dtype, times) if fractals else 0.0
+        t_vec = (cycles_to_us(soc, l0c_cyc) if l0c_cyc else 0.0) + acc.vec(soc, work, times)
+        return mte2, t_cube, t_vec, mte3
+
+    def _part(self, key: tuple, build):
+        """(value, acc) of one part, built once per (workload, SoC, self.sig, key)."""
+        global _part_steps
+        full = (self.sig, *key)
+        hit = self.parts.get(full)
+        if hit is None:
+            sub = _Acc()
+            hit = self.parts[full] = (build(sub), sub)
+            if isinstance(hit[0], tuple):
+                _part_steps += len(hit[0])
+        self._used[full] = hit
+        return full, hit[0]
+
+    # --- parts: a tile's loops as simulated steps ----------------------------------------------
+    def _loop_steps(self, acc, role, r, c, epilogue: bool = False) -> tuple[tuple[CStage, ...], ...]:
+        """The steps of one tile of a core of `role`: one per iteration of its program loops. On
+        the AIV the DW loop and the epilogue loop (after the AIC's flags) are separate parts."""
+        wl, db = self.wl, self.copies
+        loops = tile_loops(self.plan, role, r, c)
+        if role == "aiv":
+            loops = loops[1:] if epilogue else loops[:1]
+        timed = {}   # equal iterations (same block size) are timed once, counted per occurrence
+        for loop in loops:
+            for it, n in Counter(loop.iters).items():
+                timed[it] = self.iteration_us(acc, it, n)
+        multi_ci = len(split(wl.c1, self.cib)) > 1
+        steps = []
+        for loop in loops:
+            for q, it in enumerate(loop.iters):
+                mte2, t_cube, t_vec, mte3 = timed[it]
+                if loop.var == "ci":
+                    nb = it[0].nbytes
+                    taps = f"{wl.kernel[0]}x{wl.kernel[1]} taps+bias+{wl.act1}"
+                    if role == "aiv":   # ci-steps fill distinct slices of dw_out when there are several
+                        hb = next(s.nbytes for s in it if isinstance(s, Copy) and s.direction == "out")
+                        steps.append((_st("MTE2", mte2, f"x tile ci{q} {nb}B", "x_tile", db),
+                                      _st("vector", t_vec, f"dw ci{q} {taps}", "dw_out", 2 if multi_ci else 1),
+                                      _st("MTE3", mte3, f"dw result ci{q} -> GM hand-off {hb}B", None, 2)))
+                    else:
+                        steps.append((_st("MTE2", mte2, f"x tile ci{q} {nb}B", "x_tile", db),
+                                      _st("vector", t_vec, f"dw ci{q} {taps}", None, 2)))
+                elif role == "aic":
+                    lab = (f"Fixpipe y (+bias,{wl.act2}) co{q}" if self.fix_epi
+                           else f"Fixpipe pre-act -> GM hand-off co{q}")
+                    steps.append((_st("MTE2", mte2, "dw hand-off + w_pw co0" if q == 0 else f"w_pw co{q}",
+                                      "dw_in_l1", db),
+                                  _st("cube", t_cube, f"pw mmad co{q}", "pw_acc", 1),
+                                  _st("MTE3", mte3, lab)))
+                elif role == "aiv":   # the epilogue after the AIC's flag
+                    res = " + res" if wl.residual else ""
+                    steps.append((_st("MTE2", mte2, f"pre-act co{q}{res}", "pre_tile", db),
+                                  _st("vector", t_vec, f"bias+{wl.act2} co{q}", "y_tile", db),
+                                  _st("MTE3", mte3, f"y co{q}")))
+                else:
+                    res = " + res" if wl.residual else ""
+                    nb = it[-1].nbytes
+                    if self.pw_on_cube:
+                        steps.append((_st("MTE2", mte2, f"w_pw co{q}{res}", "w_pw", db),
+                                      _st("cube", t_cube, f"pw mmad co{q}", "pw_acc", 1, after=-(q + 1)),
+                                      _st("vector", t_vec, f"L0C->UB + bias+{wl.act2} co{q}", "y_tile", db),
+                                      _st("MTE3", mte3, f"y co{q} {nb}B")))
+                    else:
+                        steps.append((_st("MTE2", mte2, f"w_pw co{q}{res}", "w_pw", db),
+                                      _st("vector", t_vec, f"pw MACs + bias+{wl.act2} co{q}", "y_tile", db),
+                                      _st("MTE3", mte3, f"y co{q} {nb}B")))
+        return tuple(steps)
+
+    # --- tile blocks -----------------------------------------------------------------------
+    def block(self, kind: str, t, first: bool) -> tuple:
+        """(steps, part keys) of one tile of one core; kind: core | aiv | aic (the program's role).
+        A core's first tile also carries its prologue (resident loads) on its first load."""
+        key = (kind, t, first)
+        hit = self._blocks.get(key)
+        if hit is not None:
+            return hit
+        r, c = t
+        ins, outs = (r[1], c[1]), (r[0], c[0])
+        if kind == "aic":
+            geo = (self.cob, *outs, *self.hits("handoff", "weights", "output"))
+        elif kind == "aiv":
+            geo = (self.cib, *ins, *self.hits("input", "handoff"))
+        else:
+            geo = (self.cib, self.cob, self.pw_on_cube, *ins, *outs,
+                   *self.hits("input", "weights", "residual", "output"))
+        k, steps = self._part((kind, *geo), lambda a: self._loop_steps(a, kind, r, c))
+        keys = (k,)
+        if first:   # resident weights ride on the core's first load
+            pro = resident_loads(self.plan, kind)
+            kr, t_res = self._part(("res", pro, *self.hits("weights")), lambda a: self.copies_us(a, pro))
+            s0 = steps[0][0]
+            s0 = (s0[0], s0[1] + t_res, s0[2] + " + resident weights") + s0[3:]
+            steps, keys = ((s0,) + steps[0][1:],) + steps[1:], keys + (kr,)
+        hit = (steps, keys)
+        self._blocks[key] = hit
+        return hit
+
+    def seq(self, kind: str, tiles, ready=None) -> tuple[list, dict]:
+        """(simulation sequence, {part key: occurrences}) of one core's tiles (ready: the time
+        each tile may start, for the AIC)."""
+        blk, counts = {}, Counter()
+        for t, n in Counter(tiles[1:]).items():
+            steps, keys = blk[t] = self.block(kind, t, False)
+            for k in keys:
+                counts[k] += n
+        if ready is None:
+            seq = [(k, 0.0, blk[t][0] if k else None) for k, t in enumerate(tiles)]
+        else:
+            seq = [(k, ready[k], blk[t][0] if k else None) for k, t in enumerate(tiles)]
+        if tiles:
+            steps, keys = self.block(kind, tiles[0], True)
+            seq[0] = (0, seq[0][1], steps)
+            for k in keys:
+                counts[k] += 1
+        return seq, counts
+
+    def epi_seq(self, work) -> tuple[list, dict]:
+        """work: (ready time, local tile index, tile, q) -- the AIV's epilogue co-steps (910B
+        without a Fixpipe epilogue), each after the AIC's flag for it. A tile's epilogue loop is
+        one part (counted once per tile, at its first co-step)."""
+        seq, counts = [], Counter()
+        for ready, k, (r, c), q in work:
+            key, steps = self._part(("epi", self.cob, r[0], c[0], *self.hits("handoff", "residual", "output")),
+                                    lambda a: self._loop_steps(a, "aiv", r, c, epilogue=True))
+            if q == 0:
+                counts[key] += 1
+            seq.append((k, ready, (steps[q],)))
+        return seq, counts
+
+    def merge(self, acc, total: dict) -> None:
+        used = self._used
+        for key, n in total.items():
+            acc.merge(used[key][1], n)
+
+
+_MOVE_RATE = {
+    "UB->L1": lambda soc: soc.ub_to_l1_bytes_per_cycle,
+    "L1->L0A": lambda soc: soc.l1_to_l0a_bytes_per_cycle,
+    "L1->L0B": lambda soc: soc.l1_to_l0b_bytes_per_cycle,
+}
+
+
+def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = True) -> KernelCost:
+    """Walk the plan's loop nest tile by tile and replay it through the pipes of every core.
+    Cores that get the same sequence of tile shapes are simulated once."""
+    wl, soc, tile = plan.workload, plan.soc, plan.tile
+    f = _Fused(plan)
+    db = tile.double_buffer
+    cores = plan.cores
+    acc = _Acc()
+    prog = f.program
+    mine = {ci: tuple(f.tiles[t] for t in prog.cores[ci].tiles) for ci in range(cores)}
+    groups: dict[tuple, list[int]] = {}
+    for ci in range(cores):
+        groups.setdefault(mine[ci], []).append(ci)
+    notes = []
+    if f.resident_w:
+        notes.append("PW weights resident: one co-step, loaded once per core")
+    runs: dict[str, CoreRun] = {}
+    total: dict[tuple, int] = {}   # part key -> occurrences over all cores
+    if not f.decoupled:
+        for key, ids in groups.items():
+            seq, counts = f.seq("core", key)
+            run = _sim(seq, db)
+            _add_counts(total, counts, len(ids))
+            for ci in ids:
+                runs[f"core{ci}"] = run
+        launched = cores
+    else:
+        aiv: dict[int, CoreRun] = {}
+        ready: dict[int, list[float]] = {}
+        for key, ids in groups.items():
+            seq, counts = f.seq("aiv", key)
+            run = _sim(seq, db)
+            _add_counts(total, counts, len(ids))
+            step_end, sync, n = run.step_end, f.sync_us, 0
+            rdy = []
+            for _k, _r, steps in seq:   # a tile's DW result is ready after its last ci-step
+                n += len(steps)
+                rdy.append(step_end[n - 1] + sync)
+            for ci in ids:
+                aiv[ci] = run
+                ready[ci] = rdy
+        aic: dict[int, CoreRun] = {}
+        aic_cache: dict[tuple, tuple[CoreRun, list, dict]] = {}
+        back: dict[int, list] = {ci: [] for ci in range(cores)}
+        n_co = len(f.co_blocks)
+        for a in range(f.n_aic):
+            served = [int(name[3:]) for name in prog.cores[cores + a].serves]
+            key = tuple(mine[ci] for ci in served)
+            if key not in aic_cache:
+                order = sorted(((ready[ci][k], pos, k) for pos, ci in enumerate(served)
+                                for k in range(len(mine[ci]))))
+                seq, counts = f.seq("aic", [mine[served[pos]][k] for _t, pos, k in order],
+                                    [t for t, _pos, _k in order])
+                aic_cache[key] = (_sim(seq, db), order, counts)
+            run, order, counts = aic_cache[key]
+            _add_counts(total, counts, 1)
+            aic[a] = run
+            if f.fix_epi:
+                continue
+            step_end, sync = run.step_end, f.sync_us
+            for idx, (_t, pos, k) in enumerate(order):
+                dst, t_k = back[served[pos]], mine[served[pos]][k]
+                for q in range(n_co):
+                    dst.append((step_end[idx * n_co + q] + sync, k, t_k, q))
+        if not f.fix_epi:  # the AIV finishes act2 / residual after the cube
+            epi_cache: dict[tuple, CoreRun] = {}
+            dw_runs = dict(aiv)   # keeps every DW run alive while its id keys the cache
+            for ci in range(cores):
+                ekey = (id(dw_runs[ci]), tuple(back[ci]))
+                seq, counts = f.epi_seq(back[ci])
+                _add_counts(total, counts, 1)
+                if ekey not in epi_cache:
+                    epi_cache[ekey] = _sim(seq, db, dw_runs[ci].copy())
+                aiv[ci] = epi_cache[ekey]
+        runs = {**{f"aiv{ci}": aiv[ci] for ci in range(cores)},
+                **{f"aic{a}": aic[a] for a in range(f.n_aic)}}
+        launched = cores + f.n_aic
+        notes.append(f"910B split: {cores} AIV (DW) + {f.n_aic} AIC (PW) exchange the DW result "
+                     f"through GM; epilogue in {'Fixpipe' if f.fix_epi else 'the AIV (second hand-off)'}")
+    f.merge(acc, total)
+    mins = fused_min_bytes(wl)
+    kh, kw = wl.kernel
+    px = wl.batch * wl.out_height * wl.out_width
+    dw_flops = 2 * px * wl.cin * kh * kw
+    pw_flops = 2 * px * wl.cin * wl.cout
+    vec_flops = dw_flops + (0 if plan.pw_on_cube else pw_flops)
+    cube_flops = pw_flops if plan.pw_on_cube else 0
+    return _assemble(name, soc, runs, acc, launched, sum(mins.values()), vec_flops, cube_flops,
+                     ACC_BYTES, wl.dtype, {"dw": "vector", "pw": tile.pw_engine}, tile.describe(), notes,
+                     timeline, f.l2)
+
+
+def choose_engine(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> tuple[KernelPlan, KernelCost, str]:
+    """Model the tile with PW on the vector unit and on the cube; keep the faster that fits."""
+    results = {}
+    for eng in ("vector", "cube"):
+        plan = make_plan(wl, replace(tile, pw_engine=eng), soc)
+        if plan.fits():
+            results[eng] = (plan, model_fused(plan))
+    if not results:
+        check_budget(make_plan(wl, replace(tile, pw_engine="vector"), soc))
+        raise UBOverflowError(f"no PW engine fits tile {tile.describe()}")  # pragma: no cover
+    best = min(results, key=lambda e: results[e][1].time_us)
+    plan, cost = results[best]
+    return plan, cost, engine_reason(best, {e: c for e, (_p, c) in results.items()}, soc)
+
+
+def engine_reason(best: str, costs: dict[str, KernelCost], soc: SocSpec) -> str:
+    """Why PW runs on `best`, from the modeled costs of the same tile sizes on each engine that
+    fits (vector, cube); the cube's GM hand-off is named where it has one."""
+    cost = costs[best]
+    other = "cube" if best == "vector" else "vector"
+    if other not in costs:
+        return f"pw on {best}: {cost.time_us:.2f} us modeled; {other} does not fit the on-chip budget"
+    why = f"pw on {best}: {cost.time_us:.2f} us modeled vs {other} {costs[other].time_us:.2f} us"
+    hand = costs.get("cube")
+    if hand is not None and hand.traffic["handoff"]:
+        why += f" (cube pays {hand.traffic['handoff']:,} B of GM hand-off on {soc.name})"
+    return why
+
+
+def clear_part_caches() -> None:
+    global _part_steps
+    _PART_CACHES.clear()
+    _part_steps = 0

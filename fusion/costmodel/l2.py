@@ -1,0 +1,46 @@
+"""What L2 serves in one kernel (MODELING ASSUMPTIONS, see _l2_policy)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fusion.soc import SocSpec
+
+
+@dataclass(frozen=True)
+class _L2:
+    """What L2 serves in one kernel (see _l2_policy)."""
+
+    fits: bool                      # the kernel's working set fits in L2
+    working_set: int                # bytes of every tensor the kernel touches
+    unique: dict[str, int]          # kind -> bytes read from HBM (first touches) when it fits
+    hit_in: dict[str, float]        # kind -> fraction of its read DMA bytes served by L2 (timing)
+    hit_out: dict[str, float]       # kind -> fraction of its write DMA bytes absorbed by L2 (timing)
+    absorbed: tuple[str, ...] = ()  # kinds written and consumed inside the kernel (never reach HBM)
+
+
+def _l2_policy(soc: SocSpec, working_set: int, unique: dict[str, int],
+               dma_reads: dict[str, int] | None = None, absorbed: tuple[str, ...] = ()) -> _L2:
+    """L2 model of one kernel (MODELING ASSUMPTIONS, not measured):
+    - every GM access goes through L2; the first read of each byte of a tensor comes from HBM
+      (`unique`: input windows' union, each weight tensor once, the residual once); any re-read of
+      it inside the kernel (another core's copy of the weights, a halo row, a streamed weight block
+      of the next tile) hits L2 -- provided the kernel's working set (all tensors it touches) fits
+      in soc.l2_bytes (fully associative LRU: a re-read's reuse distance is below the working set);
+    - L2 is write-back: the output is written to HBM once; an intermediate written and read back
+      inside the kernel (the 910B AIV->AIC hand-off, `absorbed`) is consumed while resident and
+      never reaches HBM (its eventual eviction of dead dirty lines is not charged);
+    - if the working set exceeds L2 every DMA byte is charged to HBM (conservative: no hits).
+    `dma_reads` (kind -> read DMA bytes) sets the hit fraction used for timing: a kind's DMAs all
+    get the same fraction 1 - unique / DMA bytes (the kernel's average)."""
+    fits = working_set <= soc.l2_bytes
+    hit_in: dict[str, float] = {}
+    hit_out: dict[str, float] = {}
+    if fits:
+        for k, d in (dma_reads or {}).items():
+            u = unique.get(k, d)
+            if d > 0 and u < d:
+                hit_in[k] = 1.0 - u / d
+        for k in absorbed:
+            hit_in[k] = hit_out[k] = 1.0
+    return _L2(fits, working_set, dict(unique), hit_in, hit_out, tuple(absorbed) if fits else ())

@@ -1,0 +1,129 @@
+"""Tile policy: which tile and PW engine a fused block gets, for `compile` and `tune` alike.
+
+Forced (user) > tuned (database) > default. Default on llvm: the largest tile that fits the SoC's
+UB while giving every core at least one tile. Default on sim/ascend: of the largest tiles that
+give at least k x cores tiles (k in DEFAULT_TILES_PER_CORE), with and without double buffering,
+each on every PW engine the target can emit, the fastest under the cost model -- the engine is
+decided here, once, in the same comparison. Every candidate dropped is logged to the
+"megafuse.tiles" logger (`megafuse -v` shows it).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+
+from fusion.errors import MegafuseError
+from fusion.targets import Target, pw_engines, vector_only_reason
+from schedules.plan import KernelPlan, make_plan, suggest_tile
+from schedules.workload import DwSepWorkload, TileConfig
+
+log = logging.getLogger("megafuse.tiles")
+
+# tiles per core the default candidates aim at: one big tile per core up to many small ones
+DEFAULT_TILES_PER_CORE = (1 / 48, 1 / 2, 1, 2, 4, 8)
+
+
+@dataclass(frozen=True)
+class TileOverride:
+    """A tile forced by the user for every fused block (fields left None keep the default)."""
+    th: int | None = None
+    tw: int | None = None
+    cob: int | None = None
+    cib: int | None = None
+    double_buffer: bool | None = None
+    pw_engine: str | None = None
+
+    def apply(self, base: TileConfig) -> TileConfig:
+        return TileConfig(self.th or base.th, self.tw or base.tw, self.cob or base.cob,
+                          base.cib if self.cib is None else self.cib,
+                          base.double_buffer if self.double_buffer is None else self.double_buffer,
+                          self.pw_engine or base.pw_engine, base.cores)
+
+    @property
+    def forced(self) -> bool:
+        return any(v is not None for v in (self.th, self.tw, self.cob, self.cib))
+
+
+@dataclass(frozen=True)
+class TileChoice:
+    plan: KernelPlan
+    source: str          # default | forced | tuned
+    engine_reason: str   # why PW runs on this unit
+
+
+def choose_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None = None,
+                tuned: TileConfig | None = None) -> TileChoice:
+    """The plan of one fused block (no budget check: forced tiles are checked by the caller)."""
+    override = override or TileOverride()
+    soc = target.soc
+    if tuned is not None and not override.forced:
+        log.info("%s: tuned tile %s (database)", wl.describe(), tuned.describe())
+        return TileChoice(make_plan(wl, tuned, soc), "tuned", f"pw on {tuned.pw_engine} (tuned tile)")
+    knobs = TileConfig(1, 1, double_buffer=override.double_buffer is not False,
+                       pw_engine=override.pw_engine or "vector")
+    base = suggest_tile(wl, soc, like=knobs, min_tiles=soc.vector_cores)
+    if base is None:  # fuse_dwsep's profitability check makes this unreachable for fused blocks
+        raise MegafuseError(f"no tile of {wl.describe()} fits {soc.name}")
+    if override.forced:
+        cfg = override.apply(base)
+        return TileChoice(make_plan(wl, cfg, soc), "forced", f"pw on {cfg.pw_engine} (forced tile)")
+    if target.kind == "llvm":
+        return TileChoice(make_plan(wl, base, soc), "default", f"pw on {base.pw_engine} (default tile)")
+    plan, why = _fastest_candidate(wl, target, override)
+    return TileChoice(plan, "default", why)
+
+
+def select_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None,
+                tuned: TileConfig | None = None) -> tuple[TileConfig, str]:
+    """(tile, source) of choose_tile: what `tune` compares its results with."""
+    choice = choose_tile(wl, target, override, tuned)
+    return choice.plan.tile, choice.source
+
+
+def _fastest_candidate(wl: DwSepWorkload, target: Target, override: TileOverride) -> tuple[KernelPlan, str]:
+    """The fastest modeled default candidate and why its engine won. A few dozen model
+    evaluations per block (milliseconds); `megafuse tune` searches the whole space."""
+    from fusion.costmodel import engine_reason, model_fused
+
+    soc = target.soc
+    engines = (override.pw_engine,) if override.pw_engine else pw_engines(target, wl.dtype)
+    if not override.pw_engine and engines == ("vector",):
+        log.info("%s: pw on vector only on %s (%s)", wl.describe(), target.name,
+                 vector_only_reason(target))
+    buffering = (False,) if override.double_buffer is False else (True, False)
+    costs: dict = {}   # TileConfig -> KernelCost
+    for k in DEFAULT_TILES_PER_CORE:
+        for db in buffering:
+            for eng in engines:
+                base = suggest_tile(wl, soc, like=TileConfig(1, 1, double_buffer=db, pw_engine=eng),
+                                    min_tiles=max(1, round(k * soc.vector_cores)))
+                if base is None:
+                    log.info("%s: no %s tile with %g tiles per core fits", wl.describe(), eng, k)
+                    continue
+                for other in engines:   # the same sizes on every engine: the engine is part of the choice
+                    cand = replace(base, pw_engine=other)
+                    if cand in costs:
+                        continue
+                    plan = make_plan(wl, cand, soc)
+                    if not plan.fits():
+                        log.info("%s: tile %s does not fit %s", wl.describe(), cand.describe(),
+                                 plan.overflows()[0][0])
+                        continue
+                    costs[cand] = model_fused(plan, timeline=False)
+    if not costs:
+        raise MegafuseError(f"no tile of {wl.describe()} fits {soc.name}")
+    best = min(costs, key=lambda c: costs[c].time_us)   # first of equals: the order above breaks ties
+    for cand, cost in costs.items():
+        if cand != best:
+            log.info("%s: tile %s dropped: %.2f us modeled > %.2f us of %s", wl.describe(),
+                     cand.describe(), cost.time_us, costs[best].time_us, best.describe())
+    if len(engines) == 1:
+        why = (f"pw on {best.pw_engine} (forced engine)" if override.pw_engine
+               else f"pw on vector: {vector_only_reason(target)}")
+    else:
+        same_sizes = {c.pw_engine: cost for c, cost in costs.items()
+                      if replace(c, pw_engine=best.pw_engine) == best}
+        why = engine_reason(best.pw_engine, same_sizes, soc)
+    log.info("%s: default tile %s, %s", wl.describe(), best.describe(), why)
+    return make_plan(wl, best, soc), why

@@ -1,0 +1,78 @@
+"""Instruction counts of the vector and cube units: what one operation of the program issues.
+
+One vector repeat is 256 B of the widest operand (64 fp32 / 128 fp16 lanes); one instruction
+covers one contiguous row of up to max_repeat repeats. One cube fractal is a 16x16x16 MAC block.
+The lowered program (schedules/program.py) states every operation with these counts; the cost
+model turns them into time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from fusion.ir import C0
+from schedules.activations import VECTOR_INSTRS
+from schedules.workload import ceil_div
+
+ACC_BYTES = 4  # fp32 accumulators and biases
+# vector instructions per element-wise pass of each activation, as the Ascend C body issues them
+# (one table: schedules/activations)
+ACT_OPS = VECTOR_INSTRS
+
+
+@lru_cache(maxsize=64)
+def itemsize(dtype: str) -> int:
+    return np.dtype(dtype).itemsize
+
+
+@dataclass(frozen=True)
+class VecWork:
+    instrs: int = 0
+    repeats: int = 0
+
+    def __add__(self, other: "VecWork") -> "VecWork":
+        return VecWork(self.instrs + other.instrs, self.repeats + other.repeats)
+
+    def __mul__(self, k: int) -> "VecWork":
+        return VecWork(self.instrs * k, self.repeats * k)
+
+    def cycles(self, soc) -> float:
+        return self.instrs * soc.vector_instr_cycles + self.repeats / soc.vector_repeats_per_cycle
+
+
+def vec_op(soc, row_elems: int, elem_bytes: int, rows: int = 1) -> VecWork:
+    """One vector op over `rows` contiguous rows of `row_elems` elements of the widest operand."""
+    if rows <= 0 or row_elems <= 0:
+        return VecWork()
+    rep_row = ceil_div(row_elems * elem_bytes, soc.vector_repeat_bytes)
+    return VecWork(rows * ceil_div(rep_row, soc.max_repeat), rows * rep_row)
+
+
+def ragged_rows(soc, row_elems: int, elem_bytes: int, rows: int) -> VecWork:
+    """A masked multiply-add per row (the DW taps: strided source, broadcast taps, so no count
+    form): the whole repeats in one instruction (up to max_repeat), a ragged last repeat in a
+    second one, because a continuous mask applies to every repeat."""
+    lanes = soc.vector_repeat_bytes // elem_bytes
+    full, rem = divmod(row_elems, lanes)
+    instrs = ceil_div(full, soc.max_repeat) + (1 if rem else 0)
+    return VecWork(rows * instrs, rows * (full + (1 if rem else 0)))
+
+
+def cube_fractals(soc, m: int, k_blocks: int, n_blocks: int) -> int:
+    return ceil_div(m, soc.cube_fractal[0]) * k_blocks * n_blocks
+
+
+def cube_cycles(soc, fractals: int, dtype: str) -> float:
+    return fractals * (soc.cube_fp32_cycles_per_fractal if itemsize(dtype) == 4 else 1.0)
+
+
+def act_work(soc, act: str, elems: int) -> VecWork:
+    """An activation over `elems` fp32 elements in place: ACT_OPS[act] passes."""
+    return vec_op(soc, elems, ACC_BYTES) * ACT_OPS[act]
+
+
+__all__ = ["ACC_BYTES", "ACT_OPS", "C0", "VecWork", "act_work", "cube_cycles", "cube_fractals",
+           "itemsize", "ragged_rows", "vec_op"]

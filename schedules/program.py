@@ -1,0 +1,490 @@
+"""The lowered kernel program of a KernelPlan: the fused kernel's loop nest as data.
+
+The plan decides (tile sizes, buffers, engine); the program describes what the kernel does with
+them. Per core: a prologue (the resident loads that ride on the first tile) and its tiles; per
+tile, by role, loops over channel blocks whose iterations are tuples of typed steps:
+
+  core (vector PW, 310P cube)  ci loop: load x block, DW ops        co loop: PW, epilogue, store y
+  aiv  (910B MIX, DW side)     ci loop: load x block, DW ops, DW result -> GM slot (+ flag)
+                               epi loop (no Fixpipe epilogue): pre-activation <- GM, epilogue, y
+  aic  (910B MIX, PW side)     co loop: DW result <- GM (first step), weights, GEMM, Fixpipe out
+
+Every step names the plan buffer it reads or writes and carries its bytes / bursts / instruction
+counts, so counting the program (Program.counts) gives the GM traffic, vector instructions and
+repeats and cube fractals of the whole kernel. The cost model times these very steps on its pipes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+
+from fusion.ir import C0
+from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, cube_fractals, itemsize, ragged_rows, vec_op
+from schedules.plan import KernelPlan
+from schedules.workload import DwSepWorkload, ceil_div
+
+
+# ---------------------------------------------------------------------------------------------
+# steps
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Copy:
+    """A DMA between GM and an on-chip buffer (MTE2 in, MTE3 / Fixpipe out)."""
+
+    kind: str        # traffic kind: input | weights | residual | output | handoff
+    direction: str   # in (GM -> chip) | out (chip -> GM)
+    buffer: str      # the plan buffer at the on-chip end
+    gm: str          # the GM tensor: x, w_dw, b_dw, w_pw, b_pw, res, y, dw_slot, pre_slot
+    nbytes: int
+    bursts: int
+    slots: int = 1   # queue depth of the buffer (2: ping/pong)
+
+
+@dataclass(frozen=True)
+class VectorOp:
+    op: str          # pad | dw_taps | bias1 | act1 | cast | pw_mac | bias2 | act2 | residual
+    buffer: str      # the plan buffer written
+    elements: int
+    instrs: int
+    repeats: int
+
+    @property
+    def work(self) -> VecWork:
+        return VecWork(self.instrs, self.repeats)
+
+
+@dataclass(frozen=True)
+class Move:
+    """An on-chip transfer: UB->L1, L1->L0A, L1->L0B (cube side), L0C->UB (to the epilogue)."""
+
+    path: str
+    src: str
+    dst: str
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class CubeOp:
+    fractals: int
+    a: str
+    b: str
+    c: str
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """A cross-core flag: the producer's GM slot of this tile is ready for the other side."""
+
+    flag: str        # dw_ready (AIV -> AIC) | pre_ready (AIC -> AIV)
+    slot: str        # GM slot: dw_slot | pre_slot
+
+
+Step = Copy | VectorOp | Move | CubeOp | Handoff
+Iteration = tuple  # tuple[Step, ...]
+
+
+@dataclass(frozen=True)
+class Loop:
+    var: str                          # ci | co
+    blocks: tuple[int, ...]           # channel blocks (of C0) of each iteration
+    iters: tuple[Iteration, ...]
+
+
+@dataclass(frozen=True)
+class CoreProgram:
+    name: str                         # core0 | aiv3 | aic1
+    role: str                         # core | aiv | aic
+    prologue: tuple[Copy, ...]        # resident loads, issued with the first tile
+    tiles: tuple[int, ...]            # indices into Program.tiles
+    serves: tuple[str, ...] = ()      # aic: the AIVs whose tiles it runs (in the order they are ready)
+
+
+# ---------------------------------------------------------------------------------------------
+# geometry
+# ---------------------------------------------------------------------------------------------
+def split(total: int, step: int) -> tuple[int, ...]:
+    """Block sizes of a loop over `total` in steps of `step` (the last one ragged)."""
+    return tuple(min(step, total - i) for i in range(0, total, step))
+
+
+def axis(start_out: int, t: int, out_total: int, stride: int, k: int, pad_lo: int, in_total: int):
+    """(valid outputs, valid input rows read, touches padding) of one tile along one axis.
+    The kernel computes the full tile; the input window is clipped to the image."""
+    out_valid = min(t, out_total - start_out)
+    lo = start_out * stride - pad_lo
+    hi = lo + (t - 1) * stride + k
+    in_valid = max(0, min(hi, in_total) - max(lo, 0))
+    return out_valid, in_valid, (lo < 0 or hi > in_total)
+
+
+@lru_cache(maxsize=1024)
+def tile_axes(wl: DwSepWorkload, th: int, tw: int) -> tuple[tuple, tuple]:
+    """(valid outputs, valid input rows) of every tile row and tile column (touches-padding is
+    dropped: tiles with the same steps share one key)."""
+    kh, kw = wl.kernel
+    rows = tuple(axis(i * th, th, wl.out_height, wl.stride[0], kh, wl.pads[0], wl.height)[:2]
+                 for i in range(ceil_div(wl.out_height, th)))
+    cols = tuple(axis(j * tw, tw, wl.out_width, wl.stride[1], kw, wl.pads[1], wl.width)[:2]
+                 for j in range(ceil_div(wl.out_width, tw)))
+    return rows, cols
+
+
+def rows_bursts(blocks: int, rows: int, full_width: bool) -> int:
+    """NC1HWC0: one burst per row, or one per channel block when rows span the full width."""
+    return blocks if full_width else blocks * rows
+
+
+# ---------------------------------------------------------------------------------------------
+# per-iteration builders (the one description of the loop body)
+# ---------------------------------------------------------------------------------------------
+def _b(plan: KernelPlan) -> int:
+    return itemsize(plan.workload.dtype)
+
+
+def out_io(plan: KernelPlan, cbo: int, r, c) -> tuple[int, int]:
+    """(bytes, bursts) of one output block of a tile (y, or the residual read like it)."""
+    ohv, owv = r[0], c[0]
+    return (cbo * ohv * owv * C0 * _b(plan),
+            rows_bursts(cbo, ohv, owv == plan.workload.out_width))
+
+
+def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
+    """The DW of one ci-block of the plan's tile (see dw_vector_ops)."""
+    wl = plan.workload
+    return dw_vector_ops(plan.soc, wl.dtype, wl.kernel, wl.act1, plan.th, plan.tw, cb, pad_elems)
+
+
+@lru_cache(maxsize=65536)
+def dw_vector_ops(soc, dtype: str, kernel: tuple[int, int], act1: str, th: int, tw: int, cb: int,
+                  pad_elems: int, epilogue: bool = True) -> tuple[VectorOp, ...]:
+    """The DW of cb channel blocks of a th x tw tile: padding fill, kh·kw multiply-adds (per fp32
+    row of tw·C0 one instruction, and one more for a ragged last repeat), then (epilogue) bias and
+    act1, and the cast to the storage dtype. The unfused DW kernel counts the same ops."""
+    kh, kw = kernel
+    b = itemsize(dtype)
+    n = th * tw * C0
+    ops = []
+    if pad_elems:
+        w = vec_op(soc, pad_elems, b, rows=cb)
+        ops.append(VectorOp("pad", "x_tile", cb * pad_elems, w.instrs, w.repeats))
+    w = ragged_rows(soc, tw * C0, ACC_BYTES, cb * th) * (kh * kw)
+    ops.append(VectorOp("dw_taps", "dw_acc", cb * n * kh * kw, w.instrs, w.repeats))
+    if epilogue:
+        w = vec_op(soc, n, ACC_BYTES, rows=cb)
+        ops.append(VectorOp("bias1", "dw_acc", cb * n, w.instrs, w.repeats))
+        if ACT_OPS[act1]:
+            w = vec_op(soc, cb * n, ACC_BYTES) * ACT_OPS[act1]
+            ops.append(VectorOp("act1", "dw_acc", cb * n, w.instrs, w.repeats))
+    if b != ACC_BYTES:
+        w = vec_op(soc, cb * n, ACC_BYTES)
+        ops.append(VectorOp("cast", "dw_out", cb * n, w.instrs, w.repeats))
+    return tuple(ops)
+
+
+def epilogue_ops(plan: KernelPlan, cbo: int, acc: str) -> tuple[VectorOp, ...]:
+    """The PW epilogue of one output block of the plan's tile in `acc` (see epilogue_vector_ops)."""
+    wl = plan.workload
+    return epilogue_vector_ops(plan.soc, wl.dtype, wl.act2, plan.th * plan.tw, cbo, acc, True, wl.residual)
+
+
+@lru_cache(maxsize=65536)
+def epilogue_vector_ops(soc, dtype: str, act2: str, pixels: int, cbo: int, acc: str = "pw_acc",
+                        bias_act: bool = True, residual: bool = False) -> tuple[VectorOp, ...]:
+    """The PW epilogue of cbo output blocks of `pixels` pixels in `acc`: (bias_act) bias and act2,
+    the cast to the storage dtype, (residual) + the residual. The unfused PW kernels count the same."""
+    b = itemsize(dtype)
+    n = pixels * C0
+    ops = []
+    if bias_act:
+        w = vec_op(soc, n, ACC_BYTES, rows=cbo)
+        ops.append(VectorOp("bias2", acc, cbo * n, w.instrs, w.repeats))
+        if ACT_OPS[act2]:
+            w = vec_op(soc, cbo * n, ACC_BYTES) * ACT_OPS[act2]
+            ops.append(VectorOp("act2", acc, cbo * n, w.instrs, w.repeats))
+    if b != ACC_BYTES:
+        w = vec_op(soc, cbo * n, ACC_BYTES)
+        ops.append(VectorOp("cast", "y_tile", cbo * n, w.instrs, w.repeats))
+    if residual:
+        w = vec_op(soc, cbo * n, b)
+        ops.append(VectorOp("residual", "y_tile", cbo * n, w.instrs, w.repeats))
+    return tuple(ops)
+
+
+def total_work(ops) -> VecWork:
+    w = VecWork()
+    for op in ops:
+        w += op.work
+    return w
+
+
+def _slots(plan: KernelPlan) -> int:
+    return 2 if plan.tile.double_buffer else 1
+
+
+def ci_iters(plan: KernelPlan, r, c) -> tuple[Iteration, ...]:
+    """The ci-loop of one tile: per input-channel block the x load and the DW; on 910B also the
+    DW result to the tile's GM slot, and after the last block the flag to the AIC."""
+    wl, b = plan.workload, _b(plan)
+    ihv, iwv = r[1], c[1]
+    pad = (plan.in_tile_h * plan.in_tile_w - ihv * iwv) * C0
+    mix = plan.handoff_via_gm
+    blocks = split(wl.c1, plan.cib)
+    out = []
+    for j, cb in enumerate(blocks):
+        it = [Copy("input", "in", "x_tile", "x", cb * ihv * iwv * C0 * b,
+                   rows_bursts(cb, ihv, iwv == wl.width), _slots(plan)),
+              *dw_ops(plan, cb, pad)]
+        if mix:
+            it.append(Copy("handoff", "out", "dw_out", "dw_slot", cb * plan.th * plan.tw * C0 * b, cb))
+            if j == len(blocks) - 1:
+                it.append(Handoff("dw_ready", "dw_slot"))
+        out.append(tuple(it))
+    return tuple(out)
+
+
+def _weights_block(plan: KernelPlan, cbo: int, buffer: str) -> Copy:
+    wl = plan.workload
+    return Copy("weights", "in", buffer, "w_pw", wl.c1 * C0 * cbo * C0 * _b(plan), 1, _slots(plan))
+
+
+def co_iters(plan: KernelPlan, r, c) -> tuple[Iteration, ...]:
+    """The co-loop of one tile on a core that runs the whole block (vector PW, or the cube of a
+    coupled chip): weights (unless resident), residual, PW, epilogue, y."""
+    wl, soc, b = plan.workload, plan.soc, _b(plan)
+    thw, thw_al = plan.th * plan.tw, plan.thw_al
+    cube = plan.pw_on_cube
+    out = []
+    for q, cbo in enumerate(split(wl.co1, plan.cob)):
+        it: list = []
+        if not plan.pw_weights_resident:
+            it.append(_weights_block(plan, cbo, "w_pw_l1" if cube else "w_pw"))
+        if wl.residual:
+            it.append(Copy("residual", "in", "res_tile", "res", *out_io(plan, cbo, r, c), _slots(plan)))
+        if cube:
+            it.append(Move("L1->L0B", "w_pw_l1", "b_l0b", wl.c1 * C0 * cbo * C0 * b))
+            if q == 0:   # dw_out UB -> L1 -> L0A once per tile; A stays in L0A
+                it.append(Move("UB->L1", "dw_out", "dw_out_l1", wl.c1 * thw * C0 * b))
+                it.append(Move("L1->L0A", "dw_out_l1", "a_l0a", wl.c1 * thw_al * C0 * b))
+            it.append(CubeOp(cube_fractals(soc, thw, wl.c1, cbo), "a_l0a", "b_l0b", "pw_acc"))
+            it.append(Move("L0C->UB", "pw_acc", "dw_acc", cbo * thw_al * C0 * ACC_BYTES))
+            it += epilogue_ops(plan, cbo, "dw_acc")
+        else:
+            w = vec_op(soc, thw * C0, ACC_BYTES, rows=wl.c1 * C0 * cbo)
+            it.append(VectorOp("pw_mac", "pw_acc", wl.c1 * C0 * cbo * thw * C0, w.instrs, w.repeats))
+            it += epilogue_ops(plan, cbo, "pw_acc")
+        it.append(Copy("output", "out", "y_tile", "y", *out_io(plan, cbo, r, c), _slots(plan)))
+        out.append(tuple(it))
+    return tuple(out)
+
+
+def aic_iters(plan: KernelPlan, r, c) -> tuple[Iteration, ...]:
+    """910B: the AIC's co-loop of one tile: the DW result from its GM slot (first co-step),
+    weights (unless resident), the GEMM, and Fixpipe out of L0C (y, or the pre-activation)."""
+    wl, soc, b = plan.workload, plan.soc, _b(plan)
+    thw, thw_al = plan.th * plan.tw, plan.thw_al
+    out = []
+    for q, cbo in enumerate(split(wl.co1, plan.cob)):
+        it: list = []
+        if q == 0:
+            it.append(Copy("handoff", "in", "dw_in_l1", "dw_slot", wl.c1 * thw * C0 * b, wl.c1, _slots(plan)))
+        if not plan.pw_weights_resident:
+            it.append(_weights_block(plan, cbo, "w_pw_l1"))
+        it.append(Move("L1->L0B", "w_pw_l1", "b_l0b", wl.c1 * C0 * cbo * C0 * b))
+        if q == 0:
+            it.append(Move("L1->L0A", "dw_in_l1", "a_l0a", wl.c1 * thw_al * C0 * b))
+        it.append(CubeOp(cube_fractals(soc, thw, wl.c1, cbo), "a_l0a", "b_l0b", "pw_acc"))
+        if plan.fixpipe_epilogue:
+            it.append(Copy("output", "out", "pw_acc", "y", *out_io(plan, cbo, r, c)))
+        else:
+            it.append(Copy("handoff", "out", "pw_acc", "pre_slot", cbo * thw * C0 * b, cbo))
+            it.append(Handoff("pre_ready", "pre_slot"))
+        out.append(tuple(it))
+    return tuple(out)
+
+
+def epi_iters(plan: KernelPlan, r, c) -> tuple[Iteration, ...]:
+    """910B without a Fixpipe epilogue: the AIV's co-loop of one tile after the AIC's flag."""
+    wl, b = plan.workload, _b(plan)
+    thw = plan.th * plan.tw
+    out = []
+    for cbo in split(wl.co1, plan.cob):
+        it: list = [Copy("handoff", "in", "pre_tile", "pre_slot", cbo * thw * C0 * b, cbo, _slots(plan))]
+        if wl.residual:
+            it.append(Copy("residual", "in", "res_tile", "res", *out_io(plan, cbo, r, c), _slots(plan)))
+        it += epilogue_ops(plan, cbo, "dw_acc")
+        it.append(Copy("output", "out", "y_tile", "y", *out_io(plan, cbo, r, c), _slots(plan)))
+        out.append(tuple(it))
+    return tuple(out)
+
+
+def resident_loads(plan: KernelPlan, role: str) -> tuple[Copy, ...]:
+    """Loads a core of `role` issues once, with its first tile: DW taps and bias (core, aiv), the
+    PW bias where the epilogue runs, the PW weights where the GEMM runs when they are resident."""
+    wl, b = plan.workload, _b(plan)
+    kh, kw = wl.kernel
+    fix = plan.fixpipe_epilogue
+    dw = role in ("core", "aiv")
+    b_pw = role == "core" or (role == "aiv" and not fix) or (role == "aic" and fix)
+    w_pw = plan.pw_weights_resident and role in ("core", "aic")
+    out = []
+    if dw:
+        out.append(Copy("weights", "in", "w_dw", "w_dw", wl.c1 * kh * kw * C0 * b, 1))
+        out.append(Copy("weights", "in", "b_dw", "b_dw", wl.c1 * C0 * ACC_BYTES, 1))
+    if b_pw:
+        out.append(Copy("weights", "in", "b_pw_l1" if role == "aic" else "b_pw", "b_pw",
+                        wl.co1 * C0 * ACC_BYTES, 1))
+    if w_pw:
+        out.append(Copy("weights", "in", "w_pw_l1" if plan.pw_on_cube else "w_pw", "w_pw",
+                        wl.co1 * wl.c1 * C0 * C0 * b, 1))
+    return tuple(out)
+
+
+def tile_loops(plan: KernelPlan, role: str, r, c) -> tuple[Loop, ...]:
+    """The loops of one tile on a core of `role`."""
+    wl = plan.workload
+    ci, co = split(wl.c1, plan.cib), split(wl.co1, plan.cob)
+    if role == "aic":
+        return (Loop("co", co, aic_iters(plan, r, c)),)
+    if role == "aiv":
+        loops = (Loop("ci", ci, ci_iters(plan, r, c)),)
+        return loops if plan.fixpipe_epilogue else loops + (Loop("co", co, epi_iters(plan, r, c)),)
+    return (Loop("ci", ci, ci_iters(plan, r, c)), Loop("co", co, co_iters(plan, r, c)))
+
+
+# ---------------------------------------------------------------------------------------------
+# the program
+# ---------------------------------------------------------------------------------------------
+COUNT_KEYS = ("dma_transfers", "dma_bursts", "vector_instrs", "vector_repeats", "cube_fractals")
+
+
+def count_steps(soc, steps, times: int = 1, into: Counter | None = None) -> Counter:
+    """Add the counts of `steps` (times over): the cost model's counts keys, plus GM bytes
+    (gm_read_bytes, gm_write_bytes) and per traffic kind (read:KIND, write:KIND)."""
+    out = Counter() if into is None else into
+    for s in steps:
+        if isinstance(s, Copy):
+            if s.nbytes <= 0:
+                continue
+            bursts = max(1, s.bursts)
+            out["dma_transfers"] += ceil_div(bursts, soc.dma_max_bursts) * times
+            out["dma_bursts"] += bursts * times
+            side = "read" if s.direction == "in" else "write"
+            out[f"gm_{side}_bytes"] += s.nbytes * times
+            out[f"{side}:{s.kind}"] += s.nbytes * times
+        elif isinstance(s, VectorOp):
+            out["vector_instrs"] += s.instrs * times
+            out["vector_repeats"] += s.repeats * times
+        elif isinstance(s, CubeOp):
+            out["cube_fractals"] += s.fractals * times
+    return out
+
+
+@dataclass(frozen=True)
+class Program:
+    plan: KernelPlan
+    tiles: tuple[tuple[tuple[int, int], tuple[int, int]], ...]   # (rows, cols) geometry per tile
+    cores: tuple[CoreProgram, ...]
+
+    # facts of the plan, decided once there
+    @property
+    def variant(self) -> str:
+        return self.plan.variant
+
+    @property
+    def resident_weights(self) -> bool:
+        return self.plan.pw_weights_resident
+
+    @property
+    def fixpipe_epilogue(self) -> bool:
+        return self.plan.fixpipe_epilogue
+
+    @property
+    def aic_ratio(self) -> int:
+        return self.plan.aic_ratio
+
+    def loops(self, role: str, tile: int) -> tuple[Loop, ...]:
+        r, c = self.tiles[tile]
+        return _tile_loops_cached(self.plan, role, r, c)
+
+    def steps(self, role: str, tile: int):
+        """Every step of one tile of a core of `role`, in program order."""
+        for loop in self.loops(role, tile):
+            for it in loop.iters:
+                yield from it
+
+    @cached_property
+    def counts(self) -> Counter:
+        """Totals over every core: GM bytes read / written (and per traffic kind), DMA transfers
+        and bursts, vector instructions and repeats, cube fractals."""
+        soc = self.plan.soc
+        out: Counter = Counter()
+        for core in self.cores:
+            count_steps(soc, core.prologue, 1, out)
+            for geo, n in Counter(self.tiles[t] for t in core.tiles).items():
+                for loop in _tile_loops_cached(self.plan, core.role, *geo):
+                    for it in loop.iters:
+                        count_steps(soc, it, n, out)
+        return out
+
+    def describe(self) -> str:
+        """A readable listing: the plan's facts, the cores and the first tile's steps per role."""
+        p = self.plan
+        lines = [f"program {p.workload.describe()} tile {p.tile.describe()}: {self.variant}, "
+                 f"{'resident' if self.resident_weights else 'streamed'} PW weights"
+                 + (f", AIC:AIV 1:{self.aic_ratio}" if p.handoff_via_gm else "")
+                 + (", Fixpipe epilogue" if self.fixpipe_epilogue else "")]
+        for role in dict.fromkeys(c.role for c in self.cores):
+            cores = [c for c in self.cores if c.role == role]
+            lines.append(f"{role} x{len(cores)} ({cores[0].name}: {len(cores[0].tiles)} tiles)")
+            for s in cores[0].prologue:
+                lines.append(f"  prologue {_fmt(s)}")
+            if cores[0].tiles:
+                for loop in self.loops(role, cores[0].tiles[0]):
+                    for j, it in enumerate(loop.iters):
+                        lines.append(f"  {loop.var}{j} (block {loop.blocks[j]})")
+                        lines += [f"    {_fmt(s)}" for s in it]
+        return "\n".join(lines)
+
+
+def _fmt(s) -> str:
+    if isinstance(s, Copy):
+        arrow = f"{s.gm} -> {s.buffer}" if s.direction == "in" else f"{s.buffer} -> {s.gm}"
+        return f"copy {arrow} {s.nbytes}B {s.bursts} bursts" + (" x2" if s.slots == 2 else "")
+    if isinstance(s, VectorOp):
+        return f"vector {s.op} -> {s.buffer} {s.elements} el {s.instrs} instr {s.repeats} rep"
+    if isinstance(s, Move):
+        return f"move {s.path} {s.src} -> {s.dst} {s.nbytes}B"
+    if isinstance(s, CubeOp):
+        return f"cube mmad {s.a} x {s.b} -> {s.c} {s.fractals} fractals"
+    return f"flag {s.flag} ({s.slot})"
+
+
+@lru_cache(maxsize=4096)
+def _tile_loops_cached(plan: KernelPlan, role: str, r, c) -> tuple[Loop, ...]:
+    return tile_loops(plan, role, r, c)
+
+
+def build_program(plan: KernelPlan) -> Program:
+    """Lower a plan: tiles round-robin over plan.cores (batch, tile row, tile column order); on
+    910B MIX each AIC serves aic_ratio consecutive AIVs."""
+    wl = plan.workload
+    rows, cols = tile_axes(wl, plan.th, plan.tw)
+    tiles = tuple((r, c) for _n in range(wl.batch) for r in rows for c in cols)
+    n = plan.cores
+    mine = [tuple(range(ci, len(tiles), n)) for ci in range(n)]
+    if not plan.handoff_via_gm:
+        cores = tuple(CoreProgram(f"core{ci}", "core", resident_loads(plan, "core"), mine[ci])
+                      for ci in range(n))
+    else:
+        aiv = tuple(CoreProgram(f"aiv{ci}", "aiv", resident_loads(plan, "aiv"), mine[ci]) for ci in range(n))
+        ratio = plan.aic_ratio
+        aic = []
+        for a in range(plan.aic_cores):
+            served = range(a * ratio, min(n, (a + 1) * ratio))
+            aic.append(CoreProgram(f"aic{a}", "aic", resident_loads(plan, "aic"),
+                                   tuple(sorted(t for ci in served for t in mine[ci])),
+                                   tuple(f"aiv{ci}" for ci in served)))
+        cores = aiv + tuple(aic)
+    return Program(plan, tiles, cores)
