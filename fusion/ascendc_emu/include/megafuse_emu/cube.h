@@ -121,6 +121,8 @@ void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadDa
     for (uint64_t i = 0; i < r; ++i) {
         const uint8_t* sf = s + (p.startIndex + i * p.srcStride) * F;
         uint8_t* df = d + i * (1 + p.dstGap) * F;
+        if (p.ifTranspose) PropagateRow(df, F, sf, F, "LoadData", "src", loc);
+        else PropagateCopy(df, sf, F, "LoadData", "src", loc);
         if (!p.ifTranspose) {
             std::memmove(df, sf, F);
             continue;
@@ -167,6 +169,22 @@ void MmadCore(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>&
     const uint8_t* b = LocalAccess(filter.ref_, sizeof(S), 0, k1 * n1 * 16 * c0, "Mmad", "filter", loc);
     uint8_t* out = LocalAccess(dst.ref_, sizeof(T), 0, m1 * n1 * 256, "Mmad", "dst", loc);
     using Acc = std::conditional_t<std::is_same_v<T, float>, float, int32_t>;
+    // Only the valid m x k / k x n elements are read (fractal padding is ignored); the cube
+    // writes whole 16 x 16 output fractals.
+    for (uint64_t i = 0; i < p.m; ++i)
+        for (uint64_t kk = 0; kk < p.k; ++kk)
+            CheckWrittenAt(a, ((i / 16) * k1 + kk / c0) * 16 * c0 + (i % 16) * c0 + kk % c0, sizeof(U), "Mmad",
+                           "fm (A2 / L0A)", loc);
+    for (uint64_t kk = 0; kk < p.k; ++kk)
+        for (uint64_t j = 0; j < p.n; ++j)
+            CheckWrittenAt(b, ((kk / c0) * n1 + j / 16) * c0 * 16 + (j % 16) * c0 + kk % c0, sizeof(S), "Mmad",
+                           "filter (B2 / L0B)", loc);
+    for (uint64_t i = 0; i < p.m && init == MmadInit::L0C; ++i)
+        for (uint64_t j = 0; j < p.n; ++j)
+            CheckWrittenAt(out, ((j / 16) * m1 + i / 16) * 256 + (i % 16) * 16 + j % 16, sizeof(T), "Mmad",
+                           "dst (CO1 / L0C, accumulated)", loc);
+    if (init == MmadInit::Bias) CheckWritten(bias, p.n * sizeof(T), "Mmad", "bias", loc);
+    MarkWritten(out, m1 * n1 * 256 * sizeof(T));
     for (uint64_t i = 0; i < p.m; ++i)
         for (uint64_t j = 0; j < p.n; ++j) {
             const uint64_t ci = ((j / 16) * m1 + i / 16) * 256 + (i % 16) * 16 + j % 16;
@@ -309,6 +327,7 @@ void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const Fixpip
     for (uint64_t t = 0; t < nd; ++t)
         for (uint64_t i = 0; i < p.mSize; ++i)
             for (uint64_t j = 0; j < p.nSize; ++j) {
+                CheckWrittenAt(s, src_index(t, i, j), sizeof(U), "Fixpipe", "src (CO1 / L0C)", loc);
                 U v = Ld<U>(s, src_index(t, i, j));
                 if (p.reluEn && v < U(0)) v = U(0);
                 St<T>(d, dst_index(t, i, j), static_cast<T>(v));

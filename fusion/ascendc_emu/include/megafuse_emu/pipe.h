@@ -168,6 +168,7 @@ inline std::vector<BlockInfo*> AllocateBuffers(AscendC::TPosition pos, uint32_t 
         b.bytes = static_cast<uint32_t>(rounded);
         b.state = queue ? BlockInfo::State::Free : BlockInfo::State::Scratch;
         b.owner = owner;
+        b.line = loc.line();
         c.blocks.push_back(b);
         out.push_back(&c.blocks.back());
     }

@@ -2,6 +2,7 @@
 // checks every API runs before touching memory.
 #pragma once
 
+#include "init_check.h"
 #include "state.h"
 
 namespace megafuse_emu {
@@ -110,16 +111,18 @@ public:
     {
         megafuse_emu::CheckMem(ref_, megafuse_emu::Mem::UB, "GetValue", "tensor", loc);
         T v;
-        std::memcpy(&v, megafuse_emu::LocalAccess(ref_, sizeof(T), index, 1, "GetValue", "tensor", loc),
-                    sizeof(T));
+        const uint8_t* p = megafuse_emu::LocalAccess(ref_, sizeof(T), index, 1, "GetValue", "tensor", loc);
+        megafuse_emu::CheckWritten(p, sizeof(T), "GetValue", "tensor", loc);
+        std::memcpy(&v, p, sizeof(T));
         return v;
     }
 
     void SetValue(uint32_t index, const T& value, megafuse_emu::Loc loc = megafuse_emu::Loc::current()) const
     {
         megafuse_emu::CheckMem(ref_, megafuse_emu::Mem::UB, "SetValue", "tensor", loc);
-        std::memcpy(megafuse_emu::LocalAccess(ref_, sizeof(T), index, 1, "SetValue", "tensor", loc),
-                    &value, sizeof(T));
+        uint8_t* p = megafuse_emu::LocalAccess(ref_, sizeof(T), index, 1, "SetValue", "tensor", loc);
+        std::memcpy(p, &value, sizeof(T));
+        megafuse_emu::MarkWritten(p, sizeof(T));
     }
 
     LocalTensor operator[](uint32_t offset) const
