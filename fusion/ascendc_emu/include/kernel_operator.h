@@ -15,3 +15,6 @@
 #include "megafuse_emu/vector.h"
 #include "megafuse_emu/cube.h"
 #include "megafuse_emu/sync.h"
+#include "megafuse_emu/static_alloc.h"
+#include "megafuse_emu/devkit.h"
+#include "megafuse_emu/launch.h"
