@@ -249,6 +249,7 @@ def build_kernel(source: str | os.PathLike, kernel_name: str,
             rewritten = f'#line 1 "{quoted}"\n' + rewritten
         src_text = rewritten.encode()
         src_path = None  # compile the rewritten text; local headers stay reachable (-iquote below)
+    inc_dirs = [Path(d).resolve() for d in extra_include_dirs]
     extra_flags = [*extra_flags, *(single_source.arch_flags(spec) if spec is not None else [])]
     flags = [*CXX_FLAGS, *extra_flags]
     parts = _emulator_parts() + [" ".join(extra_flags).encode(), src_text]
