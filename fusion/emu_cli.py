@@ -1,6 +1,6 @@
 """`megafuse emu run`: a user's Ascend C file on the host emulator.
 
-  megafuse emu run add.asc [--soc ascend910b2|ascend310p3] [--workdir DIR] [-- PROGRAM ARGS]
+  megafuse emu run add.asc [--soc ascend910b2|ascend310p3] [--workdir DIR] [--program-arg ARG ...]
       single source (.asc, or a .cpp with a host main): built for the SoC (__NPU_ARCH__ 2201 or
       2002), run in DIR (default: the current directory; the devkit samples read ./input and
       write ./output there); the program's own output is printed.
@@ -56,7 +56,8 @@ def register(sub, add_model_args=None) -> None:
     r.add_argument("--seed", type=int, default=0, help="random inputs' seed (default 0)")
     r.add_argument("--out", metavar="DIR", help="kernel-only file: write every buffer argument here after the run")
     r.add_argument("--json", action="store_true", help="kernel-only file: counters and buffers as JSON")
-    r.add_argument("program_args", nargs="*", help="after --: arguments of the program's main")
+    r.add_argument("--program-arg", action="append", default=[], dest="program_args", metavar="ARG",
+                   help="program: an argument for its main (repeatable; --program-arg=-1.5 for negatives)")
     r.set_defaults(func=cmd_emu_run)
 
 
@@ -76,7 +77,7 @@ def _build_error_line(message: str) -> str:
     """g++'s diagnostics -> the first line that says 'error'."""
     lines = message.splitlines()
     for ln in lines[1:]:
-        if "error" in ln:
+        if " error: " in ln or ln.startswith("error: "):
             return f"{lines[0].rstrip(':')}: {ln.strip()}"
     return lines[0] if lines else message
 
