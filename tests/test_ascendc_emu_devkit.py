@@ -267,3 +267,21 @@ def test_cli_build_error_is_one_line_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("megafuse: error: g++ failed to compile program bad.asc") and err.count("\n") == 1
     assert "undeclared" in err
+
+
+def test_program_copy_past_an_aclrt_block_is_a_fault(tmp_path):
+    prog = tmp_path / "overrun.asc"
+    prog.write_text('#include "acl/acl.h"\n#include <vector>\nint main() {\n    std::vector<char> host(64);\n'
+                    "    void* dev = nullptr;\n    aclrtMalloc(&dev, 32, ACL_MEM_MALLOC_HUGE_FIRST);\n"
+                    "    aclrtMemcpy(dev, 64, host.data(), 64, ACL_MEMCPY_HOST_TO_DEVICE);\n    return 0;\n}\n")
+    res = run_program(build_program(prog, "ascend910b2"), cwd=tmp_path)
+    assert res.returncode == 86
+    assert res.fault == "aclrtMemcpy: 64 bytes from the destination run past the end of its 32-byte aclrtMalloc block (32 bytes left)"
+
+
+def test_program_launch_with_host_memory_is_a_fault(tmp_path):
+    prog = tmp_path / "hostptr.asc"
+    prog.write_text('#include "acl/acl.h"\n__global__ __vector__ void k(GM_ADDR x) {}\n'
+                    "int main() {\n    static uint8_t host[64];\n    k<<<1, nullptr, nullptr>>>(host);\n    return 0;\n}\n")
+    res = run_program(build_program(prog, "ascend910b2"), cwd=tmp_path)
+    assert res.returncode == 86 and "kernel 'k' argument 0 is not device memory" in res.fault

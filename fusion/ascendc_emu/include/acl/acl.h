@@ -45,6 +45,20 @@ inline aclError AclMalloc(void** p, size_t size, bool device)
     return ACL_SUCCESS;
 }
 
+// A copy that runs past the end of an aclrt block would corrupt the host heap here (on the
+// device: a memory fault); it ends the program with the emulator's fault line instead.
+inline void CheckAclBounds(const void* p, size_t count, const char* api, const char* side)
+{
+    uint64_t bytes = 0;
+    bool device = false;
+    const uint8_t* base = FindDeviceAlloc(p, &bytes, &device);
+    if (base == nullptr) return;
+    const uint64_t left = bytes - static_cast<uint64_t>(static_cast<const uint8_t*>(p) - base);
+    if (count > left)
+        HostFault(Str(api, ": ", count, " bytes from the ", side, " run past the end of its ", bytes, "-byte ",
+                      device ? "aclrtMalloc" : "aclrtMallocHost", " block (", left, " bytes left)"));
+}
+
 inline aclError AclFree(void* p, bool device)
 {
     std::lock_guard<std::mutex> lk(DeviceAllocsMutex());
@@ -93,12 +107,15 @@ inline aclError aclrtFreeHost(void* hostPtr) { return megafuse_emu::AclFree(host
 inline aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind)
 {
     if (dst == nullptr || src == nullptr || count > destMax) return ACL_ERROR_INVALID_PARAM;
+    megafuse_emu::CheckAclBounds(dst, count, "aclrtMemcpy", "destination");
+    megafuse_emu::CheckAclBounds(src, count, "aclrtMemcpy", "source");
     std::memmove(dst, src, count);
     return ACL_SUCCESS;
 }
 inline aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count)
 {
     if (devPtr == nullptr || count > maxCount) return ACL_ERROR_INVALID_PARAM;
+    megafuse_emu::CheckAclBounds(devPtr, count, "aclrtMemset", "destination");
     std::memset(devPtr, value, count);
     return ACL_SUCCESS;
 }
