@@ -164,9 +164,12 @@ def test_mmad_reading_l0a_before_writing_it_is_caught():
     with pytest.raises(EmulationError) as e:
         k.run([np.ones(512, np.float16), np.ones(512, np.float16), np.zeros(256, np.float32)], block_dim=1,
               soc="ascend910b2")
-    assert e.value.kernel == "mmad_uninit_l0a" and e.value.line == _line_of(src, "MMAD_LINE")
+    # The garbage is stopped where it would leave the core (the Fixpipe to GM); the message names
+    # the Mmad that read L0A and the L0A tensor nothing wrote.
+    assert e.value.kernel == "mmad_uninit_l0a" and e.value.line == _line_of(src, "FIXPIPE_LINE")
     msg = e.value.message
-    assert "uninitialized read: Mmad reads fm (A2 / L0A) from L0A bytes" in msg
+    assert "uninitialized read: Fixpipe uses src (CO1 / L0C) L0C bytes [0, " in msg
+    assert f"first: Mmad at line {_line_of(src, 'MMAD_LINE')} read fm (A2 / L0A) L0A bytes [0, 2) that were never written" in msg
     assert f"the A2 tensor from LocalMemAllocator::Alloc at line {_line_of(src, 'the bug')}" in msg
 
 

@@ -1,7 +1,8 @@
 // A cube kernel with a bug the uninitialized-read check exists for: B is loaded into L0B, but
 // the LoadData that should fill L0A with A was left out, so Mmad multiplies whatever L0A held
-// (on hardware: the previous kernel's data; here: NaN). The emulator stops at the Mmad and
-// names the kernel, the line and the L0A tensor.
+// (on hardware: the previous kernel's data; here: NaN). The emulator stops the kernel where the
+// garbage product would leave the core (the Fixpipe to GM) and names the kernel, that line, the
+// Mmad line that read L0A and the L0A tensor.
 #include "kernel_operator.h"
 
 constexpr uint32_t M = 16, K = 32, N = 16;
@@ -65,5 +66,5 @@ extern "C" __global__ __cube__ void mmad_uninit_l0a(GM_ADDR a, GM_ADDR b, GM_ADD
     fp.srcStride = M;
     fp.dstStride = N;
     fp.ndNum = 1;
-    AscendC::Fixpipe<float, float, AscendC::CFG_ROW_MAJOR>(cGm, c1, fp);
+    AscendC::Fixpipe<float, float, AscendC::CFG_ROW_MAJOR>(cGm, c1, fp);  // FIXPIPE_LINE
 }

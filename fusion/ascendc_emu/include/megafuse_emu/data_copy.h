@@ -186,7 +186,8 @@ inline void LocalCopy(const TensorRef& dst, const TensorRef& src, size_t dst_es,
     uint8_t* d = LocalAccessBytes(dst, 0, (p.blockCount - 1ull) * dst_pitch + dst_len, api, "dst", loc);
     for (uint64_t i = 0; i < p.blockCount; ++i) {
         if (dst_len == src_len) PropagateCopy(d + i * dst_pitch, s + i * src_pitch, src_len, api, "src", loc);
-        else PropagateRow(d + i * dst_pitch, dst_len, s + i * src_pitch, src_len, api, "src", loc);
+        else PropagateElems(d + i * dst_pitch, static_cast<uint32_t>(dst_es), s + i * src_pitch,
+                            static_cast<uint32_t>(src_es), src_len / src_es, api, "src", loc);
         if (dst_es == src_es) {
             std::memmove(d + i * dst_pitch, s + i * src_pitch, src_len);
             continue;
@@ -269,7 +270,7 @@ void L0cToUb(const TensorRef& dst, const TensorRef& src, const AscendC::DataCopy
         LocalAccessBytes(src, 0, (p.blockCount - 1ull) * src_pitch + p.blockLen * src_frac, api, "src", loc);
     uint8_t* d = LocalAccessBytes(dst, 0, (p.blockCount - 1ull) * dst_pitch + p.blockLen * dst_frac, api, "dst", loc);
     for (uint64_t b = 0; b < p.blockCount; ++b) {
-        PropagateRow(d + b * dst_pitch, n * sizeof(T), s + b * src_pitch, n * sizeof(U), api, "src (CO1 / L0C)", loc);
+        PropagateElems(d + b * dst_pitch, sizeof(T), s + b * src_pitch, sizeof(U), n, api, "src (CO1 / L0C)", loc);
     }
     for (uint64_t b = 0; b < p.blockCount; ++b)
         for (uint64_t i = 0; i < n; ++i) {

@@ -147,15 +147,17 @@ inline void CheckWrittenAt(const uint8_t* base, uint64_t index, uint32_t esize, 
     CheckWritten(base + index * esize, esize, api, operand, loc);
 }
 
-// A converting copy (sizes differ): the whole dst range is written, or derived when any src
-// byte is not.
-inline void PropagateRow(uint8_t* dst, uint64_t dn, const uint8_t* src, uint64_t sn, const char* api,
-                         const char* operand, const Loc& loc)
+// A converting copy of n elements (src_es bytes each -> dst_es bytes each), element by element.
+inline void PropagateElems(uint8_t* dst, uint32_t dst_es, const uint8_t* src, uint32_t src_es, uint64_t n,
+                           const char* api, const char* operand, const Loc& loc)
 {
-    const uint8_t* ws = sn ? ShadowOf(src) : nullptr;
-    if (ws == nullptr || AllWritten(ws, sn)) return MarkWritten(dst, dn);
-    if (std::memchr(ws, kNeverWritten, sn) != nullptr) NoteOrigin(src, sn, api, operand, loc);
-    SetState(dst, dn, kDerived);
+    const uint8_t* ws = n ? ShadowOf(src) : nullptr;
+    if (ws == nullptr || AllWritten(ws, n * src_es)) return MarkWritten(dst, n * dst_es);
+    for (uint64_t i = 0; i < n; ++i) {
+        const uint8_t st = ElemState(src + i * src_es, src_es);
+        if (st == kNeverWritten) NoteOrigin(src + i * src_es, src_es, api, operand, loc);
+        SetState(dst + i * dst_es, dst_es, st == kWritten ? kWritten : kDerived);
+    }
 }
 
 }  // namespace megafuse_emu
