@@ -288,3 +288,25 @@ def test_program_launch_with_host_memory_is_a_fault(tmp_path):
                     "int main() {\n    static uint8_t host[64];\n    k<<<1, nullptr, nullptr>>>(host);\n    return 0;\n}\n")
     res = run_program(build_program(prog, "ascend910b2"), cwd=tmp_path)
     assert res.returncode == 86 and "kernel 'k' argument 0 is not device memory" in res.fault
+
+
+_KEYWORD_TYPED = r"""
+#include "kernel_operator.h"
+extern "C" __global__ __cube__ void cube_flag(GM_ADDR out)
+{
+    AscendC::GlobalTensor<int32_t> o;
+    o.SetGlobalBuffer((__gm__ int32_t*)out, 2);
+    o.SetValue(0, ASCEND_IS_AIC ? 1 : 0);
+    o.SetValue(1, g_coreType);
+}
+"""
+
+
+@pytest.mark.parametrize("soc, expect", [("ascend910b2", [1, 1]), ("ascend310p3", [0, 0])])
+def test_cube_keyword_launches_on_aic_cores(soc, expect):
+    # __cube__: an AIC_ONLY launch on 910B (ASCEND_IS_AIC true, g_coreType AIC) without a
+    # KERNEL_TASK_TYPE_DEFAULT; coupled 310P cores are MIX.
+    out = np.zeros(2, np.int32)
+    res = build_kernel(_KEYWORD_TYPED, "cube_flag").run([out], block_dim=2, soc=soc)
+    assert out.tolist() == expect
+    assert res.kernel_type == ("aic_only" if soc == "ascend910b2" else None)

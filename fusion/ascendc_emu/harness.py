@@ -274,10 +274,14 @@ def build_kernel(source: str | os.PathLike, kernel_name: str,
         _atomic_build(lib, lambda out: [CXX, *flags, *includes, "-shared", str(src_file), str(runtime),
                                         "-o", str(out)], f"kernel '{kernel_name}' ({label})")
 
+    keyword_type = single_source.kernel_types(src_text.decode(errors="replace")).get(kernel_name)
     key = (str(lib), kernel_name)
     with _load_lock:
         if key not in _loaded:
             _loaded[key] = EmuKernel(lib, kernel_name, label, spec)
+            # a __vector__ / __cube__ kernel is launched on AIV / AIC cores (arch 2201) unless run
+            # names a kernel type; KERNEL_TASK_TYPE_DEFAULT alone does not change the default
+            _loaded[key].keyword_type = keyword_type if keyword_type in ("AIV_ONLY", "AIC_ONLY") else None
         return _loaded[key]
 
 
@@ -287,6 +291,7 @@ class EmuKernel:
     def __init__(self, lib_path: Path, kernel_name: str, source_label: str = "", built_for: SocSpec | None = None):
         self.kernel_name = kernel_name
         self.built_for = built_for  # the SoC whose __NPU_ARCH__ the source was compiled with
+        self.keyword_type: str | None = None  # "AIV_ONLY" for a __vector__ kernel, "AIC_ONLY" for __cube__
         self.lib_path = Path(lib_path)
         self.source = source_label
         self._lib = ctypes.CDLL(str(lib_path))
@@ -343,6 +348,8 @@ class EmuKernel:
             raise EmulationError(
                 f"kernel '{self.kernel_name}' was built for {self.built_for.name} (__NPU_ARCH__ "
                 f"{self.built_for.arch}) and cannot run on {spec.name} (arch {spec.arch}): build it with soc='{spec.name}'")
+        if kernel_type is None and self.keyword_type is not None and spec.arch == "2201":
+            kernel_type = self.keyword_type.lower()
         type_id = kernel_type_id(kernel_type)
         if len(args) > MAX_ARGS:
             raise EmulationError(f"kernel '{self.kernel_name}': at most {MAX_ARGS} arguments are supported")
