@@ -310,3 +310,32 @@ def test_cube_keyword_launches_on_aic_cores(soc, expect):
     res = build_kernel(_KEYWORD_TYPED, "cube_flag").run([out], block_dim=2, soc=soc)
     assert out.tolist() == expect
     assert res.kernel_type == ("aic_only" if soc == "ascend910b2" else None)
+
+
+_LEGACY_PAD = r"""
+#include "kernel_operator.h"
+extern "C" __global__ __vector__ void legacy_pad(GM_ADDR x, GM_ADDR y)
+{
+    AscendC::GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, 3 * 5);
+    yGm.SetGlobalBuffer((__gm__ float*)y, 3 * 8);
+    AscendC::LocalMemAllocator<AscendC::Hardware::UB> ub;
+    AscendC::LocalTensor<float> t = ub.Alloc<float, 3 * 8>();
+    AscendC::DataCopyParams in{3, 5 * sizeof(float), 0, 0};
+    uint64_t bits = 0;
+    const float pad = -7.5f;
+    std::memcpy(&bits, &pad, sizeof(pad));
+    AscendC::DataCopyPad(t, xGm, in, AscendC::DataCopyPadParams{true, 0, 3, bits});
+    AscendC::DataCopyParams out{1, 3 * 8 * sizeof(float), 0, 0};
+    AscendC::DataCopyPad(yGm, t, out);
+}
+"""
+
+
+def test_legacy_data_copy_pad_prototypes():
+    # DataCopyParams (blockLen in bytes) + DataCopyPadParams (paddingValue as uint64 bits):
+    # rows of 5 floats land as 8-float UB rows, right-padded with -7.5.
+    x = np.arange(15, dtype=np.float32).reshape(3, 5)
+    y = np.zeros((3, 8), np.float32)
+    build_kernel(_LEGACY_PAD, "legacy_pad").run([x, y], block_dim=1, soc="ascend910b2")
+    np.testing.assert_array_equal(y, np.concatenate([x, np.full((3, 3), -7.5, np.float32)], axis=1))

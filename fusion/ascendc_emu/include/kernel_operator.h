@@ -12,6 +12,7 @@
 #include "megafuse_emu/tensor.h"
 #include "megafuse_emu/pipe.h"
 #include "megafuse_emu/data_copy.h"
+#include "megafuse_emu/data_copy_pad_legacy.h"
 #include "megafuse_emu/vector.h"
 #include "megafuse_emu/cube.h"
 #include "megafuse_emu/sync.h"
