@@ -339,3 +339,29 @@ def test_legacy_data_copy_pad_prototypes():
     y = np.zeros((3, 8), np.float32)
     build_kernel(_LEGACY_PAD, "legacy_pad").run([x, y], block_dim=1, soc="ascend910b2")
     np.testing.assert_array_equal(y, np.concatenate([x, np.full((3, 3), -7.5, np.float32)], axis=1))
+
+
+_STATIC_AT = r"""
+#include "kernel_operator.h"
+extern "C" __global__ __vector__ void static_at(GM_ADDR x, GM_ADDR y)
+{
+    AscendC::GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x + block_idx * 64, 64);
+    yGm.SetGlobalBuffer((__gm__ float*)y + block_idx * 64, 64);
+    AscendC::LocalTensor<float> a(AscendC::TPosition::VECCALC, 0, 64);
+    AscendC::LocalTensor<float> b(AscendC::TPosition::VECCALC, 256, 64);
+    AscendC::DataCopy(a, xGm, 64);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::Adds(b, a, static_cast<float>(block_num), 64);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(yGm, b, 64);
+}
+"""
+
+
+def test_static_tensor_constructor_and_block_idx_globals():
+    # LocalTensor(TPosition, addr, tileSize) and the kernel-side globals block_idx / block_num.
+    x = np.arange(3 * 64, dtype=np.float32)
+    y = np.zeros_like(x)
+    build_kernel(_STATIC_AT, "static_at").run([x, y], block_dim=3, soc="ascend910b2")
+    np.testing.assert_array_equal(y, x + 3)

@@ -19,3 +19,4 @@
 #include "megafuse_emu/static_alloc.h"
 #include "megafuse_emu/devkit.h"
 #include "megafuse_emu/launch.h"
+#include "utils/debug/asc_printf.h"

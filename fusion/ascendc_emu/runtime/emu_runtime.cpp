@@ -346,6 +346,8 @@ void Enter(CoreState* c)
 {
     megafuse_emu::g_core = c;
     g_coreType = AscendC::MIX;
+    block_idx = c != nullptr ? c->block_idx : 0;
+    block_num = c != nullptr ? c->block_num : 1;
     if (c != nullptr && c->soc.arch == 2201 && c->kind != CoreKind::Unknown)
         g_coreType = c->kind == CoreKind::Vector ? AscendC::AIV : AscendC::AIC;
 }

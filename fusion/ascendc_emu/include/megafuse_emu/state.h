@@ -265,6 +265,11 @@ void MixWaitFlag(CoreState& c, int flag, const char* api, const Loc& loc);
 // (constexpr in each core type's compilation); here it is per emulated core (thread).
 inline thread_local int32_t g_coreType = AscendC::MIX;
 
+// The devkit's kernel-side globals block_idx / block_num (GetBlockIdx() / GetBlockNum()), set
+// per emulated core when it starts running.
+inline thread_local int64_t block_idx = 0;
+inline thread_local int64_t block_num = 1;
+
 namespace megafuse_emu {
 
 // Fixes the core kind of the calling thread's core and keeps g_coreType in step.

@@ -32,6 +32,44 @@ inline Mem HardwareMem(AscendC::Hardware h, const Loc& loc)
     }
 }
 
+// A static tensor of `bytes` at byte `addr` of the memory of `pos` (32 B aligned, inside the
+// physical memory); its BlockInfo names it for the uninitialized-read check.
+inline BlockInfo* StaticBlock(AscendC::TPosition pos, Mem m, uint64_t addr, uint64_t bytes, const void* owner,
+                              const Loc& loc)
+{
+    CoreState& c = Core(loc);
+    BlockInfo b;
+    b.mem = m;
+    b.pos = pos;
+    b.addr = static_cast<uint32_t>(addr);
+    b.bytes = static_cast<uint32_t>((bytes + 31) / 32 * 32);
+    b.state = BlockInfo::State::Scratch;
+    b.owner = owner;
+    b.line = loc.line();
+    b.is_static = true;
+    c.blocks.push_back(b);
+    return &c.blocks.back();
+}
+
+inline TensorRef StaticTensorRef(AscendC::TPosition pos, uint64_t addr, uint64_t bytes, const char* api, const Loc& loc)
+{
+    CoreState& c = Core(loc);
+    const Mem m = PositionMem(pos, loc);
+    CheckCoreKind(m, pos, loc);
+    const uint64_t size = c.mem[static_cast<int>(m)].size();
+    if (addr % 32 != 0) Fail(loc, Str(api, ": address ", addr, " is not 32-byte aligned"));
+    if (bytes == 0) Fail(loc, Str(api, ": tileSize 0"));
+    if (addr + bytes > size)
+        Fail(loc, Str(api, ": bytes [", addr, ", ", addr + bytes, ") run past the ", size, "-byte ", MemName(m), " of ",
+                      c.soc_name));
+    TensorRef r;
+    r.block = StaticBlock(pos, m, addr, bytes, nullptr, loc);
+    r.serial = c.serial;
+    r.gen = r.block->gen;
+    r.len = bytes;
+    return r;
+}
+
 // The position a tensor of that memory gets when Alloc names none.
 constexpr AscendC::TPosition DefaultPosition(AscendC::Hardware h)
 {
@@ -130,18 +168,9 @@ private:
             Fail(loc, Str("LocalMemAllocator::Alloc<", TypeName<T>(), ">(", count, ") needs ", rounded, " B of ",
                           MemName(mem_), " at byte ", head_, ": total ", head_ + rounded, " B > ", Budget(loc),
                           " B usable on ", c.soc_name));
-        BlockInfo b;
-        b.mem = mem_;
-        b.pos = pos;
-        b.addr = head_;
-        b.bytes = static_cast<uint32_t>(rounded);
-        b.state = BlockInfo::State::Scratch;
-        b.owner = this;
-        b.line = loc.line();
-        b.is_static = true;
-        c.blocks.push_back(b);
+        BlockInfo* b = StaticBlock(pos, mem_, head_, bytes, this, loc);
         head_ += static_cast<uint32_t>(rounded);
-        return megafuse_emu::TensorOf<T>(&c.blocks.back(), bytes);
+        return megafuse_emu::TensorOf<T>(b, bytes);
     }
 
     megafuse_emu::Mem mem_ = megafuse_emu::Mem::UB;

@@ -99,6 +99,11 @@ inline void CheckGmRegion(const uint8_t* origin, const uint8_t* p, uint64_t n, c
 
 }  // namespace megafuse_emu
 
+namespace megafuse_emu {
+// A static tensor at a fixed address (static_alloc.h).
+TensorRef StaticTensorRef(AscendC::TPosition pos, uint64_t addr, uint64_t bytes, const char* api, const Loc& loc);
+}  // namespace megafuse_emu
+
 namespace AscendC {
 
 template <typename T>
@@ -106,6 +111,12 @@ class LocalTensor {
 public:
     using PrimType = T;
     LocalTensor() = default;
+
+    // Static-tensor programming: tileSize elements at byte address addr of pos's memory.
+    LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+        : ref_(megafuse_emu::StaticTensorRef(pos, addr, static_cast<uint64_t>(tileSize) * sizeof(T),
+                                             "LocalTensor(TPosition, addr, tileSize)", loc))
+    {}
 
     T GetValue(uint32_t index, megafuse_emu::Loc loc = megafuse_emu::Loc::current()) const
     {
