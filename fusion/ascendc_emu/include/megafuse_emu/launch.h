@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <type_traits>
 
 #include "runtime_api.h"
@@ -79,28 +80,42 @@ class KernelLaunch {
 public:
     KernelLaunch(F* fn, const char* name, int type, uint32_t block_dim) : fn_(fn), name_(name), type_(type), block_dim_(block_dim) {}
 
+    // The kernel is called through a trampoline with its arguments as typed at the call site
+    // (pointers, integers, and structs by value such as a tiling struct); the runtime gets the
+    // GM pointer arguments as extra arguments of the trampoline, only to bound GM accesses.
     template <typename... A>
     void operator()(A... args) const
     {
-        static_assert(sizeof...(A) <= 32, "at most 32 kernel arguments");
-        void* ptrs[sizeof...(A) + 1] = {};
-        uint64_t sizes[sizeof...(A) + 1] = {};
-        int i = 0;
-        (Pack(args, i++, ptrs, sizes), ...);
+        static_assert(sizeof...(A) <= 31, "at most 31 kernel arguments");
+        struct Thunk {
+            F* fn;
+            std::tuple<A...> args;
+            static void Call(void* self)
+            {
+                auto* t = static_cast<Thunk*>(self);
+                std::apply([t](auto&... a) { t->fn(a...); }, t->args);
+            }
+        };
+        Thunk thunk{fn_, std::tuple<A...>(args...)};
+        void* ptrs[sizeof...(A) + 1] = {&thunk};
+        uint64_t sizes[sizeof...(A) + 1] = {0};
+        int n = 1, i = 0;
+        (Region(args, i++, ptrs, sizes, n), ...);
         const MegafuseEmuSoc& soc = HostSoc(name_);
         const int type = soc.arch == 2201 ? type_ : MEGAFUSE_EMU_KERNEL_UNSPECIFIED;
         char err[8192] = {0};
-        const int rc = megafuse_emu_run_typed(reinterpret_cast<void*>(fn_), name_, type, static_cast<int>(block_dim_),
-                                              static_cast<int>(sizeof...(A)), ptrs, sizes, &soc, err, sizeof(err));
+        const int rc = megafuse_emu_run_typed(reinterpret_cast<void*>(&Thunk::Call), name_, type,
+                                              static_cast<int>(block_dim_), n, ptrs, sizes, &soc, err, sizeof(err));
         if (rc != 0) HostFault(err);
     }
 
 private:
+    // A pointer argument must point into an aclrtMalloc block: it becomes a GM region (the
+    // block from the pointer to its end).
     template <typename T>
-    void Pack(T v, int i, void** ptrs, uint64_t* sizes) const
+    void Region(const T& v, int i, void** ptrs, uint64_t* sizes, int& n) const
     {
         if constexpr (std::is_pointer_v<T>) {
-            ptrs[i] = const_cast<void*>(static_cast<const void*>(v));
             if (v == nullptr) return;
             uint64_t bytes = 0;
             bool device = false;
@@ -108,11 +123,11 @@ private:
             if (base == nullptr || !device)
                 HostFault(Str("kernel '", name_, "' argument ", i, " is ", base ? "host memory from aclrtMallocHost" :
                               "not device memory", ": pass a buffer from aclrtMalloc (copy host data in with aclrtMemcpy)"));
-            sizes[i] = bytes - static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(v) - base);
-        } else if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) {
-            ptrs[i] = reinterpret_cast<void*>(static_cast<uintptr_t>(static_cast<int64_t>(v)));
+            ptrs[n] = const_cast<void*>(static_cast<const void*>(v));
+            sizes[n] = bytes - static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(v) - base);
+            ++n;
         } else {
-            static_assert(std::is_pointer_v<T>, "kernel arguments are GM pointers or integers");
+            static_assert(std::is_trivially_copyable_v<T>, "kernel arguments are GM pointers, integers or plain structs");
         }
     }
 
