@@ -104,7 +104,7 @@ def test_axpy_program_with_host_buffers_and_argv(tmp_path, soc):
 
 def test_launch_rewrite_keeps_lines_and_reads_kernel_types():
     text = ("__global__ __vector__ void va(GM_ADDR x) {}\n"
-            "template <int N> __global__ __cube__ void cb(GM_ADDR x) {}\n"
+            "template <int N> __cube__ __global__ void cb(GM_ADDR x) {}\n"
             "__global__ __aicore__ void mx(GM_ADDR x) { KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2); }\n"
             "int main() {\n  va<<<4, nullptr,\n     s>>>(p);\n  cb<16><<<1, nullptr, s>>>(p);\n  mx<<<2, nullptr, s>>>(p);\n}\n")
     assert kernel_types(text) == {"va": "AIV_ONLY", "cb": "AIC_ONLY", "mx": "MIX_AIC_1_2"}

@@ -31,7 +31,9 @@ from fusion.soc import SocSpec, get_soc
 FAULT_EXIT = 86  # launch.h kFaultExit
 FAULT_PREFIX = "megafuse-emu fault: "
 
-_KERNEL_DEF = re.compile(r"__global__\s+(?P<quals>(?:(?:__\w+__|extern\s+\"C\"|inline|static)\s+)*)void\s+(?P<name>[A-Za-z_]\w*)\s*\(")
+_QUALS = r"(?:(?:__\w+__|extern\s+\"C\"|inline|static)\s+)*"
+# `__global__ __vector__ void k(` and the samples' `__vector__ __global__ void k(` alike
+_KERNEL_DEF = re.compile(rf"(?P<pre>{_QUALS})__global__\s+(?P<quals>{_QUALS})void\s+(?P<name>[A-Za-z_]\w*)\s*\(")
 _LAUNCH = re.compile(
     r"(?P<callee>[A-Za-z_][\w:]*(?:\s*<(?:[^<>;]|<[^<>;]*>)*>)?)\s*<<<(?P<cfg>(?:(?!>>>)[^;])*)>>>\s*\(")
 _TASK_TYPE = re.compile(r"KERNEL_TASK_TYPE_DEFAULT\s*\(\s*(?:\w+::)?KERNEL_TYPE_(?P<type>\w+)\s*\)")
@@ -58,7 +60,7 @@ def kernel_types(text: str) -> dict[str, str]:
     """Kernel name -> emulator kernel-type macro suffix (e.g. "AIV_ONLY", "UNSPECIFIED")."""
     found: dict[str, str] = {}
     for m in _KERNEL_DEF.finditer(text):
-        quals = m.group("quals")
+        quals = m.group("pre") + " " + m.group("quals")
         kind = "AIV_ONLY" if "__vector__" in quals else "AIC_ONLY" if "__cube__" in quals else "UNSPECIFIED"
         declared = _TASK_TYPE.search(_body(text, m.end()))
         if declared and declared.group("type") in _C_TYPES:
