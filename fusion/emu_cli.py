@@ -116,15 +116,21 @@ def _run(args) -> int:
 
 
 def _run_program(path: Path, spec, args) -> int:
+    from fusion.ascendc_emu import EmulationError
     from fusion.ascendc_emu.single_source import build_program, run_program
 
     if args.arg or args.kernel:
         raise MegafuseError("--arg / --kernel are for kernel-only files; a program's main launches its kernels")
+    if not args.timeout > 0:
+        raise MegafuseError("--timeout must be > 0")
     workdir = Path(args.workdir) if args.workdir else Path.cwd()
     if not workdir.is_dir():
         raise MegafuseError(f"--workdir {_clean(str(workdir))} is not a directory")
     exe = build_program(path, spec)
-    result = run_program(exe, list(args.program_args), cwd=workdir, timeout=args.timeout)
+    try:
+        result = run_program(exe, list(args.program_args), cwd=workdir, timeout=args.timeout)
+    except EmulationError as e:  # it hung: a failure of the program, not of the command line
+        raise EmuFault(str(e)) from None
     sys.stdout.write(result.stdout)
     if result.fault is not None:
         raise EmuFault(result.fault)

@@ -365,3 +365,11 @@ def test_static_tensor_constructor_and_block_idx_globals():
     y = np.zeros_like(x)
     build_kernel(_STATIC_AT, "static_at").run([x, y], block_dim=3, soc="ascend910b2")
     np.testing.assert_array_equal(y, x + 3)
+
+
+def test_cli_program_that_hangs_is_stopped(tmp_path, capsys):
+    prog = tmp_path / "spin.asc"
+    prog.write_text('#include "acl/acl.h"\nint main() {\n    volatile int x = 1;\n    while (x) {}\n    return 0;\n}\n')
+    assert cli_main(["emu", "run", str(prog), "--workdir", str(tmp_path), "--timeout", "2"]) == 1
+    err = capsys.readouterr().err
+    assert "did not finish within 2 s" in err and err.count("\n") == 1
