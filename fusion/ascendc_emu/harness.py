@@ -274,7 +274,7 @@ def build_kernel(source: str | os.PathLike, kernel_name: str,
         _atomic_build(lib, lambda out: [CXX, *flags, *includes, "-shared", str(src_file), str(runtime),
                                         "-o", str(out)], f"kernel '{kernel_name}' ({label})")
 
-    keyword_type = single_source.kernel_types(src_text.decode(errors="replace")).get(kernel_name)
+    keyword_type = single_source.keyword_types(src_text.decode(errors="replace")).get(kernel_name)
     key = (str(lib), kernel_name)
     with _load_lock:
         if key not in _loaded:

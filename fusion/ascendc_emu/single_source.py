@@ -56,12 +56,24 @@ def _body(text: str, start: int) -> str:
     return text[open_:]
 
 
-def kernel_types(text: str) -> dict[str, str]:
-    """Kernel name -> emulator kernel-type macro suffix (e.g. "AIV_ONLY", "UNSPECIFIED")."""
+def keyword_types(text: str) -> dict[str, str]:
+    """Kernel name -> the type its keywords give: "AIV_ONLY" (__vector__), "AIC_ONLY" (__cube__)
+    or "UNSPECIFIED"."""
     found: dict[str, str] = {}
     for m in _KERNEL_DEF.finditer(text):
         quals = m.group("pre") + " " + m.group("quals")
-        kind = "AIV_ONLY" if "__vector__" in quals else "AIC_ONLY" if "__cube__" in quals else "UNSPECIFIED"
+        found[m.group("name")] = ("AIV_ONLY" if "__vector__" in quals else "AIC_ONLY" if "__cube__" in quals
+                                  else "UNSPECIFIED")
+    return found
+
+
+def kernel_types(text: str) -> dict[str, str]:
+    """Kernel name -> emulator kernel-type macro suffix (e.g. "AIV_ONLY", "UNSPECIFIED"): the
+    keyword's, or the kernel's KERNEL_TASK_TYPE_DEFAULT when it has one."""
+    found: dict[str, str] = {}
+    keywords = keyword_types(text)
+    for m in _KERNEL_DEF.finditer(text):
+        kind = keywords[m.group("name")]
         declared = _TASK_TYPE.search(_body(text, m.end()))
         if declared and declared.group("type") in _C_TYPES:
             kind = declared.group("type")
