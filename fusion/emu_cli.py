@@ -14,7 +14,8 @@
       prints the emulator's counters and a summary of every buffer; --out DIR writes each
       buffer after the run as DIR/argI.bin.
 Exit status: 0 ran; 1 the emulator stopped a kernel (a broken rule, an uninitialized read, an
-ascendc_assert) or the program exited non-zero; 2 usage or build errors. Errors are one line.
+ascendc_assert), or the program exited non-zero or ran past --timeout; 2 usage or build errors.
+Errors are one line.
 """
 
 from __future__ import annotations
