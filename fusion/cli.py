@@ -189,7 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _extra_commands():
     """Commands that live in their own modules (bench, tune) register themselves here."""
     found = []
-    for module in ("fusion.bench_cli", "fusion.tune_cli", "fusion.fidelity_cli", "fusion.explain_cli"):
+    for module in ("fusion.bench_cli", "fusion.tune_cli", "fusion.fidelity_cli", "fusion.explain_cli",
+                   "fusion.emu_cli"):
         try:
             mod = __import__(module, fromlist=["register"])
         except ModuleNotFoundError as e:

@@ -214,12 +214,19 @@ _lib_locks_lock = threading.Lock()
 
 def build_kernel(source: str | os.PathLike, kernel_name: str,
                  extra_include_dirs: Sequence[str | os.PathLike] = (),
-                 extra_flags: Sequence[str] = ()) -> "EmuKernel":
+                 extra_flags: Sequence[str] = (), soc: str | SocSpec | None = None) -> "EmuKernel":
     """Compiles an Ascend C kernel source (a path, or the source text itself) for the host.
 
     The kernel must be declared `extern "C" __global__ __aicore__ void kernel_name(...)`.
+    With `soc`, the source is built for that chip: __NPU_ARCH__ is its arch (2201, 2002) and
+    the kernel runs only on SoCs of that arch. A source that tests __NPU_ARCH__ needs `soc`
+    (without it the macro would be undefined and arch-conditional code would silently take
+    its fallback branch). `kernel<<<...>>>(...)` launches in the source are rewritten as for
+    single-source programs (single_source.py).
     Raises EmulationBuildError with g++'s first diagnostics when the source does not compile,
     EmulationError when the library has no such kernel."""
+    from fusion.ascendc_emu import single_source  # imports this module
+
     text_given = isinstance(source, str) and ("\n" in source or not os.path.isfile(source))
     if text_given:
         src_text = source.encode()
@@ -231,7 +238,19 @@ def build_kernel(source: str | os.PathLike, kernel_name: str,
         src_text = src_path.read_bytes()
         label = str(src_path)
         local_dirs = [src_path.parent]
+    spec = None if soc is None else (soc if isinstance(soc, SocSpec) else get_soc(soc))
+    if spec is None and b"__NPU_ARCH__" in src_text:
+        raise EmulationError(f"kernel '{kernel_name}' ({label}) tests __NPU_ARCH__: build it for a SoC "
+                             "(build_kernel(..., soc='ascend910b2'), or --soc on the command line)")
+    if b"<<<" in src_text:
+        rewritten = single_source.preprocess(src_text.decode(errors="replace"))
+        if src_path is not None:
+            quoted = str(src_path).replace("\\", "\\\\").replace('"', '\\"')
+            rewritten = f'#line 1 "{quoted}"\n' + rewritten
+        src_text = rewritten.encode()
+        src_path = None  # compile the rewritten text; local headers stay reachable (-iquote below)
     inc_dirs = [Path(d).resolve() for d in extra_include_dirs]
+    extra_flags = [*extra_flags, *(single_source.arch_flags(spec) if spec is not None else [])]
     flags = [*CXX_FLAGS, *extra_flags]
     parts = _emulator_parts() + [" ".join(extra_flags).encode(), src_text]
     for f in _header_files(local_dirs + inc_dirs, recursive=False):
@@ -250,22 +269,29 @@ def build_kernel(source: str | os.PathLike, kernel_name: str,
                 os.replace(tmp, src_file)
         else:
             src_file = src_path
-        includes = ["-I", str(INCLUDE_DIR)] + [a for d in inc_dirs for a in ("-I", str(d))]
+        includes = (["-I", str(INCLUDE_DIR)] + [a for d in inc_dirs for a in ("-I", str(d))]
+                    + [a for d in local_dirs for a in ("-iquote", str(d))])
         _atomic_build(lib, lambda out: [CXX, *flags, *includes, "-shared", str(src_file), str(runtime),
                                         "-o", str(out)], f"kernel '{kernel_name}' ({label})")
 
+    keyword_type = single_source.keyword_types(src_text.decode(errors="replace")).get(kernel_name)
     key = (str(lib), kernel_name)
     with _load_lock:
         if key not in _loaded:
-            _loaded[key] = EmuKernel(lib, kernel_name, label)
+            _loaded[key] = EmuKernel(lib, kernel_name, label, spec)
+            # a __vector__ / __cube__ kernel is launched on AIV / AIC cores (arch 2201) unless run
+            # names a kernel type; KERNEL_TASK_TYPE_DEFAULT alone does not change the default
+            _loaded[key].keyword_type = keyword_type if keyword_type in ("AIV_ONLY", "AIC_ONLY") else None
         return _loaded[key]
 
 
 class EmuKernel:
     """One kernel of a built library; `run` executes it on the emulated cores."""
 
-    def __init__(self, lib_path: Path, kernel_name: str, source_label: str = ""):
+    def __init__(self, lib_path: Path, kernel_name: str, source_label: str = "", built_for: SocSpec | None = None):
         self.kernel_name = kernel_name
+        self.built_for = built_for  # the SoC whose __NPU_ARCH__ the source was compiled with
+        self.keyword_type: str | None = None  # "AIV_ONLY" for a __vector__ kernel, "AIC_ONLY" for __cube__
         self.lib_path = Path(lib_path)
         self.source = source_label
         self._lib = ctypes.CDLL(str(lib_path))
@@ -318,6 +344,12 @@ class EmuKernel:
                          cross-core scheduler, mode 0 only)
         The "KERNEL_TYPE_MIX_AIC_1_2" spelling is accepted too."""
         spec = soc if isinstance(soc, SocSpec) else get_soc(soc)
+        if self.built_for is not None and self.built_for.arch != spec.arch:
+            raise EmulationError(
+                f"kernel '{self.kernel_name}' was built for {self.built_for.name} (__NPU_ARCH__ "
+                f"{self.built_for.arch}) and cannot run on {spec.name} (arch {spec.arch}): build it with soc='{spec.name}'")
+        if kernel_type is None and self.keyword_type is not None and spec.arch == "2201":
+            kernel_type = self.keyword_type.lower()
         type_id = kernel_type_id(kernel_type)
         if len(args) > MAX_ARGS:
             raise EmulationError(f"kernel '{self.kernel_name}': at most {MAX_ARGS} arguments are supported")

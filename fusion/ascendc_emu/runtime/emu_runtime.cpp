@@ -316,6 +316,7 @@ void InitCore(CoreState& c, const MegafuseEmuSoc& soc, CoreKind only = CoreKind:
         const bool ub = m == static_cast<int>(Mem::UB);
         const bool own = only == CoreKind::Unknown || (only == CoreKind::Vector) == ub;
         c.mem[m].assign(own ? sizes[m] : 0, 0xFF);
+        c.written[m].assign(own ? sizes[m] : 0, 0);
         c.budget[m] = own ? sizes[m] : 0;
     }
     if (only != CoreKind::Cube) c.budget[static_cast<int>(Mem::UB)] = soc.ub_usable_bytes;
@@ -345,6 +346,8 @@ void Enter(CoreState* c)
 {
     megafuse_emu::g_core = c;
     g_coreType = AscendC::MIX;
+    block_idx = c != nullptr ? c->block_idx : 0;
+    block_num = c != nullptr ? c->block_num : 1;
     if (c != nullptr && c->soc.arch == 2201 && c->kind != CoreKind::Unknown)
         g_coreType = c->kind == CoreKind::Vector ? AscendC::AIV : AscendC::AIC;
 }

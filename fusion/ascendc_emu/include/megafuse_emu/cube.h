@@ -122,6 +122,13 @@ void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadDa
         const uint8_t* sf = s + (p.startIndex + i * p.srcStride) * F;
         uint8_t* df = d + i * (1 + p.dstGap) * F;
         if (!p.ifTranspose) {
+            PropagateCopy(df, sf, F, "LoadData", "src", loc);
+        } else {  // 16 x 16 two-byte elements, transposed
+            for (int row = 0; row < 16; ++row)
+                for (int col = 0; col < 16; ++col)
+                    PropagateElems(df + (col * 16 + row) * 2, 2, sf + (row * 16 + col) * 2, 2, 1, "LoadData", "src", loc);
+        }
+        if (!p.ifTranspose) {
             std::memmove(df, sf, F);
             continue;
         }
@@ -140,6 +147,36 @@ namespace megafuse_emu {
 
 // Where Mmad takes the initial C from.
 enum class MmadInit : uint8_t { Zero, L0C, Bias };
+
+inline void PropagateMmad(uint8_t* out, const uint8_t* a, const uint8_t* b, const uint8_t* bias, uint64_t m1,
+                          uint64_t k1, uint64_t n1, uint64_t c0, uint64_t k, uint32_t out_es, uint32_t a_es,
+                          uint32_t b_es, MmadInit init, const Loc& loc)
+{
+    const uint64_t rows = m1 * 16, cols = n1 * 16;
+    std::vector<uint8_t> row_st(rows, kWritten), col_st(cols, kWritten);
+    auto fold = [&](uint8_t& acc, const uint8_t* e, uint32_t es, const char* operand) {
+        const uint8_t st = ElemState(e, es);
+        if (st == kNeverWritten) NoteOrigin(e, es, "Mmad", operand, loc);
+        if (st != kWritten) acc = kDerived;
+    };
+    for (uint64_t i = 0; i < rows; ++i)
+        for (uint64_t kk = 0; kk < k && row_st[i] == kWritten; ++kk)
+            fold(row_st[i], a + (((i / 16) * k1 + kk / c0) * 16 * c0 + (i % 16) * c0 + kk % c0) * a_es, a_es,
+                 "fm (A2 / L0A)");
+    for (uint64_t j = 0; j < cols; ++j) {
+        for (uint64_t kk = 0; kk < k && col_st[j] == kWritten; ++kk)
+            fold(col_st[j], b + (((kk / c0) * n1 + j / 16) * c0 * 16 + (j % 16) * c0 + kk % c0) * b_es, b_es,
+                 "filter (B2 / L0B)");
+        if (init == MmadInit::Bias && col_st[j] == kWritten) fold(col_st[j], bias + j * out_es, out_es, "bias");
+    }
+    for (uint64_t i = 0; i < rows; ++i)
+        for (uint64_t j = 0; j < cols; ++j) {
+            uint8_t* e = out + (((j / 16) * m1 + i / 16) * 256 + (i % 16) * 16 + j % 16) * out_es;
+            uint8_t st = row_st[i] == kWritten && col_st[j] == kWritten ? kWritten : kDerived;
+            if (init == MmadInit::L0C && st == kWritten) fold(st, e, out_es, "dst (CO1 / L0C, accumulated)");
+            SetState(e, out_es, st);
+        }
+}
 
 // C (+)= A x B over the valid m x n x k region; fractal padding is ignored, as documented. With
 // MmadInit::Bias, C(i, j) starts at bias[j] (a row vector broadcast over the m rows).
@@ -167,6 +204,11 @@ void MmadCore(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>&
     const uint8_t* b = LocalAccess(filter.ref_, sizeof(S), 0, k1 * n1 * 16 * c0, "Mmad", "filter", loc);
     uint8_t* out = LocalAccess(dst.ref_, sizeof(T), 0, m1 * n1 * 256, "Mmad", "dst", loc);
     using Acc = std::conditional_t<std::is_same_v<T, float>, float, int32_t>;
+    // Uninitialized-read tracking (init_check.h): the cube writes whole 16 x 16 output fractals;
+    // output (i, j) is "written" when row i of A and column j of B over the k used (and the
+    // accumulated C or the bias) are, "derived" otherwise. Rows past m computed from never-
+    // written padding are harmless until they are copied out, where the check fires.
+    PropagateMmad(out, a, b, bias, m1, k1, n1, c0, p.k, sizeof(T), sizeof(U), sizeof(S), init, loc);
     for (uint64_t i = 0; i < p.m; ++i)
         for (uint64_t j = 0; j < p.n; ++j) {
             const uint64_t ci = ((j / 16) * m1 + i / 16) * 256 + (i % 16) * 16 + j % 16;
@@ -309,6 +351,7 @@ void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const Fixpip
     for (uint64_t t = 0; t < nd; ++t)
         for (uint64_t i = 0; i < p.mSize; ++i)
             for (uint64_t j = 0; j < p.nSize; ++j) {
+                CheckWrittenAt(s, src_index(t, i, j), sizeof(U), "Fixpipe", "src (CO1 / L0C)", loc);
                 U v = Ld<U>(s, src_index(t, i, j));
                 if (p.reluEn && v < U(0)) v = U(0);
                 St<T>(d, dst_index(t, i, j), static_cast<T>(v));

@@ -185,6 +185,9 @@ inline void LocalCopy(const TensorRef& dst, const TensorRef& src, size_t dst_es,
     const uint8_t* s = LocalAccessBytes(src, 0, (p.blockCount - 1ull) * src_pitch + src_len, api, "src", loc);
     uint8_t* d = LocalAccessBytes(dst, 0, (p.blockCount - 1ull) * dst_pitch + dst_len, api, "dst", loc);
     for (uint64_t i = 0; i < p.blockCount; ++i) {
+        if (dst_len == src_len) PropagateCopy(d + i * dst_pitch, s + i * src_pitch, src_len, api, "src", loc);
+        else PropagateElems(d + i * dst_pitch, static_cast<uint32_t>(dst_es), s + i * src_pitch,
+                            static_cast<uint32_t>(src_es), src_len / src_es, api, "src", loc);
         if (dst_es == src_es) {
             std::memmove(d + i * dst_pitch, s + i * src_pitch, src_len);
             continue;
@@ -266,6 +269,9 @@ void L0cToUb(const TensorRef& dst, const TensorRef& src, const AscendC::DataCopy
     const uint8_t* s =
         LocalAccessBytes(src, 0, (p.blockCount - 1ull) * src_pitch + p.blockLen * src_frac, api, "src", loc);
     uint8_t* d = LocalAccessBytes(dst, 0, (p.blockCount - 1ull) * dst_pitch + p.blockLen * dst_frac, api, "dst", loc);
+    for (uint64_t b = 0; b < p.blockCount; ++b) {
+        PropagateElems(d + b * dst_pitch, sizeof(T), s + b * src_pitch, sizeof(U), n, api, "src (CO1 / L0C)", loc);
+    }
     for (uint64_t b = 0; b < p.blockCount; ++b)
         for (uint64_t i = 0; i < n; ++i) {
             U v;
@@ -298,6 +304,7 @@ void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint3
     CheckLocalAlign(dst.ref_, 32, "DataCopy", "dst", loc);
     uint8_t* d = LocalAccess(dst.ref_, sizeof(T), 0, count, "DataCopy", "dst", loc);
     std::memcpy(d, src.Access(0, count, "DataCopy", loc), bytes);
+    MarkWritten(d, bytes);
     Count(path);
     Count(GM_READ_BYTES, bytes);
 }
@@ -315,6 +322,7 @@ void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint3
     if (bytes == 0) return;
     CheckLocalAlign(src.ref_, 32, "DataCopy", "src", loc);
     const uint8_t* s = LocalAccess(src.ref_, sizeof(T), 0, count, "DataCopy", "src", loc);
+    CheckWritten(s, bytes, "DataCopy", "src", loc);
     std::memcpy(dst.Access(0, count, "DataCopy", loc), s, bytes);
     Count(DMA_UB_TO_GM);
     Count(GM_WRITE_BYTES, bytes);
@@ -348,8 +356,10 @@ void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataC
     uint8_t* d = LocalAccessBytes(dst.ref_, 0, dst_span, "DataCopy", "dst", loc);
     const uint8_t* s = src.AccessBytes(0, src_span, "DataCopy", loc);
     const uint64_t len = p.blockLen * 32ull;
-    for (uint32_t i = 0; i < p.blockCount; ++i)
+    for (uint32_t i = 0; i < p.blockCount; ++i) {
         std::memcpy(d + i * (len + p.dstGap * 32ull), s + i * (len + p.srcGap * 32ull), len);
+        MarkWritten(d + i * (len + p.dstGap * 32ull), len);
+    }
     Count(path);
     Count(GM_READ_BYTES, len * p.blockCount);
 }
@@ -368,8 +378,10 @@ void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataC
     const uint8_t* s = LocalAccessBytes(src.ref_, 0, src_span, "DataCopy", "src", loc);
     uint8_t* d = dst.AccessBytes(0, dst_span, "DataCopy", loc);
     const uint64_t len = p.blockLen * 32ull;
-    for (uint32_t i = 0; i < p.blockCount; ++i)
+    for (uint32_t i = 0; i < p.blockCount; ++i) {
+        CheckWritten(s + i * (len + p.srcGap * 32ull), len, "DataCopy", "src", loc);
         std::memcpy(d + i * (len + p.dstGap * 32ull), s + i * (len + p.srcGap * 32ull), len);
+    }
     Count(DMA_UB_TO_GM);
     Count(GM_WRITE_BYTES, len * p.blockCount);
 }
@@ -472,6 +484,7 @@ void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2Nz
                 uint8_t* dp = drow + k * p.dstNzC0Stride * 32;
                 std::memcpy(dp, srow + k * 32, n);
                 std::memset(dp + n, 0, 32 - n);
+                MarkWritten(dp, 32);
             }
         }
     Count(DMA_GM_TO_L1);
@@ -479,6 +492,18 @@ void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2Nz
 }
 
 // ---- DataCopyPad: byte-exact GM <-> UB for tails (arch 2201 only) ------------------------
+// SetPadValue (devkit "SetPadValue" page): the value DataCopyPad writes into leftPadding /
+// rightPadding when isPad is false. Per core state, like the hardware register it sets.
+template <typename T>
+void SetPadValue(T paddingValue, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    static_assert(sizeof(T) <= 8, "SetPadValue takes a scalar");
+    megafuse_emu::CoreState& c = megafuse_emu::Core(loc);
+    c.pad_value = 0;
+    std::memcpy(&c.pad_value, &paddingValue, sizeof(T));
+    c.pad_value_bytes = sizeof(T);
+}
+
 template <typename T>
 void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
                  const DataCopyPadExtParams<T>& pad, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
@@ -502,19 +527,29 @@ void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Da
     const uint64_t src_pitch = p.blockLen + static_cast<uint64_t>(p.srcStride);
     const uint8_t* s = src.AccessBytes(0, (p.blockCount - 1ull) * src_pitch + p.blockLen, "DataCopyPad", loc);
     uint8_t* d = LocalAccessBytes(dst.ref_, 0, (p.blockCount - 1ull) * dst_pitch + row, "DataCopyPad", "dst", loc);
+    // Fill per the devkit: without padding the dummy tail up to 32 B repeats the row's first
+    // element; with padding and isPad the paddingValue; with padding and !isPad the value of
+    // the last SetPadValue (never called: the pad bytes keep whatever UB held, and stay
+    // "never written" for the uninitialized-read check).
+    const bool no_pad = pad.leftPadding == 0 && pad.rightPadding == 0;
+    const bool fill_set = no_pad || pad.isPad || c.pad_value_bytes != 0;
+    if (!no_pad && !pad.isPad && c.pad_value_bytes != 0 && c.pad_value_bytes != es)
+        Fail(loc, Str("DataCopyPad<", TypeName<T>(), ">: the pad value was set by SetPadValue with a ", c.pad_value_bytes,
+                      "-byte type; call SetPadValue with a ", TypeName<T>(), " value"));
     for (uint64_t i = 0; i < p.blockCount; ++i) {
         uint8_t* drow = d + i * dst_pitch;
         const uint8_t* srow = s + i * src_pitch;
         std::memcpy(drow + left, srow, p.blockLen);
-        // Fill per the devkit: without padding the dummy tail repeats the row's first element;
-        // with padding and isPad the pad value; otherwise the bytes keep whatever UB held.
-        const bool no_pad = pad.leftPadding == 0 && pad.rightPadding == 0;
-        if (!no_pad && !pad.isPad) continue;
+        MarkWritten(drow + left, p.blockLen);
+        if (!fill_set) continue;
         T fill;
         if (no_pad) std::memcpy(&fill, srow, es);
-        else fill = pad.paddingValue;
+        else if (pad.isPad) fill = pad.paddingValue;
+        else std::memcpy(&fill, &c.pad_value, es);
         for (uint64_t b = 0; b < left; b += es) std::memcpy(drow + b, &fill, es);
         for (uint64_t b = left + p.blockLen; b + es <= row; b += es) std::memcpy(drow + b, &fill, es);
+        MarkWritten(drow, left);
+        MarkWritten(drow + left + p.blockLen, (row - left - p.blockLen) / es * es);
     }
     Count(DMA_GM_TO_UB);
     Count(GM_READ_BYTES, static_cast<uint64_t>(p.blockCount) * p.blockLen);
@@ -539,6 +574,7 @@ void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const Da
     const uint8_t* s =
         LocalAccessBytes(src.ref_, 0, (p.blockCount - 1ull) * src_pitch + p.blockLen, "DataCopyPad", "src", loc);
     uint8_t* d = dst.AccessBytes(0, (p.blockCount - 1ull) * dst_pitch + p.blockLen, "DataCopyPad", loc);
+    for (uint64_t i = 0; i < p.blockCount; ++i) CheckWritten(s + i * src_pitch, p.blockLen, "DataCopyPad", "src", loc);
     for (uint64_t i = 0; i < p.blockCount; ++i) std::memcpy(d + i * dst_pitch, s + i * src_pitch, p.blockLen);
     Count(DMA_UB_TO_GM);
     Count(GM_WRITE_BYTES, static_cast<uint64_t>(p.blockCount) * p.blockLen);

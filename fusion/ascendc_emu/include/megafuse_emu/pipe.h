@@ -140,6 +140,9 @@ inline std::vector<BlockInfo*> AllocateBuffers(AscendC::TPosition pos, uint32_t 
     if (num == 0 || len == 0) Fail(loc, Str(what, " ", PosName(pos), "): num and len must be > 0"));
     const Mem m = PositionMem(pos, loc);
     CheckCoreKind(m, pos, loc);
+    if (c.static_live[static_cast<int>(m)])
+        Fail(loc, Str(what, " ", PosName(pos), "): a LocalMemAllocator of ", MemName(m),
+                      " is alive; static-tensor programming cannot be mixed with TPipe buffers"));
     const uint64_t rounded = (static_cast<uint64_t>(len) + 31) / 32 * 32;
     const uint64_t need = rounded * num;
     const int mi = static_cast<int>(m);
@@ -168,6 +171,7 @@ inline std::vector<BlockInfo*> AllocateBuffers(AscendC::TPosition pos, uint32_t 
         b.bytes = static_cast<uint32_t>(rounded);
         b.state = queue ? BlockInfo::State::Free : BlockInfo::State::Scratch;
         b.owner = owner;
+        b.line = loc.line();
         c.blocks.push_back(b);
         out.push_back(&c.blocks.back());
     }
@@ -378,6 +382,26 @@ public:
         return megafuse_emu::TensorOf<T>(block_, static_cast<uint64_t>(len) * sizeof(T));
     }
 
+    // `size` elements starting `bufOffset` bytes into the buffer (devkit GetWithOffset:
+    // bufOffset 32 B aligned, size * sizeof(T) + bufOffset within the TBuf).
+    template <typename T>
+    LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        CheckInit(loc);
+        if (bufOffset % 32 != 0)
+            megafuse_emu::Fail(loc, megafuse_emu::Str("TBuf::GetWithOffset: bufOffset ", bufOffset,
+                                                      " B is not 32-byte aligned"));
+        const uint64_t end = static_cast<uint64_t>(size) * sizeof(T) + bufOffset;
+        if (end > block_->bytes)
+            megafuse_emu::Fail(loc, megafuse_emu::Str("TBuf::GetWithOffset<", megafuse_emu::TypeName<T>(), ">(", size, ", ",
+                                                      bufOffset, ") ends at byte ", end, " past the TBuf's ",
+                                                      block_->bytes, " bytes"));
+        LocalTensor<T> t = megafuse_emu::TensorOf<T>(block_, end);
+        t.ref_.off = bufOffset;
+        t.ref_.len = static_cast<uint64_t>(size) * sizeof(T);
+        return t;
+    }
+
     megafuse_emu::BlockInfo* block_ = nullptr;  // emulator internals
     uint64_t serial_ = 0;
 
@@ -403,12 +427,19 @@ public:
         megafuse_emu::CoreState* c = megafuse_emu::g_core;
         if (c == nullptr) return;  // a global TPipe: refused at InitBuffer (no throwing at load time)
         serial_ = c->serial;
+        prev_pipe_ = c->pipe;
+        c->pipe = this;
         used_mark_ = c->used;
         blocks_mark_ = c->blocks.size();
         allocs_mark_ = c->allocs.size();
         count_mark_ = c->buffer_count;
     }
-    ~TPipe() { Destroy(); }
+    ~TPipe()
+    {
+        Destroy();
+        megafuse_emu::CoreState* c = megafuse_emu::g_core;
+        if (c != nullptr && c->serial == serial_ && c->pipe == this) c->pipe = prev_pipe_;
+    }
     TPipe(const TPipe&) = delete;
     TPipe& operator=(const TPipe&) = delete;
 
@@ -463,6 +494,7 @@ private:
     }
 
     uint64_t serial_ = 0;
+    void* prev_pipe_ = nullptr;  // GetTPipePtr's answer before this pipe
     std::array<uint64_t, megafuse_emu::kNumMem> used_mark_{};
     size_t blocks_mark_ = 0;
     size_t allocs_mark_ = 0;

@@ -97,7 +97,9 @@ struct BlockInfo {
     uint32_t bytes = 0;  // length after rounding up to 32 B
     State state = State::Free;
     uint32_t gen = 0;
-    const void* owner = nullptr;  // the TQueBind/TBuf object
+    const void* owner = nullptr;  // the TQueBind/TBuf object (or LocalMemAllocator)
+    uint32_t line = 0;            // InitBuffer / Alloc line, named by the uninitialized-read check
+    bool is_static = false;       // from LocalMemAllocator (static-tensor programming)
 };
 
 // What InitBuffer handed out, kept to itemise an over-budget message.
@@ -175,6 +177,7 @@ struct CoreState {
     int mix_index = -1;        // this core's index in the MIX launch
 
     std::array<std::vector<uint8_t>, kNumMem> mem;  // physical bytes of each memory
+    std::array<std::vector<uint8_t>, kNumMem> written;  // 1 per byte ever written (init_check.h)
     std::array<uint64_t, kNumMem> budget{};         // what InitBuffer may hand out
     std::array<uint64_t, kNumMem> used{};           // bump pointer per memory
     std::vector<Allocation> allocs;
@@ -189,6 +192,13 @@ struct CoreState {
     CoreKind kind = CoreKind::Unknown;  // on arch 2201 a core is either AIV (UB) or AIC (L1/L0)
     uint32_t kind_line = 0;             // where the kind was fixed; 0: by the launch
     bool kind_declared = false;  // KERNEL_TASK_TYPE_DEFAULT seen
+
+    void* pipe = nullptr;              // the live TPipe (GetTPipePtr); AscendC::TPipe*
+    uint64_t pad_value = 0;            // SetPadValue's bits (DataCopyPad with isPad = false)
+    uint32_t pad_value_bytes = 0;      // sizeof the type SetPadValue was given; 0: never called
+    std::array<uint32_t, kNumMem> static_head{};  // LocalMemAllocator bump pointer per memory
+    std::array<bool, kNumMem> static_live{};      // a LocalMemAllocator of that memory exists
+    std::string uninit_origin;  // first flow of never-written bytes (init_check.h NoteOrigin)
 
     uint8_t* MemPtr(Mem m, uint32_t addr) { return mem[static_cast<int>(m)].data() + addr; }
 };
@@ -254,6 +264,11 @@ void MixWaitFlag(CoreState& c, int flag, const char* api, const Loc& loc);
 // (once the kind is known), AscendC::MIX on coupled cores. The devkit has it as a global
 // (constexpr in each core type's compilation); here it is per emulated core (thread).
 inline thread_local int32_t g_coreType = AscendC::MIX;
+
+// The devkit's kernel-side globals block_idx / block_num (GetBlockIdx() / GetBlockNum()), set
+// per emulated core when it starts running.
+inline thread_local int64_t block_idx = 0;
+inline thread_local int64_t block_num = 1;
 
 namespace megafuse_emu {
 

@@ -2,6 +2,7 @@
 // checks every API runs before touching memory.
 #pragma once
 
+#include "init_check.h"
 #include "state.h"
 
 namespace megafuse_emu {
@@ -98,6 +99,11 @@ inline void CheckGmRegion(const uint8_t* origin, const uint8_t* p, uint64_t n, c
 
 }  // namespace megafuse_emu
 
+namespace megafuse_emu {
+// A static tensor at a fixed address (static_alloc.h).
+TensorRef StaticTensorRef(AscendC::TPosition pos, uint64_t addr, uint64_t bytes, const char* api, const Loc& loc);
+}  // namespace megafuse_emu
+
 namespace AscendC {
 
 template <typename T>
@@ -106,20 +112,28 @@ public:
     using PrimType = T;
     LocalTensor() = default;
 
+    // Static-tensor programming: tileSize elements at byte address addr of pos's memory.
+    LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+        : ref_(megafuse_emu::StaticTensorRef(pos, addr, static_cast<uint64_t>(tileSize) * sizeof(T),
+                                             "LocalTensor(TPosition, addr, tileSize)", loc))
+    {}
+
     T GetValue(uint32_t index, megafuse_emu::Loc loc = megafuse_emu::Loc::current()) const
     {
         megafuse_emu::CheckMem(ref_, megafuse_emu::Mem::UB, "GetValue", "tensor", loc);
         T v;
-        std::memcpy(&v, megafuse_emu::LocalAccess(ref_, sizeof(T), index, 1, "GetValue", "tensor", loc),
-                    sizeof(T));
+        const uint8_t* p = megafuse_emu::LocalAccess(ref_, sizeof(T), index, 1, "GetValue", "tensor", loc);
+        megafuse_emu::CheckWritten(p, sizeof(T), "GetValue", "tensor", loc);
+        std::memcpy(&v, p, sizeof(T));
         return v;
     }
 
     void SetValue(uint32_t index, const T& value, megafuse_emu::Loc loc = megafuse_emu::Loc::current()) const
     {
         megafuse_emu::CheckMem(ref_, megafuse_emu::Mem::UB, "SetValue", "tensor", loc);
-        std::memcpy(megafuse_emu::LocalAccess(ref_, sizeof(T), index, 1, "SetValue", "tensor", loc),
-                    &value, sizeof(T));
+        uint8_t* p = megafuse_emu::LocalAccess(ref_, sizeof(T), index, 1, "SetValue", "tensor", loc);
+        std::memcpy(p, &value, sizeof(T));
+        megafuse_emu::MarkWritten(p, sizeof(T));
     }
 
     LocalTensor operator[](uint32_t offset) const

@@ -86,6 +86,9 @@ struct Operand {
     uint32_t blk;
     uint32_t rep;
     const char* name;
+    // "dst" operands are stored, the others loaded (uninitialized-read check). MulAddDst and
+    // Axpy also load dst; that load is not checked.
+    bool IsDst() const { return name[0] == 'd'; }
 };
 
 struct LaneMask {
@@ -145,6 +148,38 @@ inline uint8_t* VecOperand(Operand& o, uint64_t count, const char* api, const Lo
     return p;
 }
 
+// Uninitialized-read tracking of the count form (init_check.h): a dst element is written when
+// the src elements of its lane are, "derived" otherwise.
+template <size_t N>
+void PropagateCount(const std::array<Operand, N>& ops, const std::array<uint8_t*, N>& base, uint64_t count,
+                    const char* api, const Loc& loc)
+{
+    bool all = true;
+    for (size_t k = 0; k < N && all; ++k) {
+        if (ops[k].IsDst()) continue;
+        const uint8_t* w = ShadowOf(base[k]);
+        all = w == nullptr || AllWritten(w, count * ops[k].esize);
+    }
+    for (size_t k = 0; k < N; ++k) {
+        if (!ops[k].IsDst()) continue;
+        if (all) {
+            MarkWritten(base[k], count * ops[k].esize);
+            continue;
+        }
+        for (uint64_t i = 0; i < count; ++i) {
+            uint8_t st = kWritten;
+            for (size_t j = 0; j < N; ++j) {
+                if (ops[j].IsDst()) continue;
+                const uint8_t* e = base[j] + i * ops[j].esize;
+                const uint8_t sj = ElemState(e, ops[j].esize);
+                if (sj == kNeverWritten) NoteOrigin(e, ops[j].esize, api, ops[j].name, loc);
+                if (sj != kWritten) st = kDerived;
+            }
+            SetState(base[k] + i * ops[k].esize, ops[k].esize, st);
+        }
+    }
+}
+
 // Count form: lane i of every operand is element i. f(bases, i) computes one element.
 template <size_t N, typename F>
 void RunCount(const char* api, std::array<Operand, N> ops, int64_t count, F f, const Loc& loc)
@@ -154,6 +189,7 @@ void RunCount(const char* api, std::array<Operand, N> ops, int64_t count, F f, c
     if (count == 0) return;  // documented NOP
     std::array<uint8_t*, N> base;
     for (size_t k = 0; k < N; ++k) base[k] = VecOperand(ops[k], count, api, loc);
+    PropagateCount(ops, base, static_cast<uint64_t>(count), api, loc);
     for (int64_t i = 0; i < count; ++i) {
         std::array<uint64_t, N> idx;
         idx.fill(static_cast<uint64_t>(i));
@@ -189,7 +225,17 @@ void RunRepeat(const char* api, std::array<Operand, N> ops, const LaneMask& mask
             if (!mask.Has(l)) continue;
             std::array<uint64_t, N> idx;
             for (size_t k = 0; k < N; ++k) idx[k] = index(ops[k], r, l);
+            uint8_t st = kWritten;
+            for (size_t k = 0; k < N; ++k) {
+                if (ops[k].IsDst()) continue;
+                const uint8_t* e = base[k] + idx[k] * ops[k].esize;
+                const uint8_t sk = ElemState(e, ops[k].esize);
+                if (sk == kNeverWritten) NoteOrigin(e, ops[k].esize, api, ops[k].name, loc);
+                if (sk != kWritten) st = kDerived;
+            }
             f(base, idx);
+            for (size_t k = 0; k < N; ++k)
+                if (ops[k].IsDst()) SetState(base[k] + idx[k] * ops[k].esize, ops[k].esize, st);
         }
     CountVector(static_cast<uint64_t>(repeat.v), true);
 }
