@@ -267,6 +267,7 @@ def _check_interpreted(model, dtype, tile, mutate=lambda text: text):
 
     from fusion.check import TOLERANCE, compare, ort_reference, random_inputs
     from fusion.driver import compile_model
+    from fusion.sensitivity import input_sensitivity
 
     cm = compile_model(model, target="npuir:910b2", dtype=dtype, tile=tile)
     fused = [i for i, st in enumerate(cm.program.steps) if st.kind == "fused"]
@@ -275,4 +276,6 @@ def _check_interpreted(model, dtype, tile, mutate=lambda text: text):
     cm.program.steps[i] = replace(cm.program.steps[i],
                                   func=_interpreted(cm.fused_blocks[0].plan, 0, mutate))
     feeds = random_inputs(cm, seed=3)
-    return compare(cm.run(feeds), ort_reference(model, feeds), TOLERANCE[dtype], 3)
+    ref = ort_reference(model, feeds)
+    sens = input_sensitivity(lambda f: ort_reference(model, f), cm, 3, ref)
+    return compare(cm.run(feeds), ref, TOLERANCE[dtype], 3, sens)

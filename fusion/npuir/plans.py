@@ -1,11 +1,11 @@
-"""The fused blocks' KernelPlans of a model, chosen exactly as `compile` chooses them but without
+"""The fused blocks' KernelPlans of a model, chosen by the tile policy `compile` uses (fusion.tile_policy) but without
 building the LLVM kernels (the vendor check and the sweep need only the plans)."""
 
 from __future__ import annotations
 
-from fusion.driver import TileOverride, _pick_engine, select_tile
 from fusion.onnx_import import load_graph
 from fusion.targets import parse_target
+from fusion.tile_policy import TileOverride, choose_tile
 from passes import optimize
 from passes.fuse_dwsep import FUSED_OP, fused_workload
 from schedules.plan import KernelPlan, check_budget
@@ -21,6 +21,6 @@ def block_plans(model, target="npuir", dtype: str | None = None, tile: TileOverr
     for n in g.nodes:
         if n.op_type == FUSED_OP:
             wl = fused_workload(g, n, dtype)
-            cfg, source = select_tile(wl, tgt, tile, tuned_tiles(wl, tgt) if tuned_tiles else None)
-            plans.append(check_budget(_pick_engine(wl, cfg, tgt, source, tile)[0]))
+            choice = choose_tile(wl, tgt, tile, tuned_tiles(wl, tgt) if tuned_tiles else None)
+            plans.append(check_budget(choice.plan))
     return plans
