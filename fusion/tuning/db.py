@@ -282,8 +282,11 @@ class TuningDB:
         if size < self._offset:          # truncated or replaced underneath: read it all again
             self._offset, self._lineno = 0, 0
         data = os.pread(fd, size - self._offset, self._offset) if size > self._offset else b""
-        end = data.rfind(b"\n") + 1     # a torn last line is read when it is complete
-        for raw in data[:end].split(b"\n")[:-1]:
+        # appends are single O_APPEND writes of whole lines, so a last line without its newline is
+        # torn (a writer died mid-write): it is skipped like any bad line, and the next append
+        # starts on a new line
+        end = len(data)
+        for raw in data.split(b"\n")[:-1] + ([data[data.rfind(b"\n") + 1:]] if not data.endswith(b"\n") else []):
             self._lineno += 1
             if not raw.strip():
                 continue

@@ -29,6 +29,7 @@ from fusion.tuning.db import (
     tuning_key,
 )
 from fusion.tuning.space import SpaceOptions, TileSpace, build_space, default_tile
+from fusion.tuning.workers import init_worker, kill_workers, quiet_resource_tracker
 from schedules.plan import balanced_sizes, make_plan
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 
@@ -134,19 +135,24 @@ class Pool:
         if self.workers <= 1 and not self.force:
             return None
         if self._ex is None:
-            self._ex = ProcessPoolExecutor(max_workers=max(1, self.workers), mp_context=get_context("spawn"))
+            quiet_resource_tracker()
+            self._ex = ProcessPoolExecutor(max_workers=max(1, self.workers), mp_context=get_context("spawn"),
+                                           initializer=init_worker, initargs=(os.getpid(),))
         return self._ex
 
-    def close(self) -> None:
+    def close(self, abort: bool = False) -> None:
         if self._ex is not None:
-            self._ex.shutdown(wait=True, cancel_futures=True)
+            if abort:   # an error or a signal: do not wait for the workers' tasks
+                kill_workers(self._ex)
+            else:
+                self._ex.shutdown(wait=True, cancel_futures=True)
             self._ex = None
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, exc_type, *exc):
+        self.close(abort=exc_type is not None)
 
 
 def _stored_points(db: TuningDB, key: str, allowed: set[str]) -> dict[str, Point]:

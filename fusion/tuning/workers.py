@@ -1,0 +1,71 @@
+"""Worker processes of `megafuse tune` never outlive the run.
+
+Each spawn worker, at start: asks the kernel for SIGKILL when its parent dies
+(prctl PR_SET_PDEATHSIG, Linux), starts a watchdog thread that exits as soon as the parent's pid
+changes (any POSIX system, and the window before prctl took effect), and ignores SIGINT — Ctrl-C
+reaches the whole foreground process group, and the parent alone reports it. When the parent
+leaves the pool because of an exception or a signal, it kills the workers instead of waiting
+for their tasks.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import threading
+import time
+
+PR_SET_PDEATHSIG = 1
+WATCHDOG_PERIOD_S = 0.2
+
+
+# After a SIGKILL of the parent, multiprocessing's resource tracker (a helper process started with
+# the parent's -W options) would print a two-line "leaked semaphore" warning on the caller's stderr.
+_QUIET_TRACKER = "ignore::UserWarning:multiprocessing.resource_tracker"
+
+
+def quiet_resource_tracker() -> None:
+    """Call before the first pool starts (the tracker copies sys.warnoptions when it starts)."""
+    import sys
+
+    if _QUIET_TRACKER not in sys.warnoptions:
+        sys.warnoptions.append(_QUIET_TRACKER)
+
+
+def init_worker(parent_pid: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):   # not Linux: the watchdog alone
+        pass
+    if os.getppid() != parent_pid:      # the parent died before prctl took effect
+        os._exit(1)
+    threading.Thread(target=_watchdog, args=(parent_pid,), daemon=True, name="megafuse-parent-watch").start()
+
+
+def _watchdog(parent_pid: int) -> None:
+    while True:
+        if os.getppid() != parent_pid:
+            os._exit(1)
+        time.sleep(WATCHDOG_PERIOD_S)
+
+
+def kill_workers(executor) -> None:
+    """SIGKILL every live worker of a ProcessPoolExecutor, then let it shut down without waiting."""
+    procs = list((getattr(executor, "_processes", None) or {}).values())
+    for p in procs:
+        try:
+            p.kill()
+        except (OSError, ValueError, AttributeError):
+            pass
+    for p in procs:
+        try:
+            p.join(timeout=2)
+        except (OSError, ValueError, AssertionError, AttributeError):
+            pass
+    try:
+        executor.shutdown(wait=False, cancel_futures=True)
+    except Exception:  # noqa: BLE001 - a broken pool is being discarded anyway
+        pass
