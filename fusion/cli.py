@@ -241,9 +241,14 @@ def cmd_check(args) -> int:
     else:
         status = "PASS" if result.passed else "FAIL"
         print(f"{status} {display(args.model, 0)} on {cm.target.name} {cm.dtype}: max abs err {result.max_abs:.3e}, "
-              f"max rel err {result.max_rel:.3e} (tolerance {result.tolerance:.0e}; "
-              f"{len(cm.fused_blocks)} fused blocks, seed {result.seed})")
+              f"max rel err {result.max_rel:.3e} (tolerance {result.tolerance:.2g}; "
+              f"{_cond(result)}{len(cm.fused_blocks)} fused blocks, seed {result.seed}; reference ORT float32)")
     return 0 if result.passed else 1
+
+
+def _cond(result) -> str:
+    cond = getattr(result, "conditioning", 1.0)
+    return f"fp16 conditioning {cond:.3g}; " if cond > 1.0 else ""
 
 
 def build_parser() -> argparse.ArgumentParser:
