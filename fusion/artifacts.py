@@ -36,6 +36,12 @@ def write_artifacts(cm, out: Path, force: bool = False) -> None:
 
 
 def _check_target(out: Path, force: bool) -> None:
+    for parent in out.absolute().parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise MegafuseError(f"cannot create output directory '{display(out)}': '{display(parent)}' "
+                                    f"is not a directory")
+            break
     if out.is_symlink() or (out.exists() and not out.is_dir()):
         raise MegafuseError(f"output '{display(out)}' exists and is not a directory")
     if out.is_dir() and any(out.iterdir()) and not force:

@@ -15,7 +15,7 @@ much as fused) instead of a false failure. The result states κ and the toleranc
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
@@ -40,7 +40,8 @@ class CheckResult:
     outputs: tuple[OutputError, ...]
     tolerance: float
     seed: int
-    conditioning: float = 1.0    # fp16: the factor the base tolerance was scaled by
+    # fp16: the conditioning the tolerance was derived from (keyword-only: subclasses add fields)
+    conditioning: float = field(default=1.0, kw_only=True)
 
     @property
     def max_rel(self) -> float:
@@ -86,7 +87,7 @@ def compare(got: dict[str, np.ndarray], ref: dict[str, np.ndarray], tolerance: f
         err = float(np.abs(y - r).max()) if r.size else 0.0
         scale = float(np.abs(r).max()) if r.size else 0.0
         rows.append(OutputError(name, err, err / scale if scale > 0 else err))
-    return CheckResult(tuple(rows), tolerance, seed, conditioning)
+    return CheckResult(tuple(rows), tolerance, seed, conditioning=conditioning)
 
 
 def check_model(model: onnx.ModelProto, compiled, seed: int = 0, tolerance: float | None = None) -> CheckResult:

@@ -38,9 +38,9 @@ def _int_in(lo: int, hi: int, what: str):
         try:
             v = int(text, 10)
         except (TypeError, ValueError):
-            raise argparse.ArgumentTypeError(f"{what} must be an integer, got '{display(text)}'") from None
+            raise argparse.ArgumentTypeError(f"expected an integer in {lo}..{hi}, got '{display(text)}'") from None
         if not lo <= v <= hi:
-            raise argparse.ArgumentTypeError(f"{what} must be in {lo}..{hi}, got {v}")
+            raise argparse.ArgumentTypeError(f"expected an integer in {lo}..{hi}, got {v}")
         return v
     parse.__name__ = what   # argparse names the type in its messages
     return parse
@@ -51,10 +51,10 @@ def _float_in(lo: float, hi: float, what: str, lo_open: bool = True):
         try:
             v = float(text)
         except (TypeError, ValueError):
-            raise argparse.ArgumentTypeError(f"{what} must be a number, got '{display(text)}'") from None
+            raise argparse.ArgumentTypeError(f"expected a number, got '{display(text)}'") from None
         if not math.isfinite(v) or v < lo or (lo_open and v == lo) or v > hi:
-            raise argparse.ArgumentTypeError(f"{what} must be {'>' if lo_open else '>='} {lo:g} and <= {hi:g}, "
-                                             f"got '{display(text)}'")
+            raise argparse.ArgumentTypeError(f"expected a finite number {'>' if lo_open else '>='} {lo:g} and "
+                                             f"<= {hi:g}, got '{display(text)}'")
         return v
     parse.__name__ = what
     return parse
@@ -67,7 +67,7 @@ def _tile_arg(text: str) -> tuple[int, int]:
             raise ValueError
         return th, tw
     except ValueError:
-        raise argparse.ArgumentTypeError(f"tile must be THxTW with integers in 1..{MAX_TILE_EDGE}, "
+        raise argparse.ArgumentTypeError(f"expected THxTW with integers in 1..{MAX_TILE_EDGE}, "
                                          f"got '{display(text)}'") from None
 
 
@@ -77,7 +77,7 @@ def _target_arg(text: str) -> str:
     from fusion.targets import parse_target
 
     if not text.strip() or text.strip().endswith(":"):
-        raise argparse.ArgumentTypeError(f"target must be llvm, sim[:SOC] or ascend[:SOC], got '{display(text)}'")
+        raise argparse.ArgumentTypeError(f"expected llvm, sim[:SOC] or ascend[:SOC], got '{display(text)}'")
     try:
         parse_target(text)
     except TargetError as e:
@@ -247,7 +247,9 @@ def cmd_check(args) -> int:
 
 
 def _cond(result) -> str:
-    cond = getattr(result, "conditioning", 1.0)
+    from fusion.check import CheckResult
+
+    cond = result.conditioning if isinstance(result, CheckResult) else 1.0
     return f"fp16 conditioning {cond:.3g}; " if cond > 1.0 else ""
 
 

@@ -54,6 +54,7 @@ def _watchdog(parent_pid: int) -> None:
 
 def kill_workers(executor) -> None:
     """SIGKILL every live worker of a ProcessPoolExecutor, then let it shut down without waiting."""
+    _quiet_manager_thread()
     procs = list((getattr(executor, "_processes", None) or {}).values())
     for p in procs:
         try:
@@ -69,3 +70,24 @@ def kill_workers(executor) -> None:
         executor.shutdown(wait=False, cancel_futures=True)
     except Exception:  # noqa: BLE001 - a broken pool is being discarded anyway
         pass
+
+
+def _quiet_manager_thread() -> None:
+    """The pool's manager thread, seeing its workers killed, fails every pending future; on
+    Python 3.11 it raises InvalidStateError for those the sweep already cancelled, and the thread's
+    traceback would reach the terminal. That one exception of that one thread is dropped."""
+    from concurrent.futures import InvalidStateError
+    from concurrent.futures import process as cf_process
+
+    manager = getattr(cf_process, "_ExecutorManagerThread", None)
+    previous = threading.excepthook
+    if getattr(previous, "_megafuse_quiet", False) or manager is None:
+        return
+
+    def hook(args):
+        if isinstance(args.thread, manager) and isinstance(args.exc_value, InvalidStateError):
+            return
+        previous(args)
+
+    hook._megafuse_quiet = True
+    threading.excepthook = hook
