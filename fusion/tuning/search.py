@@ -13,7 +13,6 @@ import time
 import warnings
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field, replace
-from multiprocessing import get_context
 
 import numpy as np
 
@@ -29,7 +28,7 @@ from fusion.tuning.db import (
     tuning_key,
 )
 from fusion.tuning.space import SpaceOptions, TileSpace, build_space, default_tile
-from fusion.tuning.workers import init_worker, kill_workers, quiet_resource_tracker
+from fusion.tuning.workers import kill_workers, start_pool
 from schedules.plan import balanced_sizes, make_plan
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 
@@ -135,9 +134,7 @@ class Pool:
         if self.workers <= 1 and not self.force:
             return None
         if self._ex is None:
-            quiet_resource_tracker()
-            self._ex = ProcessPoolExecutor(max_workers=max(1, self.workers), mp_context=get_context("spawn"),
-                                           initializer=init_worker, initargs=(os.getpid(),))
+            self._ex = start_pool(max(1, self.workers))
         return self._ex
 
     def close(self, abort: bool = False) -> None:

@@ -1,5 +1,11 @@
 """Worker processes of `megafuse tune` never outlive the run.
 
+The pool is started eagerly (`start_pool`) with SIGINT/SIGTERM held back and the workers'
+stdout/stderr pointed at /dev/null: a signal can no longer land in the middle of a worker's
+start-up handshake (which made the half-started worker print a traceback), and no worker (nor
+multiprocessing's resource tracker) holds the caller's pipes — a caller reading our output sees
+EOF as soon as this process is gone. Worker results and exceptions come back through the pool.
+
 Each spawn worker, at start: asks the kernel for SIGKILL when its parent dies
 (prctl PR_SET_PDEATHSIG, Linux), starts a watchdog thread that exits as soon as the parent's pid
 changes (any POSIX system, and the window before prctl took effect), and ignores SIGINT — Ctrl-C
@@ -50,6 +56,42 @@ def _watchdog(parent_pid: int) -> None:
         if os.getppid() != parent_pid:
             os._exit(1)
         time.sleep(WATCHDOG_PERIOD_S)
+
+
+def ping() -> int:
+    return os.getpid()
+
+
+def start_pool(workers: int):
+    """A spawn ProcessPoolExecutor with all `workers` processes started and initialized."""
+    import sys
+    from concurrent.futures import ProcessPoolExecutor, wait
+    from multiprocessing import get_context
+
+    quiet_resource_tracker()
+    held = {signal.SIGINT, signal.SIGTERM}
+    in_main = threading.current_thread() is threading.main_thread()
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, held) if in_main else None
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    saved = [os.dup(1), os.dup(2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        ex = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
+                                 initializer=init_worker, initargs=(os.getpid(),))
+        # one task per worker, submitted at once: each submit starts a process (none is idle yet)
+        futures = [ex.submit(ping) for _ in range(workers)]
+        wait(futures)
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved + [null]:
+            os.close(fd)
+        if old_mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)   # a held signal is delivered now
+    return ex
 
 
 def kill_workers(executor) -> None:
