@@ -4,12 +4,14 @@ A model stored in float16 is widened to float32 (initializers, Constant nodes, d
 types, Cast targets) before ONNX Runtime runs it, so
 - `check --dtype float32` of an fp16-stored model compares fp32 against fp32 (the same fp16
   weight values, widened exactly), not against ORT's fp16 arithmetic;
-- an fp16 run is compared with the exact-as-fp32 answer, and its tolerance follows the model's
-  conditioning (`conditioning`), not a fixed number that deep chains with large weights exceed
-  even unfused.
+- an fp16 run is compared with the exact-as-fp32 answer, and its tolerance follows how far fp16
+  storage alone moves this model's output (`fp16_storage_shift`), not a fixed number that deep
+  chains with large weights exceed even unfused.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import onnx
@@ -63,25 +65,54 @@ def reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str,
     return run_ort(widen_to_fp32(model), {k: np.asarray(v, np.float32) for k, v in feeds.items()})
 
 
-def conditioning(model: onnx.ModelProto, feeds: dict[str, np.ndarray], ref: dict[str, np.ndarray]) -> float:
-    """How much rounding of intermediates can move the output, relative to the output's range:
-    max over outputs of max|y_abs| / max|y|, where y_abs is the model run with every weight and
-    input replaced by its absolute value (the |W|·|x| of the forward error bound of a dot
-    product, |fl(w·x) − w·x| ≤ γ_n |w|·|x|, carried through the chain). 1 for a model without
-    cancellation; large when big weights cancel."""
-    m = widen_to_fp32(model)
-    for i, t in enumerate(m.graph.initializer):
-        if t.data_type == TensorProto.FLOAT:
-            m.graph.initializer[i].CopyFrom(numpy_helper.from_array(np.abs(numpy_helper.to_array(t)), t.name))
+def fp16_storage_shift(model: onnx.ModelProto, feeds: dict[str, np.ndarray], ref: dict[str, np.ndarray]) -> float:
+    """How far float16 storage alone moves this model's output on these inputs, relative to the
+    output's range: ORT in float32 with the weights and every node's float output rounded to
+    float16 (Cast to fp16 and back), against the plain float32 reference. Our fp16 kernels round
+    at most as often (fp16 storage, fp32 accumulation; a fused block keeps its intermediate in
+    fp32 or rounds it once), so their error is of this size whatever fusion does."""
+    m = _rounded_fp16_storage(widen_to_fp32(model))
     try:
-        mag = run_ort(m, {k: np.abs(np.asarray(v, np.float32)) for k, v in feeds.items()})
+        got = run_ort(m, {k: np.asarray(v, np.float32) for k, v in feeds.items()})
     except MegafuseError:
-        return 1.0
-    worst = 1.0
+        return 0.0
+    worst = 0.0
     for name, r in ref.items():
         scale = float(np.abs(r).max()) if r.size else 0.0
-        a = mag.get(name)
-        if a is None or scale <= 0 or not np.isfinite(a).all():
+        g = got.get(name)
+        if g is None or scale <= 0 or g.shape != r.shape:
             continue
-        worst = max(worst, float(np.abs(a).max()) / scale)
+        if not np.isfinite(g).all():
+            return math.inf     # fp16 overflows: no tolerance makes that right
+        worst = max(worst, float(np.abs(np.asarray(g, np.float64) - r).max()) / scale)
     return worst
+
+
+def _rounded_fp16_storage(m: onnx.ModelProto) -> onnx.ModelProto:
+    from onnx import helper, shape_inference
+
+    g = m.graph
+    for i, t in enumerate(g.initializer):
+        if t.data_type == TensorProto.FLOAT:
+            a = numpy_helper.to_array(t).astype(np.float16).astype(np.float32)
+            g.initializer[i].CopyFrom(numpy_helper.from_array(a, t.name))
+    try:
+        inferred = shape_inference.infer_shapes(m).graph
+        floats = {vi.name for vi in list(inferred.value_info) + list(inferred.output)
+                  if vi.type.tensor_type.elem_type == TensorProto.FLOAT}
+    except Exception:  # noqa: BLE001 - no inference: round only the declared outputs
+        floats = {o.name for o in g.output if o.type.tensor_type.elem_type == TensorProto.FLOAT}
+    nodes = []
+    for n in g.node:
+        outs = list(n.output)
+        casts = []
+        for j, t in enumerate(outs):
+            if t in floats:
+                raw, half = f"{t}__fp32_raw", f"{t}__fp16"
+                n.output[j] = raw
+                casts += [helper.make_node("Cast", [raw], [half], to=TensorProto.FLOAT16),
+                          helper.make_node("Cast", [half], [t], to=TensorProto.FLOAT)]
+        nodes += [n] + casts
+    del g.node[:]
+    g.node.extend(nodes)
+    return m

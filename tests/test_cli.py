@@ -37,7 +37,7 @@ def test_check_pass_and_json(capsys, block_path):
     from fusion.check import fp16_tolerance
 
     assert code == 0 and doc["passed"] and doc["max_rel"] <= 2e-2 and doc["reference"] == "onnxruntime float32"
-    assert doc["conditioning"] >= 1 and doc["tolerance"] == fp16_tolerance(6, doc["conditioning"]) >= 2e-2
+    assert 0 < doc["fp16_shift"] < 2e-2 and doc["tolerance"] == fp16_tolerance(doc["fp16_shift"]) == 2e-2
 
 
 def test_check_fails_over_tolerance(capsys, block_path):
