@@ -2,7 +2,8 @@
 
 The set is written into a fresh temporary directory beside DIR and renamed onto DIR only when
 complete, so DIR never holds a partial set or a mix of two runs. An existing non-empty DIR is
-replaced only when `force` is given (it is first renamed aside, then deleted). Every file name
+replaced only when `force` is given and it is an earlier run's output (it holds the MARKER
+file; anything else is never deleted, whatever the flags); it is renamed aside, then deleted. Every file name
 is generated (block identifiers from fusion.sanitize) and checked to stay inside the directory.
 """
 
@@ -16,6 +17,8 @@ from pathlib import Path
 
 from fusion.errors import MegafuseError
 from fusion.sanitize import display, inside
+
+MARKER = ".megafuse-output"   # marks a directory this module wrote (and may replace with --force)
 
 
 def write_artifacts(cm, out: Path, force: bool = False) -> None:
@@ -44,8 +47,13 @@ def _check_target(out: Path, force: bool) -> None:
             break
     if out.is_symlink() or (out.exists() and not out.is_dir()):
         raise MegafuseError(f"output '{display(out)}' exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not force:
-        raise MegafuseError(f"output directory '{display(out)}' is not empty; pass --force to replace it")
+    if out.is_dir() and any(out.iterdir()):
+        if not (out / MARKER).is_file():
+            raise MegafuseError(f"output directory '{display(out)}' is not empty and not a megafuse output; "
+                                f"refusing to replace it (choose another -o)")
+        if not force:
+            raise MegafuseError(f"output directory '{display(out)}' holds an earlier run's output; "
+                                f"pass --force to replace it")
 
 
 def _write_set(cm, out: Path) -> None:
@@ -58,6 +66,7 @@ def _write_set(cm, out: Path) -> None:
         except OSError as e:
             raise MegafuseError(f"cannot write '{display(rel)}' in the output directory: {e.strerror}") from None
 
+    write(MARKER, "written by megafuse compile -o; replaced by the next run with --force\n")
     write("compile.json", json.dumps(cm.to_json(), indent=2))
     for block in cm.fused_blocks:
         write(f"{block.name}.plan.json", json.dumps(block.to_json(), indent=2))

@@ -386,6 +386,11 @@ def test_output_replaced_only_with_force_and_never_mixed(tmp_path, capsys):
     second = _tree(out_dir)
     assert not any("first" in f for f in second) and any("second" in f for f in second)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.onnx", "b.onnx", "out"]   # no temp left
+    mine = tmp_path / "mine"          # not a megafuse output: never replaced, even with --force
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("precious")
+    assert main(["compile", str(p2), "-o", str(mine), "--force"]) == 2
+    assert [p.name for p in mine.iterdir()] == ["thesis.tex"]
     capsys.readouterr()
 
 
