@@ -146,6 +146,7 @@ def _load_proto(model: Any):
         raise ModelLoadError(f"cannot load ONNX model '{label}': the graph has no outputs "
                              f"(truncated or corrupt file)")
     validate.check_proto(proto, label)
+    validate.check_external_data(proto, base_dir, label)
     return proto, base_dir, label
 
 

@@ -149,6 +149,40 @@ def check_proto(proto, label: str) -> None:
                                  f"'{display(node.name)}' ({display(node.op_type)}): {display(first, 300)}") from None
 
 
+def check_external_data(proto, base_dir: str, label: str) -> None:
+    """Initializers stored outside the model: each a regular file inside the model's directory
+    (symlinks resolved: no /dev/zero, FIFO or file elsewhere behind a link), within the size cap."""
+    from onnx import TensorProto
+
+    root = os.path.realpath(base_dir)
+    cap, total = current().max_model_bytes, 0
+    for t in proto.graph.initializer:
+        if t.data_location != TensorProto.EXTERNAL:
+            continue
+        info = {e.key: e.value for e in t.external_data}
+        where = info.get("location", "")
+        path = os.path.realpath(os.path.join(root, where))
+        what = f"cannot load ONNX model '{label}': initializer '{display(t.name)}' external data '{display(where)}'"
+        if not where or os.path.isabs(where) or os.path.commonpath([root, path]) != root:
+            raise ModelLoadError(f"{what} is not a file inside the model's directory")
+        try:
+            st = os.stat(path)
+        except OSError as e:
+            raise ModelLoadError(f"{what}: {e.strerror or e}") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise ModelLoadError(f"{what} is not a regular file ({_kind(st.st_mode)})")
+        try:
+            offset, length = int(info.get("offset", 0)), int(info.get("length", st.st_size))
+        except ValueError:
+            raise ModelLoadError(f"{what} has a non-integer offset or length") from None
+        if offset < 0 or length < 0 or offset + length > st.st_size:
+            raise ModelLoadError(f"{what}: offset {offset} + length {length} is beyond its {st.st_size:,} bytes")
+        total += length
+        if total > cap:
+            raise ModelLoadError(f"cannot load ONNX model '{label}': external data over the {cap:,}-byte limit "
+                                 f"(raise it with --max-model-bytes)")
+
+
 # ---- the imported graph --------------------------------------------------------------------
 def check_graph(g, label: str) -> None:
     lim = current()

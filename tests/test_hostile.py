@@ -56,6 +56,17 @@ def raw_dwsep(cin=16, cout=16, h=8, w=8, batch=1, opset=13, ir=8, w_pw=None, w_d
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=ir)
 
 
+def external(location: str) -> onnx.ModelProto:
+    m = block()
+    t = m.graph.initializer[0]
+    t.ClearField("raw_data")
+    t.ClearField("float_data")
+    t.data_location = TensorProto.EXTERNAL
+    e = t.external_data.add()
+    e.key, e.value = "location", location
+    return m
+
+
 def with_versions(ir=None, opset=None) -> onnx.ModelProto:
     m = block()
     if ir is not None:
@@ -135,6 +146,13 @@ CASES = [
     ("over-size-cap", {M: block()}, ["compile", M, "--max-model-bytes", "100"]),
     ("symlink-loop", {"loop.onnx": ("symlink", "loop.onnx")}, ["compile", "loop.onnx"]),
     ("dangling-symlink", {"d.onnx": ("symlink", "gone.onnx")}, ["compile", "d.onnx"]),
+    ("external-absolute", {M: external("/etc/passwd")}, ["compile", M]),
+    ("external-dotdot", {M: external("../../etc/passwd")}, ["compile", M]),
+    ("external-missing", {M: external("weights.bin")}, ["compile", M]),
+    ("external-dev-zero-link", {M: external("zero.bin"), "zero.bin": ("symlink", "/dev/zero")}, ["compile", M]),
+    ("external-fifo", {M: external("pipe.bin"), "pipe.bin": ("fifo",)}, ["compile", M]),
+    ("external-link-outside", {M: external("w.bin"), "w.bin": ("symlink", "/etc/hostname")}, ["compile", M]),
+    ("external-too-short", {M: external("w.bin"), "w.bin": b"\0" * 8}, ["compile", M]),
     # ONNX versions and structure
     ("ir-99", {M: with_versions(ir=99)}, ["compile", M]),
     ("ir-2", {M: with_versions(ir=2)}, ["compile", M]),
@@ -214,7 +232,9 @@ def _materialize(tmp: Path, files: dict) -> None:
             path.mkdir(parents=True, exist_ok=True)
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, tuple) and content[0] == "symlink":
+        if isinstance(content, tuple) and content[0] == "fifo":
+            os.mkfifo(path)
+        elif isinstance(content, tuple) and content[0] == "symlink":
             os.symlink(content[1], path)
         elif isinstance(content, tuple) and content[0] == "trunc":
             data = content[1].SerializeToString()
