@@ -153,14 +153,24 @@ def _compile_from_args(args):
 
 
 def _check_forced_blocks(cm, args) -> None:
-    """A forced channel block larger than a block's channels would be clamped silently: refuse."""
-    for b in cm.fused_blocks:
-        wl = b.workload
-        for flag, value, blocks, what in (("--cout-block", args.cout_block, wl.co1, f"cout {wl.cout}"),
-                                          ("--cin-block", args.cin_block, wl.c1, f"cin {wl.cin}")):
-            if value is not None and value > blocks:
-                raise MegafuseError(f"{flag} {value} exceeds the {blocks} 16-channel block(s) of fused block "
-                                    f"{b.name} ({what}); use 1..{blocks}")
+    """A forced knob larger than a block's extent would be clamped silently: a knob that fits no
+    fused block is an error; one that some blocks clamp is a note naming them."""
+    th, tw = args.tile if args.tile else (None, None)
+    knobs = (("--cout-block", args.cout_block, lambda wl: wl.co1, "output-channel blocks"),
+             ("--cin-block", args.cin_block, lambda wl: wl.c1, "input-channel blocks"),
+             ("--tile TH", th, lambda wl: wl.out_height, "output rows"),
+             ("--tile TW", tw, lambda wl: wl.out_width, "output columns"))
+    for flag, value, extent, what in knobs:
+        if value is None or not cm.fused_blocks:
+            continue
+        over = [(b.name, extent(b.workload)) for b in cm.fused_blocks if value > extent(b.workload)]
+        if len(over) == len(cm.fused_blocks):
+            most = max(n for _, n in over)
+            raise MegafuseError(f"{flag} {value} is more than every fused block has ({what}: at most {most}); "
+                                f"use 1..{most}")
+        if over:
+            names = ", ".join(f"{name} ({n})" for name, n in over[:5]) + (" ..." if len(over) > 5 else "")
+            cm.notes.append(f"{flag} {value} is clamped to the block's {what} in {names}")
 
 
 def _capped_tiles(args, override, cap: float):

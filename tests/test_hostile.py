@@ -193,6 +193,7 @@ CASES = [
     ("tile-huge", {M: block()}, ["compile", M, "--tile", "99999999999x99999999999"]),
     ("tile-zero", {M: block()}, ["compile", M, "--tile", "0x4"]),
     ("tile-text", {M: block()}, ["compile", M, "--tile", "big"]),
+    ("tile-over-output", {M: block()}, ["compile", M, "--tile", "9x4"]),
     ("target-empty", {M: block()}, ["compile", M, "-t", ""]),
     ("target-colon", {M: block()}, ["compile", M, "-t", "ascend:"]),
     ("target-unknown", {M: block()}, ["compile", M, "-t", "gpu"]),
