@@ -3,7 +3,7 @@
 Exit codes: 0 success; 1 `check` over tolerance; 2 any error — bad input (a MegafuseError),
 a bad argument (argparse), an output that cannot be written, or an internal error (printed as
 one line asking for a report; MEGAFUSE_DEBUG=1 re-raises it with its traceback); 130 Ctrl-C
-(SIGINT); 143 SIGTERM. Every error is exactly one line on stderr, `megafuse: error: ...`, with
+(SIGINT); 143 SIGTERM; 141 stdout closed by its reader (SIGPIPE). Every error is exactly one line on stderr, `megafuse: error: ...`, with
 control characters escaped.
 """
 
@@ -325,6 +325,9 @@ def main(argv: list[str] | None = None) -> int:
     except _Terminated:
         print("megafuse: terminated", file=sys.stderr)
         return 143
+    except BrokenPipeError:   # `megafuse ... | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except MemoryError:
         return _fail("out of memory (the model or a tile is too large for this machine)")
     except RecursionError:
