@@ -44,9 +44,10 @@ def run_ort(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, n
     import onnxruntime as ort
 
     try:
+        # errors only: ORT's coloured warnings would break the one-line contract on stderr; its
+        # errors arrive as the exception below
         so = ort.SessionOptions()
-        so.log_severity_level = 3   # errors only: ORT's warnings (coloured, multi-line) would break
-        #                             the one-line contract; its errors arrive as the exception below
+        so.log_severity_level = 3
         sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
         want = {i.name: i.type.tensor_type.elem_type for i in model.graph.input}
         typed = {k: v.astype(onnx.helper.tensor_dtype_to_np_dtype(want[k])) for k, v in feeds.items()}
