@@ -100,3 +100,17 @@ def test_concurrent_writers_write_each_record_once(tmp_path):
     assert len(lines) == 300 and len(set(points)) == 300
 
 
+
+
+def test_two_concurrent_tune_runs_write_each_record_once(tmp_path):
+    model = tmp_path / "m.onnx"
+    onnx.save(block(cin=32, cout=32, h=14), model)
+    db = tmp_path / "db.jsonl"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TVM_NUM_THREADS="1")
+    argv = [sys.executable, "-m", "fusion.cli", "tune", str(model), "--db", str(db), "--quiet", "--workers", "2"]
+    procs = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    results = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], results
+    recs = [json.loads(line) for line in db.read_text().splitlines()]
+    assert recs and len({(r["key"], r["point"]) for r in recs}) == len(recs)
