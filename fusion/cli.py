@@ -1,32 +1,102 @@
 """The `megafuse` command line: compile, check (and bench, tune when installed).
 
-Every MegafuseError becomes one line on stderr and exit code 2; `check` exits 1 when the error
-is over tolerance.
+Exit codes: 0 success; 1 `check` over tolerance; 2 any error — bad input (a MegafuseError),
+a bad argument (argparse), an output that cannot be written, or an internal error (printed as
+one line asking for a report; MEGAFUSE_DEBUG=1 re-raises it with its traceback); 130 Ctrl-C
+(SIGINT); 143 SIGTERM; 141 stdout closed by its reader (SIGPIPE). Every error is exactly one line on stderr, `megafuse: error: ...`, with
+control characters escaped.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import signal
 import sys
 from pathlib import Path
 
 from fusion.errors import MegafuseError
+from fusion.sanitize import display, display_message
+
+MAX_TILE_EDGE = 65536        # output pixels per tile edge; larger is no tile any UB holds
+MAX_CHANNEL_BLOCKS = 65536   # 16-channel units (1M channels)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors follow the one-line contract (no usage block, exit 2)."""
+
+    def error(self, message: str):
+        print(f"megafuse: error: {display_message(message)} (see '{self.prog} --help')", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _int_in(lo: int, hi: int, what: str):
+    def parse(text: str) -> int:
+        try:
+            v = int(text, 10)
+        except (TypeError, ValueError):
+            raise argparse.ArgumentTypeError(f"expected an integer in {lo}..{hi}, got '{display(text)}'") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"expected an integer in {lo}..{hi}, got {v}")
+        return v
+    parse.__name__ = what   # argparse names the type in its messages
+    return parse
+
+
+def _float_in(lo: float, hi: float, what: str, lo_open: bool = True):
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except (TypeError, ValueError):
+            raise argparse.ArgumentTypeError(f"expected a number, got '{display(text)}'") from None
+        if not math.isfinite(v) or v < lo or (lo_open and v == lo) or v > hi:
+            raise argparse.ArgumentTypeError(f"expected a finite number {'>' if lo_open else '>='} {lo:g} and "
+                                             f"<= {hi:g}, got '{display(text)}'")
+        return v
+    parse.__name__ = what
+    return parse
 
 
 def _tile_arg(text: str) -> tuple[int, int]:
     try:
-        th, tw = (int(v) for v in text.lower().split("x"))
-        if th < 1 or tw < 1:
+        th, tw = (int(v, 10) for v in text.lower().split("x"))
+        if not (1 <= th <= MAX_TILE_EDGE and 1 <= tw <= MAX_TILE_EDGE):
             raise ValueError
         return th, tw
     except ValueError:
-        raise argparse.ArgumentTypeError(f"tile must be THxTW with positive integers, got '{text}'") from None
+        raise argparse.ArgumentTypeError(f"expected THxTW with integers in 1..{MAX_TILE_EDGE}, "
+                                         f"got '{display(text)}'") from None
+
+
+def _target_arg(text: str) -> str:
+    """The target string, checked now: '' and 'ascend:' are errors, not the default."""
+    from fusion.errors import TargetError
+    from fusion.targets import parse_target
+
+    if not text.strip() or text.strip().endswith(":"):
+        raise argparse.ArgumentTypeError(f"expected llvm, sim[:SOC] or ascend[:SOC], got '{display(text)}'")
+    try:
+        parse_target(text)
+    except TargetError as e:
+        raise argparse.ArgumentTypeError(display_message(e)) from None
+    return text
+
+
+def _limit_args(p: argparse.ArgumentParser) -> None:
+    from fusion.validate import DEFAULT_MAX_MODEL_BYTES
+
+    p.add_argument("--max-model-bytes", type=_int_in(1, 2**40, "--max-model-bytes"),
+                   default=DEFAULT_MAX_MODEL_BYTES, metavar="N",
+                   help=f"refuse model files larger than N bytes (default {DEFAULT_MAX_MODEL_BYTES:,})")
+    p.add_argument("--allow-nonfinite", action="store_true",
+                   help="NaN/Inf in the weights is a warning instead of an error")
 
 
 def _add_model_args(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
     p.add_argument("model", help="ONNX model file")
-    p.add_argument("-t", "--target", default="sim",
+    p.add_argument("-t", "--target", default="sim", type=_target_arg,
                    help="llvm | sim[:SOC] | ascend[:SOC] | npuir[:SOC]; SOC = ascend910b2 (default), "
                         "ascend910b3, ascend310p3 (npuir: 910B parts only)")
     p.add_argument("--input-shape", action="append", default=[], metavar="NAME=DxDxD",
@@ -34,8 +104,10 @@ def _add_model_args(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
     p.add_argument("--dtype", choices=["float32", "float16"], default=None,
                    help="compute dtype (default: the model's); float16 accumulates in float32")
     p.add_argument("--tile", type=_tile_arg, metavar="THxTW", help="force the output tile of every fused block")
-    p.add_argument("--cout-block", type=int, metavar="N", help="force the output-channel block (in 16-channel units)")
-    p.add_argument("--cin-block", type=int, metavar="N", help="force the DW input-channel block (16-channel units)")
+    p.add_argument("--cout-block", type=_int_in(1, MAX_CHANNEL_BLOCKS, "--cout-block"), metavar="N",
+                   help="force the output-channel block (in 16-channel units)")
+    p.add_argument("--cin-block", type=_int_in(1, MAX_CHANNEL_BLOCKS, "--cin-block"), metavar="N",
+                   help="force the DW input-channel block (16-channel units)")
     p.add_argument("--no-double-buffer", action="store_true", help="single-buffer the tiles (halves their UB)")
     p.add_argument("--pw-engine", choices=["vector", "cube"], help="unit for the pointwise GEMM")
     p.add_argument("--no-fuse", action="store_true", help="compile every node as its own kernel")
@@ -46,7 +118,8 @@ def _add_model_args(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
     p.add_argument("--db", metavar="FILE", help="tuning database whose best records pick the tiles "
                    "(default: $MEGAFUSE_TUNING_DB or ~/.cache/megafuse/tuning.jsonl)")
     p.add_argument("--no-db", action="store_true", help="ignore the tuning database: default tiles")
-    p.add_argument("--max-dma-ratio", type=float, metavar="R",
+    _limit_args(p)
+    p.add_argument("--max-dma-ratio", type=_float_in(0.0, 1e6, "--max-dma-ratio"), metavar="R",
                    help="sim/ascend: per block, the fastest modeled tile whose DMA volume is at most R x "
                         "the minimal bytes (input + weights + output once); swept on the fly, stored in the "
                         "tuning database unless --no-db")
@@ -67,15 +140,40 @@ def _compile_from_args(args):
     elif not args.no_db and not override.forced:
         from fusion.tuning.db import TunedTiles, TuningDB, default_db_path
 
-        tuned = TunedTiles(TuningDB(args.db or default_db_path()).load())
+        tuned = TunedTiles(TuningDB(args.db or default_db_path()).load(),
+                           pw_engine=override.pw_engine, double_buffer=override.double_buffer)
     cm = compile_model(args.model, target=args.target, input_shapes=shapes or None, dtype=args.dtype,
                        tile=override, fuse=not args.no_fuse, tuned_tiles=tuned)
+    _check_forced_blocks(cm, args)
     if cap is not None:
         cm.max_dma_ratio = cap
         cm.notes.append(tuned.note())
     elif tuned is not None and (tuned.hits or tuned.db.path.exists()):
         cm.notes.append(tuned.note())
+    elif override.forced and not args.no_db:
+        cm.notes.append("tile forced on the command line: the tuning database was not consulted")
     return cm
+
+
+def _check_forced_blocks(cm, args) -> None:
+    """A forced knob larger than a block's extent would be clamped silently: a knob that fits no
+    fused block is an error; one that some blocks clamp is a note naming them."""
+    th, tw = args.tile if args.tile else (None, None)
+    knobs = (("--cout-block", args.cout_block, lambda wl: wl.co1, "output-channel blocks"),
+             ("--cin-block", args.cin_block, lambda wl: wl.c1, "input-channel blocks"),
+             ("--tile TH", th, lambda wl: wl.out_height, "output rows"),
+             ("--tile TW", tw, lambda wl: wl.out_width, "output columns"))
+    for flag, value, extent, what in knobs:
+        if value is None or not cm.fused_blocks:
+            continue
+        over = [(b.name, extent(b.workload)) for b in cm.fused_blocks if value > extent(b.workload)]
+        if len(over) == len(cm.fused_blocks):
+            most = max(n for _, n in over)
+            raise MegafuseError(f"{flag} {value} is more than every fused block has ({what}: at most {most}); "
+                                f"use 1..{most}")
+        if over:
+            names = ", ".join(f"{name} ({n})" for name, n in over[:5]) + (" ..." if len(over) > 5 else "")
+            cm.notes.append(f"{flag} {value} is clamped to the block's {what} in {names}")
 
 
 def _capped_tiles(args, override, cap: float):
@@ -117,22 +215,22 @@ def _print_compiled(cm) -> None:
     if cm.refusals:
         print(f"not fused / not folded ({len(cm.refusals)}):")
         for r in cm.refusals:
-            print(f"  {r.describe()}")
+            print(f"  {display_message(r.describe())}")   # names nodes of the model
     for note in cm.notes:
-        print(f"note: {note}")
+        print(f"note: {display_message(note)}")
 
 
 def cmd_compile(args) -> int:
     cm = _compile_from_args(args)
     if args.output:
         from fusion.artifacts import write_artifacts
-        write_artifacts(cm, Path(args.output))
+        write_artifacts(cm, Path(args.output), force=args.force)
     if args.json:
         print(json.dumps(cm.to_json(), indent=2))
     else:
         _print_compiled(cm)
         if args.output:
-            print(f"wrote {args.output}")
+            print(f"wrote {display(args.output, 0)}")
     return 0
 
 
@@ -149,7 +247,7 @@ def cmd_check(args) -> int:
         result = check_ascend(cm, read_model(args.model), seed=args.seed, tolerance=args.tolerance)
         if not args.json:
             for block in result.blocks:
-                print(f"  {block.describe()}")
+                print(f"  {display_message(block.describe())}")
     else:
         result = check_model(read_model(args.model), cm, seed=args.seed, tolerance=args.tolerance)
     if args.json:
@@ -157,28 +255,39 @@ def cmd_check(args) -> int:
                           "fused_blocks": len(cm.fused_blocks), **result.to_json()}, indent=2))
     else:
         status = "FAIL" if not result.within_tolerance else "PASS" if result.passed else "INCONCLUSIVE"
-        print(f"{status} {getattr(args, 'model_label', args.model)} on {cm.target.name} {cm.dtype}: max abs err {result.max_abs:.3e}, "
-              f"max rel err {result.max_rel:.3e} (tolerance {result.tolerance:.0e}; "
-              f"{len(cm.fused_blocks)} fused blocks, seed {result.seed}; input sensitivity {result.sensitivity:.1e})")
+        label = display(getattr(args, "model_label", None) or args.model, 0)
+        print(f"{status} {label} on {cm.target.name} {cm.dtype}: max abs err {result.max_abs:.3e}, "
+              f"max rel err {result.max_rel:.3e} (tolerance {result.tolerance:.2g}; "
+              f"{_cond(result)}{len(cm.fused_blocks)} fused blocks, seed {result.seed}; reference ORT float32; "
+              f"input sensitivity {result.sensitivity:.1e})")
     from fusion.sensitivity import warning
     if warning(result.sensitivity, result.tolerance):
         print(f"megafuse: warning: {warning(result.sensitivity, result.tolerance)}", file=sys.stderr)
     return 0 if result.passed else 1
 
 
+def _cond(result) -> str:
+    from fusion.check import CheckResult
+
+    shift = result.fp16_shift if isinstance(result, CheckResult) else None
+    return f"fp16 storage alone shifts the reference by {shift:.2e}; " if shift is not None else ""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="megafuse", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="megafuse", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="log the decisions: tile candidates dropped, PW engine, fusion refusals")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("compile", help="compile a model and list its fused blocks and refusals")
     _add_model_args(p)
-    p.add_argument("-o", "--output", metavar="DIR", help="write plans, scheduled TIR (and Ascend C) here")
+    p.add_argument("-o", "--output", metavar="DIR", help="write plans, scheduled TIR (and Ascend C) here "
+                   "(written beside it, then renamed into place)")
+    p.add_argument("--force", action="store_true", help="replace a non-empty -o DIR from an earlier run")
     p.set_defaults(func=cmd_compile)
     p = sub.add_parser("check", help="compare the compiled model with ONNX Runtime on random inputs")
     _add_model_args(p)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--tolerance", type=float, default=None,
+    p.add_argument("--seed", type=_int_in(0, 2**32 - 1, "--seed"), default=0)
+    p.add_argument("--tolerance", type=_float_in(0.0, 1e3, "--tolerance"), default=None,
                    help="max relative error (default 1e-4 for float32, 2e-2 for float16)")
     p.set_defaults(func=cmd_check)
     for register in _extra_commands():
@@ -201,27 +310,73 @@ def _extra_commands():
     return found
 
 
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so `finally` blocks (temporary outputs) still run."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
     import tempfile
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    from fusion import validate
     from fusion.logs import enable
-    enable(args.verbose)
+
+    parser = build_parser()
     try:
-        with tempfile.TemporaryDirectory(prefix="megafuse-cut-") as tmp:
+        args = parser.parse_args(argv)
+    except SystemExit as e:   # --help (0) or an argument error already printed as one line (2)
+        return e.code if isinstance(e.code, int) else 2
+    enable(args.verbose)
+    previous = _install_sigterm()
+    try:
+        with validate.limits(max_model_bytes=getattr(args, "max_model_bytes", validate.DEFAULT_MAX_MODEL_BYTES),
+                             allow_nonfinite=getattr(args, "allow_nonfinite", False)), \
+                tempfile.TemporaryDirectory(prefix="megafuse-cut-") as tmp:
             if getattr(args, "inputs", None) or getattr(args, "outputs", None):
                 from fusion.subgraph import apply_cut_args
                 apply_cut_args(args, Path(tmp))
             return args.func(args)
     except MegafuseError as e:
-        print(f"megafuse: error: {e}", file=sys.stderr)
         if getattr(args, "json", None) is True:   # (tune's --json is a file)
-            print(json.dumps({"error": str(e), "kind": type(e).__name__}))
-        return 2
+            print(json.dumps({"error": display_message(e), "kind": type(e).__name__}))
+        return _fail(display_message(e))
     except KeyboardInterrupt:
         print("megafuse: interrupted", file=sys.stderr)
         return 130
+    except _Terminated:
+        print("megafuse: terminated", file=sys.stderr)
+        return 143
+    except BrokenPipeError:   # `megafuse ... | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except MemoryError:
+        return _fail("out of memory (the model or a tile is too large for this machine)")
+    except RecursionError:
+        return _fail("input nested too deeply")
+    except Exception as e:  # noqa: BLE001 - every escaping exception is a bug; one line, then a report
+        if os.environ.get("MEGAFUSE_DEBUG"):
+            raise
+        return _fail(f"internal error: {type(e).__name__}: {display(e, 300)} -- please report this "
+                     f"(MEGAFUSE_DEBUG=1 shows the traceback)")
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _fail(message: str) -> int:
+    print(f"megafuse: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _install_sigterm():
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _on_sigterm)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from fusion.errors import MegafuseError
 from fusion.ir import Graph
 from fusion.onnx_import import load_graph
 from fusion.runtime import Program, Step
+from fusion.sanitize import block_ident
 from fusion.targets import Target, parse_target
 from fusion.tile_policy import TileOverride, choose_tile
 from passes import optimize
@@ -29,17 +30,18 @@ __all__ = ["DTYPES", "CompiledModel", "FusedBlock", "TileOverride", "compile_mod
 
 @dataclass(frozen=True)
 class FusedBlock:
-    name: str
+    name: str          # derived identifier (fusion.sanitize.block_ident): code and file names use it
     members: tuple[str, ...]
     workload: DwSepWorkload
     plan: KernelPlan
     tile_source: str   # default | forced | tuned (db)
     engine_reason: str = ""  # why PW runs on this unit (the cost model's comparison)
+    model_name: str = ""     # the DW node's name in the model: untrusted, display only (escaped)
 
     def to_json(self) -> dict:
         p = self.plan
         return {
-            "name": self.name, "members": list(self.members), "workload": self.workload.describe(),
+            "name": self.name, "model_name": self.model_name or self.name, "members": list(self.members), "workload": self.workload.describe(),
             "input": [p.workload.batch, p.workload.cin, p.workload.height, p.workload.width],
             "output": [p.workload.batch, p.workload.cout, p.workload.out_height, p.workload.out_width],
             "tile": {"th": p.th, "tw": p.tw, "cob": p.cob, "cib": p.cib,
@@ -105,6 +107,7 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
     program = Program({t: (g.types[t].shape, dtype) for t in g.inputs}, list(g.outputs))
     ctx = OpContext(g, dtype)
     blocks: list[FusedBlock] = []
+    idents: set[str] = set()
     dev = tvm.cpu(0)
     for n in g.nodes:
         if n.op_type == FUSED_OP:
@@ -117,9 +120,10 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
             x, *residual = fused_data_inputs(n)
             params = [x] + [tvm.runtime.tensor(a, dev) for a in fused_params(*consts, dtype)] + residual
             out_t = g.types[n.outputs[0]]
-            program.steps.append(Step(n.name, "fused", ex["main"], params, n.outputs[0],
+            ident = block_ident(n.name, len(blocks), idents)
+            program.steps.append(Step(ident, "fused", ex["main"], params, n.outputs[0],
                                       out_t.shape, dtype, ex))
-            blocks.append(FusedBlock(n.name, tuple(n.attr("members")), wl, plan, source, why))
+            blocks.append(FusedBlock(ident, tuple(n.attr("members")), wl, plan, source, why, n.name))
         else:
             spec = op_kernel(n, ctx)
             ex = build_op(spec)

@@ -39,6 +39,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from fusion import onnx_shapes as S
+from fusion import validate
 from fusion.errors import (
     MegafuseError,
     ModelLoadError,
@@ -82,7 +83,9 @@ def load_graph(model: Any, input_shapes: Mapping[str, tuple[int, ...]] | None = 
     label = "?"
     try:
         proto, base_dir, label = _load_proto(model)
-        return _Importer(proto, base_dir, label, input_shapes).run()
+        g = _Importer(proto, base_dir, label, input_shapes).run()
+        validate.check_graph(g, label)
+        return g
     except MegafuseError as e:
         msg = str(e)
         if all(c.isprintable() for c in msg):
@@ -121,15 +124,7 @@ def _load_proto(model: Any):
         if isinstance(model, (str, os.PathLike)):
             path = Path(model)
             label = str(path)
-            if not path.exists():
-                raise ModelLoadError(f"cannot load ONNX model '{label}': file not found")
-            if path.is_dir():
-                raise ModelLoadError(f"cannot load ONNX model '{label}': is a directory")
-            try:
-                data = path.read_bytes()
-            except OSError as e:
-                raise ModelLoadError(f"cannot load ONNX model '{label}': "
-                                     f"{_one_line(e.strerror or e)}") from None
+            data = validate.read_model_file(path, label)   # regular file, size cap, never blocks
             base_dir = str(path.resolve().parent)
         elif isinstance(model, (bytes, bytearray, memoryview)):
             data, label, base_dir = bytes(model), "<bytes>", os.getcwd()
@@ -152,6 +147,8 @@ def _load_proto(model: Any):
     if len(proto.graph.output) == 0:
         raise ModelLoadError(f"cannot load ONNX model '{label}': the graph has no outputs "
                              f"(truncated or corrupt file)")
+    validate.check_proto(proto, label)
+    validate.check_external_data(proto, base_dir, label)
     return proto, base_dir, label
 
 

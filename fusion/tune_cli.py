@@ -20,10 +20,12 @@ import numpy as np
 
 
 def register(sub, add_model_args=None) -> None:
+    from fusion.cli import _float_in, _int_in, _limit_args, _target_arg
+
     p = sub.add_parser("tune", help="sweep the tile space of every fused block into the tuning database",
                        description=__doc__.splitlines()[0])
     p.add_argument("model", help="ONNX model file")
-    p.add_argument("-t", "--target", default="sim",
+    p.add_argument("-t", "--target", default="sim", type=_target_arg,
                    help="sim[:SOC] / ascend[:SOC] (cost model) or llvm (measured); default sim")
     p.add_argument("--input-shape", action="append", default=[], metavar="NAME=DxDxD",
                    help="shape of a dynamic input, e.g. x=1x3x224x224 (repeatable)")
@@ -33,12 +35,12 @@ def register(sub, add_model_args=None) -> None:
     p.add_argument("--db", metavar="FILE", help="tuning database (default: $MEGAFUSE_TUNING_DB or "
                    "~/.cache/megafuse/tuning.jsonl)")
     p.add_argument("--no-db", action="store_true", help="keep the results in memory only")
-    p.add_argument("--trials", type=int, default=16, metavar="N",
+    p.add_argument("--trials", type=_int_in(1, 1_000_000, "--trials"), default=16, metavar="N",
                    help="llvm: measured points per block, stored ones included (default 16)")
-    p.add_argument("--workers", type=int, default=2, metavar="N", help="worker processes (default 2)")
-    p.add_argument("--threads", type=int, default=None, metavar="N",
+    p.add_argument("--workers", type=_int_in(0, 256, "--workers"), default=2, metavar="N", help="worker processes (default 2)")
+    p.add_argument("--threads", type=_int_in(1, 4096, "--threads"), default=None, metavar="N",
                    help="llvm: TVM_NUM_THREADS for timing (default: $TVM_NUM_THREADS or all cores)")
-    p.add_argument("--top", type=int, default=5, metavar="K", help="configs listed per block (default 5)")
+    p.add_argument("--top", type=_int_in(1, 1_000_000, "--top"), default=5, metavar="K", help="configs listed per block (default 5)")
     p.add_argument("--block", action="append", default=[], metavar="NAME", help="only this fused block (repeatable)")
     p.add_argument("--exhaustive", action="store_true",
                    help="sim: model every legal point instead of bounding (slow for large images)")
@@ -46,7 +48,8 @@ def register(sub, add_model_args=None) -> None:
     p.add_argument("--json", metavar="FILE", help="every legal point and the pruning counts (JSON)")
     p.add_argument("--plot", metavar="DIR", help="one heatmap per block: th × tw → best latency")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--max-dma-ratio", type=float, metavar="R",
+    _limit_args(p)
+    p.add_argument("--max-dma-ratio", type=_float_in(0.0, 1e6, "--max-dma-ratio"), metavar="R",
                    help="sim/ascend: only tiles whose fused kernel's modeled DMA volume is at most R x the "
                         "minimal bytes (pruned as 'traffic'); compile/bench with the same flag pick them")
     p.set_defaults(func=cmd_tune)
@@ -106,14 +109,16 @@ def _dma(r, tile) -> float:
 
 
 def print_report(results, tgt, path, top: int, wall: float) -> None:
+    from fusion.sanitize import display
+
     ev = "cost model (modeled µs)" if tgt.kind != "llvm" else \
         f"measured on this CPU (median µs, TVM_NUM_THREADS={os.environ.get('TVM_NUM_THREADS')})"
-    print(f"tune on {tgt.name}: {ev}; database {path or '(in memory)'}")
+    print(f"tune on {tgt.name}: {ev}; database {display(path, 0) if path else '(in memory)'}")
     for r in results:
         wl = r.workload
         sp = r.space
         what = "modeled" if r.evaluator == "modeled" else "measured"
-        line = (f"{r.name}  {wl.describe()}\n  space: {sp.describe_pruning()}\n"
+        line = (f"{display(r.name)}  {wl.describe()}\n  space: {sp.describe_pruning()}\n"
                 f"  {what} {len(r.points):,} (new {r.new:,}, from database {r.stored:,})")
         if r.evaluator == "modeled":
             line += f", excluded by the lower bound {r.bound_skipped:,}"
@@ -137,7 +142,7 @@ def print_report(results, tgt, path, top: int, wall: float) -> None:
                 print(f"  no tile within the DMA cap; the lowest any legal tile reaches is "
                       f"{low[0]:.2f}x ({low[1].describe()})" if low else "  no tile fits")
                 continue
-            print("  no point evaluated successfully" + (f"; first error: {errs[0]}" if errs else ""))
+            print("  no point evaluated successfully" + (f"; first error: {display(errs[0], 300)}" if errs else ""))
             continue
         modeled = r.evaluator == "modeled"
         print(f"  {'#':>3}  {'tile':<34} {'cores':>5} {'latency_us':>11} {'min_us':>9} {'vs default':>10}"
@@ -243,8 +248,11 @@ def plot_heatmaps(results, outdir: Path) -> list[Path]:
     from matplotlib.colors import LogNorm
     from matplotlib.patches import Patch
 
+    from fusion.sanitize import block_ident, comment_text, inside
+
     outdir.mkdir(parents=True, exist_ok=True)
     written = []
+    idents: set[str] = set()
     for r in results:
         ths, tws = r.space.ths, r.space.tws
         grid = np.full((len(ths), len(tws)), np.nan)
@@ -292,9 +300,10 @@ def plot_heatmaps(results, outdir: Path) -> list[Path]:
         ax.set_ylim(-0.5, len(ths) - 0.5)
         ax.set_xlabel("tw (output columns per tile)")
         ax.set_ylabel("th (output rows per tile)")
-        ax.set_title(f"{r.name}: {r.workload.describe()}\n{r.target}", fontsize=8)
+        ident = block_ident(r.name, len(idents), idents)   # the file name never is the model's string
+        ax.set_title(f"{comment_text(r.name)}: {r.workload.describe()}\n{r.target}", fontsize=8)
         fig.tight_layout()
-        f = outdir / f"{r.name}.png"
+        f = inside(outdir, f"{ident}.png")
         fig.savefig(f, dpi=110)
         plt.close(fig)
         written.append(f)

@@ -30,7 +30,9 @@ def fold_bn(g: Graph) -> tuple[Graph, list[Refusal]]:
         k = scale / np.sqrt(var + bn.attr("epsilon", 1e-5))
         w = np.asarray(g.constants[conv.inputs[1]], np.float64)
         b = np.asarray(g.constants[conv.inputs[2]], np.float64) if len(conv.inputs) > 2 and conv.inputs[2] else 0.0
-        dt = g.constants[conv.inputs[1]].dtype
+        # stored in float32 even for fp16 weights: a float32 compile of an fp16-stored model then
+        # loses nothing to the fold; a float16 compile rounds once, when kernel parameters are made
+        dt = np.promote_types(g.constants[conv.inputs[1]].dtype, np.float32)
         w_name, b_name = f"{conv.name}__w_bnfold", f"{conv.name}__b_bnfold"
         consts[w_name] = (w * k.reshape(-1, 1, 1, 1)).astype(dt)
         consts[b_name] = ((b - mean) * k + beta).astype(dt)

@@ -34,7 +34,10 @@ def test_compile_json(capsys, block_path):
 def test_check_pass_and_json(capsys, block_path):
     code, out, _ = run(capsys, "check", block_path, "-t", "llvm", "--dtype", "float16", "--json")
     doc = json.loads(out)
-    assert code == 0 and doc["passed"] and doc["max_rel"] <= 2e-2 and doc["tolerance"] == 2e-2
+    from fusion.check import fp16_tolerance
+
+    assert code == 0 and doc["passed"] and doc["max_rel"] <= 2e-2 and doc["reference"] == "onnxruntime float32"
+    assert 0 < doc["fp16_shift"] < 2e-2 and doc["tolerance"] == fp16_tolerance(doc["fp16_shift"]) == 2e-2
 
 
 def test_check_fails_over_tolerance(capsys, block_path):

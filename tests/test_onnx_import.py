@@ -223,7 +223,7 @@ def test_batchnorm_default_epsilon_and_unused_extra_outputs_dropped():
     c = 2
     inits = [init(n, np.ones(c, np.float32)) for n in ("s", "bb", "mu", "var")]
     node = helper.make_node("BatchNormalization", ["x", "s", "bb", "mu", "var"],
-                            ["y", "rm", "rv"], name="bn")
+                            ["y", "rm", "rv", "sm", "sv"], name="bn")   # BN-9 allows 1 or 5 outputs
     m = model([node], [("x", [1, c, 2, 2])], [("y", None)], inits, opset=9)
     (n,) = load_graph(m).nodes
     assert n.outputs == ("y",) and n.attr("epsilon") == pytest.approx(1e-5)
@@ -264,7 +264,7 @@ def test_hardsigmoid_defaults():
 def test_clip_attribute_form():
     m = model([helper.make_node("Clip", ["x"], ["y"], name="c", min=0.0, max=6.0),
                helper.make_node("Clip", ["y"], ["z"], name="c2", max=3.0)],
-              [("x", [1, 3, 4, 4])], [("z", None)], opset=6)
+              [("x", [1, 3, 4, 4])], [("z", None)], opset=7)   # Clip-6 (attributes); opset >= 7 supported
     a, b = load_graph(m).nodes
     assert a.inputs == ("x",) and dict(a.attrs) == {"min": 0.0, "max": 6.0}
     assert b.attr("min") == -math.inf and b.attr("max") == 3.0

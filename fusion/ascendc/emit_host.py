@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fusion.ascendc.emit_kernel import MIX_LAG, VARIANTS, VERSION, EmittedKernel, _fill
 from fusion.check import TOLERANCE
+from fusion.sanitize import comment_text
 
 SOC_VERSION = {"ascend910b2": "Ascend910B2", "ascend910b3": "Ascend910B3", "ascend310p3": "Ascend310P3"}
 NP_DTYPE = {"float16": "np.float16", "float32": "np.float32", "uint8": "np.uint8"}
@@ -72,7 +73,7 @@ void @OPTYPE@FillTiling(@TILING@& t)
 {
 @LINES@
 }
-""", VERSION=VERSION, SYM=ek.symbol, BLOCK=ek.block, WORKLOAD=p.workload.describe(), TILE=p.tile.describe(),
+""", VERSION=VERSION, SYM=ek.symbol, BLOCK=comment_text(ek.block), WORKLOAD=p.workload.describe(), TILE=p.tile.describe(),
                  SOC=p.soc.name, NTILES=p.n_tiles, CORES=p.cores, OPTYPE=ek.op_type, TILING=ek.tiling_struct,
                  LINES=lines)
 
@@ -501,7 +502,7 @@ Without a device, the same source runs on the host emulation of the Ascend C API
 
 ## Notes
 @NOTES@
-@VARIANT_NOTES@@MODELED@""", VERSION=VERSION, SYM=ek.symbol, BLOCK=ek.block, OPTYPE=ek.op_type, SOCNAME=p.soc.name,
+@VARIANT_NOTES@@MODELED@""", VERSION=VERSION, SYM=ek.symbol, BLOCK=comment_text(ek.block), OPTYPE=ek.op_type, SOCNAME=p.soc.name,
                  SOCVERSION=soc_version(p.soc.name), WORKLOAD=wl.describe(), TILE=p.tile.describe(), TH=p.th,
                  TW=p.tw, IH=p.in_tile_h, IW=p.in_tile_w, CIB=p.cib, COB=p.cob, NTILES=p.n_tiles, CORES=cores,
                  CISTEPS=p.ci_steps, COSTEPS=p.co_steps, MEMORY=memory, VARIANT=ek.variant,

@@ -22,6 +22,7 @@ from pathlib import Path
 from fusion.ascendc import emit_host, yaml_lite
 from fusion.ascendc.emit_kernel import VERSION, EmittedKernel, emit_kernel
 from fusion.errors import MegafuseError
+from fusion.sanitize import display, inside
 
 GE_DTYPE = {"float16": "DT_FLOAT16", "float32": "DT_FLOAT"}
 
@@ -250,12 +251,12 @@ def write_ascend_package(cm, out: Path, model_name: str | None = None) -> list[E
         files.update({f"{pkg}/{k}": v for k, v in
                       package_files(ek, block.members, model_name, None, cost).items()})
         for rel, text in files.items():
-            path = out / rel
+            path = inside(out, rel)
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text)
             except OSError as e:
-                raise MegafuseError(f"cannot write '{path}': {e.strerror}") from None
+                raise MegafuseError(f"cannot write '{display(str(path))}': {e.strerror}") from None
         index["blocks"].append({"block": block.name, "kernel": ek.symbol, "op_type": ek.op_type,
                                 "variant": ek.variant, "tile": ek.plan.tile.describe(),
                                 "block_dim": ek.block_dim, "files": sorted(files)})

@@ -21,9 +21,11 @@ Default file: $MEGAFUSE_TUNING_DB, else $XDG_CACHE_HOME/megafuse/tuning.jsonl, e
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import json
+import math
 import os
 import time
 import warnings
@@ -134,8 +136,41 @@ def tile_to_json(t: TileConfig) -> dict:
 
 
 def tile_from_json(d: dict) -> TileConfig:
-    return TileConfig(int(d["th"]), int(d["tw"]), int(d["cob"]), int(d["cib"]), bool(d["double_buffer"]),
-                      str(d["pw_engine"]), int(d["cores"]))
+    """The TileConfig of a record's tile, checked by schema (never coerced: 2.9 is not 2, "false"
+    is not a boolean). Raises ValueError saying which field is wrong."""
+    why = tile_problem(d)
+    if why:
+        raise ValueError(why)
+    return TileConfig(d["th"], d["tw"], d["cob"], d["cib"], d["double_buffer"], d["pw_engine"], d["cores"])
+
+
+# field -> (lowest, highest) of the integer tile fields; cores is also capped by the SoC
+TILE_INT_RANGES = {"th": (1, 65536), "tw": (1, 65536), "cob": (1, 65536), "cib": (0, 65536), "cores": (0, 1024)}
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def tile_problem(d, max_cores: int | None = None) -> str | None:
+    if not isinstance(d, dict):
+        return "tile is not an object"
+    extra = set(d) - set(TILE_FIELDS)
+    if extra:
+        return f"unknown tile field(s) {sorted(extra)[:3]}"
+    for f, (lo, hi) in TILE_INT_RANGES.items():
+        v = d.get(f)
+        if not _is_int(v):
+            return f"tile field {f} is not an integer"
+        if not lo <= v <= hi:
+            return f"tile field {f}={v} is outside {lo}..{hi}"
+    if max_cores is not None and d["cores"] > max_cores:
+        return f"tile field cores={d['cores']} is more than the SoC's {max_cores} cores"
+    if not isinstance(d.get("double_buffer"), bool):
+        return "tile field double_buffer is not a boolean"
+    if d.get("pw_engine") not in ("vector", "cube"):
+        return "tile field pw_engine is not 'vector' or 'cube'"
+    return None
 
 
 def point_id(t: TileConfig) -> str:
@@ -154,28 +189,66 @@ def make_record(key: str, ctx: dict, tile: TileConfig, result: dict, block: str 
     return rec
 
 
+MAX_LINE_BYTES = 1 << 16     # a record is ~1 KB; longer lines are not ours (and not parsed)
+
+
 def _valid(rec) -> str | None:
-    """None for a well-formed record, else why not."""
+    """None for a well-formed record, else why not (schema: types and ranges, no coercion)."""
     if not isinstance(rec, dict):
         return "not a JSON object"
     if rec.get("format") != FORMAT:
-        return f"foreign record (format {rec.get('format')!r})"
-    if not isinstance(rec.get("key"), str) or not isinstance(rec.get("tile"), dict):
+        return f"foreign record (format {str(rec.get('format'))[:40]!r})"
+    key = rec.get("key")
+    if not isinstance(key, str) or not 1 <= len(key) <= 128 or not isinstance(rec.get("tile"), dict):
         return "record without key or tile"
     lat = rec.get("latency_us")
-    if lat is not None and (not isinstance(lat, (int, float)) or isinstance(lat, bool) or lat != lat or lat < 0):
+    if lat is not None and (not isinstance(lat, (int, float)) or isinstance(lat, bool) or not math.isfinite(lat)
+                            or lat < 0):
         return "bad latency"
-    try:
-        t = tile_from_json(rec["tile"])
-    except (KeyError, TypeError, ValueError):
-        return "bad tile"
-    if rec.get("point") != point_id(t):
+    why = tile_problem(rec["tile"], _soc_cores(rec.get("soc")))
+    if why:
+        return why
+    if rec.get("point") != point_id(tile_from_json(rec["tile"])):
         return "point hash does not match its tile"
+    if "error" in rec and not isinstance(rec["error"], (str, type(None))):
+        return "error field is not a string"
     return None
 
 
+def _soc_cores(name) -> int | None:
+    from fusion.soc import SOCS
+
+    soc = SOCS.get(name) if isinstance(name, str) else None
+    return max(soc.vector_cores, soc.cube_cores) if soc is not None else None
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"non-finite number {name}")
+
+
+def _parse_line(raw: bytes):
+    """(record, None) or (None, why)."""
+    if len(raw) > MAX_LINE_BYTES:
+        return None, f"line longer than {MAX_LINE_BYTES:,} bytes"
+    try:
+        rec = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+    except RecursionError:
+        return None, "nested too deeply"
+    except (UnicodeDecodeError, ValueError) as e:
+        return None, f"not JSON ({type(e).__name__})"
+    try:
+        return (rec, None) if (why := _valid(rec)) is None else (None, why)
+    except (RecursionError, OverflowError, TypeError, ValueError) as e:
+        return None, f"bad record ({type(e).__name__})"
+
+
 class TuningDB:
-    """Records grouped by key; `path=None` keeps them in memory only."""
+    """Records grouped by key; `path=None` keeps them in memory only.
+
+    Concurrent writers (two `tune` runs on one file): `append` holds an exclusive flock on the
+    file, first reads what others appended since this process last read, and writes only the
+    records whose (key, point) the file does not hold yet — each record is written once.
+    `refresh()` reads what others appended, so a sweep can skip points another run evaluated."""
 
     def __init__(self, path: str | os.PathLike | None):
         self.path = Path(path) if path is not None else None
@@ -183,6 +256,8 @@ class TuningDB:
         self.skipped = 0
         self.lines = 0
         self._loaded = False
+        self._offset = 0        # bytes of the file consumed (complete lines only)
+        self._lineno = 0
 
     # --- reading ----------------------------------------------------------------------------
     def load(self) -> "TuningDB":
@@ -190,26 +265,47 @@ class TuningDB:
         if self.path is None or not self.path.exists():
             return self
         try:
-            with open(self.path, "rb") as f:
-                data = f.read()
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         except OSError as e:
-            raise TuningDatabaseError(f"cannot read tuning database {self.path}: {e.strerror or e}") from None
-        for lineno, raw in enumerate(data.split(b"\n"), start=1):
+            raise TuningDatabaseError(f"cannot read tuning database {_show(self.path)}: {e.strerror or e}") from None
+        try:
+            import stat
+
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise TuningDatabaseError(f"tuning database {_show(self.path)} is not a regular file")
+            self._read_new(fd)
+        except OSError as e:
+            raise TuningDatabaseError(f"cannot read tuning database {_show(self.path)}: {e.strerror or e}") from None
+        finally:
+            os.close(fd)
+        return self
+
+    def refresh(self) -> "TuningDB":
+        """Read the records other processes appended since the last read."""
+        return self.load()
+
+    def _read_new(self, fd: int) -> None:
+        size = os.fstat(fd).st_size
+        if size < self._offset:          # truncated or replaced underneath: read it all again
+            self._offset, self._lineno = 0, 0
+        data = os.pread(fd, size - self._offset, self._offset) if size > self._offset else b""
+        # appends are single O_APPEND writes of whole lines, so a last line without its newline is
+        # torn (a writer died mid-write): it is skipped like any bad line, and the next append
+        # starts on a new line
+        end = len(data)
+        for raw in data.split(b"\n")[:-1] + ([data[data.rfind(b"\n") + 1:]] if not data.endswith(b"\n") else []):
+            self._lineno += 1
             if not raw.strip():
                 continue
             self.lines += 1
-            try:
-                rec = json.loads(raw.decode("utf-8"))
-                why = _valid(rec)
-            except (UnicodeDecodeError, ValueError) as e:
-                why = f"not JSON ({type(e).__name__})"
+            rec, why = _parse_line(raw)
             if why is not None:
                 self.skipped += 1
-                warnings.warn(f"{self.path}:{lineno}: skipped a line of the tuning database: {why}",
-                              TuningDatabaseWarning, stacklevel=2)
+                warnings.warn(f"{_show(self.path)}:{self._lineno}: skipped a line of the tuning database: {why}",
+                              TuningDatabaseWarning, stacklevel=3)
                 continue
             self._by_key.setdefault(rec["key"], {})[rec["point"]] = rec
-        return self
+        self._offset += end
 
     def _ensure(self) -> None:
         if not self._loaded:
@@ -238,30 +334,49 @@ class TuningDB:
         return best
 
     # --- writing ----------------------------------------------------------------------------
-    def append(self, records: list[dict]) -> None:
-        """Store records: one os.write of complete lines with O_APPEND, then fsync."""
+    def append(self, records: list[dict]) -> int:
+        """Store records not stored yet: under an exclusive flock, read what others appended,
+        then one os.write of the new complete lines with O_APPEND, then fsync. Returns how many
+        lines were written."""
         self._ensure()
         if not records:
-            return
-        for rec in records:
-            self._by_key.setdefault(rec["key"], {})[rec["point"]] = rec
+            return 0
         if self.path is None:
-            return
-        data = "".join(json.dumps(r, sort_keys=True) + "\n" for r in records).encode()
+            for rec in records:
+                self._by_key.setdefault(rec["key"], {})[rec["point"]] = rec
+            return 0
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
             try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                self._read_new(fd)
+                new = [r for r in records if r["point"] not in self._by_key.get(r["key"], {})]
+                for rec in records:
+                    self._by_key.setdefault(rec["key"], {})[rec["point"]] = rec
+                if not new:
+                    return 0
+                data = "".join(json.dumps(r, sort_keys=True) + "\n" for r in new).encode()
                 if _ends_without_newline(fd):   # a torn last line of a crashed writer stays its own line
                     data = b"\n" + data
                 n = os.write(fd, data)
                 if n != len(data):
                     raise OSError(f"short write ({n} of {len(data)} bytes)")
                 os.fsync(fd)
+                self._offset = os.fstat(fd).st_size
+                self._lineno += data.count(b"\n")
+                return len(new)
             finally:
-                os.close(fd)
+                os.close(fd)   # releases the lock
         except OSError as e:
-            raise TuningDatabaseError(f"cannot write tuning database {self.path}: {getattr(e, 'strerror', None) or e}") from None
+            raise TuningDatabaseError(f"cannot write tuning database {_show(self.path)}: "
+                                      f"{getattr(e, 'strerror', None) or e}") from None
+
+
+def _show(path) -> str:
+    from fusion.sanitize import display
+
+    return display(str(path), 0)
 
 
 def _ends_without_newline(fd: int) -> bool:
@@ -275,10 +390,12 @@ class TunedTiles:
     """The `tuned_tiles` hook of fusion.driver.compile_model: the best record of each block's key
     whose tile still fits the SoC's budget."""
 
-    def __init__(self, db: TuningDB):
+    def __init__(self, db: TuningDB, pw_engine: str | None = None, double_buffer: bool | None = None):
         self.db = db
         self.hits: list[tuple[DwSepWorkload, TileConfig, float]] = []
         self.misses = 0
+        # knobs forced on the command line: records with another value never win over them
+        self.pw_engine, self.double_buffer = pw_engine, double_buffer
 
     def __call__(self, wl: DwSepWorkload, target) -> TileConfig | None:
         from schedules.plan import make_plan
@@ -286,7 +403,10 @@ class TunedTiles:
         from fusion.targets import pw_engines
 
         engines = pw_engines(target, wl.dtype)
+        if self.pw_engine:
+            engines = tuple(e for e in engines if e == self.pw_engine)
         rec = self.db.best(tuning_key(wl, target), accept=lambda t: t.pw_engine in engines
+                           and (self.double_buffer is None or t.double_buffer == self.double_buffer)
                            and make_plan(wl, t, target.soc).fits())
         if rec is None:
             self.misses += 1
@@ -297,5 +417,8 @@ class TunedTiles:
 
     def note(self) -> str:
         n = len(self.hits) + self.misses
-        return (f"tuning database {self.db.path or '(in memory)'}: tuned tiles for {len(self.hits)} "
-                f"of {n} fused blocks")
+        forced = [f for f, v in (("--pw-engine " + str(self.pw_engine), self.pw_engine),
+                                 ("--no-double-buffer", self.double_buffer is False)) if v]
+        also = f" (only records that agree with {' and '.join(forced)}: forced flags win)" if forced else ""
+        return (f"tuning database {_show(self.db.path) if self.db.path else '(in memory)'}: tuned tiles for "
+                f"{len(self.hits)} of {n} fused blocks{also}")

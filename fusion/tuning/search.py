@@ -13,7 +13,6 @@ import time
 import warnings
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field, replace
-from multiprocessing import get_context
 
 import numpy as np
 
@@ -29,6 +28,7 @@ from fusion.tuning.db import (
     tuning_key,
 )
 from fusion.tuning.space import SpaceOptions, TileSpace, build_space, default_tile
+from fusion.tuning.workers import kill_workers, start_pool
 from schedules.plan import balanced_sizes, make_plan
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 
@@ -134,19 +134,22 @@ class Pool:
         if self.workers <= 1 and not self.force:
             return None
         if self._ex is None:
-            self._ex = ProcessPoolExecutor(max_workers=max(1, self.workers), mp_context=get_context("spawn"))
+            self._ex = start_pool(max(1, self.workers))
         return self._ex
 
-    def close(self) -> None:
+    def close(self, abort: bool = False) -> None:
         if self._ex is not None:
-            self._ex.shutdown(wait=True, cancel_futures=True)
+            if abort:   # an error or a signal: do not wait for the workers' tasks
+                kill_workers(self._ex)
+            else:
+                self._ex.shutdown(wait=True, cancel_futures=True)
             self._ex = None
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, exc_type, *exc):
+        self.close(abort=exc_type is not None)
 
 
 def _stored_points(db: TuningDB, key: str, allowed: set[str]) -> dict[str, Point]:
