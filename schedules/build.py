@@ -13,6 +13,8 @@ from tvm import s_tir
 
 from fusion.ir import C0
 from fusion.targets import llvm_target
+from schedules.cpu_conv import schedule_conv
+from schedules.cpu_dense import schedule_dense
 from schedules.dwsep_schedule import schedule_dwsep
 from schedules.ops import KernelSpec, blocked_bias, blocked_pw_weights
 from schedules.plan import KernelPlan
@@ -62,6 +64,12 @@ def build_op(spec: KernelSpec):
 def _schedule_op(mod, spec: KernelSpec):
     """A light CPU schedule: parallel outer loop of the output block, vectorized inner loop."""
     sch = s_tir.Schedule(mod)
+    if spec.schedule in ("cpu_conv", "cpu_dw"):
+        schedule_conv(sch, depthwise=spec.schedule == "cpu_dw")
+        return sch.mod
+    if spec.schedule == "cpu_dense":
+        schedule_dense(sch)
+        return sch.mod
     if spec.schedule == "layout":
         return _schedule_layout(sch)
     try:
