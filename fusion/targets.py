@@ -15,7 +15,7 @@ KINDS = ("llvm", "sim", "ascend")
 @dataclass(frozen=True)
 class Target:
     kind: str      # llvm | sim | ascend
-    soc: SocSpec   # the SoC whose UB budget the plans obey (llvm: the default SoC's)
+    soc: SocSpec   # the SoC whose UB budget the plans obey (llvm: this CPU, schedules/cpu_tile)
 
     @property
     def name(self) -> str:
@@ -38,6 +38,9 @@ def parse_target(text: str | Target | None) -> Target:
         raise TargetError(f"unknown target '{text}'; use llvm, sim[:SOC] or ascend[:SOC]")
     if kind == "llvm" and soc:
         raise TargetError("target 'llvm' takes no SoC")
+    if kind == "llvm":
+        from schedules.cpu_tile import cpu_soc  # llvm tiles fit this CPU's L2, one per thread
+        return Target(kind, cpu_soc(get_soc(None)))
     return Target(kind, get_soc(soc or None))
 
 

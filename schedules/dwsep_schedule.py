@@ -32,6 +32,8 @@ TIR_TO_PLAN = {
     "out_local.UB": "y_tile",
     "res_local.UB": "res_tile",
 }
+# CPU register tiles (the PW accumulators of one tw × cob block): registers, not UB buffers
+REGISTER_TILES = ("pw_local.UB_local",)
 
 
 def effective_cib(wl: DwSepWorkload, tile: TileConfig) -> int:
@@ -113,9 +115,14 @@ def _cpu_loop_opts(sch, wl, xin, dw, dwa, pw, out, store):
     pwo, pwr = sch.split(pwi, [None, wr_n])
     oo, orr = sch.split(o, [None, _largest_divisor(cob, 2)])
     sch.reorder(phi, pwo, oo, rc1, rc0, pwr, orr, k)
+    # the register tile's accumulators in a buffer of their own (small enough for the stack, so
+    # LLVM keeps them in registers across the Cin reduction instead of reloading them per step)
+    acc = sch.cache_write(pw, 0, "local")
+    sch.reverse_compute_at(acc, oo, preserve_unit_loops=True)
     sch.unroll(pwr)
     sch.unroll(orr)
     sch.vectorize(k)
+    sch.vectorize(sch.get_loops(acc)[-1])
     for blk in (dwa, out, store, xin):
         sch.vectorize(sch.get_loops(blk)[-1])
 

@@ -444,9 +444,9 @@ def sweep_measured(name: str, wl: DwSepWorkload, target, db: TuningDB, *, trials
             queued.update(batch)
             libs = {pid: os.path.join(tmp, f"{pid}.so") for pid in batch}
             if ex is None:
-                built = [ev.build_and_check(wl, soc.name, by_id[pid], libs[pid], seed) for pid in batch]
+                built = [ev.build_and_check(wl, soc, by_id[pid], libs[pid], seed) for pid in batch]
             else:
-                futs = [ex.submit(ev.build_and_check, wl, soc.name, by_id[pid], libs[pid], seed) for pid in batch]
+                futs = [ex.submit(ev.build_and_check, wl, soc, by_id[pid], libs[pid], seed) for pid in batch]
                 built = [f.result() for f in futs]
             recs = []
             for pid, b in zip(batch, built):
