@@ -117,6 +117,8 @@ def _print_compiled(cm) -> None:
             print(f"  {r.describe()}")
     for note in cm.notes:
         print(f"note: {note}")
+    if cm.phases_s:
+        print(cm.describe_phases() + (f"; kernel cache: {cm.kernel_cache}" if cm.kernel_cache else ""))
 
 
 def cmd_compile(args) -> int:

@@ -291,7 +291,7 @@ def build_and_check(wl: DwSepWorkload, soc, tile: TileConfig, lib_path: str, see
         plan = make_plan(wl, tile, soc if isinstance(soc, SocSpec) else get_soc(soc))  # llvm: the CPU's spec
         if not plan.fits():
             raise ValueError(f"tile {tile.describe()} does not fit the budget")
-        ex = build_fused(plan)
+        ex = build_fused(plan, disk_cache=False)
         out["build_s"] = time.perf_counter() - t0
         args, y = kernel_args(wl, seed)
         ex["main"](*args, y)
