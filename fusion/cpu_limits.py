@@ -9,7 +9,8 @@ import time
 import numpy as np
 
 LANES = 16        # one AVX-512 register of fp32 (AVX2 machines split it in two; the peak holds)
-CHAINS = 16       # independent accumulators: more than FMA latency × FMA ports on current x86
+CHAINS = 12       # independent accumulators: more than FMA latency × FMA ports on current x86;
+                 # 12 × 64 B stays under the size TVM puts on the stack (so LLVM keeps them in registers)
 COPY_BYTES = 512 << 20
 
 
@@ -17,8 +18,7 @@ def _fma_func(threads: int, iters: int):
     from tvm.script import tirx as T
 
     @T.prim_func
-    def fma(out: T.Buffer((threads, CHAINS, LANES), "float32"),
-            a: T.Buffer((LANES,), "float32"), b: T.Buffer((LANES,), "float32")):
+    def fma(out: T.Buffer((threads, CHAINS, LANES), "float32")):
         for t in T.parallel(threads):
             acc = T.alloc_buffer((CHAINS, LANES), "float32", scope="local")
             for c in T.unroll(CHAINS):
@@ -27,7 +27,8 @@ def _fma_func(threads: int, iters: int):
             for _ in range(iters):
                 for c in T.unroll(CHAINS):
                     for v in T.vectorized(LANES):
-                        acc[c, v] = acc[c, v] * a[v] + b[v]
+                        # constants, not loads: nothing in the loop may alias the accumulators
+                        acc[c, v] = acc[c, v] * T.float32(0.999) + T.float32(0.001)
             for c in T.unroll(CHAINS):
                 for v in T.vectorized(LANES):
                     out[t, c, v] = acc[c, v]
@@ -43,10 +44,10 @@ def fma_peak_gflops(threads: int, iters: int = 200_000, repeat: int = 5) -> floa
     ex = tvm.compile(tvm.IRModule({"main": _fma_func(threads, iters)}), target=llvm_target())
     dev = tvm.cpu(0)
     out = tvm.runtime.empty((threads, CHAINS, LANES), "float32", dev)
-    a = tvm.runtime.tensor(np.full(LANES, 0.999, np.float32), dev)
-    b = tvm.runtime.tensor(np.full(LANES, 1e-3, np.float32), dev)
-    ex["main"](out, a, b)
-    best = min(_timed(lambda: ex["main"](out, a, b)) for _ in range(repeat))
+    ex["main"](out)
+    if not np.allclose(out.numpy(), 1.0, atol=0.05):  # the chains ran (converge to 0.001/(1-0.999))
+        raise RuntimeError("FMA peak kernel computed the wrong values")
+    best = min(_timed(lambda: ex["main"](out)) for _ in range(repeat))
     return threads * iters * CHAINS * LANES * 2 / best / 1e9
 
 

@@ -60,19 +60,34 @@ def conv_compute(x_shape, w: np.ndarray, bias: np.ndarray, stride, pads, dtype: 
     oh, ow = (h + pt + pb - kh) // sh + 1, (wd + pl + pr - kw) // sw + 1
     X = te.placeholder((n, c, h, wd), dtype, name="x")
     B = te.placeholder((o,), ACC, name="b")
-    padded = any(pads)
-    if padded:
-        src = te.compute((n, c, h + pt + pb, wd + pl + pr), lambda b, ci, i, j: tirx.if_then_else(
-            tirx.all(i >= pt, i < h + pt, j >= pl, j < wd + pl), X[b, ci, i - pt, j - pl],
-            tirx.const(0, dtype)), name="pad")
+    hp, wpad = h + pt + pb, wd + pl + pr
+    if sw > 1:
+        # strided rows are split into sw phases (column j·sw + r at [r, j]) so that every tap
+        # reads its output row's inputs contiguously: vector loads instead of gathers
+        def value(b, ci, i, col):
+            return tirx.if_then_else(tirx.all(i >= pt, i < h + pt, col >= pl, col < wd + pl),
+                                     X[b, ci, i - pt, tirx.min(tirx.max(col - pl, 0), wd - 1)],
+                                     tirx.const(0, dtype))
+        src = te.compute((n, c, hp, sw, -(-wpad // sw)), lambda b, ci, i, r, jj: value(b, ci, i, jj * sw + r),
+                         name="pad")
+
+        def at(b, ci, row, rw, j):
+            return src[b, ci, row, rw % sw, j + rw // sw]
     else:
         src = X
+        if any(pads):
+            src = te.compute((n, c, hp, wpad), lambda b, ci, i, j: tirx.if_then_else(
+                tirx.all(i >= pt, i < h + pt, j >= pl, j < wd + pl), X[b, ci, i - pt, j - pl],
+                tirx.const(0, dtype)), name="pad")
+
+        def at(b, ci, row, rw, j):
+            return src[b, ci, row, j + rw]
     rh, rw = te.reduce_axis((0, kh), name="rh"), te.reduce_axis((0, kw), name="rw")
     if depthwise:
         wp = np.ascontiguousarray(w.reshape(o, kh, kw)).astype(dtype)
         W = te.placeholder(wp.shape, dtype, name="w")
         conv = te.compute((n, o, oh, ow), lambda b, ch, i, j: te.sum(
-            src[b, ch, i * sh + rh, j * sw + rw].astype(ACC) * W[ch, rh, rw].astype(ACC), axis=[rh, rw]),
+            at(b, ch, i * sh + rh, rw, j).astype(ACC) * W[ch, rh, rw].astype(ACC), axis=[rh, rw]),
             name="conv")
     else:
         ro, _ = register_tile(o, max(1, ow // row_lanes(ow)))
@@ -80,7 +95,7 @@ def conv_compute(x_shape, w: np.ndarray, bias: np.ndarray, stride, pads, dtype: 
         W = te.placeholder(wp.shape, dtype, name="w")
         rc = te.reduce_axis((0, cg), name="rc")
         conv = te.compute((n, o, oh, ow), lambda b, oc, i, j: te.sum(
-            src[b, rc, i * sh + rh, j * sw + rw].astype(ACC) * W[oc // ro, rc, rh, rw, oc % ro].astype(ACC),
+            at(b, rc, i * sh + rh, rw, j).astype(ACC) * W[oc // ro, rc, rh, rw, oc % ro].astype(ACC),
             axis=[rc, rh, rw]), name="conv")
     y = te.compute((n, o, oh, ow), lambda b, oc, i, j: (conv[b, oc, i, j] + B[oc]).astype(dtype), name="y")
     return [X, W, B, y], wp, (n, o, oh, ow)
