@@ -24,10 +24,9 @@ from typing import Callable
 log = logging.getLogger(__name__)
 
 _ROOT = Path(__file__).resolve().parent.parent
-# modules whose source decides the generated code (TE computes, schedules, build, plan → TIR)
-CODE_SOURCES = ("schedules/build.py", "schedules/dwsep_schedule.py", "schedules/dwsep_te.py",
-                "schedules/ops.py", "schedules/cpu_conv.py", "schedules/cpu_dense.py",
-                "schedules/workload.py", "fusion/targets.py", "fusion/kernel_cache.py")
+# sources that decide the generated code: every module of schedules/ (TE computes, schedules,
+# plans, build) and the target and cache definitions
+CODE_SOURCES = ("schedules/*.py", "fusion/targets.py", "fusion/kernel_cache.py")
 
 
 def cache_dir() -> Path:
@@ -47,10 +46,10 @@ def code_version() -> str:
     import fusion
 
     h = hashlib.sha256(f"megafuse {fusion.__version__} tvm {tvm.__version__}".encode())
-    for rel in CODE_SOURCES:
-        p = _ROOT / rel
-        h.update(rel.encode())
-        h.update(p.read_bytes() if p.exists() else b"<missing>")
+    for pattern in CODE_SOURCES:
+        for p in sorted(_ROOT.glob(pattern)):
+            h.update(str(p.relative_to(_ROOT)).encode())
+            h.update(p.read_bytes())
     return h.hexdigest()[:16]
 
 

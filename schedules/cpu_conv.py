@@ -128,8 +128,14 @@ def schedule_conv(sch, depthwise: bool) -> None:
     rj = register_tile(int(sch.get(o).extent), int(sch.get(jt).extent))[1]
     oo, oi = sch.split(o, [None, ro])
     jto, jtr = sch.split(jt, [None, rj])
-    sch.reorder(b, oo, i, jto, oi, jtr, jv)
-    outer = sch.fuse(b, oo, i)
+    if _has_pad(sch):
+        # the padded rows of one output row are built once and serve every output-channel block
+        sch.reorder(b, i, oo, jto, oi, jtr, jv)
+        outer = sch.fuse(b, i)
+    else:
+        # a block of packed weights stays in cache across all rows
+        sch.reorder(b, oo, i, jto, oi, jtr, jv)
+        outer = sch.fuse(b, oo, i)
     sch.parallel(outer)
     sch.compute_at(conv, jto, preserve_unit_loops=True)
     *_, co, ci_, cj, rc, rh, rw = sch.get_loops(conv)
@@ -141,6 +147,14 @@ def schedule_conv(sch, depthwise: bool) -> None:
     sch.vectorize(jv)
     _place_pad(sch, outer)
     sch.decompose_reduction(conv, rc)
+
+
+def _has_pad(sch) -> bool:
+    try:
+        sch.get_sblock("pad")
+        return True
+    except Exception:  # noqa: BLE001 - unpadded, unstrided conv
+        return False
 
 
 def _place_pad(sch, loop) -> None:
