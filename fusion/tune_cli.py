@@ -163,7 +163,7 @@ def print_report(results, tgt, path, top: int, wall: float) -> None:
                   + (f" {_dma(r, d.tile):>7.2f}x" if modeled else ""))
     n_legal = sum(r.space.n_legal for r in results)
     covered = sum(r.covered for r in results)
-    new = sum(r.new for r in results)
+    new = sum(r.new for r in {id(r.points): r for r in results}.values())  # a reused block adds none
     tot_best = sum(r.best.latency_us for r in results if r.best)
     tot_def = sum(r.default_point.latency_us for r in results
                   if r.default_point and r.default_point.latency_us is not None)
