@@ -15,7 +15,7 @@ from tvm import s_tir
 from fusion import kernel_cache
 from fusion.ir import C0
 from fusion.targets import llvm_target
-from schedules.cpu_conv import schedule_conv
+from schedules.cpu_conv import schedule_conv, schedule_conv_blocked
 from schedules.cpu_dense import schedule_dense
 from schedules.dwsep_schedule import schedule_dwsep
 from schedules.ops import KernelSpec, blocked_bias, blocked_pw_weights
@@ -69,6 +69,9 @@ def _schedule_op(mod, spec: KernelSpec):
     sch = s_tir.Schedule(mod)
     if spec.schedule in ("cpu_conv", "cpu_dw"):
         schedule_conv(sch, depthwise=spec.schedule == "cpu_dw")
+        return sch.mod
+    if spec.schedule == "conv_blocked":
+        schedule_conv_blocked(sch)
         return sch.mod
     if spec.schedule == "cpu_dense":
         schedule_dense(sch)

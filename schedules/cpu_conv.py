@@ -186,3 +186,28 @@ def conv_kernel(n, ctx) -> KernelSpec | None:
                                        tuple(n.attr("pads", (0, 0, 0, 0))), ctx.dtype, depthwise)
     return KernelSpec(n.name, te.create_prim_func(args), (n.inputs[0], wp, bias), out_shape, ctx.dtype,
                       schedule="cpu_dw" if depthwise else "cpu_conv")
+
+
+def schedule_conv_blocked(sch) -> None:
+    """The 1×1 conv in NC1HWC0 (expansion convs between fused blocks, the head): the fused
+    kernel's PW microkernel — C0 output lanes as the vector, a (Cout blocks × pixels) register
+    tile accumulated across the whole (C1, C0) reduction, a Cout block's weights reused over rows."""
+    y = sch.get_sblock("y")
+    conv = sch.get_sblock("conv")
+    b, o, i, j, k = sch.get_loops(y)
+    co1, ow = int(sch.get(o).extent), int(sch.get(j).extent)
+    ro = largest_divisor(co1, 2)
+    rj = largest_divisor(ow, 7 if ro > 1 else 14)
+    oo, oi = sch.split(o, [None, ro])
+    jo, ji = sch.split(j, [None, rj])
+    sch.reorder(b, oo, i, jo, oi, ji, k)
+    sch.parallel(sch.fuse(b, oo, i))
+    sch.vectorize(k)
+    # the register tile (ro·rj·C0 fp32, under 1 KiB) sits on the stack, so LLVM keeps it in registers
+    sch.compute_at(conv, jo, preserve_unit_loops=True)
+    co, ci, cj, ck, rc1, rc0 = sch.get_loops(conv)[-6:]
+    sch.reorder(rc1, rc0, co, ci, cj, ck)
+    sch.unroll(co)
+    sch.unroll(cj)
+    sch.vectorize(ck)
+    sch.decompose_reduction(conv, rc1)
