@@ -17,6 +17,7 @@ from fusion.ir import C0
 from fusion.targets import llvm_target
 from schedules.cpu_conv import schedule_conv, schedule_conv_blocked
 from schedules.cpu_dense import schedule_dense
+from schedules.cpu_elementwise import schedule_elementwise
 from schedules.dwsep_schedule import schedule_dwsep
 from schedules.ops import KernelSpec, blocked_bias, blocked_pw_weights
 from schedules.plan import KernelPlan
@@ -78,6 +79,13 @@ def _schedule_op(mod, spec: KernelSpec):
         return sch.mod
     if spec.schedule == "layout":
         return _schedule_layout(sch)
+    if spec.schedule == "generic" and len(spec.out_shape) == 5:  # NC1HWC0 (on NCHW the light one is faster)
+        try:
+            if schedule_elementwise(sch):
+                return sch.mod
+        except Exception:  # noqa: BLE001 - a kernel this schedule does not fit: the light one below
+            pass
+        sch = s_tir.Schedule(mod)
     try:
         out = sch.get_sblock("y")
         loops = sch.get_loops(out)
