@@ -8,7 +8,8 @@ start-up; the tiles are planned for it). In that process: the machine's limits a
 (fusion/cpu_limits: FMA peak with a register-resident FMA kernel, DRAM bandwidth with a
 parallel streaming copy), then per model `fusion.bench.bench_llvm` measures, interleaved
 (A, B, C, A, B, C, ...), the whole model fused / unfused / ORT (same thread count, no spinning)
-and every fused block against its unfused kernels. Per block the roofline is
+and every fused block against its unfused kernels; ORT's profiler gives its time for the same
+block (its kernels for the block's nodes, minimum over the runs). Per block the roofline is
 max(FLOPs / FMA peak, minimal bytes / DRAM bandwidth), minimal bytes = input + weights +
 output once; `roofline_pct` = roofline / measured (p50 and min). Writes
 benchmarks/results/cpu_e2e.json. The machine may be shared: compare the ratios within a run.
@@ -42,6 +43,35 @@ def block_min_bytes(wl) -> int:
     return elems * item + (wl.cin + wl.cout) * 4
 
 
+def ort_node_min_us(model_proto, feeds: dict, threads: int, runs: int) -> dict[str, float]:
+    """ONNX Runtime's own per-node kernel times (its profiler), the minimum over `runs` runs, by
+    the name of the ONNX node each kernel came from (ORT suffixes its NCHWc rewrites '_nchwc';
+    a Conv fused with its activation carries the activation's name)."""
+    import collections
+
+    import numpy as np
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    so.enable_profiling = True
+    with tempfile.TemporaryDirectory() as d:
+        so.profile_file_prefix = str(Path(d) / "ort")
+        sess = ort.InferenceSession(model_proto.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        feeds = {k: np.asarray(v, np.float32) for k, v in feeds.items()}
+        for _ in range(runs):
+            sess.run(None, feeds)
+        events = json.loads(Path(sess.end_profiling()).read_text())
+    per = collections.defaultdict(list)
+    for e in events:
+        name = e.get("name", "")
+        if e.get("cat") == "Node" and name.endswith("_kernel_time"):
+            per[name[: -len("_kernel_time")].removesuffix("_nchwc")].append(float(e["dur"]))
+    return {k: min(v) for k, v in per.items()}
+
+
 def worker(args) -> dict:
     import models
     from fusion.bench import bench_llvm
@@ -70,6 +100,20 @@ def worker(args) -> dict:
     out.update({"fma_peak_gflops": peak, "dram_gbps": bw,
                 "limits_note": "measured by fusion/cpu_limits.py in this process, best of two runs"})
     for name, (fused, rep) in reports.items():
+        from fusion.check import random_inputs
+        ort_nodes = ort_node_min_us(models.build(name), random_inputs(fused, seed=0), threads, args.samples)
+        members = {b.name: set(b.members) for b in fused.fused_blocks}
+        claimed = set()
+        for row in rep["kernels"]:
+            mine = [n for n in ort_nodes if n in members[row["name"]]]
+            claimed.update(mine)
+            row["ort_block_min_us"] = sum(ort_nodes[n] for n in mine) if mine else None
+            row["fused_vs_ort_block_min"] = (row["fused"]["min_us"] / row["ort_block_min_us"]
+                                             if row["ort_block_min_us"] else None)
+        rep["ort_profile"] = {"nodes_min_us": ort_nodes,
+                              "outside_blocks_min_us": sum(v for k, v in ort_nodes.items() if k not in claimed),
+                              "note": "ORT's profiler, per-node minimum over the runs; a block's ORT time is the "
+                                      "sum over the ORT kernels of its member nodes"}
         blocks = {b.name: b for b in fused.fused_blocks}
         for row in rep["kernels"]:
             wl = blocks[row["name"]].workload
@@ -108,8 +152,10 @@ def _summary(res: dict) -> list[str]:
                 lines.append("    (some block beat the measured limit: the limits were measured while the machine "
                              "was busy; the percentages are not reliable)")
             for r in rep["kernels"]:
+                ort_b = r.get("ort_block_min_us")
                 lines.append(f"    {r['name']:<10} {r['workload']:<38} fused {r['fused_us']:8.1f} us  unfused "
-                             f"{r['unfused_us']:8.1f} us  {r['gflops_p50']:6.1f} GFLOP/s  "
+                             f"{r['unfused_us']:8.1f} us  ORT kernels (min) "
+                             f"{(f'{ort_b:8.1f}' if ort_b else '     -  ')} us  {r['gflops_p50']:6.1f} GFLOP/s  "
                              f"{r['roofline_pct_p50']:5.1f} % of {r['bound']} roofline (p50), "
                              f"{r['roofline_pct_min']:5.1f} % (min)")
     return lines
