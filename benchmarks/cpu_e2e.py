@@ -46,7 +46,7 @@ def block_min_bytes(wl) -> int:
 def ort_node_min_us(model_proto, feeds: dict, threads: int, runs: int) -> dict[str, float]:
     """ONNX Runtime's own per-node kernel times (its profiler), the minimum over `runs` runs, by
     the name of the ONNX node each kernel came from (ORT suffixes its NCHWc rewrites '_nchwc';
-    a Conv fused with its activation carries the activation's name)."""
+    a Conv fused with its BN or activation carries that node's name)."""
     import collections
 
     import numpy as np
@@ -105,7 +105,8 @@ def worker(args) -> dict:
         members = {b.name: set(b.members) for b in fused.fused_blocks}
         claimed = set()
         for row in rep["kernels"]:
-            mine = [n for n in ort_nodes if n in members[row["name"]]]
+            # BN is folded in both: ORT names a Conv+BN kernel after the BN node ('b3_pw_bn')
+            mine = [n for n in ort_nodes if {n, n.removesuffix("_bn")} & members[row["name"]]]
             claimed.update(mine)
             row["ort_block_min_us"] = sum(ort_nodes[n] for n in mine) if mine else None
             row["fused_vs_ort_block_min"] = (row["fused"]["min_us"] / row["ort_block_min_us"]
