@@ -275,7 +275,10 @@ def op_kernel(n: Node, ctx: OpContext) -> KernelSpec:
     op = n.op_type
     blocked = ctx.ttype(n.inputs[0]).layout == NC1HWC0 if n.inputs else False
     if op == "Conv":
-        return _conv1x1_blocked(n, ctx) if blocked else _conv_nchw(n, ctx)
+        if blocked:
+            return _conv1x1_blocked(n, ctx)
+        from schedules.cpu_conv import conv_kernel  # scheduled CPU convs (lazy: it imports this module)
+        return conv_kernel(n, ctx) or _conv_nchw(n, ctx)
     if op in ("Relu", "Relu6", "HardSwish", "Sigmoid", "HardSigmoid", "Clip", "Identity"):
         return _unary(n, ctx)
     if op in ("Add", "Mul", "Sub", "Div"):
@@ -287,7 +290,8 @@ def op_kernel(n: Node, ctx: OpContext) -> KernelSpec:
     if op in ("Flatten", "Reshape"):
         return _reshape(n, ctx)
     if op in ("Gemm", "MatMul"):
-        return _dense(n, ctx)
+        from schedules.cpu_dense import dense_kernel  # packed-weight head (lazy: imports this module)
+        return dense_kernel(n, ctx) or _dense(n, ctx)
     if op == "ToNC1HWC0":
         return _to_blocked(n, ctx)
     if op == "ToNCHW":
