@@ -63,7 +63,7 @@ def parse_target(text: str | Target | None) -> Target:
 @functools.cache
 def llvm_target() -> dict:
     """The LLVM target for this CPU: AVX-512 or AVX2 code when the CPU has it (plain 'llvm' is SSE
-    only, 2–3× slower; notes §1). Detected at run time, never hard-coded."""
+    only: 2–3× slower kernels on this project's blocks). Detected at run time, never hard-coded."""
     flags = _cpu_flags()
     if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
         return {"kind": "llvm", "mcpu": "x86-64-v4"}

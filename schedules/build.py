@@ -22,6 +22,7 @@ from schedules.dwsep_schedule import schedule_dwsep
 from schedules.ops import KernelSpec, blocked_bias, blocked_pw_weights
 from schedules.plan import KernelPlan
 from schedules.ub_check import cross_check
+from schedules.workload import ceil_div
 
 _CACHE: dict[str, object] = {}
 
@@ -51,7 +52,7 @@ def build_fused(plan: KernelPlan, disk_cache: bool = True):
 def fused_params(w_dw: np.ndarray, b_dw: np.ndarray, w_pw: np.ndarray, b_pw: np.ndarray, dtype: str):
     """NCHW-shaped weights (C,1,kh,kw), (C,), (O,C,1,1), (O,) → the kernel's blocked layouts."""
     c, _, kh, kw = w_dw.shape
-    c1 = -(-c // C0)
+    c1 = ceil_div(c, C0)
     wd = np.zeros((c1 * C0, kh, kw), np.float32)
     wd[:c] = w_dw[:, 0]
     wd = wd.reshape(c1, C0, kh, kw).transpose(0, 2, 3, 1).astype(dtype).copy()

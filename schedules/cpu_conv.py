@@ -15,6 +15,7 @@ from tvm import te, tirx
 
 from schedules.dwsep_te import ACC
 from schedules.ops import KernelSpec
+from schedules.workload import ceil_div
 
 MAX_LANES = 16   # fp32 lanes of one AVX-512 register
 MAX_ACC = 24     # accumulator registers in a tile (of 32 zmm; the rest hold inputs and weights)
@@ -68,7 +69,7 @@ def conv_compute(x_shape, w: np.ndarray, bias: np.ndarray, stride, pads, dtype: 
             return tirx.if_then_else(tirx.all(i >= pt, i < h + pt, col >= pl, col < wd + pl),
                                      X[b, ci, i - pt, tirx.min(tirx.max(col - pl, 0), wd - 1)],
                                      tirx.const(0, dtype))
-        src = te.compute((n, c, hp, sw, -(-wpad // sw)), lambda b, ci, i, r, jj: value(b, ci, i, jj * sw + r),
+        src = te.compute((n, c, hp, sw, ceil_div(wpad, sw)), lambda b, ci, i, r, jj: value(b, ci, i, jj * sw + r),
                          name="pad")
 
         def at(b, ci, row, rw, j):

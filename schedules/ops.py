@@ -17,6 +17,7 @@ from tvm import te, tirx, topi
 from fusion.errors import UnsupportedModelError
 from fusion.ir import C0, NC1HWC0, Graph, Node, TensorType
 from schedules.dwsep_te import ACC, activation
+from schedules.workload import ceil_div
 
 
 @dataclass(frozen=True)
@@ -142,14 +143,14 @@ def _conv_nchw(n: Node, ctx: OpContext) -> KernelSpec:
 def blocked_pw_weights(w: np.ndarray, dtype: str) -> np.ndarray:
     """OI11 → [co1, ci1, ci0, co0] with zero-padded channel tails."""
     O, I = w.shape[:2]
-    co1, ci1 = -(-O // C0), -(-I // C0)
+    co1, ci1 = ceil_div(O, C0), ceil_div(I, C0)
     wp = np.zeros((co1 * C0, ci1 * C0), np.float32)
     wp[:O, :I] = w.reshape(O, I)
     return wp.reshape(co1, C0, ci1, C0).transpose(0, 2, 3, 1).astype(dtype).copy()
 
 
 def blocked_bias(b: np.ndarray, channels: int) -> np.ndarray:
-    c1 = -(-channels // C0)
+    c1 = ceil_div(channels, C0)
     out = np.zeros(c1 * C0, np.float32)
     out[:channels] = b
     return out.reshape(c1, C0)

@@ -16,7 +16,7 @@ from schedules.dwsep_schedule import REGISTER_TILES, TIR_TO_PLAN
 from schedules.plan import KernelPlan
 
 # The s_tir lowering passes up to FlattenBuffer: one AllocBuffer per buffer, before
-# StorageRewrite merges same-scope buffers (notes §2, §3).
+# StorageRewrite merges same-scope buffers (after it, per-buffer sizes can no longer be read off).
 _LOWER_TO_FLAT = [
     s_tir.transform.CanonicalizeLoop(), s_tir.transform.LowerCrossThreadReduction(),
     s_tir.transform.LowerInitBlock(), s_tir.transform.PlanAndUpdateBufferAllocationLocation(),
