@@ -218,6 +218,8 @@ def _print_compiled(cm) -> None:
             print(f"  {display_message(r.describe())}")   # names nodes of the model
     for note in cm.notes:
         print(f"note: {display_message(note)}")
+    if cm.phases_s:
+        print(cm.describe_phases() + (f"; kernel cache: {cm.kernel_cache}" if cm.kernel_cache else ""))
 
 
 def cmd_compile(args) -> int:

@@ -17,6 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from fusion.errors import ShapeError, UnsupportedModelError
+from schedules.workload import ceil_div
 
 
 def try_fold(imp, n, name: str, ins: list[str], a: dict[str, Any]) -> bool:
@@ -162,7 +163,7 @@ def _split(vals, a, opset):
     sizes = _axes(vals, a, 1, "split")
     n_out = int(a.get("_n_outputs", 0)) or (len(sizes) if sizes else int(a.get("num_outputs", 0)))
     if sizes is None:
-        part = -(-data.shape[axis] // n_out)
+        part = ceil_div(data.shape[axis], n_out)
         sizes = [min(part, data.shape[axis] - i * part) for i in range(n_out)]
     return np.split(data, np.cumsum(sizes)[:-1], axis=axis)
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -64,6 +66,12 @@ class CompiledModel:
     refusals: list[Refusal]
     notes: list[str] = field(default_factory=list)
     max_dma_ratio: float | None = None   # the DMA cap the tiles were chosen under (cli --max-dma-ratio)
+    phases_s: dict[str, float] = field(default_factory=dict)  # wall seconds per compile phase
+    kernel_cache: str = ""               # hits/misses of the on-disk kernel cache in this compile
+
+    def describe_phases(self) -> str:
+        parts = ", ".join(f"{k} {v:.2f} s" for k, v in self.phases_s.items())
+        return f"compile time: {parts} (total {sum(self.phases_s.values()):.2f} s)"
 
     @property
     def input_names(self) -> list[str]:
@@ -82,7 +90,8 @@ class CompiledModel:
                 "fused_blocks": [b.to_json() for b in self.fused_blocks],
                 "refusals": [r.to_json() for r in self.refusals], "notes": self.notes,
                 "max_dma_ratio": self.max_dma_ratio,
-                "kernels": len(self.program.steps)}
+                "kernels": len(self.program.steps), "compile_phases_s": self.phases_s,
+                "kernel_cache": self.kernel_cache}
 
 
 def compile_model(model, target="sim", input_shapes=None, dtype: str | None = None,
@@ -90,17 +99,32 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
                   inputs=None, outputs=None) -> CompiledModel:
     """tuned_tiles: optional callable (workload, target) → TileConfig | None (the tuning database).
     inputs/outputs: tensor names (list or 'a,b') that cut the model first (fusion.subgraph)."""
+    from fusion import kernel_cache
+
+    phases: dict[str, float] = {}
+
+    @contextmanager
+    def phase(name: str):
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            phases[name] = phases.get(name, 0.0) + time.perf_counter() - t0
+
+    hits0, miss0 = kernel_cache.STATS.hits, kernel_cache.STATS.misses
     tgt = parse_target(target)
-    if inputs or outputs:
-        from fusion.subgraph import cut_model
-        cut = cut_model(model, inputs, outputs, input_shapes)
-        model, input_shapes = cut.model, cut.input_shapes or None
-    g = load_graph(model, input_shapes)
+    with phase("import"):
+        if inputs or outputs:
+            from fusion.subgraph import cut_model
+            cut = cut_model(model, inputs, outputs, input_shapes)
+            model, input_shapes = cut.model, cut.input_shapes or None
+        g = load_graph(model, input_shapes)
     model_dtype = g.types[g.inputs[0]].dtype if g.inputs else "float32"
     dtype = dtype or model_dtype
     if dtype not in DTYPES:
         raise MegafuseError(f"unsupported dtype '{dtype}'; use one of {', '.join(DTYPES)}")
-    g, refusals = optimize(g, tgt.soc, dtype, fuse=fuse)
+    with phase("passes"):
+        g, refusals = optimize(g, tgt.soc, dtype, fuse=fuse)
     for r in refusals:
         log.info("not fused: %s", r.describe())
 
@@ -111,26 +135,35 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
     dev = tvm.cpu(0)
     for n in g.nodes:
         if n.op_type == FUSED_OP:
-            wl = fused_workload(g, n, dtype)
-            tuned = tuned_tiles(wl, tgt) if tuned_tiles else None
-            choice = choose_tile(wl, tgt, tile, tuned)
-            plan, source, why = check_budget(choice.plan), choice.source, choice.engine_reason
-            ex = build_fused(plan)
-            consts = [g.constants[t] for t in fused_weight_inputs(n)]
-            x, *residual = fused_data_inputs(n)
-            params = [x] + [tvm.runtime.tensor(a, dev) for a in fused_params(*consts, dtype)] + residual
+            with phase("tiles"):
+                wl = fused_workload(g, n, dtype)
+                tuned = tuned_tiles(wl, tgt) if tuned_tiles else None
+                choice = choose_tile(wl, tgt, tile, tuned)
+                plan, source, why = check_budget(choice.plan), choice.source, choice.engine_reason
+            with phase("fused kernels"):
+                ex = build_fused(plan)
+            with phase("weights"):
+                consts = [g.constants[t] for t in fused_weight_inputs(n)]
+                x, *residual = fused_data_inputs(n)
+                params = [x] + [tvm.runtime.tensor(a, dev) for a in fused_params(*consts, dtype)] + residual
             out_t = g.types[n.outputs[0]]
             ident = block_ident(n.name, len(blocks), idents)
             program.steps.append(Step(ident, "fused", ex["main"], params, n.outputs[0],
                                       out_t.shape, dtype, ex))
             blocks.append(FusedBlock(ident, tuple(n.attr("members")), wl, plan, source, why, n.name))
         else:
-            spec = op_kernel(n, ctx)
-            ex = build_op(spec)
-            params = [_bind(p, g, dtype, dev) for p in spec.params]
+            with phase("op kernels"):
+                spec = op_kernel(n, ctx)
+                ex = build_op(spec)
+            with phase("weights"):
+                params = [_bind(p, g, dtype, dev) for p in spec.params]
             program.steps.append(Step(n.name, "op", ex["main"], params, n.outputs[0],
                                       spec.out_shape, spec.out_dtype, ex))
-    return CompiledModel(g, tgt, dtype, program, blocks, refusals)
+    cm = CompiledModel(g, tgt, dtype, program, blocks, refusals, phases_s=phases)
+    if kernel_cache.enabled():
+        cm.kernel_cache = (f"{kernel_cache.STATS.hits - hits0} hit(s), {kernel_cache.STATS.misses - miss0} "
+                           f"miss(es) in {kernel_cache.cache_dir()}")
+    return cm
 
 
 def _bind(p, g: Graph, dtype: str, dev):

@@ -1,4 +1,4 @@
-"""Wall-clock measurement on this CPU, following the protocol of seed 000: warm-ups, then samples;
+"""Wall-clock measurement on this CPU, following the project's measurement protocol: warm-ups, then samples;
 p50, p95, CV (std/mean; > 0.15 is flagged as noisy). Several candidates are measured interleaved
 (A, B, C, A, B, C, …) so a noisy neighbour hits all of them alike."""
 

@@ -21,6 +21,7 @@ import numpy as np
 from fusion import onnx_shapes as S
 from fusion.errors import ShapeError, UnsupportedModelError
 from fusion.onnx_ops_vision import _norm_axes, add_const
+from schedules.workload import ceil_div
 
 FLOATS = ("float32", "float16")
 
@@ -52,9 +53,9 @@ def _slice_dim(dim: int, start: int, end: int, step: int) -> tuple[int, int]:
     end = end + dim if end < 0 else end
     if step > 0:
         start, end = min(max(start, 0), dim), min(max(end, 0), dim)
-        return start, max(0, -(-(end - start) // step))
+        return start, max(0, ceil_div(end - start, step))
     start, end = min(max(start, 0), dim - 1), min(max(end, -1), dim - 1)
-    return start, max(0, -(-(start - end) // -step))
+    return start, max(0, ceil_div(start - end, -step))
 
 
 def _emit_slice(imp, name, x, out, xt, starts, ends, axes, steps):
@@ -106,7 +107,7 @@ def split(imp, n, name, ins, a):
         sizes = [int(v) for v in a["split"]]
     else:
         k = int(a.get("num_outputs", len(outs)))
-        part = -(-dim // k)
+        part = ceil_div(dim, k)
         sizes = [min(part, dim - i * part) for i in range(k)]
     if len(sizes) != len(outs) or sum(sizes) != dim or any(s <= 0 for s in sizes):
         raise ShapeError(f"node '{name}': Split sizes {sizes} do not split dim {dim} into "

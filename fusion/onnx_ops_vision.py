@@ -32,6 +32,7 @@ from typing import Any
 
 from fusion import onnx_shapes as S
 from fusion.errors import ModelLoadError, ShapeError, UnsupportedModelError
+from schedules.workload import ceil_div
 
 
 def _rank4(imp, name: str, op: str, x: str):
@@ -68,7 +69,7 @@ def pool_output(size: int, k: int, s: int, d: int, pb: int, pe: int, ceil_mode: 
     span = size + pb + pe - eff
     if span < 0:
         raise ShapeError(f"pooling window {eff} is larger than the padded input {size + pb + pe}")
-    out = (-(-span // s) if ceil_mode else span // s) + 1
+    out = (ceil_div(span, s) if ceil_mode else span // s) + 1
     if ceil_mode and (out - 1) * s >= size + pb:  # the last window must start inside the input
         out -= 1
     return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 from math import prod
 
 from fusion.errors import ShapeError
+from schedules.workload import ceil_div
 
 
 def fmt_shape(shape) -> str:
@@ -30,7 +31,7 @@ def resolve_conv_pads(in_hw: tuple[int, int], kernel: tuple[int, int], strides: 
         raise ValueError(auto_pad)
     begin, end = [], []
     for size, k, s, d in zip(in_hw, kernel, strides, dilations):
-        out = -(-size // s)  # ceil
+        out = ceil_div(size, s)  # ceil
         eff_k = (k - 1) * d + 1
         total = max(0, (out - 1) * s + eff_k - size)
         small = total // 2

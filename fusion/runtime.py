@@ -27,6 +27,8 @@ class Program:
     inputs: dict[str, tuple[tuple[int, ...], str]]   # name → (shape, dtype)
     outputs: list[str]
     steps: list[Step] = field(default_factory=list)
+    _env: dict | None = field(default=None, init=False, repr=False)
+    _calls: list = field(default_factory=list, init=False, repr=False)
 
     def run(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         env = self.execute(feeds)
@@ -53,20 +55,29 @@ class Program:
             live = {k: v for k, v in live.items() if last_use.get(k, -1) > i}
         return peak + consts
 
+    def _buffers(self) -> dict:
+        """Every input and step output, allocated once on the first run and reused by the next
+        ones (a run allocates nothing); the argument lists are bound once too."""
+        if self._env is None:
+            dev = tvm.cpu(0)
+            env = {name: tvm.runtime.empty(tuple(shape), dtype, dev) for name, (shape, dtype) in self.inputs.items()}
+            for st in self.steps:
+                env[st.out] = tvm.runtime.empty(st.out_shape, st.out_dtype, dev)
+            self._calls = [(st.func, self.step_args(env, st)) for st in self.steps]
+            self._env = env
+        return self._env
+
     def execute(self, feeds: dict[str, np.ndarray]) -> dict:
-        """Run every step; returns the environment of all tensors (runtime tensors)."""
-        dev = tvm.cpu(0)
-        env = {}
+        """Run every step; returns the environment of all tensors (runtime tensors, owned by the
+        program: the next run overwrites them)."""
+        env = self._buffers()
         for name, (shape, dtype) in self.inputs.items():
             if name not in feeds:
                 raise ShapeError(f"missing input '{name}' (expected shape {list(shape)})")
             arr = np.ascontiguousarray(np.asarray(feeds[name]).astype(dtype, copy=False))
             if arr.shape != tuple(shape):
                 raise ShapeError(f"input '{name}' has shape {list(arr.shape)}, compiled for {list(shape)}")
-            env[name] = tvm.runtime.tensor(arr, dev)
-        for st in self.steps:
-            out = tvm.runtime.empty(st.out_shape, st.out_dtype, dev)
-            args = [env[p] if isinstance(p, str) else p for p in st.params]
-            st.func(*args, out)
-            env[st.out] = out
+            env[name].copyfrom(arr)
+        for func, args in self._calls:
+            func(*args)
         return env

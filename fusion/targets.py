@@ -17,7 +17,7 @@ NPUIR_SOCS = ("ascend910b2", "ascend910b3")
 @dataclass(frozen=True)
 class Target:
     kind: str      # llvm | sim | ascend | npuir
-    soc: SocSpec   # the SoC whose UB budget the plans obey (llvm: the default SoC's)
+    soc: SocSpec   # the SoC whose UB budget the plans obey (llvm: this CPU, schedules/cpu_tile)
 
     @property
     def name(self) -> str:
@@ -50,6 +50,9 @@ def parse_target(text: str | Target | None) -> Target:
         raise TargetError(f"unknown target '{text}'; use llvm, sim[:SOC], ascend[:SOC] or npuir[:SOC]")
     if kind == "llvm" and soc:
         raise TargetError("target 'llvm' takes no SoC")
+    if kind == "llvm":
+        from schedules.cpu_tile import cpu_soc  # llvm tiles fit this CPU's L2, one per thread
+        return Target(kind, cpu_soc(get_soc(None)))
     spec = get_soc(soc or None)
     if kind == "npuir" and spec.name not in NPUIR_SOCS:
         raise TargetError(f"target 'npuir' supports {', '.join(NPUIR_SOCS)} (the vendor compiler has no "
@@ -60,7 +63,7 @@ def parse_target(text: str | Target | None) -> Target:
 @functools.cache
 def llvm_target() -> dict:
     """The LLVM target for this CPU: AVX-512 or AVX2 code when the CPU has it (plain 'llvm' is SSE
-    only, 2–3× slower; notes §1). Detected at run time, never hard-coded."""
+    only: 2–3× slower kernels on this project's blocks). Detected at run time, never hard-coded."""
     flags = _cpu_flags()
     if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
         return {"kind": "llvm", "mcpu": "x86-64-v4"}

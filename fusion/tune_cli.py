@@ -35,8 +35,11 @@ def register(sub, add_model_args=None) -> None:
     p.add_argument("--db", metavar="FILE", help="tuning database (default: $MEGAFUSE_TUNING_DB or "
                    "~/.cache/megafuse/tuning.jsonl)")
     p.add_argument("--no-db", action="store_true", help="keep the results in memory only")
-    p.add_argument("--trials", type=_int_in(1, 1_000_000, "--trials"), default=16, metavar="N",
-                   help="llvm: measured points per block, stored ones included (default 16)")
+    p.add_argument("--trials", type=_int_in(1, 1_000_000, "--trials"), default=None, metavar="N",
+                   help="llvm: measured points per block, stored ones included (default 16; with "
+                        "--budget-s: as many as the budget allows)")
+    p.add_argument("--budget-s", type=_float_in(1.0, 1e7, "--budget-s"), default=None, metavar="S",
+                   help="llvm: wall-clock budget for the whole model, shared by the distinct blocks")
     p.add_argument("--workers", type=_int_in(0, 256, "--workers"), default=2, metavar="N", help="worker processes (default 2)")
     p.add_argument("--threads", type=_int_in(1, 4096, "--threads"), default=None, metavar="N",
                    help="llvm: TVM_NUM_THREADS for timing (default: $TVM_NUM_THREADS or all cores)")
@@ -60,9 +63,15 @@ def cmd_tune(args) -> int:
     from fusion.onnx_import import parse_input_shape
     from fusion.targets import parse_target
 
+    if args.trials is None:
+        args.trials = 16 if args.budget_s is None else 10_000  # the budget stops the sweep first
     if args.trials < 1 or args.workers < 0 or args.top < 1:
         raise MegafuseError("--trials and --top must be >= 1, --workers >= 0")
+    if args.budget_s is not None and not args.budget_s > 0:
+        raise MegafuseError(f"--budget-s must be > 0, got {args.budget_s}")
     tgt = parse_target(args.target)
+    if args.budget_s is not None and tgt.kind != "llvm":
+        raise MegafuseError("--budget-s applies to -t llvm (measured tuning); the cost-model sweep is exhaustive")
     if tgt.kind == "llvm":
         threads = args.threads or int(os.environ.get("TVM_NUM_THREADS", "0") or 0) or (os.cpu_count() or 1)
         os.environ["TVM_NUM_THREADS"] = str(threads)
@@ -77,7 +86,8 @@ def cmd_tune(args) -> int:
     results = tune_model(args.model, tgt, db, input_shapes=shapes or None, dtype=args.dtype,
                          blocks=args.block or None, trials=args.trials, workers=args.workers, top=args.top,
                          exhaustive=args.exhaustive, progress=not args.quiet and sys.stderr.isatty(),
-                         settings=MeasureSettings(), max_dma_ratio=args.max_dma_ratio)
+                         settings=MeasureSettings(), max_dma_ratio=args.max_dma_ratio,
+                         budget_s=args.budget_s)
     wall = time.perf_counter() - t0
     print_report(results, tgt, path, args.top, wall)
     if args.csv:
@@ -160,7 +170,7 @@ def print_report(results, tgt, path, top: int, wall: float) -> None:
                   + (f" {_dma(r, d.tile):>7.2f}x" if modeled else ""))
     n_legal = sum(r.space.n_legal for r in results)
     covered = sum(r.covered for r in results)
-    new = sum(r.new for r in results)
+    new = sum(r.new for r in {id(r.points): r for r in results}.values())  # a reused block adds none
     tot_best = sum(r.best.latency_us for r in results if r.best)
     tot_def = sum(r.default_point.latency_us for r in results
                   if r.default_point and r.default_point.latency_us is not None)

@@ -1,7 +1,8 @@
 """Compile kernels with TVM/LLVM: fused DW→PW blocks from their KernelPlan and unfused op kernels.
 
-Compiled executables are cached in-process by a key over everything that changes the code
-(workload, tile, target), so identical layers of a network compile once.
+Compiled kernels are cached by a key over everything that changes the code (workload, tile,
+target), in-process (identical layers of a network compile once) and on disk
+(fusion/kernel_cache: a second compile of the same model loads them).
 """
 
 from __future__ import annotations
@@ -11,38 +12,47 @@ import tvm
 import tvm_ffi
 from tvm import s_tir
 
+from fusion import kernel_cache
 from fusion.ir import C0
 from fusion.targets import llvm_target
+from schedules.cpu_conv import schedule_conv, schedule_conv_blocked
+from schedules.cpu_dense import schedule_dense
+from schedules.cpu_elementwise import schedule_elementwise
 from schedules.dwsep_schedule import schedule_dwsep
 from schedules.ops import KernelSpec, blocked_bias, blocked_pw_weights
 from schedules.plan import KernelPlan
 from schedules.ub_check import cross_check
+from schedules.workload import ceil_div
 
 _CACHE: dict[str, object] = {}
 
 
-def _compile(key: str, mod) -> object:
+def _cached(kind: str, ident: str, make_mod, disk: bool = True) -> object:
+    """In-process first, then the on-disk kernel cache, then schedule (make_mod) and compile."""
+    key = f"{kind}:{ident}:{llvm_target()}"
     ex = _CACHE.get(key)
     if ex is None:
-        ex = tvm.compile(mod, target=llvm_target())
+        def build():
+            return tvm.compile(make_mod(), target=llvm_target())
+        ex = kernel_cache.load_or_build(kind, ident, llvm_target(), build) if disk else build()
         _CACHE[key] = ex
     return ex
 
 
-def build_fused(plan: KernelPlan):
-    """Schedule the plan's tile, cross-check the TIR's UB allocations against the plan, compile."""
-    key = f"fused:{plan.workload.key()}:{plan.tile.key()}:{llvm_target()}"
-    if key in _CACHE:
-        return _CACHE[key]
-    sch = schedule_dwsep(plan.workload, plan.tile)
-    cross_check(plan, sch.mod)
-    return _compile(key, sch.mod)
+def build_fused(plan: KernelPlan, disk_cache: bool = True):
+    """Schedule the plan's tile, cross-check the TIR's UB allocations against the plan, compile.
+    disk_cache=False for throw-away candidates (the tuner's), which would only fill the cache."""
+    def make_mod():
+        sch = schedule_dwsep(plan.workload, plan.tile)
+        cross_check(plan, sch.mod)
+        return sch.mod
+    return _cached("fused", f"{plan.workload.key()}:{plan.tile.key()}", make_mod, disk_cache)
 
 
 def fused_params(w_dw: np.ndarray, b_dw: np.ndarray, w_pw: np.ndarray, b_pw: np.ndarray, dtype: str):
     """NCHW-shaped weights (C,1,kh,kw), (C,), (O,C,1,1), (O,) → the kernel's blocked layouts."""
     c, _, kh, kw = w_dw.shape
-    c1 = -(-c // C0)
+    c1 = ceil_div(c, C0)
     wd = np.zeros((c1 * C0, kh, kw), np.float32)
     wd[:c] = w_dw[:, 0]
     wd = wd.reshape(c1, C0, kh, kw).transpose(0, 2, 3, 1).astype(dtype).copy()
@@ -53,17 +63,30 @@ def fused_params(w_dw: np.ndarray, b_dw: np.ndarray, w_pw: np.ndarray, b_pw: np.
 
 def build_op(spec: KernelSpec):
     mod = tvm.IRModule({"main": spec.prim_func})
-    key = f"op:{tvm_ffi.structural_hash(mod)}:{llvm_target()}"
-    if key in _CACHE:
-        return _CACHE[key]
-    return _compile(key, _schedule_op(mod, spec))
+    return _cached("op", f"{tvm_ffi.structural_hash(mod)}:{spec.schedule}", lambda: _schedule_op(mod, spec))
 
 
 def _schedule_op(mod, spec: KernelSpec):
     """A light CPU schedule: parallel outer loop of the output block, vectorized inner loop."""
     sch = s_tir.Schedule(mod)
+    if spec.schedule in ("cpu_conv", "cpu_dw"):
+        schedule_conv(sch, depthwise=spec.schedule == "cpu_dw")
+        return sch.mod
+    if spec.schedule == "conv_blocked":
+        schedule_conv_blocked(sch)
+        return sch.mod
+    if spec.schedule == "cpu_dense":
+        schedule_dense(sch)
+        return sch.mod
     if spec.schedule == "layout":
         return _schedule_layout(sch)
+    if spec.schedule == "generic" and len(spec.out_shape) == 5:  # NC1HWC0 (on NCHW the light one is faster)
+        try:
+            if schedule_elementwise(sch):
+                return sch.mod
+        except Exception:  # noqa: BLE001 - a kernel this schedule does not fit: the light one below
+            pass
+        sch = s_tir.Schedule(mod)
     try:
         out = sch.get_sblock("y")
         loops = sch.get_loops(out)

@@ -33,6 +33,8 @@ TIR_TO_PLAN = {
     "out_local.UB": "y_tile",
     "res_local.UB": "res_tile",
 }
+# CPU register tiles (the PW accumulators of one tw × cob block): registers, not UB buffers
+REGISTER_TILES = ("pw_local.UB_local",)
 
 
 def effective_cib(wl: DwSepWorkload, tile: TileConfig) -> int:
@@ -72,7 +74,7 @@ def schedule_dwsep(wl: DwSepWorkload, tile: TileConfig, cpu_opts: bool = True) -
 
     # Double buffering is a property of the plan (two copies of x/w/res/y tiles counted in the
     # UB budget, overlapped pipes in the cost model, TQue depth 2 in Ascend C). The CPU kernel
-    # gains nothing from TVM's software pipeline (its copies are plain loops, notes §4a), and the
+    # gains nothing from TVM's software pipeline (its copies are plain loops), and the
     # pipeline would also double the DW accumulator, so the LLVM build stays single-buffered.
     if cpu_opts:
         _cpu_loop_opts(sch, wl, xin, dw, dwa, pw, out, store)
@@ -96,8 +98,7 @@ def _largest_divisor(n: int, limit: int) -> int:
 
 
 def _cpu_loop_opts(sch, wl, xin, dw, dwa, pw, out, store):
-    """Register blocking for the LLVM build (shared/docs/cpu-baselines.md): C0 lanes are the
-    vector, a register tile of (width × Cout-blocks) accumulators stays in zmm registers while
+    """Register blocking for the LLVM build: C0 lanes are the vector, a register tile of (width × Cout-blocks) accumulators stays in zmm registers while
     the channel reduction runs outside it, the register tile is unrolled."""
     # DW: (c, hi, wi, c0, kh, kw) → (c, hi, wo, kh, kw, wr[unroll], c0[vec])
     c, hi, wi, c0, kh, kw = sch.get_loops(dw)[-6:]
@@ -113,15 +114,20 @@ def _cpu_loop_opts(sch, wl, xin, dw, dwa, pw, out, store):
     pwo, pwr = sch.split(pwi, [None, wr_n])
     oo, orr = sch.split(o, [None, _largest_divisor(cob, 2)])
     sch.reorder(phi, pwo, oo, rc1, rc0, pwr, orr, k)
+    # the register tile's accumulators in a buffer of their own (small enough for the stack, so
+    # LLVM keeps them in registers across the Cin reduction instead of reloading them per step)
+    acc = sch.cache_write(pw, 0, "local")
+    sch.reverse_compute_at(acc, oo, preserve_unit_loops=True)
     sch.unroll(pwr)
     sch.unroll(orr)
     sch.vectorize(k)
+    sch.vectorize(sch.get_loops(acc)[-1])
     for blk in (dwa, out, store, xin):
         sch.vectorize(sch.get_loops(blk)[-1])
 
 
 def _decompose(sch, dw, pw):
-    # after parallel (decompose first breaks parallel's compact-dataflow check, notes §2)
+    # after parallel (decomposing first breaks parallel's compact-dataflow check)
     loops = sch.get_loops(dw)
     sch.decompose_reduction(dw, loops[-4])  # before kh
     loops = sch.get_loops(pw)

@@ -17,6 +17,7 @@ from tvm import te, tirx, topi
 from fusion.errors import UnsupportedModelError
 from fusion.ir import C0, NC1HWC0, Graph, Node, TensorType
 from schedules.dwsep_te import ACC, activation
+from schedules.workload import ceil_div
 
 
 @dataclass(frozen=True)
@@ -142,14 +143,14 @@ def _conv_nchw(n: Node, ctx: OpContext) -> KernelSpec:
 def blocked_pw_weights(w: np.ndarray, dtype: str) -> np.ndarray:
     """OI11 → [co1, ci1, ci0, co0] with zero-padded channel tails."""
     O, I = w.shape[:2]
-    co1, ci1 = -(-O // C0), -(-I // C0)
+    co1, ci1 = ceil_div(O, C0), ceil_div(I, C0)
     wp = np.zeros((co1 * C0, ci1 * C0), np.float32)
     wp[:O, :I] = w.reshape(O, I)
     return wp.reshape(co1, C0, ci1, C0).transpose(0, 2, 3, 1).astype(dtype).copy()
 
 
 def blocked_bias(b: np.ndarray, channels: int) -> np.ndarray:
-    c1 = -(-channels // C0)
+    c1 = ceil_div(channels, C0)
     out = np.zeros(c1 * C0, np.float32)
     out[:channels] = b
     return out.reshape(c1, C0)
@@ -275,7 +276,10 @@ def op_kernel(n: Node, ctx: OpContext) -> KernelSpec:
     op = n.op_type
     blocked = ctx.ttype(n.inputs[0]).layout == NC1HWC0 if n.inputs else False
     if op == "Conv":
-        return _conv1x1_blocked(n, ctx) if blocked else _conv_nchw(n, ctx)
+        if blocked:
+            return _conv1x1_blocked(n, ctx)
+        from schedules.cpu_conv import conv_kernel  # scheduled CPU convs (lazy: it imports this module)
+        return conv_kernel(n, ctx) or _conv_nchw(n, ctx)
     if op in ("Relu", "Relu6", "HardSwish", "Sigmoid", "HardSigmoid", "Clip", "Identity"):
         return _unary(n, ctx)
     if op in ("Add", "Mul", "Sub", "Div"):
@@ -287,7 +291,8 @@ def op_kernel(n: Node, ctx: OpContext) -> KernelSpec:
     if op in ("Flatten", "Reshape"):
         return _reshape(n, ctx)
     if op in ("Gemm", "MatMul"):
-        return _dense(n, ctx)
+        from schedules.cpu_dense import dense_kernel  # packed-weight head (lazy: imports this module)
+        return dense_kernel(n, ctx) or _dense(n, ctx)
     if op == "ToNC1HWC0":
         return _to_blocked(n, ctx)
     if op == "ToNCHW":

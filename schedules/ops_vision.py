@@ -19,6 +19,7 @@ from schedules.blocked_ops import BLOCKED_VISION_OPS
 from schedules.dwsep_te import ACC
 from schedules.ops import KernelSpec, OpContext, _ph
 from schedules.ops_shape import _out_shape, _spec, bcast_index, operand
+from schedules.workload import ceil_div
 
 
 def _f(v: float):
@@ -219,7 +220,7 @@ def conv_transpose(n: Node, ctx: OpContext) -> KernelSpec:
     if (dh, dw) == (1, 1):
         # phase form: output row i only meets the taps kh = (i + pt) mod s + t*s, so the reduction
         # runs over ceil(K/s) taps per axis instead of K with s-1 of every s masked out
-        rt, ct = te.reduce_axis((0, -(-KH // sh)), name="rt"), te.reduce_axis((0, -(-KW // sw)), name="ct")
+        rt, ct = te.reduce_axis((0, ceil_div(KH, sh)), name="rt"), te.reduce_axis((0, ceil_div(KW, sw)), name="ct")
 
         def fconv(b, o, i, j):
             ci = (o // opg) * cg + rc

@@ -1,5 +1,5 @@
 """`megafuse compile MODEL -t ascend[:SOC] -o DIR`: per fused block the kernel and host trees, and
-the custom-operator package of seed 000 (op_pkg/<op_type>/<version>/{op_proto, op_impl, tests,
+the custom-operator package (op_pkg/<op_type>/<version>/{op_proto, op_impl, tests,
 docs} with op_contract.yaml and benchmark.json).
 
     DIR/ascend.json                                      index of the blocks and their files

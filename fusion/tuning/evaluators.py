@@ -230,7 +230,7 @@ class MeasureSettings:
     min_repeat_ms: int = 20
 
 
-def build_and_check(wl: DwSepWorkload, soc_name: str, tile: TileConfig, lib_path: str, seed: int = 0) -> dict:
+def build_and_check(wl: DwSepWorkload, soc, tile: TileConfig, lib_path: str, seed: int = 0) -> dict:
     """Worker entry (a spawned process): build the fused kernel with schedules.build.build_fused,
     run it once on random data, compare with the NumPy reference, and export the library for
     timing only when the numbers check. Never raises."""
@@ -239,10 +239,10 @@ def build_and_check(wl: DwSepWorkload, soc_name: str, tile: TileConfig, lib_path
     try:
         from schedules.build import build_fused
 
-        plan = make_plan(wl, tile, get_soc(soc_name))
+        plan = make_plan(wl, tile, soc if isinstance(soc, SocSpec) else get_soc(soc))  # llvm: the CPU's spec
         if not plan.fits():
             raise ValueError(f"tile {tile.describe()} does not fit the budget")
-        ex = build_fused(plan)
+        ex = build_fused(plan, disk_cache=False)
         out["build_s"] = time.perf_counter() - t0
         args, y = kernel_args(wl, seed)
         ex["main"](*args, y)

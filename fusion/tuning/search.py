@@ -366,7 +366,8 @@ def _neighbors(t: TileConfig, wl: DwSepWorkload) -> list[TileConfig]:
 def sweep_measured(name: str, wl: DwSepWorkload, target, db: TuningDB, *, trials: int = 16,
                    options: SpaceOptions | None = None, pool: Pool | None = None,
                    settings: ev.MeasureSettings | None = None, progress: bool = False,
-                   seed: int = 0, max_new: int | None = None, on_new=None) -> BlockResult:
+                   seed: int = 0, max_new: int | None = None, on_new=None,
+                   deadline: float | None = None) -> BlockResult:
     """Spend `trials` measurements (points already in the database count towards it): the
     default tile, then the best-ranked candidates of the CPU proxy spread over distinct th×tw
     cells (about half the budget), then mutations of the best measured points (neighbouring
@@ -441,15 +442,18 @@ def sweep_measured(name: str, wl: DwSepWorkload, target, db: TuningDB, *, trials
     try:
         new = 0
         while new < need:
+            # a time budget (tune --budget-s): stop at the deadline once something was measured
+            if deadline is not None and res.points and time.perf_counter() >= deadline:
+                break
             batch = propose(min(max(1, workers), need - new))
             if not batch:
                 break
             queued.update(batch)
             libs = {pid: os.path.join(tmp, f"{pid}.so") for pid in batch}
             if ex is None:
-                built = [ev.build_and_check(wl, soc.name, by_id[pid], libs[pid], seed) for pid in batch]
+                built = [ev.build_and_check(wl, soc, by_id[pid], libs[pid], seed) for pid in batch]
             else:
-                futs = [ex.submit(ev.build_and_check, wl, soc.name, by_id[pid], libs[pid], seed) for pid in batch]
+                futs = [ex.submit(ev.build_and_check, wl, soc, by_id[pid], libs[pid], seed) for pid in batch]
                 built = [f.result() for f in futs]
             recs = []
             for pid, b in zip(batch, built):
@@ -482,7 +486,7 @@ def sweep_measured(name: str, wl: DwSepWorkload, target, db: TuningDB, *, trials
             os.rmdir(tmp)
         except OSError:
             pass
-    res.stopped_early = max_new is not None and len(res.points) < budget
+    res.stopped_early = (max_new is not None or deadline is not None) and len(res.points) < budget
     res.elapsed_s = time.perf_counter() - t0
     return res
 
@@ -509,7 +513,12 @@ def tune_model(model, target, db: TuningDB, *, input_shapes=None, dtype: str | N
                blocks: list[str] | None = None, trials: int = 16, workers: int = 2, top: int = 5,
                exhaustive: bool = False, progress: bool = False,
                settings: ev.MeasureSettings | None = None,
-               max_dma_ratio: float | None = None) -> list[BlockResult]:
+               max_dma_ratio: float | None = None, budget_s: float | None = None) -> list[BlockResult]:
+    """budget_s (llvm): wall-clock budget for the whole model, shared equally by the blocks with
+    distinct workloads still to tune; a block whose workload was tuned earlier in this run reuses
+    that result (MobileNetV1's five 512→512 @14 blocks are measured once)."""
+    from dataclasses import replace
+
     from fusion.targets import parse_target
 
     tgt = parse_target(target)
@@ -523,12 +532,24 @@ def tune_model(model, target, db: TuningDB, *, input_shapes=None, dtype: str | N
             raise MegafuseError(f"no fused block named {', '.join(unknown)}; blocks: {', '.join(sorted(names))}")
         found = [(n, w) for n, w in found if n in blocks]
     out = []
+    done: dict[DwSepWorkload, BlockResult] = {}
+    unique_left = len({wl for _, wl in found})
+    t_end = time.perf_counter() + budget_s if budget_s is not None else None
     with Pool(workers) as pool:
         for name, wl in found:
             if tgt.kind == "llvm":
+                if wl in done:
+                    out.append(replace(done[wl], name=name))
+                    continue
+                deadline = None
+                if t_end is not None:
+                    now = time.perf_counter()
+                    deadline = now + max(0.0, t_end - now) / unique_left
+                unique_left -= 1
                 pool.force = True   # compile in worker processes even with --workers 1
-                out.append(sweep_measured(name, wl, tgt, db, trials=trials, pool=pool,
-                                          settings=settings, progress=progress))
+                done[wl] = sweep_measured(name, wl, tgt, db, trials=trials, pool=pool,
+                                          settings=settings, progress=progress, deadline=deadline)
+                out.append(done[wl])
             else:
                 out.append(sweep_modeled(name, wl, tgt, db, top=top, pool=pool, exhaustive=exhaustive,
                                          progress=progress, options=options))

@@ -1,0 +1,214 @@
+"""CPU kernels for the unfused NCHW convolutions: 1×1 (GEMM), depthwise, and general (the stem).
+
+The unfused path (`--no-fuse`, and every conv the fuser leaves alone) keeps NCHW, so the vector
+is the output row (W contiguous). Register blocking as in the fused kernel: a tile of
+(output channels × row vectors) accumulators stays in registers across the whole reduction,
+the weights are packed once at compile time as [O/ro, C, kh, kw, ro] so the ro weights of one
+reduction step are adjacent. Each schedule reads its blocking back from the PrimFunc's buffer
+shapes (the packed weight's last dim is ro), so the compute and the schedule cannot disagree.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from tvm import te, tirx
+
+from schedules.dwsep_te import ACC
+from schedules.ops import KernelSpec
+from schedules.workload import ceil_div
+
+MAX_LANES = 16   # fp32 lanes of one AVX-512 register
+MAX_ACC = 24     # accumulator registers in a tile (of 32 zmm; the rest hold inputs and weights)
+
+
+def largest_divisor(n: int, limit: int) -> int:
+    return max(d for d in range(1, min(n, limit) + 1) if n % d == 0)
+
+
+def row_lanes(width: int) -> int:
+    """Vector width over an output row: the largest divisor of the row up to one register."""
+    return largest_divisor(width, MAX_LANES)
+
+
+def register_tile(out_channels: int, row_vectors: int) -> tuple[int, int]:
+    """(ro, rj): output channels × row vectors held as accumulators. Maximises FMAs per load
+    (ro·rj / (ro + rj)) under MAX_ACC registers; both must divide their loop."""
+    best = (1, 1)
+    for rj in range(1, row_vectors + 1):
+        if row_vectors % rj:
+            continue
+        for ro in range(1, min(out_channels, MAX_ACC // rj) + 1):
+            if out_channels % ro:
+                continue
+            if ro * rj / (ro + rj) > best[0] * best[1] / (best[0] + best[1]):
+                best = (ro, rj)
+    return best
+
+
+def pack_weights(w: np.ndarray, ro: int, dtype: str) -> np.ndarray:
+    """OIHW → [O/ro, I, kh, kw, ro]."""
+    o, i, kh, kw = w.shape
+    return np.ascontiguousarray(w.reshape(o // ro, ro, i, kh, kw).transpose(0, 2, 3, 4, 1)).astype(dtype)
+
+
+def conv_compute(x_shape, w: np.ndarray, bias: np.ndarray, stride, pads, dtype: str, depthwise: bool):
+    """TE for a dense (group 1) or depthwise NCHW conv with packed weights. Returns
+    (placeholders + output, packed weights). Padding is a separate stage the schedule places."""
+    n, c, h, wd = x_shape
+    o, cg, kh, kw = w.shape
+    sh, sw = stride
+    pt, pl, pb, pr = pads
+    oh, ow = (h + pt + pb - kh) // sh + 1, (wd + pl + pr - kw) // sw + 1
+    X = te.placeholder((n, c, h, wd), dtype, name="x")
+    B = te.placeholder((o,), ACC, name="b")
+    hp, wpad = h + pt + pb, wd + pl + pr
+    if sw > 1:
+        # strided rows are split into sw phases (column j·sw + r at [r, j]) so that every tap
+        # reads its output row's inputs contiguously: vector loads instead of gathers
+        def value(b, ci, i, col):
+            return tirx.if_then_else(tirx.all(i >= pt, i < h + pt, col >= pl, col < wd + pl),
+                                     X[b, ci, i - pt, tirx.min(tirx.max(col - pl, 0), wd - 1)],
+                                     tirx.const(0, dtype))
+        src = te.compute((n, c, hp, sw, ceil_div(wpad, sw)), lambda b, ci, i, r, jj: value(b, ci, i, jj * sw + r),
+                         name="pad")
+
+        def at(b, ci, row, rw, j):
+            return src[b, ci, row, rw % sw, j + rw // sw]
+    else:
+        src = X
+        if any(pads):
+            src = te.compute((n, c, hp, wpad), lambda b, ci, i, j: tirx.if_then_else(
+                tirx.all(i >= pt, i < h + pt, j >= pl, j < wd + pl), X[b, ci, i - pt, j - pl],
+                tirx.const(0, dtype)), name="pad")
+
+        def at(b, ci, row, rw, j):
+            return src[b, ci, row, j + rw]
+    rh, rw = te.reduce_axis((0, kh), name="rh"), te.reduce_axis((0, kw), name="rw")
+    if depthwise:
+        wp = np.ascontiguousarray(w.reshape(o, kh, kw)).astype(dtype)
+        W = te.placeholder(wp.shape, dtype, name="w")
+        conv = te.compute((n, o, oh, ow), lambda b, ch, i, j: te.sum(
+            at(b, ch, i * sh + rh, rw, j).astype(ACC) * W[ch, rh, rw].astype(ACC), axis=[rh, rw]),
+            name="conv")
+    else:
+        ro, _ = register_tile(o, max(1, ow // row_lanes(ow)))
+        wp = pack_weights(w, ro, dtype)
+        W = te.placeholder(wp.shape, dtype, name="w")
+        rc = te.reduce_axis((0, cg), name="rc")
+        conv = te.compute((n, o, oh, ow), lambda b, oc, i, j: te.sum(
+            at(b, rc, i * sh + rh, rw, j).astype(ACC) * W[oc // ro, rc, rh, rw, oc % ro].astype(ACC),
+            axis=[rc, rh, rw]), name="conv")
+    y = te.compute((n, o, oh, ow), lambda b, oc, i, j: (conv[b, oc, i, j] + B[oc]).astype(dtype), name="y")
+    return [X, W, B, y], wp, (n, o, oh, ow)
+
+
+# --- schedules ---------------------------------------------------------------------------------
+def schedule_conv(sch, depthwise: bool) -> None:
+    """y(b, o, i, j) = conv + bias; conv computed per register tile under y's loops."""
+    y = sch.get_sblock("y")
+    conv = sch.get_sblock("conv")
+    w_buf = sch.get(conv).reads[1].source
+    b, o, i, j = sch.get_loops(y)
+    ow = int(sch.get(j).extent)
+    lanes = row_lanes(ow)
+    jt, jv = sch.split(j, [None, lanes])
+    if depthwise:
+        sch.parallel(sch.fuse(b, o))
+        sch.compute_at(conv, i, preserve_unit_loops=True)
+        *_, cj, rh, rw = sch.get_loops(conv)
+        cjt, cjv = sch.split(cj, [None, lanes])
+        sch.reorder(cjt, rh, rw, cjv)
+        sch.unroll(rh)
+        sch.unroll(rw)
+        sch.vectorize(cjv)
+        sch.vectorize(jv)
+        _place_pad(sch, sch.get_loops(y)[0])
+        sch.decompose_reduction(conv, rh)
+        return
+    ro = int(w_buf.shape[-1])
+    rj = register_tile(int(sch.get(o).extent), int(sch.get(jt).extent))[1]
+    oo, oi = sch.split(o, [None, ro])
+    jto, jtr = sch.split(jt, [None, rj])
+    if _has_pad(sch):
+        # the padded rows of one output row are built once and serve every output-channel block
+        sch.reorder(b, i, oo, jto, oi, jtr, jv)
+        outer = sch.fuse(b, i)
+    else:
+        # a block of packed weights stays in cache across all rows
+        sch.reorder(b, oo, i, jto, oi, jtr, jv)
+        outer = sch.fuse(b, oo, i)
+    sch.parallel(outer)
+    sch.compute_at(conv, jto, preserve_unit_loops=True)
+    *_, co, ci_, cj, rc, rh, rw = sch.get_loops(conv)
+    cjt, cjv = sch.split(cj, [None, lanes])
+    sch.reorder(rc, rh, rw, co, ci_, cjt, cjv)
+    sch.unroll(co)
+    sch.unroll(cjt)
+    sch.vectorize(cjv)
+    sch.vectorize(jv)
+    _place_pad(sch, outer)
+    sch.decompose_reduction(conv, rc)
+
+
+def _has_pad(sch) -> bool:
+    try:
+        sch.get_sblock("pad")
+        return True
+    except Exception:  # noqa: BLE001 - unpadded, unstrided conv
+        return False
+
+
+def _place_pad(sch, loop) -> None:
+    """The padded input is materialised per parallel iteration (a few rows/planes), never inlined:
+    the bound test would stay in the vector loop."""
+    try:
+        pad = sch.get_sblock("pad")
+    except Exception:  # noqa: BLE001 - unpadded conv
+        return
+    sch.compute_at(pad, loop, preserve_unit_loops=True)
+
+
+# --- dispatch ----------------------------------------------------------------------------------
+def conv_kernel(n, ctx) -> KernelSpec | None:
+    """A scheduled kernel for an NCHW Conv node, or None when this module has no schedule for it
+    (dilated or grouped non-depthwise convs keep the generic kernel)."""
+    xt = ctx.ttype(n.inputs[0])
+    w = np.asarray(ctx.graph.constants[n.inputs[1]], np.float32)
+    o, cg, kh, kw = w.shape
+    group = n.attr("group", 1)
+    if tuple(n.attr("dilations", (1, 1))) != (1, 1) or len(xt.shape) != 4:
+        return None
+    depthwise = group > 1 and group == xt.shape[1] == o and cg == 1
+    if group != 1 and not depthwise:
+        return None
+    has_b = len(n.inputs) > 2 and n.inputs[2]
+    bias = ctx.const(n.inputs[2], ACC) if has_b else np.zeros(o, np.float32)
+    args, wp, out_shape = conv_compute(tuple(xt.shape), w, bias, tuple(n.attr("strides", (1, 1))),
+                                       tuple(n.attr("pads", (0, 0, 0, 0))), ctx.dtype, depthwise)
+    return KernelSpec(n.name, te.create_prim_func(args), (n.inputs[0], wp, bias), out_shape, ctx.dtype,
+                      schedule="cpu_dw" if depthwise else "cpu_conv")
+
+
+def schedule_conv_blocked(sch) -> None:
+    """The 1×1 conv in NC1HWC0 (expansion convs between fused blocks, the head): the fused
+    kernel's PW microkernel — C0 output lanes as the vector, a (Cout blocks × pixels) register
+    tile accumulated across the whole (C1, C0) reduction, a Cout block's weights reused over rows."""
+    y = sch.get_sblock("y")
+    conv = sch.get_sblock("conv")
+    b, o, i, j, k = sch.get_loops(y)
+    co1, ow = int(sch.get(o).extent), int(sch.get(j).extent)
+    ro = largest_divisor(co1, 2)
+    rj = largest_divisor(ow, 7 if ro > 1 else 14)
+    oo, oi = sch.split(o, [None, ro])
+    jo, ji = sch.split(j, [None, rj])
+    sch.reorder(b, oo, i, jo, oi, ji, k)
+    sch.parallel(sch.fuse(b, oo, i))
+    sch.vectorize(k)
+    # the register tile (ro·rj·C0 fp32, under 1 KiB) sits on the stack, so LLVM keeps it in registers
+    sch.compute_at(conv, jo, preserve_unit_loops=True)
+    co, ci, cj, ck, rc1, rc0 = sch.get_loops(conv)[-6:]
+    sch.reorder(rc1, rc0, co, ci, cj, ck)
+    sch.unroll(co)
+    sch.unroll(cj)
+    sch.vectorize(ck)
+    sch.decompose_reduction(conv, rc1)
