@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from fusion.costmodel import ACT_OPS, cube_cycles, cycles_to_us, dma_us, itemsize, vec_op
+from fusion.costmodel.l2 import write_hit
 from fusion.soc import SocSpec
 from fusion.vendor_layers import Layer
 from schedules.workload import ceil_div
@@ -96,10 +97,6 @@ def copy_us(soc: SocSpec, nbytes: float, n_instr: int, direction: str, active: i
 def cube_side(soc: SocSpec) -> SocSpec:
     """The AIC's MTE2 (GM->L1) has its own per-core bandwidth; dma_us reads gm_to_ub_gibps."""
     return replace(soc, gm_to_ub_gibps=soc.gm_to_l1_gibps)
-
-
-def write_hit(soc: SocSpec, out_bytes: float) -> float:
-    return 1.0 if out_bytes <= soc.l2_bytes else 0.0
 
 
 def gemm_kernel(soc: SocSpec, name: str, m: int, k: int, n: int, dtype: str = "float16", *,

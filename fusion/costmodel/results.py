@@ -32,8 +32,8 @@ class Event:
 
 @dataclass(frozen=True)
 class KernelCost:
-    """Modeled cost of one kernel. `roofline_pct` = 100 · time_us / roofline_us (>= 100 %;
-    100 % would be a kernel at its roofline bound)."""
+    """Modeled cost of one kernel. `roofline_pct` = efficiency = 100 · roofline_us / time_us
+    (<= 100 %; 100 % would be a kernel at its roofline bound)."""
 
     name: str
     soc: str
@@ -267,7 +267,7 @@ def _assemble(name: str, soc: SocSpec, runs: dict[str, CoreRun], acc: _Acc, laun
         name=name, soc=soc.name, time_us=time, launch_us=launch, body_us=body, per_pipe_us=per_pipe,
         per_core=per_core, gm_read_bytes=acc.reads, gm_write_bytes=acc.writes, traffic=dict(acc.traffic),
         min_gm_bytes=min_bytes, flops=vec_flops + cube_flops, roofline_us=roof,
-        roofline_pct=100.0 * time / roof if roof else float("inf"), bottleneck=cls,
+        roofline_pct=100.0 * roof / time if time else 0.0, bottleneck=cls,
         bottleneck_detail=detail, engine=engine, cores_used=len(runs), counts=dict(acc.counts),
         timeline=events, timeline_note=note, tile=tile, notes=tuple(notes),
         hbm_read_bytes=hbm_read, hbm_write_bytes=hbm_write, l2_hit_bytes=total - hbm_read - hbm_write,
