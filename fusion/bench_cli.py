@@ -42,6 +42,7 @@ def _print(report: dict) -> None:
                      f"{r['roofline_pct_of_body']:.0f}% of roofline after launch)")
             print(f"  {r['name']:<12} {r['fused_us']:>10.2f} {r['vendor_us']:>10.2f} {r['speedup_vs_vendor']:>8.2f}x "
                   f"{r['unfused_us']:>10.2f} {r['speedup']:>8.2f}x  {extra}")
+            _print_pipes(r["pipes_us"])
             continue
         extra = (f"p95 {r['fused']['p95_us']:.1f}/{r['unfused']['p95_us']:.1f}  "
                  f"cv {r['fused']['cv']:.2f}{' NOISY' if r['fused']['noisy'] or r['unfused']['noisy'] else ''}")
@@ -59,6 +60,22 @@ def _print(report: dict) -> None:
         print(f"  whole model: fused p50 {report['fused']['p50_us']:.0f} us, unfused p50 "
               f"{report['unfused']['p50_us']:.0f} us ({report['speedup']:.2f}x), ONNX Runtime p50 "
               f"{o['p50_us']:.0f} us (fused is {report['vs_onnxruntime']:.2f}x ORT)  [measured]")
+
+
+def _print_pipes(p: dict) -> None:
+    """Per-pipe breakdown of a block, fused vs its vendor-like kernels (MODELED)."""
+    from fusion.bench import PIPE_KEYS
+
+    def row(d):
+        return " ".join(f"{k} {d[k]:.2f}" for k in PIPE_KEYS)
+    why = []
+    if p["fused_loses_most_on"]:
+        why.append(f"fused loses most on {p['fused_loses_most_on']}")
+    if p["fused_gains_most_on"]:
+        why.append(f"gains most on {p['fused_gains_most_on']}")
+    print(f"  {'':<12} pipes us  fused: {row(p['fused'])}")
+    print(f"  {'':<12} pipes us vendor: {row(p['vendor'])}  ({'+'.join(p['vendor_kernels'])}"
+          f"{'; ' + ', '.join(why) if why else ''})")
 
 
 def cmd_bench(args) -> int:

@@ -76,10 +76,14 @@ class VendorNetwork:
     def launch_us(self) -> float:
         return sum(k.launch_us for k in self.kernels)
 
+    def kernels_for(self, members) -> tuple[VendorKernel, ...]:
+        """The kernels anchored on any of these ONNX nodes."""
+        m = set(members)
+        return tuple(k for k in self.kernels if k.members and k.members[0] in m)
+
     def for_members(self, members) -> float:
         """Modeled time of the kernels anchored on any of these ONNX nodes."""
-        m = set(members)
-        return sum(k.time_us for k in self.kernels if k.members and k.members[0] in m)
+        return sum(k.time_us for k in self.kernels_for(members))
 
 
 def copy_us(soc: SocSpec, nbytes: float, n_instr: int, direction: str, active: int, hit: float,
