@@ -177,6 +177,8 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
                               "cores (every core loads all PW weights); dma_floor_any_split = the least DMA volume "
                               "of any equal split of the outputs over that many cores (fusion/traffic.py)")
     report["max_dma_ratio"] = getattr(cm, "max_dma_ratio", None)
+    from fusion.fallback import is_fallback
+    report["fallback_blocks"] = [r.to_json() for r in cm.refusals if is_fallback(r)]
     return report, costs
 
 

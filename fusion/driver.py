@@ -9,11 +9,12 @@ import numpy as np
 import tvm
 
 from fusion.errors import MegafuseError
+from fusion.fallback import FusionGate
 from fusion.ir import Graph
 from fusion.onnx_import import load_graph
 from fusion.runtime import Program, Step
 from fusion.targets import Target, parse_target
-from fusion.tile_policy import TileOverride, choose_tile
+from fusion.tile_policy import TileOverride
 from passes import optimize
 from passes.fuse_dwsep import FUSED_OP, fused_data_inputs, fused_weight_inputs, fused_workload
 from passes.records import Refusal
@@ -85,9 +86,11 @@ class CompiledModel:
 
 def compile_model(model, target="sim", input_shapes=None, dtype: str | None = None,
                   tile: TileOverride | None = None, fuse: bool = True, tuned_tiles=None,
-                  inputs=None, outputs=None) -> CompiledModel:
+                  inputs=None, outputs=None, fallback: bool = False) -> CompiledModel:
     """tuned_tiles: optional callable (workload, target) → TileConfig | None (the tuning database).
-    inputs/outputs: tensor names (list or 'a,b') that cut the model first (fusion.subgraph)."""
+    inputs/outputs: tensor names (list or 'a,b') that cut the model first (fusion.subgraph).
+    fallback: on sim/ascend, a block whose fused kernel is modeled slower than its vendor-like
+    DW + PW kernels is left unfused (fusion/fallback.py), with a profitability Refusal."""
     tgt = parse_target(target)
     if inputs or outputs:
         from fusion.subgraph import cut_model
@@ -98,7 +101,8 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
     dtype = dtype or model_dtype
     if dtype not in DTYPES:
         raise MegafuseError(f"unsupported dtype '{dtype}'; use one of {', '.join(DTYPES)}")
-    g, refusals = optimize(g, tgt.soc, dtype, fuse=fuse)
+    gate = FusionGate(tgt, tile, tuned_tiles)
+    g, refusals = optimize(g, tgt.soc, dtype, fuse=fuse, gate=gate if fallback else None)
     for r in refusals:
         log.info("not fused: %s", r.describe())
 
@@ -109,8 +113,7 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
     for n in g.nodes:
         if n.op_type == FUSED_OP:
             wl = fused_workload(g, n, dtype)
-            tuned = tuned_tiles(wl, tgt) if tuned_tiles else None
-            choice = choose_tile(wl, tgt, tile, tuned)
+            choice = gate.choice(wl)
             plan, source, why = check_budget(choice.plan), choice.source, choice.engine_reason
             ex = build_fused(plan)
             consts = [g.constants[t] for t in fused_weight_inputs(n)]

@@ -221,6 +221,22 @@ def layer_kernel(soc: SocSpec, L: Layer, dtype: str = "float16") -> VendorKernel
                           lambda r: vec_op(soc, r * row, e) * max(1, ACT_OPS.get(L.act, 1)), n_in, hit)
 
 
+def block_layers(wl, members: tuple[str, str] = ("dw", "pw")) -> tuple[Layer, Layer]:
+    """The vendor kernels of one DW-separable block (schedules/workload.DwSepWorkload): the DW
+    with its act1, then the 1x1 conv with act2 and the residual in its epilogue."""
+    kh, kw = wl.kernel
+    dw = Layer("dwconv", members[0], wl.batch, wl.cin, wl.cin, wl.height, wl.width, wl.out_height,
+               wl.out_width, kh, kw, wl.stride[0], wl.act1, False, (members[0],))
+    pw = Layer("conv", members[1], wl.batch, wl.cin, wl.cout, wl.out_height, wl.out_width,
+               wl.out_height, wl.out_width, 1, 1, 1, wl.act2, wl.residual, (members[1],))
+    return dw, pw
+
+
+def block_kernels(wl, soc: SocSpec) -> tuple[VendorKernel, VendorKernel]:
+    """The vendor-like DW and PW kernels a fused block replaces, modeled on `soc` in wl.dtype."""
+    return tuple(layer_kernel(soc, L, wl.dtype) for L in block_layers(wl))
+
+
 def model_network(layers, soc: SocSpec, dtype: str = "float16") -> VendorNetwork:
     return VendorNetwork(soc.name, dtype, tuple(layer_kernel(soc, L, dtype) for L in layers))
 

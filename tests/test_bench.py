@@ -19,7 +19,7 @@ def mnv2(tmp_path_factory):
 @pytest.fixture(scope="module")
 def sim_report(mnv2, tmp_path_factory):
     d = tmp_path_factory.mktemp("r")
-    code = main(["bench", mnv2, "--dtype", "float16", "--json", str(d / "r.json"),
+    code = main(["bench", mnv2, "--dtype", "float16", "--no-fallback", "--json", str(d / "r.json"),
                  "--trace", str(d / "t.json"), "--plot", str(d / "p.png")])
     assert code == 0
     return d
@@ -84,12 +84,12 @@ def test_plot_is_png(sim_report):
 
 def test_baseline_catches_injected_regression(mnv2, sim_report, tmp_path, capsys):
     base = json.loads((sim_report / "r.json").read_text())
-    assert main(["bench", mnv2, "--dtype", "float16", "--baseline", str(sim_report / "r.json")]) == 0
+    assert main(["bench", mnv2, "--dtype", "float16", "--no-fallback", "--baseline", str(sim_report / "r.json")]) == 0
     faster = dict(base, avg_latency_us=base["avg_latency_us"] / 1.10, p95_latency_us=base["p95_latency_us"] / 1.10)
     faster["kernels"] = [dict(k, fused_us=k["fused_us"] / 1.10) for k in base["kernels"]]
     (tmp_path / "fast.json").write_text(json.dumps(faster))
     capsys.readouterr()
-    assert main(["bench", mnv2, "--dtype", "float16", "--baseline", str(tmp_path / "fast.json")]) == 1
+    assert main(["bench", mnv2, "--dtype", "float16", "--no-fallback", "--baseline", str(tmp_path / "fast.json")]) == 1
     assert "REGRESSION" in capsys.readouterr().err
 
 
