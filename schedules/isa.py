@@ -61,6 +61,30 @@ def ragged_rows(soc, row_elems: int, elem_bytes: int, rows: int) -> VecWork:
     return VecWork(rows * instrs, rows * (full + (1 if rem else 0)))
 
 
+def has_muladddst(soc) -> bool:
+    """Arch 2201 (910B) has MulAddDst (dst += src0 * src1 with a broadcast DataBlock); arch 2002
+    (310P) has not, so a DW tap with per-channel weights is one masked scalar Axpy per channel."""
+    return soc.arch == "2201"
+
+
+def dw_tap_rows(soc, tw: int, src_bytes: int, rows: int) -> VecWork:
+    """One DW tap over `rows` output rows of tw pixels into the fp32 accumulator, as the fused
+    kernel issues it (fusion/ascendc/templates/tap_*.h):
+      2201, 16-bit source: one MulAddDst per row covering 4 pixels per repeat, plus one for a
+                           ragged last repeat (ragged_rows);
+      2201, fp32 source:   the same per channel half (8 channels = one DataBlock), 8 pixels per
+                           repeat: two instructions per row plus two for a ragged repeat;
+      2002:                one masked Axpy per channel lane (C0 of them) per row instruction of
+                           the 16-bit form: C0 x ragged_rows."""
+    if has_muladddst(soc):
+        if src_bytes == 2:
+            return ragged_rows(soc, tw * C0, ACC_BYTES, rows)
+        full, rem = divmod(tw, 8)
+        per_half = VecWork(ceil_div(full, soc.max_repeat) + (1 if rem else 0), full + (1 if rem else 0))
+        return per_half * (2 * rows)
+    return ragged_rows(soc, tw * C0, ACC_BYTES, rows) * C0
+
+
 def cube_fractals(soc, m: int, k_blocks: int, n_blocks: int) -> int:
     return ceil_div(m, soc.cube_fractal[0]) * k_blocks * n_blocks
 
@@ -75,4 +99,4 @@ def act_work(soc, act: str, elems: int) -> VecWork:
 
 
 __all__ = ["ACC_BYTES", "ACT_OPS", "C0", "VecWork", "act_work", "cube_cycles", "cube_fractals",
-           "itemsize", "ragged_rows", "vec_op"]
+           "dw_tap_rows", "has_muladddst", "itemsize", "ragged_rows", "vec_op"]

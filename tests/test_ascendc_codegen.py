@@ -224,6 +224,13 @@ def test_emulator_gm_bytes_equal_cost_model(consistency_kernels, i):
         model_instr = cost.counts["vector_instrs"]
         assert abs(counters["vector_instructions"] - model_instr) <= 0.25 * model_instr, \
             (counters["vector_instructions"], model_instr)
+    if plan.pw_on_cube and not plan.handoff_via_gm:
+        # 310P cube kernels: DW taps as 16 masked Axpy per tap row (arch 2002 has no MulAddDst),
+        # counted so by the program (schedules/isa.dw_tap_rows); the L0C -> UB copies are vector-
+        # side DataCopys the model times as moves, not instructions
+        model_instr = cost.counts["vector_instrs"]
+        assert abs(counters["vector_instructions"] - model_instr) <= 0.25 * model_instr, \
+            (counters["vector_instructions"], model_instr)
     if plan.handoff_via_gm:   # the model's split: AIV i has tiles i, i + cores, ...; AIC g those of AIVs 2g, 2g+1
         per_tile = -(-plan.th * plan.tw // 16) * wl.c1 * wl.co1
         tiles = [len(range(i, plan.n_tiles, plan.cores)) if i < plan.cores else 0 for i in range(2 * plan.aic_cores)]
