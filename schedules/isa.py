@@ -74,15 +74,24 @@ def dw_tap_rows(soc, tw: int, src_bytes: int, rows: int) -> VecWork:
                            ragged last repeat (ragged_rows);
       2201, fp32 source:   the same per channel half (8 channels = one DataBlock), 8 pixels per
                            repeat: two instructions per row plus two for a ragged repeat;
-      2002:                one masked Axpy per channel lane (C0 of them) per row instruction of
-                           the 16-bit form: C0 x ragged_rows."""
+      2002, 16-bit source: a Mul by the tap's broadcast DataBlock, 8 pixels per 16-bit repeat,
+                           into tap_prod; Cast to fp32 and Add into the accumulator, 4 pixels per
+                           repeat each (a ragged last repeat is one more instruction of each);
+      2002, fp32 source:   one masked Axpy per channel lane (C0 of them) per row instruction of
+                           the 16-bit MulAddDst form: C0 x ragged_rows."""
     if has_muladddst(soc):
         if src_bytes == 2:
             return ragged_rows(soc, tw * C0, ACC_BYTES, rows)
-        full, rem = divmod(tw, 8)
-        per_half = VecWork(ceil_div(full, soc.max_repeat) + (1 if rem else 0), full + (1 if rem else 0))
-        return per_half * (2 * rows)
+        return _per_row(soc, tw, 8) * (2 * rows)
+    if src_bytes == 2:
+        return (_per_row(soc, tw, 8) + ragged_rows(soc, tw * C0, ACC_BYTES, 1) * 2) * rows
     return ragged_rows(soc, tw * C0, ACC_BYTES, rows) * C0
+
+
+def _per_row(soc, tw: int, px_per_repeat: int) -> VecWork:
+    """One op over a row of tw pixels, px_per_repeat a repeat, a ragged last repeat apart."""
+    full, rem = divmod(tw, px_per_repeat)
+    return VecWork(ceil_div(full, soc.max_repeat) + (1 if rem else 0), full + (1 if rem else 0))
 
 
 def cube_fractals(soc, m: int, k_blocks: int, n_blocks: int) -> int:
