@@ -237,7 +237,7 @@ def test_emulator_gm_bytes_equal_cost_model(consistency_kernels, i):
     if plan.pw_on_cube and not plan.handoff_via_gm and plan.cob <= 3 and _dw_tap_share(plan) >= 0.5:
         # 310P cube kernels whose DW taps are most of the vector work: the taps as Mul + Cast + Add
         # per tap row (fp16; arch 2002 has no MulAddDst), counted so by the program
-        # (schedules/isa.dw_tap_rows). The emitted epilogue runs per output block (bias in two
+        # (schedules/isa.dw_taps). The emitted epilogue runs per output block (bias in two
         # channel halves, act and cast per block) where the program counts one op per co-step:
         # with many blocks per co-step (cob 19: 774 emitted vs 492 counted) that gap dominates,
         # so only plans of a few blocks per co-step are held to 25 %.
