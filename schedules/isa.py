@@ -77,7 +77,8 @@ def dw_taps(soc, th: int, tw: int, src_bytes: int, cb: int) -> VecWork:
     """One DW tap over cb channel blocks of a th x tw tile into the fp32 accumulator, as the fused
     kernel issues it (fusion/ascendc/templates/tap_*.h):
       2201, 16-bit source: per output row one MulAddDst covering 4 pixels per repeat, plus one for
-                           a ragged last repeat (ragged_rows);
+                           a ragged last repeat (ragged_rows); when a row fits one repeat
+                           (tw <= 4) one MulAddDst over every row (repeat r reads input row r*sh);
       2201, fp32 source:   the same per channel half (8 channels = one DataBlock), 8 pixels per
                            repeat: two instructions per row plus two for a ragged repeat;
       2002, 16-bit source: a Mul by the tap's broadcast DataBlock into tap_prod (8 pixels per
@@ -89,6 +90,8 @@ def dw_taps(soc, th: int, tw: int, src_bytes: int, cb: int) -> VecWork:
                            the 16-bit MulAddDst form: C0 x ragged_rows."""
     if has_muladddst(soc):
         if src_bytes == 2:
+            if tw <= 4:
+                return VecWork(ceil_div(th, soc.max_repeat), th) * cb
             return ragged_rows(soc, tw * C0, ACC_BYTES, cb * th)
         return _per_row(soc, tw, 8) * (2 * cb * th)
     if src_bytes == 2:

@@ -36,7 +36,8 @@ Vector formulation (fp16 x fp16 products are exact in fp32 and every multiply-ad
 so the two DW forms give the same bits):
   DW tap  arch 2201: one MulAddDst per tap row (fp16; two for fp32), the 16 taps one DataBlock
           read by every pixel of the repeat (src1 strides 0): one vector instruction per tap
-          row, as the cost model counts. Arch 2002 has no MulAddDst: fp16, per tap a Mul by the
+          row, as the cost model counts; fp16 tiles of <= 4 columns (one repeat a row): one
+          MulAddDst per tap over every row. Arch 2002 has no MulAddDst: fp16, per tap a Mul by the
           broadcast tap DataBlock into tap_prod (8 pixels a repeat, all rows in one instruction
           when a row fits a repeat; the product is rounded to fp16 once, within the fp16
           tolerance), then one Cast to fp32 and one Add into the accumulator over the tile; fp32, one masked Axpy per channel lane k (lanes {16p + k}
@@ -226,8 +227,8 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         CAST_DW=template("cast_dw_half.h") if fp16 else template("cast_dw_float.h"),
         TAP_LANES=((template("tap_mad_half.h") if fp16 else template("tap_mad_float.h")) if mad else
                    (template("tap_mul_half.h") if fp16 else template("tap_lanes_float.h"))),
-        TAP_CALL=(template("tap_call_vector.h") if mad else
-                  template("tap_call_tile.h") if fp16 else template("tap_call_lanes.h")),
+        TAP_CALL=(template("tap_call_tile.h") if fp16 else
+                  template("tap_call_vector.h") if mad else template("tap_call_lanes.h")),
         GEOMETRY=template("geometry.h"), GEOM_MEMBERS=template("geom_members.h"),
         RES_EPI_PARAM="const LocalTensor<T>& r, " if res else "",
         CO_STEP=template("co_step.h"), RESIDENT_UB=template("resident_ub.h"), COPY_OUT=template("copy_out.h"),
