@@ -66,6 +66,36 @@ def efficiency(cost) -> dict:
             "launch_floor_us": cost.launch_us, "launch_pct": 100.0 * cost.launch_us / cost.time_us}
 
 
+PIPE_KEYS = ("MTE2", "vector", "cube", "MTE3", "handoff", "fill", "launch")
+
+
+def pipe_breakdown(cost, vendor_kernels) -> dict:
+    """Where the time goes, fused kernel vs its vendor-like kernels (MODELED, µs). Fused: busy time
+    of each pipe on its busiest core (MTE2/MTE3 include the 910B hand-off copies), the hand-off
+    DMA time per core (summed over cores / cores launched) and the launch. Vendor-like: each
+    kernel's busiest-core pipe times, its pipeline fill and launch, summed over the kernels. A
+    kernel's time is launch + about the max of its pipes (+ fill), so the pipe that differs most
+    is the reason for the win or loss."""
+    fused = {p: cost.per_pipe_us.get(p, 0.0) for p in ("MTE2", "vector", "cube", "MTE3")}
+    fused["handoff"] = cost.dma_us_by_kind.get("handoff", 0.0) / max(1, cost.cores_used)
+    fused["fill"] = max(0.0, cost.body_us - max(cost.per_pipe_us.values()))
+    fused["launch"] = cost.launch_us
+    vend = dict.fromkeys(PIPE_KEYS, 0.0)
+    for k in vendor_kernels:
+        vend["MTE2"] += k.mte2_us
+        vend["vector"] += k.vector_us
+        vend["cube"] += k.cube_us
+        vend["MTE3"] += k.mte3_us
+        vend["fill"] += k.fill_us
+        vend["launch"] += k.launch_us
+    diff = {p: fused[p] - vend[p] for p in PIPE_KEYS}
+    worst = max(diff, key=diff.get)
+    best = min(diff, key=diff.get)
+    return {"fused": fused, "vendor": vend, "vendor_kernels": [k.name for k in vendor_kernels],
+            "fused_loses_most_on": worst if diff[worst] > 0 else None,
+            "fused_gains_most_on": best if diff[best] < 0 else None, "figures": "modeled"}
+
+
 def bench_sim(cm, model_path: str) -> tuple[dict, list]:
     from fusion.costmodel import model_fused, model_unfused
     from fusion.opcost import other_kernel_cost
@@ -83,6 +113,7 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
         costs.append((b.name, cost))
         floor = dma_floor_bytes(plan)
         vend = vendor.for_members(b.members)
+        pipes = pipe_breakdown(cost, vendor.kernels_for(b.members))
         vendor_blocks += vend
         fused_total += cost.time_us
         unfused_total += unf.time_us
@@ -105,7 +136,7 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
             "bottleneck": cost.bottleneck, "bottleneck_detail": cost.bottleneck_detail,
             "bound": memory_or_compute(cost),
             "roofline_us": cost.roofline_us, **efficiency(cost),
-            "unfused_kernels": len(unf.kernels), "figures": "modeled"})
+            "unfused_kernels": len(unf.kernels), "pipes_us": pipes, "figures": "modeled"})
     others = [other_kernel_cost(cm, st, soc) for st in cm.program.steps if st.kind == "op"]
     other_us = sum(o["time_us"] for o in others)
     total_f, total_u = fused_total + other_us, unfused_total + other_us
@@ -146,6 +177,8 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
                               "cores (every core loads all PW weights); dma_floor_any_split = the least DMA volume "
                               "of any equal split of the outputs over that many cores (fusion/traffic.py)")
     report["max_dma_ratio"] = getattr(cm, "max_dma_ratio", None)
+    from fusion.fallback import is_fallback
+    report["fallback_blocks"] = [r.to_json() for r in cm.refusals if is_fallback(r)]
     return report, costs
 
 

@@ -10,6 +10,7 @@ def register(sub, add_model_args) -> None:
     p = sub.add_parser("bench", help="fused vs unfused latency per block and for the whole model "
                                      "(modeled on sim, measured on llvm)")
     add_model_args(p, json_flag=False)
+    p.set_defaults(fallback=True)   # the headline never loses to the vendor-like baseline because of a block
     p.add_argument("--json", dest="json_file", metavar="FILE", help="write the performance report here")
     p.add_argument("--baseline", metavar="FILE",
                    help="compare with an earlier report; exit 1 when a latency is > 5%% worse")
@@ -42,10 +43,13 @@ def _print(report: dict) -> None:
                      f"{r['roofline_pct_of_body']:.0f}% of roofline after launch)")
             print(f"  {r['name']:<12} {r['fused_us']:>10.2f} {r['vendor_us']:>10.2f} {r['speedup_vs_vendor']:>8.2f}x "
                   f"{r['unfused_us']:>10.2f} {r['speedup']:>8.2f}x  {extra}")
+            _print_pipes(r["pipes_us"])
             continue
         extra = (f"p95 {r['fused']['p95_us']:.1f}/{r['unfused']['p95_us']:.1f}  "
                  f"cv {r['fused']['cv']:.2f}{' NOISY' if r['fused']['noisy'] or r['unfused']['noisy'] else ''}")
         print(f"  {r['name']:<12} {r['fused_us']:>10.2f} {r['unfused_us']:>11.2f} {r['speedup']:>7.2f}x  {extra}")
+    for fb in report.get("fallback_blocks", []):
+        print(f"  {fb['nodes'][0]:<12} unfused (fallback): {fb['reason']}")
     if modeled:
         print(f"  whole model: fused {report['fused_in_vendor_network_us']:.1f} us vs vendor-like unfused "
               f"{report['vendor_latency_us']:.1f} us ({report['speedup_vs_vendor']:.2f}x; {report['vendor_kernels']} "
@@ -59,6 +63,22 @@ def _print(report: dict) -> None:
         print(f"  whole model: fused p50 {report['fused']['p50_us']:.0f} us, unfused p50 "
               f"{report['unfused']['p50_us']:.0f} us ({report['speedup']:.2f}x), ONNX Runtime p50 "
               f"{o['p50_us']:.0f} us (fused is {report['vs_onnxruntime']:.2f}x ORT)  [measured]")
+
+
+def _print_pipes(p: dict) -> None:
+    """Per-pipe breakdown of a block, fused vs its vendor-like kernels (MODELED)."""
+    from fusion.bench import PIPE_KEYS
+
+    def row(d):
+        return " ".join(f"{k} {d[k]:.2f}" for k in PIPE_KEYS)
+    why = []
+    if p["fused_loses_most_on"]:
+        why.append(f"fused loses most on {p['fused_loses_most_on']}")
+    if p["fused_gains_most_on"]:
+        why.append(f"gains most on {p['fused_gains_most_on']}")
+    print(f"  {'':<12} pipes us  fused: {row(p['fused'])}")
+    print(f"  {'':<12} pipes us vendor: {row(p['vendor'])}  ({'+'.join(p['vendor_kernels'])}"
+          f"{'; ' + ', '.join(why) if why else ''})")
 
 
 def cmd_bench(args) -> int:

@@ -11,12 +11,13 @@ import numpy as np
 import tvm
 
 from fusion.errors import MegafuseError
+from fusion.fallback import FusionGate
 from fusion.ir import Graph
 from fusion.onnx_import import load_graph
 from fusion.runtime import Program, Step
 from fusion.sanitize import block_ident
 from fusion.targets import Target, parse_target
-from fusion.tile_policy import TileOverride, choose_tile
+from fusion.tile_policy import TileOverride
 from passes import optimize
 from passes.fuse_dwsep import FUSED_OP, fused_data_inputs, fused_weight_inputs, fused_workload
 from passes.records import Refusal
@@ -96,9 +97,11 @@ class CompiledModel:
 
 def compile_model(model, target="sim", input_shapes=None, dtype: str | None = None,
                   tile: TileOverride | None = None, fuse: bool = True, tuned_tiles=None,
-                  inputs=None, outputs=None) -> CompiledModel:
+                  inputs=None, outputs=None, fallback: bool = False) -> CompiledModel:
     """tuned_tiles: optional callable (workload, target) → TileConfig | None (the tuning database).
-    inputs/outputs: tensor names (list or 'a,b') that cut the model first (fusion.subgraph)."""
+    inputs/outputs: tensor names (list or 'a,b') that cut the model first (fusion.subgraph).
+    fallback: on sim/ascend, a block whose fused kernel is modeled slower than its vendor-like
+    DW + PW kernels is left unfused (fusion/fallback.py), with a profitability Refusal."""
     from fusion import kernel_cache
 
     phases: dict[str, float] = {}
@@ -123,8 +126,9 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
     dtype = dtype or model_dtype
     if dtype not in DTYPES:
         raise MegafuseError(f"unsupported dtype '{dtype}'; use one of {', '.join(DTYPES)}")
+    gate = FusionGate(tgt, tile, tuned_tiles)
     with phase("passes"):
-        g, refusals = optimize(g, tgt.soc, dtype, fuse=fuse)
+        g, refusals = optimize(g, tgt.soc, dtype, fuse=fuse, gate=gate if fallback else None)
     for r in refusals:
         log.info("not fused: %s", r.describe())
 
@@ -137,8 +141,7 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
         if n.op_type == FUSED_OP:
             with phase("tiles"):
                 wl = fused_workload(g, n, dtype)
-                tuned = tuned_tiles(wl, tgt) if tuned_tiles else None
-                choice = choose_tile(wl, tgt, tile, tuned)
+                choice = gate.choice(wl)
                 plan, source, why = check_budget(choice.plan), choice.source, choice.engine_reason
             with phase("fused kernels"):
                 ex = build_fused(plan)

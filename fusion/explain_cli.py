@@ -30,7 +30,7 @@ class Chain:
 
 
 def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = None,
-            inputs=None, outputs=None) -> tuple[list[Chain], list, list[str]]:
+            inputs=None, outputs=None, fallback: bool = False) -> tuple[list[Chain], list, list[str]]:
     """(chains in model order, the other refusals: BN/affine nodes left as kernels, notes).
     A model with operators the importer does not support yet is explained on the rest of it."""
     from fusion.onnx_import import load_graph
@@ -53,7 +53,8 @@ def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = N
         notes.append(note)
     dtype = dtype or (g.types[g.inputs[0]].dtype if g.inputs else "float32")
     g, others = prepare(g)
-    fused_g, refusals = fuse_dwsep(g, tgt.soc, dtype)
+    from fusion.fallback import FusionGate
+    fused_g, refusals = fuse_dwsep(g, tgt.soc, dtype, FusionGate(tgt) if fallback else None)
     by_member = {m: n for n in fused_g.nodes if n.op_type == FUSED_OP for m in n.attr("members")}
     refused = {r.nodes[0]: r for r in refusals}
     chains = []
@@ -95,7 +96,8 @@ def cmd_explain(args) -> int:
 
     shapes = dict(parse_input_shape(s) for s in args.input_shape)
     chains, others, notes = explain(args.model, args.target, shapes or None, args.dtype,
-                             getattr(args, "inputs", None), getattr(args, "outputs", None))
+                             getattr(args, "inputs", None), getattr(args, "outputs", None),
+                             getattr(args, "fallback", False))
     if args.json:
         print(json.dumps({"chains": [c.to_json() for c in chains],
                           "fused": sum(c.fused for c in chains), "notes": notes,

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from fusion.costmodel import ACT_OPS, cube_cycles, cycles_to_us, dma_us, itemsize, vec_op
+from fusion.costmodel.l2 import write_hit
 from fusion.soc import SocSpec
 from fusion.vendor_layers import Layer
 from schedules.workload import ceil_div
@@ -75,10 +76,14 @@ class VendorNetwork:
     def launch_us(self) -> float:
         return sum(k.launch_us for k in self.kernels)
 
+    def kernels_for(self, members) -> tuple[VendorKernel, ...]:
+        """The kernels anchored on any of these ONNX nodes."""
+        m = set(members)
+        return tuple(k for k in self.kernels if k.members and k.members[0] in m)
+
     def for_members(self, members) -> float:
         """Modeled time of the kernels anchored on any of these ONNX nodes."""
-        m = set(members)
-        return sum(k.time_us for k in self.kernels if k.members and k.members[0] in m)
+        return sum(k.time_us for k in self.kernels_for(members))
 
 
 def copy_us(soc: SocSpec, nbytes: float, n_instr: int, direction: str, active: int, hit: float,
@@ -96,10 +101,6 @@ def copy_us(soc: SocSpec, nbytes: float, n_instr: int, direction: str, active: i
 def cube_side(soc: SocSpec) -> SocSpec:
     """The AIC's MTE2 (GM->L1) has its own per-core bandwidth; dma_us reads gm_to_ub_gibps."""
     return replace(soc, gm_to_ub_gibps=soc.gm_to_l1_gibps)
-
-
-def write_hit(soc: SocSpec, out_bytes: float) -> float:
-    return 1.0 if out_bytes <= soc.l2_bytes else 0.0
 
 
 def gemm_kernel(soc: SocSpec, name: str, m: int, k: int, n: int, dtype: str = "float16", *,
@@ -218,6 +219,22 @@ def layer_kernel(soc: SocSpec, L: Layer, dtype: str = "float16") -> VendorKernel
     n_in = 2 if L.residual else 1
     return _vector_kernel(soc, L.name, "eltwise", L.members, units, in_bytes * n_in, out_bytes,
                           lambda r: vec_op(soc, r * row, e) * max(1, ACT_OPS.get(L.act, 1)), n_in, hit)
+
+
+def block_layers(wl, members: tuple[str, str] = ("dw", "pw")) -> tuple[Layer, Layer]:
+    """The vendor kernels of one DW-separable block (schedules/workload.DwSepWorkload): the DW
+    with its act1, then the 1x1 conv with act2 and the residual in its epilogue."""
+    kh, kw = wl.kernel
+    dw = Layer("dwconv", members[0], wl.batch, wl.cin, wl.cin, wl.height, wl.width, wl.out_height,
+               wl.out_width, kh, kw, wl.stride[0], wl.act1, False, (members[0],))
+    pw = Layer("conv", members[1], wl.batch, wl.cin, wl.cout, wl.out_height, wl.out_width,
+               wl.out_height, wl.out_width, 1, 1, 1, wl.act2, wl.residual, (members[1],))
+    return dw, pw
+
+
+def block_kernels(wl, soc: SocSpec) -> tuple[VendorKernel, VendorKernel]:
+    """The vendor-like DW and PW kernels a fused block replaces, modeled on `soc` in wl.dtype."""
+    return tuple(layer_kernel(soc, L, wl.dtype) for L in block_layers(wl))
 
 
 def model_network(layers, soc: SocSpec, dtype: str = "float16") -> VendorNetwork:

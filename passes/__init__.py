@@ -21,10 +21,11 @@ def prepare(g: Graph) -> tuple[Graph, list[Refusal]]:
     return g, [r for r in why_bn if r.nodes[0] in names] + why
 
 
-def optimize(g: Graph, soc: SocSpec, dtype: str | None = None, fuse: bool = True) -> tuple[Graph, list[Refusal]]:
+def optimize(g: Graph, soc: SocSpec, dtype: str | None = None, fuse: bool = True,
+             gate=None) -> tuple[Graph, list[Refusal]]:
     g, refusals = prepare(g)
     if fuse:
-        g, why = fuse_dwsep(g, soc, dtype)
+        g, why = fuse_dwsep(g, soc, dtype, gate)
         refusals += why
     g = insert_layout_conversions(g)
     return g, refusals

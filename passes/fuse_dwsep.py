@@ -261,7 +261,9 @@ def rewrite(g: Graph, m: Match, wl: DwSepWorkload, consts: dict, types: dict) ->
                      residual=wl.residual, members=[n.name for n in m.members])
 
 
-def fuse_dwsep(g: Graph, soc: SocSpec, dtype: str | None = None) -> tuple[Graph, list[Refusal]]:
+def fuse_dwsep(g: Graph, soc: SocSpec, dtype: str | None = None, gate=None) -> tuple[Graph, list[Refusal]]:
+    """gate: optional callable workload -> None (fuse) | reason (the block is faster unfused on
+    the target: fusion/fallback.FusionGate), checked after legality and profitability."""
     refusals: list[Refusal] = []
     consts, types = dict(g.constants), dict(g.types)
     replaced: dict[str, Node] = {}   # member name → fused node (placed at the last member)
@@ -278,7 +280,7 @@ def fuse_dwsep(g: Graph, soc: SocSpec, dtype: str | None = None) -> tuple[Graph,
             refusals.append(Refusal("fuse_dwsep", tuple(n.name for n in m.members), why))
             continue
         wl = workload_of(g, m, dtype or g.types[dw.inputs[0]].dtype)
-        why = profitability(wl, soc)
+        why = profitability(wl, soc) or (gate(wl) if gate is not None else None)
         if why:
             refusals.append(Refusal("fuse_dwsep", tuple(n.name for n in m.members), why, "profitability"))
             continue

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from fusion.ir import C0
-from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, cube_fractals, itemsize, ragged_rows, vec_op
+from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, cube_fractals, dw_taps, itemsize, vec_op
 from schedules.plan import KernelPlan
 from schedules.workload import DwSepWorkload, ceil_div
 
@@ -159,9 +159,9 @@ def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
 @lru_cache(maxsize=65536)
 def dw_vector_ops(soc, dtype: str, kernel: tuple[int, int], act1: str, th: int, tw: int, cb: int,
                   pad_elems: int, epilogue: bool = True) -> tuple[VectorOp, ...]:
-    """The DW of cb channel blocks of a th x tw tile: padding fill, kh·kw multiply-adds (per fp32
-    row of tw·C0 one instruction, and one more for a ragged last repeat), then (epilogue) bias and
-    act1, and the cast to the storage dtype. The unfused DW kernel counts the same ops."""
+    """The DW of cb channel blocks of a th x tw tile: padding fill, kh·kw multiply-adds per output
+    row (isa.dw_taps: what the Ascend C of each arch issues), then (epilogue) bias and act1,
+    and the cast to the storage dtype. The unfused DW kernel counts the same ops."""
     kh, kw = kernel
     b = itemsize(dtype)
     n = th * tw * C0
@@ -169,7 +169,7 @@ def dw_vector_ops(soc, dtype: str, kernel: tuple[int, int], act1: str, th: int, 
     if pad_elems:
         w = vec_op(soc, pad_elems, b, rows=cb)
         ops.append(VectorOp("pad", "x_tile", cb * pad_elems, w.instrs, w.repeats))
-    w = ragged_rows(soc, tw * C0, ACC_BYTES, cb * th) * (kh * kw)
+    w = dw_taps(soc, th, tw, b, cb) * (kh * kw)
     ops.append(VectorOp("dw_taps", "dw_acc", cb * n * kh * kw, w.instrs, w.repeats))
     if epilogue:
         w = vec_op(soc, n, ACC_BYTES, rows=cb)

@@ -19,7 +19,7 @@ def mnv2(tmp_path_factory):
 @pytest.fixture(scope="module")
 def sim_report(mnv2, tmp_path_factory):
     d = tmp_path_factory.mktemp("r")
-    code = main(["bench", mnv2, "--dtype", "float16", "--json", str(d / "r.json"),
+    code = main(["bench", mnv2, "--dtype", "float16", "--no-fallback", "--json", str(d / "r.json"),
                  "--trace", str(d / "t.json"), "--plot", str(d / "p.png")])
     assert code == 0
     return d
@@ -55,6 +55,21 @@ def test_sim_headline_is_against_the_vendor_like_baseline(sim_report):
     assert r["unfused_latency_us"] > r["unfused_folded_latency_us"] and "vendor-like" in r["baseline_note"]
 
 
+def test_sim_pipe_breakdown_explains_each_block(sim_report, capsys):
+    r = json.loads((sim_report / "r.json").read_text())
+    for k in r["kernels"]:
+        p = k["pipes_us"]
+        assert p["figures"] == "modeled" and len(p["vendor_kernels"]) == 2   # DW + PW
+        f, v = p["fused"], p["vendor"]
+        # the fused kernel's time is its launch + its busiest pipe + the rest (fill / waits)
+        assert f["launch"] + max(f[q] for q in ("MTE2", "vector", "cube", "MTE3")) + f["fill"] == pytest.approx(k["fused_us"])
+        assert 0 <= f["handoff"] <= max(f["MTE2"], f["MTE3"]) + 1e-9
+        # the vendor pair: each kernel is launch + at least its busiest pipe
+        assert v["launch"] + v["fill"] + max(v[q] for q in ("MTE2", "vector", "cube", "MTE3")) <= k["vendor_us"] + 1e-9
+        if k["fused_us"] > k["vendor_us"]:
+            assert p["fused_loses_most_on"] in ("MTE2", "vector", "cube", "MTE3", "handoff", "fill", "launch")
+
+
 def test_trace_is_valid_trace_event_json(sim_report):
     doc = json.loads((sim_report / "t.json").read_text())
     events = doc["traceEvents"]
@@ -69,12 +84,12 @@ def test_plot_is_png(sim_report):
 
 def test_baseline_catches_injected_regression(mnv2, sim_report, tmp_path, capsys):
     base = json.loads((sim_report / "r.json").read_text())
-    assert main(["bench", mnv2, "--dtype", "float16", "--baseline", str(sim_report / "r.json")]) == 0
+    assert main(["bench", mnv2, "--dtype", "float16", "--no-fallback", "--baseline", str(sim_report / "r.json")]) == 0
     faster = dict(base, avg_latency_us=base["avg_latency_us"] / 1.10, p95_latency_us=base["p95_latency_us"] / 1.10)
     faster["kernels"] = [dict(k, fused_us=k["fused_us"] / 1.10) for k in base["kernels"]]
     (tmp_path / "fast.json").write_text(json.dumps(faster))
     capsys.readouterr()
-    assert main(["bench", mnv2, "--dtype", "float16", "--baseline", str(tmp_path / "fast.json")]) == 1
+    assert main(["bench", mnv2, "--dtype", "float16", "--no-fallback", "--baseline", str(tmp_path / "fast.json")]) == 1
     assert "REGRESSION" in capsys.readouterr().err
 
 

@@ -61,6 +61,10 @@ PAD = (1, 5)                              # Duplicate of (10·10 − 8·8)·16 f
 TAPS = (9 * 8, 9 * 8 * 2)                 # per tap 8 rows of 8·16 fp32 = 512 B = 2 repeats
 DW_EPI = (3, 3 * 16)                      # bias, relu, cast over 8·8·16 fp32 = 4096 B = 16 repeats
 DW_INSTR, DW_REP = PAD[0] + TAPS[0] + DW_EPI[0], PAD[1] + TAPS[1] + DW_EPI[1]            # 76, 197
+# arch 2002 (310P) has no MulAddDst: per tap one Mul over the 8 rows (a row of 8 pixels is one fp16
+# repeat), one Cast and one Add over the 64 pixels (16 fp32 repeats each)
+TAPS_2002 = (9 * 3, 9 * (8 + 16 + 16))
+DW_INSTR_2002, DW_REP_2002 = PAD[0] + TAPS_2002[0] + DW_EPI[0], PAD[1] + TAPS_2002[1] + DW_EPI[1]  # 31, 413
 PW_MAC = (16 * 2, 16 * 2 * 16)            # per input channel (16) and co-block (2): 1024 fp32 = 16 rep
 PW_EPI = (2 + 1 + 1, 2 * 16 + 32 + 32)    # bias per block, relu and cast over 2048 fp32 (32 repeats)
 PW_INSTR, PW_REP = PW_MAC[0] + PW_EPI[0], PW_MAC[1] + PW_EPI[1]                          # 36, 608
@@ -110,10 +114,12 @@ def test_hand_computed_tile_cube_coupled_310p():
     cube_cycles = 2048 / 64 + 2048 / 256 + 1024 / 128 + fractals
     assert cube_cycles == 56
     assert cost.per_pipe_us["cube"] == pytest.approx(cube_cycles / 1080, rel=1e-12)
-    # vector: DW as above, then L0C->UB (2·64·16·4 B at 128 B/cycle) + the PW epilogue only
+    # vector: the DW (Mul + Cast + Add per tap on arch 2002), then L0C->UB (2·64·16·4 B at 128 B/cycle)
+    # + the PW epilogue only
     epi_cycles = PW_EPI[0] * 17 + PW_EPI[1]   # vector_instr_cycles = 17 (was 24: refitted)
-    assert cost.counts["vector_instrs"] == DW_INSTR + PW_EPI[0]
-    assert cost.per_pipe_us["vector"] == pytest.approx((1489 + 8192 / 128 + epi_cycles) / 1080, rel=1e-12)
+    dw_cycles = DW_INSTR_2002 * 17 + DW_REP_2002
+    assert cost.counts["vector_instrs"] == DW_INSTR_2002 + PW_EPI[0] == 35
+    assert cost.per_pipe_us["vector"] == pytest.approx((dw_cycles + 8192 / 128 + epi_cycles) / 1080, rel=1e-12)
     assert cost.traffic["handoff"] == 0 and cost.traffic_ratio == 1.0   # coupled: stays on chip
 
 
@@ -193,7 +199,9 @@ def test_double_buffering_never_slower(l2):
 
 @pytest.mark.parametrize("l2_bytes", [0, P310.l2_bytes])
 def test_double_bandwidth_halves_dma_time_of_memory_bound_kernel(l2_bytes):
-    soc = dataclasses.replace(P310, dma_setup_cycles=0, l2_bytes=l2_bytes)
+    # DW taps in the MulAddDst form (arch 2201) so that the DMA, not 310P's per-lane Axpy DW,
+    # bounds the kernel without L2: this test is about the DMA pipes
+    soc = dataclasses.replace(P310, arch="2201", dma_setup_cycles=0, l2_bytes=l2_bytes)
     fast = dataclasses.replace(soc, gm_to_ub_gibps=2 * soc.gm_to_ub_gibps, ub_to_gm_gibps=2 * soc.ub_to_gm_gibps,
                                hbm_gbps=2 * soc.hbm_gbps, l2_gbps=2 * soc.l2_gbps)
     wl = DwSepWorkload(1, 1024, 1024, 8, 8, dtype="float16")   # tw = 8: no ragged DW repeat
@@ -231,7 +239,7 @@ def test_modeled_time_never_below_roofline(l2):
         if not plan.fits():
             continue
         cost = model_fused(plan)
-        assert cost.body_us >= cost.roofline_us * (1 - 1e-9) and cost.roofline_pct >= 100.0
+        assert cost.body_us >= cost.roofline_us * (1 - 1e-9) and 0.0 < cost.roofline_pct <= 100.0
         assert cost.gm_bytes >= cost.min_gm_bytes
         assert cost.l2_fits == (l2 == "l2")
         _l2_invariants(cost)
@@ -328,9 +336,12 @@ def test_mobilenet_v1_traffic_ratio(soc_name, block, kind, tile, ratio):
 # unfused cube GEMM runs over large pixel blocks. 310P b3 (the DW and the PW epilogue share the
 # one vector unit of each core) moved to the wins when vector_instr_cycles was refitted from 24
 # to 17 (benchmarks/fidelity): fused 33.0 us vs folded 35.0 us (was 38.7 vs 38.0).
+# 310P b2-b5 moved to losses (fused 33.1 / 62.1 / 57.9 / 75.0 us with their pinned wide tiles vs
+# folded 28.2 / 40.1 / 28.9 / 31.4) when the DW taps started counting what the emitted 2002 kernel
+# issues (schedules/isa.dw_taps: Mul + Cast + Add per tap row, or per tap over the tile when a row
+# fits one repeat): the unfused DW kernel picks tiles of <= 8 columns that take the per-tile form.
 FUSED_WINS = [("ascend910b2", "b1"), ("ascend910b2", "b2"), ("ascend910b2", "b3"), ("ascend910b2", "b4"),
-              ("ascend310p3", "b1"), ("ascend310p3", "b2"), ("ascend310p3", "b3"), ("ascend310p3", "b4"),
-              ("ascend310p3", "b5")]
+              ("ascend310p3", "b1")]
 
 
 @pytest.mark.parametrize("soc_name,block", FUSED_WINS, ids=[f"{a}-{b}" for a, b in FUSED_WINS])
@@ -635,7 +646,12 @@ def test_compiled_replay_equals_simulate(db):
 # recorded on that code; with L2 switched off (l2_bytes=0) the current model must give them bit
 # for bit: the speed-ups change nothing. The four entries whose DW rows end in a ragged repeat
 # (tw*C0 not a multiple of 64 fp32 lanes) were re-recorded when the DW taps started counting that
-# repeat's own instruction, as the emitted MulAddDst kernel issues it.
+# repeat's own instruction, as the emitted MulAddDst kernel issues it. The 310P entries and the fp32
+# 910B one were re-recorded when the DW taps started counting what the emitted kernel issues per
+# arch and dtype (schedules/isa.dw_taps: Mul + Cast + Add per tap on 2002 fp16, two MulAddDst
+# per row on 2201 fp32; one instruction per tap over the tile when a row fits one repeat: the 2201
+# fp16 entries with tiles of <= 4 columns too); the unfused kernels also changed their fastest DW
+# tiles (GM bytes).
 # ... recorded with the CALIBRATION constants of that time; fusion/soc.py was refitted to the
 # calibration suite since (benchmarks/fidelity), so these replay with the old values.
 _PRE_FIT = dict(vector_instr_cycles=24, gm_to_ub_gibps=100.9, dma_setup_cycles=200, launch_base_us=3.0)
@@ -644,18 +660,18 @@ PRE_FIT = {"ascend910b2": dict(_PRE_FIT, hbm_gbps=1600.0, l2_gbps=8000.0),
 PRE_L2_UNFUSED = [
     (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend910b2", "framework", 38.328338689365154, 10485760),
     (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend910b2", "folded", 14.812940083951467, 4094464),
-    (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend310p3", "framework", 81.34592592592593, 10287104),
-    (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend310p3", "folded", 39.035185185185185, 3700736),
+    (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend310p3", "framework", 84.92833333333333, 10086400),
+    (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend310p3", "folded", 42.436481481481486, 3672064),
     (DwSepWorkload(1, 144, 24, 56, 56, act1="relu6", act2="none", residual=True, dtype="float16"),
      "ascend910b2", "framework", 35.762341326604016, 8189952),
     (DwSepWorkload(1, 144, 24, 56, 56, act1="relu6", act2="none", residual=True, dtype="float16"),
-     "ascend310p3", "folded", 42.172559523809525, 3436800),
+     "ascend310p3", "folded", 46.32015211640211, 3404544),
     (DwSepWorkload(2, 40, 56, 14, 14, act1="relu6", act2="hardswish", dtype="float16"),
-     "ascend910b2", "framework", 24.477365546305787, 565184),
+     "ascend910b2", "framework", 23.37209400008438, 561920),
     (DwSepWorkload(2, 40, 56, 14, 14, act1="relu6", act2="hardswish", dtype="float16"),
-     "ascend310p3", "folded", 15.78523148148148, 238848),
+     "ascend310p3", "folded", 13.510231481481481, 238848),
     (DwSepWorkload(1, 32, 48, 16, 16, kernel=(5, 5), pads=(2, 2, 2, 2), dtype="float32"),
-     "ascend910b2", "folded", 9.10147659247724, 283392),
+     "ascend910b2", "folded", 9.768143259143905, 283392),
 ]
 PRE_L2_FUSED = [
     (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend910b2", TileConfig(4, 14, 1, 1, True, "cube"),
@@ -663,13 +679,13 @@ PRE_L2_FUSED = [
     (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend910b2", TileConfig(4, 12, 8, 1, True, "vector"),
      59.156479999999995),
     (DwSepWorkload(1, 64, 64, 14, 14, act2="none", residual=True, dtype="float16"), "ascend910b2",
-     TileConfig(2, 4, 4, 1, True, "cube"), 8.820257777777776),
+     TileConfig(2, 4, 4, 1, True, "cube"), 8.340257777777778),
     (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend310p3", TileConfig(5, 28, 2, 0, True, "cube"),
-     52.96185185185183),
+     135.96185185185183),
     (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend310p3", TileConfig(14, 14, 1, 1, False, "cube"),
-     137.12544973544968),
+     327.52544973544974),
     (DwSepWorkload(1, 64, 64, 14, 14, act2="none", residual=True, dtype="float16"), "ascend310p3",
-     TileConfig(1, 1, 1, 1, True, "cube"), 73.72787037037023),
+     TileConfig(1, 1, 1, 1, True, "cube"), 102.70022486772467),
 ]
 
 

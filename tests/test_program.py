@@ -41,7 +41,9 @@ def test_vector_pw_program_step_by_step():
         Loop("ci", (1,), ((
             Copy("input", "in", "x_tile", "x", 3 * 4 * 16 * 2, 1, 2),
             VectorOp("pad", "x_tile", (24 - 12) * 16, 1, 2),          # 12 of 24 halo pixels fall outside
-            VectorOp("dw_taps", "dw_acc", 8 * 16 * 9, 18, 18),      # per tap one instruction per row
+            # per tap one Mul over both rows (a 4-pixel row is one repeat), one Cast and one Add over
+            # the 8 pixels (2 repeats each): 2002 has no MulAddDst
+            VectorOp("dw_taps", "dw_acc", 8 * 16 * 9, 3 * 9, 6 * 9),
             VectorOp("bias1", "dw_acc", 128, 1, 2),
             VectorOp("act1", "dw_acc", 128, 1, 2),
             VectorOp("cast", "dw_out", 128, 1, 2),
@@ -51,7 +53,7 @@ def test_vector_pw_program_step_by_step():
     c = prog.counts
     assert c["gm_read_bytes"] == 2 * (288 + 64 + 128 + 384 + 2 * 512)
     assert c["gm_write_bytes"] == 2 * 2 * 256
-    assert c["vector_instrs"] == 2 * (1 + 18 + 1 + 1 + 1 + 2 * (16 + 3))
+    assert c["vector_instrs"] == 2 * (1 + 3 * 9 + 1 + 1 + 1 + 2 * (16 + 3))
 
 
 def test_mix_program_roles_and_handoff():

@@ -126,7 +126,7 @@ def test_cli_cap_errors_are_one_line(capsys, block_path, argv, message):
 def test_bench_under_cap_reports_ratio_floor_and_cap(capsys, block_path, tmp_path):
     out_json = tmp_path / "r.json"
     code, out, _ = _run(capsys, "bench", block_path, "-t", "sim:ascend310p3", "--dtype", "float16", "--no-db",
-                        "--max-dma-ratio", "1.2", "--json", str(out_json))
+                        "--no-fallback", "--max-dma-ratio", "1.2", "--json", str(out_json))
     assert code == 0 and "floor on" in out
     rep = json.loads(out_json.read_text())
     assert rep["max_dma_ratio"] == 1.2

@@ -36,10 +36,14 @@ Vector formulation (fp16 x fp16 products are exact in fp32 and every multiply-ad
 so the two DW forms give the same bits):
   DW tap  arch 2201: one MulAddDst per tap row (fp16; two for fp32), the 16 taps one DataBlock
           read by every pixel of the repeat (src1 strides 0): one vector instruction per tap
-          row, as the cost model counts. Arch 2002 has no MulAddDst: one masked Axpy per channel
-          lane k (lanes {16p + k} of a 64-lane fp32 repeat are 4 output pixels, the scalar is
-          w_dw[c, i, j, k]), 16x the instructions. Either way the source block stride is the
-          conv stride, so strided convs need no gather.
+          row, as the cost model counts; fp16 tiles of <= 4 columns (one repeat a row): one
+          MulAddDst per tap over every row. Arch 2002 has no MulAddDst: fp16, per tap a Mul by the
+          broadcast tap DataBlock into tap_prod (8 pixels a repeat, all rows in one instruction
+          when a row fits a repeat; the product is rounded to fp16 once, within the fp16
+          tolerance), then one Cast to fp32 and one Add into the accumulator over the tile; fp32, one masked Axpy per channel lane k (lanes {16p + k}
+          of a 64-lane fp32 repeat are 4 output pixels, the scalar is w_dw[c, i, j, k]), 16x the
+          instructions. Either way the source block stride is the conv stride, so strided convs
+          need no gather.
   PW      acc[p, co, :] += dw_out[p, ci] · w_pw[ci, co, :] — one Axpy per (input channel,
           pixel) covering every output block of the co-step (pw_acc is laid out pixel-major,
           w_pw in UB as (Cin, cob·C0), the plan's shape): no vector op broadcasts one element
@@ -191,6 +195,8 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         needed |= {"dw_in_l1"} | ({"b_pw_l1", "bias_bt"} if plan.fixpipe_epilogue else {"pre_tile", "b_pw", "y_tile"})
     if wl.residual:
         needed.add("res_tile")
+    if not mad and fp16:
+        needed |= {"tap_prod", "tap_wide"}
     missing = needed - names
     if missing:
         raise ValueError(f"plan lacks buffers {sorted(missing)} for the {variant} kernel")
@@ -220,8 +226,9 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         ACT1_FN=act_function("Act1", wl.act1), ACT2_FN=act_function("Act2", wl.act2),
         CAST_DW=template("cast_dw_half.h") if fp16 else template("cast_dw_float.h"),
         TAP_LANES=((template("tap_mad_half.h") if fp16 else template("tap_mad_float.h")) if mad else
-                   (template("tap_lanes_half.h") if fp16 else template("tap_lanes_float.h"))),
-        TAP_CALL=template("tap_call_vector.h") if mad else template("tap_call_lanes.h"),
+                   (template("tap_mul_half.h") if fp16 else template("tap_lanes_float.h"))),
+        TAP_CALL=(template("tap_call_tile.h") if fp16 else
+                  template("tap_call_vector.h") if mad else template("tap_call_lanes.h")),
         GEOMETRY=template("geometry.h"), GEOM_MEMBERS=template("geom_members.h"),
         RES_EPI_PARAM="const LocalTensor<T>& r, " if res else "",
         CO_STEP=template("co_step.h"), RESIDENT_UB=template("resident_ub.h"), COPY_OUT=template("copy_out.h"),

@@ -32,8 +32,8 @@ class Event:
 
 @dataclass(frozen=True)
 class KernelCost:
-    """Modeled cost of one kernel. `roofline_pct` = 100 · time_us / roofline_us (>= 100 %;
-    100 % would be a kernel at its roofline bound)."""
+    """Modeled cost of one kernel. `roofline_pct` = efficiency = 100 · roofline_us / time_us
+    (<= 100 %; 100 % would be a kernel at its roofline bound)."""
 
     name: str
     soc: str
@@ -67,6 +67,7 @@ class KernelCost:
     hbm_traffic: dict[str, int] = field(default_factory=dict)   # per traffic kind, read + write
     l2_working_set_bytes: int = 0            # every tensor the kernel touches
     l2_fits: bool = False                    # working set <= soc.l2_bytes (else no L2 hits)
+    dma_us_by_kind: dict[str, float] = field(default_factory=dict)   # DMA µs per kind, summed over cores
 
     @property
     def gm_bytes(self) -> int:
@@ -97,7 +98,7 @@ class KernelCost:
             "hbm_write_bytes": self.hbm_write_bytes, "hbm_bytes": self.hbm_bytes,
             "l2_hit_bytes": self.l2_hit_bytes, "hbm_traffic": dict(self.hbm_traffic),
             "hbm_traffic_ratio": self.hbm_traffic_ratio, "l2_working_set_bytes": self.l2_working_set_bytes,
-            "l2_fits": self.l2_fits, "flops": self.flops, "roofline_us": self.roofline_us,
+            "l2_fits": self.l2_fits, "dma_us_by_kind": dict(self.dma_us_by_kind), "flops": self.flops, "roofline_us": self.roofline_us,
             "roofline_pct": self.roofline_pct, "bottleneck": self.bottleneck,
             "bottleneck_detail": self.bottleneck_detail, "engine": dict(self.engine),
             "cores_used": self.cores_used, "counts": dict(self.counts), "notes": list(self.notes),
@@ -140,6 +141,7 @@ class _Acc:
         self.writes = 0
         self.counts = {"dma_transfers": 0, "dma_bursts": 0, "vector_instrs": 0,
                        "vector_repeats": 0, "cube_fractals": 0}
+        self.dma_time = dict.fromkeys(self.traffic, 0.0)   # per kind: DMA µs summed over cores
 
     def dma(self, soc, kind, nbytes, bursts, direction, active, times=1, hit=0.0) -> float:
         if nbytes <= 0:
@@ -152,7 +154,9 @@ class _Acc:
             self.writes += nbytes * times
         self.counts["dma_transfers"] += ceil_div(max(1, bursts), soc.dma_max_bursts) * times
         self.counts["dma_bursts"] += max(1, bursts) * times
-        return dma_us(soc, nbytes, bursts, direction, active, hit)
+        t = dma_us(soc, nbytes, bursts, direction, active, hit)
+        self.dma_time[kind] += t * times
+        return t
 
     def vec(self, soc, work: VecWork, times=1) -> float:
         self.counts["vector_instrs"] += work.instrs * times
@@ -170,6 +174,8 @@ class _Acc:
             self.read[k] += v * times
         for k, v in other.counts.items():
             self.counts[k] += v * times
+        for k, v in other.dma_time.items():
+            self.dma_time[k] += v * times
         self.reads += other.reads * times
         self.writes += other.writes * times
 
@@ -267,9 +273,9 @@ def _assemble(name: str, soc: SocSpec, runs: dict[str, CoreRun], acc: _Acc, laun
         name=name, soc=soc.name, time_us=time, launch_us=launch, body_us=body, per_pipe_us=per_pipe,
         per_core=per_core, gm_read_bytes=acc.reads, gm_write_bytes=acc.writes, traffic=dict(acc.traffic),
         min_gm_bytes=min_bytes, flops=vec_flops + cube_flops, roofline_us=roof,
-        roofline_pct=100.0 * time / roof if roof else float("inf"), bottleneck=cls,
+        roofline_pct=100.0 * roof / time if time else 0.0, bottleneck=cls,
         bottleneck_detail=detail, engine=engine, cores_used=len(runs), counts=dict(acc.counts),
         timeline=events, timeline_note=note, tile=tile, notes=tuple(notes),
         hbm_read_bytes=hbm_read, hbm_write_bytes=hbm_write, l2_hit_bytes=total - hbm_read - hbm_write,
         hbm_traffic=hbm_traffic, l2_working_set_bytes=l2.working_set if l2 is not None else 0,
-        l2_fits=l2.fits if l2 is not None else False)
+        l2_fits=l2.fits if l2 is not None else False, dma_us_by_kind=dict(acc.dma_time))

@@ -1,0 +1,93 @@
+"""Fallback to the vendor-like kernels where the fused kernel is modeled slower (fusion/fallback.py)."""
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+
+import models
+from fusion.bench import vendor_network
+from fusion.cli import main
+from fusion.driver import TileOverride, compile_model
+from fusion.fallback import FusionGate, is_fallback
+from fusion.soc import get_soc
+from fusion.targets import parse_target
+from fusion.vendor_baseline import block_kernels
+from schedules.workload import DwSepWorkload
+
+# 512->512 @14 on 310P3: DW taps per output row (vector) and every core streaming all PW weights
+# make the fused kernel lose to the vendor-like pair (bench's per-pipe breakdown shows it)
+LOSER = dict(cin=512, cout=512, h=14)
+WL_LOSER = DwSepWorkload(1, 512, 512, 14, 14, dtype="float16")
+
+
+@pytest.fixture(scope="module")
+def loser(tmp_path_factory):
+    p = tmp_path_factory.mktemp("fb") / "b.onnx"
+    onnx.save(models.dwsep_block(**LOSER), p)
+    return str(p)
+
+
+def test_block_kernels_equal_the_graph_derived_vendor_pair(tmp_path):
+    """The pair the gate compares with is the one bench charges for the block (same records)."""
+    p = tmp_path / "b.onnx"
+    onnx.save(models.dwsep_block(cin=32, cout=64, h=28, stride=2), p)
+    for soc in ("ascend910b2", "ascend310p3"):
+        cm = compile_model(str(p), target=f"sim:{soc}", dtype="float16")
+        b = cm.fused_blocks[0]
+        net = vendor_network(cm, str(p))
+        pair = block_kernels(b.workload, get_soc(soc))
+        assert sum(k.time_us for k in pair) == pytest.approx(net.for_members(b.members))
+        assert [k.kind for k in pair] == ["dwconv", "conv"]
+
+
+def test_gate_compares_modeled_fused_with_the_vendor_pair():
+    gate = FusionGate(parse_target("sim:ascend310p3"))
+    fused, vendor = gate.compare(WL_LOSER)
+    assert fused > vendor > 0
+    why = gate(WL_LOSER)
+    assert f"{fused:.2f} us" in why and f"{vendor:.2f} us" in why and "ascend310p3" in why
+    # llvm has no vendor model; a forced tile is what the user asked for
+    assert FusionGate(parse_target("llvm"))(WL_LOSER) is None
+    assert FusionGate(parse_target("sim:ascend310p3"), TileOverride(th=2, tw=7))(WL_LOSER) is None
+
+
+def test_losing_block_runs_unfused_with_a_refusal_and_right_numbers(loser):
+    cm = compile_model(loser, target="sim:ascend310p3", dtype="float16", fallback=True)
+    assert not cm.fused_blocks
+    (r,) = [r for r in cm.refusals if is_fallback(r)]
+    assert r.kind == "profitability" and "vendor-like DW + PW" in r.reason
+    fused = compile_model(loser, target="sim:ascend310p3", dtype="float16")   # default: no gate
+    assert len(fused.fused_blocks) == 1
+    x = np.random.default_rng(0).standard_normal((1, 512, 14, 14)).astype(np.float32)
+    a, b = cm.run(x), fused.run(x)
+    (ka,), (kb,) = a, b
+    np.testing.assert_allclose(a[ka], b[kb], rtol=3e-2, atol=3e-2)
+
+
+def test_compile_and_explain_say_it(loser, capsys):
+    assert main(["compile", loser, "-t", "sim:ascend310p3", "--dtype", "float16", "--fallback"]) == 0
+    out = capsys.readouterr().out
+    assert "fused blocks 0" in out and "runs unfused" in out and "vendor-like DW + PW kernels" in out
+    assert main(["explain", loser, "-t", "sim:ascend310p3", "--dtype", "float16", "--fallback"]) == 0
+    out = capsys.readouterr().out
+    assert "0 fused" in out and "(profitability)" in out and "runs unfused" in out
+
+
+def test_bench_never_loses_to_the_vendor_like_baseline_because_of_a_block(loser, tmp_path, capsys):
+    out = tmp_path / "r.json"
+    assert main(["bench", loser, "-t", "sim:ascend310p3", "--dtype", "float16", "--json", str(out)]) == 0
+    r = json.loads(out.read_text())
+    assert not r["kernels"] and len(r["fallback_blocks"]) == 1
+    assert r["speedup_vs_vendor"] == pytest.approx(1.0)
+    assert "unfused (fallback)" in capsys.readouterr().out
+
+
+def test_winning_block_stays_fused(tmp_path):
+    p = tmp_path / "w.onnx"
+    onnx.save(models.dwsep_block(cin=32, cout=64, h=112), p)
+    cm = compile_model(str(p), target="sim:ascend910b2", dtype="float16", fallback=True)
+    (b,) = cm.fused_blocks
+    fused, vendor = FusionGate(parse_target("sim:ascend910b2")).compare(b.workload)
+    assert fused <= vendor and not [r for r in cm.refusals if is_fallback(r)]
