@@ -93,6 +93,7 @@ def _fastest_candidate(wl: DwSepWorkload, target: Target, override: TileOverride
                  vector_only_reason(target))
     buffering = (False,) if override.double_buffer is False else (True, False)
     costs: dict = {}   # TileConfig -> KernelCost
+    seen: set = set()  # candidates already judged (several k give the same largest tile)
     for k in DEFAULT_TILES_PER_CORE:
         for db in buffering:
             for eng in engines:
@@ -103,8 +104,9 @@ def _fastest_candidate(wl: DwSepWorkload, target: Target, override: TileOverride
                     continue
                 for other in engines:   # the same sizes on every engine: the engine is part of the choice
                     cand = replace(base, pw_engine=other)
-                    if cand in costs:
+                    if cand in seen:
                         continue
+                    seen.add(cand)
                     plan = make_plan(wl, cand, soc)
                     if not plan.fits():
                         log.info("%s: tile %s does not fit %s", wl.describe(), cand.describe(),
