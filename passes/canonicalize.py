@@ -89,27 +89,39 @@ def _hardsigmoid_hardswish(g: Graph) -> Graph:
     return g
 
 
+def _relu6_of_x_plus_3(g: Graph, add) -> tuple[str, object] | None:
+    """(x, the Relu6 node) when `add` is Add(x, 3) feeding only a Relu6 that has one consumer."""
+    if add.op_type != "Add" or len(add.inputs) != 2:
+        return None
+    consts = [t for t in add.inputs if _scalar(g, t) == 3.0]
+    x = _other_input(add, consts[0]) if consts else None
+    if x is None or g.is_constant(x) or not _single_use(g, add.outputs[0]):
+        return None
+    r6 = g.consumers_of(add.outputs[0])[0]
+    if r6.op_type != "Relu6" or not _single_use(g, r6.outputs[0]):
+        return None
+    return x, r6
+
+
+def _divides_by_6(g: Graph, node, tensor: str) -> bool:
+    """`node` is Div(tensor, 6) or Mul(tensor, 1/6)."""
+    k = _scalar(g, _other_input(node, tensor) or "")
+    return ((node.op_type == "Div" and node.inputs[0] == tensor and k == 6.0)
+            or (node.op_type == "Mul" and k is not None and math.isclose(k, 1 / 6, rel_tol=1e-6)))
+
+
 def _clip_hardswish(g: Graph) -> Graph:
     """Div(Mul(x, Relu6(Add(x, 3))), 6) and Mul(Mul(x, Relu6(Add(x, 3))), 1/6) → HardSwish(x)."""
     for add in g.nodes:
-        if add.op_type != "Add" or len(add.inputs) != 2:
+        found = _relu6_of_x_plus_3(g, add)
+        if found is None:
             continue
-        consts = [t for t in add.inputs if _scalar(g, t) == 3.0]
-        if not consts:
-            continue
-        x = _other_input(add, consts[0])
-        if x is None or g.is_constant(x) or not _single_use(g, add.outputs[0]):
-            continue
-        r6 = g.consumers_of(add.outputs[0])[0]
-        if r6.op_type != "Relu6" or not _single_use(g, r6.outputs[0]):
-            continue
+        x, r6 = found
         mul = g.consumers_of(r6.outputs[0])[0]
         if mul.op_type != "Mul" or _other_input(mul, r6.outputs[0]) != x or not _single_use(g, mul.outputs[0]):
             continue
         last = g.consumers_of(mul.outputs[0])[0]
-        k = _scalar(g, _other_input(last, mul.outputs[0]) or "")
-        if not ((last.op_type == "Div" and last.inputs[0] == mul.outputs[0] and k == 6.0)
-                or (last.op_type == "Mul" and k is not None and math.isclose(k, 1 / 6, rel_tol=1e-6))):
+        if not _divides_by_6(g, last, mul.outputs[0]):
             continue
         new = make_node(last.name, "HardSwish", [x], last.outputs)
         dead = {add.name, r6.name, mul.name}
@@ -122,21 +134,12 @@ def _gate_hardswish(g: Graph) -> Graph:
     """Mul(x, Div(Relu6(Add(x, 3)), 6)) and Mul(x, Mul(Relu6(Add(x, 3)), 1/6)) → HardSwish(x):
     the gate relu6(x + 3) / 6 computed before the product (PyTorch's hardsigmoid written out)."""
     for add in g.nodes:
-        if add.op_type != "Add" or len(add.inputs) != 2:
+        found = _relu6_of_x_plus_3(g, add)
+        if found is None:
             continue
-        consts = [t for t in add.inputs if _scalar(g, t) == 3.0]
-        x = _other_input(add, consts[0]) if consts else None
-        if x is None or g.is_constant(x) or not _single_use(g, add.outputs[0]):
-            continue
-        r6 = g.consumers_of(add.outputs[0])[0]
-        if r6.op_type != "Relu6" or not _single_use(g, r6.outputs[0]):
-            continue
+        x, r6 = found
         scale = g.consumers_of(r6.outputs[0])[0]
-        k = _scalar(g, _other_input(scale, r6.outputs[0]) or "")
-        if not ((scale.op_type == "Div" and scale.inputs[0] == r6.outputs[0] and k == 6.0)
-                or (scale.op_type == "Mul" and k is not None and math.isclose(k, 1 / 6, rel_tol=1e-6))):
-            continue
-        if not _single_use(g, scale.outputs[0]):
+        if not _divides_by_6(g, scale, r6.outputs[0]) or not _single_use(g, scale.outputs[0]):
             continue
         mul = g.consumers_of(scale.outputs[0])[0]
         if mul.op_type != "Mul" or _other_input(mul, scale.outputs[0]) != x:
