@@ -365,7 +365,8 @@ class _Importer:
                     raise ModelLoadError(f"cannot load ONNX model '{self.label}': output '{name}' is "
                                          f"not produced by any node")
             ty = self.types[name]
-            self._check_dtype(name, ty.dtype)
+            if ty.dtype not in ("int64", "bool"):  # ArgMax indices / comparison masks are outputs too
+                self._check_dtype(name, ty.dtype)
             if vi.type.WhichOneof("value") == "tensor_type":
                 tt = vi.type.tensor_type
                 if tt.elem_type:

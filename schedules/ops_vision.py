@@ -14,7 +14,7 @@ from tvm import te, tirx
 
 from fusion.errors import UnsupportedModelError
 from fusion.ir import NC1HWC0, Node
-from schedules import ops_shape
+from schedules import ops_index, ops_shape
 from schedules.blocked_ops import BLOCKED_VISION_OPS
 from schedules.dwsep_te import ACC
 from schedules.ops import KernelSpec, OpContext, _ph
@@ -382,6 +382,7 @@ _KERNELS = {
                             "Ceil", "Softplus", "LeakyRelu", "Elu", "Gelu")},
     **{op: binary for op in _BINARY},
     **ops_shape.KERNELS,
+    **ops_index.KERNELS,  # run-time Where/Gather fall back to ops_shape's constant forms
 }
 
 
