@@ -16,10 +16,10 @@ from fusion.ir import Graph
 from fusion.onnx_import import load_graph
 from fusion.runtime import Program, Step
 from fusion.sanitize import block_ident
-from fusion.targets import Target, parse_target
+from fusion.targets import Target, parse_target, per_channel_acts
 from fusion.tile_policy import TileOverride
 from passes import optimize
-from passes.fuse_dwsep import FUSED_OP, fused_data_inputs, fused_weight_inputs, fused_workload
+from passes.fuse_dwsep import FUSED_OP, fused_data_inputs, fused_slope_inputs, fused_weight_inputs, fused_workload
 from passes.records import Refusal
 from schedules.build import build_fused, build_op, fused_params
 from schedules.ops import OpContext, op_kernel
@@ -128,7 +128,8 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
         raise MegafuseError(f"unsupported dtype '{dtype}'; use one of {', '.join(DTYPES)}")
     gate = FusionGate(tgt, tile, tuned_tiles)
     with phase("passes"):
-        g, refusals = optimize(g, tgt.soc, dtype, fuse=fuse, gate=gate if fallback else None)
+        g, refusals = optimize(g, tgt.soc, dtype, fuse=fuse, gate=gate if fallback else None,
+                               per_channel=per_channel_acts(tgt))
     for r in refusals:
         log.info("not fused: %s", r.describe())
 
@@ -147,8 +148,9 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
                 ex = build_fused(plan)
             with phase("weights"):
                 consts = [g.constants[t] for t in fused_weight_inputs(n)]
+                slopes = [g.constants[t] for t in fused_slope_inputs(n).values()]
                 x, *residual = fused_data_inputs(n)
-                params = [x] + [tvm.runtime.tensor(a, dev) for a in fused_params(*consts, dtype)] + residual
+                params = [x] + [tvm.runtime.tensor(a, dev) for a in fused_params(*consts, dtype, slopes)] + residual
             out_t = g.types[n.outputs[0]]
             ident = block_ident(n.name, len(blocks), idents)
             program.steps.append(Step(ident, "fused", ex["main"], params, n.outputs[0],

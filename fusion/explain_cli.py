@@ -34,7 +34,7 @@ def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = N
     """(chains in model order, the other refusals: BN/affine nodes left as kernels, notes).
     A model with operators the importer does not support yet is explained on the rest of it."""
     from fusion.onnx_import import load_graph
-    from fusion.targets import parse_target
+    from fusion.targets import parse_target, per_channel_acts
     from passes import prepare
     from passes.fuse_dwsep import FUSED_OP, fuse_dwsep, fused_workload, is_depthwise
 
@@ -54,7 +54,8 @@ def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = N
     dtype = dtype or (g.types[g.inputs[0]].dtype if g.inputs else "float32")
     g, others = prepare(g)
     from fusion.fallback import FusionGate
-    fused_g, refusals = fuse_dwsep(g, tgt.soc, dtype, FusionGate(tgt) if fallback else None)
+    fused_g, refusals = fuse_dwsep(g, tgt.soc, dtype, FusionGate(tgt) if fallback else None,
+                                   per_channel_acts(tgt))
     by_member = {m: n for n in fused_g.nodes if n.op_type == FUSED_OP for m in n.attr("members")}
     refused = {r.nodes[0]: r for r in refusals}
     chains = []

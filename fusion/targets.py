@@ -32,6 +32,13 @@ def pw_engines(target: Target, dtype: str) -> tuple[str, ...]:
     return ("vector", "cube")
 
 
+def per_channel_acts(target: Target) -> bool:
+    """Whether the target's fused kernels carry per-channel activation operands (PRelu slopes):
+    the TVM build (llvm, sim) does; the Ascend C and AscendNPU IR emitters take one constant per
+    activation, so there such a block stays unfused, with its reason."""
+    return target.kind in ("llvm", "sim")
+
+
 def vector_only_reason(target: Target) -> str:
     """Why pw_engines gives the vector unit only (for the compile report and the -v log)."""
     if target.kind == "npuir":

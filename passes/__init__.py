@@ -22,10 +22,10 @@ def prepare(g: Graph) -> tuple[Graph, list[Refusal]]:
 
 
 def optimize(g: Graph, soc: SocSpec, dtype: str | None = None, fuse: bool = True,
-             gate=None) -> tuple[Graph, list[Refusal]]:
+             gate=None, per_channel: bool = False) -> tuple[Graph, list[Refusal]]:
     g, refusals = prepare(g)
     if fuse:
-        g, why = fuse_dwsep(g, soc, dtype, gate)
+        g, why = fuse_dwsep(g, soc, dtype, gate, per_channel)
         refusals += why
     g = insert_layout_conversions(g)
     return g, refusals

@@ -8,14 +8,14 @@ and biases. Pattern, legality and profitability are separate functions; every ca
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from fusion.ir import Graph, Node, TensorType, make_node
 from fusion.soc import SocSpec
 from passes.records import Refusal
-from schedules.activations import spell
+from schedules.activations import needs_slope, spell
 from schedules.plan import smallest_plan
 from schedules.workload import DwSepWorkload
 
@@ -25,8 +25,14 @@ ACT_NODE_OPS = ("Relu", "Relu6", "HardSwish", "Clip", "LeakyRelu", "PRelu", "Har
 GLOBAL_OPS = ("GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceMax", "ReduceSum")
 FUSED_OP = "FusedDwSep"
 # the fused node's positional inputs (the one statement of the contract): the data input, the four
-# folded constants, then the residual when the block has one
+# folded constants, the per-channel slope of each activation that reads one (s_dw for act1, then
+# s_pw for act2; fp32, one value per channel), then the residual when the block has one
 FUSED_WEIGHTS = ("w_dw", "b_dw", "w_pw", "b_pw")
+FUSED_SLOPES = ("s_dw", "s_pw")
+
+
+def _slope_keys(node: Node) -> tuple[str, ...]:
+    return tuple(k for k, act in zip(FUSED_SLOPES, (node.attr("act1"), node.attr("act2"))) if needs_slope(act))
 
 
 def fused_weight_inputs(node: Node) -> tuple[str, ...]:
@@ -34,9 +40,15 @@ def fused_weight_inputs(node: Node) -> tuple[str, ...]:
     return node.inputs[1:1 + len(FUSED_WEIGHTS)]
 
 
+def fused_slope_inputs(node: Node) -> dict[str, str]:
+    """The fused node's slope constants by FUSED_SLOPES key (only those its activations read)."""
+    keys = _slope_keys(node)
+    return dict(zip(keys, node.inputs[1 + len(FUSED_WEIGHTS):1 + len(FUSED_WEIGHTS) + len(keys)]))
+
+
 def fused_data_inputs(node: Node) -> tuple[str, ...]:
     """The fused node's runtime inputs: x, then the residual if any."""
-    return (node.inputs[0], *node.inputs[1 + len(FUSED_WEIGHTS):])
+    return (node.inputs[0], *node.inputs[1 + len(FUSED_WEIGHTS) + len(_slope_keys(node)):])
 
 
 @dataclass(frozen=True)
@@ -44,6 +56,7 @@ class Act:
     """One activation as matched in the graph: its kernel spelling and the nodes it replaces."""
     act: str
     nodes: tuple[Node, ...]
+    slope: np.ndarray | None = field(default=None, compare=False)  # per-channel (C,) fp32
 
     @property
     def output(self) -> str:
@@ -78,8 +91,18 @@ def is_depthwise(g: Graph, n: Node) -> bool:
 
 
 # --- pattern ------------------------------------------------------------------------------
-def activation_of(g: Graph, n: Node) -> tuple[Act | None, str | None]:
-    """The activation starting at node `n` (None, why-not when `n` is not one the kernel carries)."""
+def _channel_slope(g: Graph, n: Node, slope: np.ndarray) -> np.ndarray | None:
+    """A PRelu slope that varies along the channel axis only, as (C,); None for any other shape."""
+    x = g.types[n.inputs[0]].shape
+    s = (1,) * (len(x) - slope.ndim) + tuple(slope.shape)
+    if len(x) != 4 or s[0] != 1 or s[2:] != (1, 1) or s[1] not in (1, x[1]):
+        return None
+    return np.broadcast_to(np.asarray(slope, np.float32).reshape(-1), (x[1],)).copy()
+
+
+def activation_of(g: Graph, n: Node, per_channel: bool = False) -> tuple[Act | None, str | None]:
+    """The activation starting at node `n` (None, why-not when `n` is not one the kernel carries).
+    per_channel: the target's fused kernels carry per-channel slopes (fusion.targets)."""
     op = n.op_type
     if op in ACT_OPS:
         return Act(ACT_OPS[op], (n,)), None
@@ -97,14 +120,20 @@ def activation_of(g: Graph, n: Node) -> tuple[Act | None, str | None]:
         flat = np.asarray(slope, np.float64).ravel()
         if flat.size and np.all(flat == flat[0]):
             return Act(spell("leakyrelu", float(flat[0])), (n,)), None
-        return None, (f"PRelu '{n.name}' has a per-channel slope ({flat.size} values): the fused kernel "
-                      f"carries one slope per activation")
+        per_c = _channel_slope(g, n, np.asarray(slope))
+        if per_c is None:
+            return None, (f"PRelu '{n.name}' slope {list(np.shape(slope))} varies along a spatial axis, "
+                          f"not per channel")
+        if not per_channel:
+            return None, (f"PRelu '{n.name}' has a per-channel slope ({flat.size} values): this target's "
+                          f"fused kernels carry one slope per activation (llvm and sim fuse it)")
+        return Act("prelu", (n,), per_c), None
     if op == "HardSigmoid":
         return Act(spell("hardsigmoid", n.attr("alpha", 0.2), n.attr("beta", 0.5)), (n,)), None
     return None, None
 
 
-def activation_at(g: Graph, t: str) -> tuple[Act | None, str | None]:
+def activation_at(g: Graph, t: str, per_channel: bool = False) -> tuple[Act | None, str | None]:
     """The activation applied to tensor `t`: its sole consumer, or x * HardSigmoid(x; a, b)
     (HardSigmoid and Mul both reading t) as a generalized hard-swish."""
     users = g.consumers_of(t)
@@ -119,7 +148,7 @@ def activation_at(g: Graph, t: str) -> tuple[Act | None, str | None]:
             return Act(spell("hardswishab", a, b), (hs, mul)), None
     if len(users) != 1:
         return None, None
-    return activation_of(g, users[0])
+    return activation_of(g, users[0], per_channel)
 
 
 def _global_gate(g: Graph, users: list[Node]) -> str | None:
@@ -143,7 +172,7 @@ def _se_ahead(g: Graph, n: Node, steps: int = 4) -> str | None:
     return None
 
 
-def match_chain(g: Graph, dw: Node) -> tuple[Match | None, str | None]:
+def match_chain(g: Graph, dw: Node, per_channel: bool = False) -> tuple[Match | None, str | None]:
     """Walk the single-consumer chain after a depthwise conv. Returns (match, why-not)."""
     def sole_consumer(t: str, what: str) -> tuple[Node | None, str | None]:
         users = g.consumers_of(t)
@@ -158,7 +187,7 @@ def match_chain(g: Graph, dw: Node) -> tuple[Match | None, str | None]:
             return None, f"{what} output has {len(users)} consumers"
         return users[0], None
 
-    act1, why_act = activation_at(g, dw.outputs[0])
+    act1, why_act = activation_at(g, dw.outputs[0], per_channel)
     if act1 is not None:
         nxt, why = sole_consumer(act1.output, f"DW activation '{act1.nodes[-1].name}'")
     else:   # DW with no activation (a linear bottleneck input) may go straight to PW
@@ -177,7 +206,7 @@ def match_chain(g: Graph, dw: Node) -> tuple[Match | None, str | None]:
         return None, f"activation is followed by {nxt.op_type} '{nxt.name}', not a pointwise Conv"
     pw = nxt
     m = Match(dw, act1, pw)
-    act2, _ = activation_at(g, pw.outputs[0])
+    act2, _ = activation_at(g, pw.outputs[0], per_channel)
     if act2 is not None:
         m = Match(dw, act1, pw, act2=act2)
     users = g.consumers_of(m.output)
@@ -251,9 +280,13 @@ def rewrite(g: Graph, m: Match, wl: DwSepWorkload, consts: dict, types: dict) ->
     consts[names["b_dw"]] = _bias(g, m.dw, wl.cin)
     consts[names["w_pw"]] = g.constants[m.pw.inputs[1]]
     consts[names["b_pw"]] = _bias(g, m.pw, wl.cout)
+    for key, act in zip(FUSED_SLOPES, (m.act1, m.act2)):
+        if act is not None and needs_slope(act.act):
+            names[key] = f"{name}__{key}"
+            consts[names[key]] = act.slope
     for k, t in names.items():
         types[t] = TensorType(consts[t].shape, str(consts[t].dtype))
-    inputs = [m.dw.inputs[0], *(names[k] for k in FUSED_WEIGHTS)]
+    inputs = [m.dw.inputs[0], *(names[k] for k in FUSED_WEIGHTS + FUSED_SLOPES if k in names)]
     if m.residual:
         inputs.append(m.residual)
     return make_node(name, FUSED_OP, inputs, [m.output],
@@ -261,9 +294,11 @@ def rewrite(g: Graph, m: Match, wl: DwSepWorkload, consts: dict, types: dict) ->
                      residual=wl.residual, members=[n.name for n in m.members])
 
 
-def fuse_dwsep(g: Graph, soc: SocSpec, dtype: str | None = None, gate=None) -> tuple[Graph, list[Refusal]]:
+def fuse_dwsep(g: Graph, soc: SocSpec, dtype: str | None = None, gate=None,
+               per_channel: bool = False) -> tuple[Graph, list[Refusal]]:
     """gate: optional callable workload -> None (fuse) | reason (the block is faster unfused on
-    the target: fusion/fallback.FusionGate), checked after legality and profitability."""
+    the target: fusion/fallback.FusionGate), checked after legality and profitability.
+    per_channel: fuse per-channel PRelu (the target's kernels read a slope operand)."""
     refusals: list[Refusal] = []
     consts, types = dict(g.constants), dict(g.types)
     replaced: dict[str, Node] = {}   # member name → fused node (placed at the last member)
@@ -271,7 +306,7 @@ def fuse_dwsep(g: Graph, soc: SocSpec, dtype: str | None = None, gate=None) -> t
     for dw in g.nodes:
         if not is_depthwise(g, dw):
             continue
-        m, why = match_chain(g, dw)
+        m, why = match_chain(g, dw, per_channel)
         if m is None:
             refusals.append(Refusal("fuse_dwsep", (dw.name,), why))
             continue

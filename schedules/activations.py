@@ -6,6 +6,8 @@ constants, written by `spell`:
   clip(lo,hi)         min(max(x, lo), hi)              (Clip with other bounds than 0/6)
   hardsigmoid(a,b)    min(max(a*x + b, 0), 1)          (HardSigmoid as the activation)
   hardswishab(a,b)    x * min(max(a*x + b, 0), 1)      (x * HardSigmoid(x; a, b), a != 1/6)
+  prelu               x >= 0 ? x : s[c]*x              (PRelu with one slope per channel: the slope
+                                                        is an operand of the fused block, `needs_slope`)
 Every consumer derives from this module: the TE compute (`te_expr`), the cost model's vector
 instruction count (`VECTOR_INSTRS`), the Ascend C body (`ascendc_body`) and the plan's scratch
 buffer (`needs_scratch`), so the four cannot disagree on what an activation is.
@@ -20,7 +22,9 @@ from functools import lru_cache
 
 import numpy as np
 
-PLAIN = ("none", "relu", "relu6", "hardswish")
+PLAIN = ("none", "relu", "relu6", "hardswish", "prelu")
+# activations that read a per-channel operand (the fused block's s_dw / s_pw input)
+PER_CHANNEL = ("prelu",)
 PARAMETRIC = {"leakyrelu": 1, "clip": 2, "hardsigmoid": 2, "hardswishab": 2}
 _RE = re.compile(r"^([a-z0-9]+)\(([^()]*)\)$")
 
@@ -64,9 +68,11 @@ def is_valid(act: str) -> bool:
 # vector instructions per activation as the Ascend C body below issues them (fp32, in place):
 # relu = Relu; relu6 = Maxs + Mins; hardswish = Adds, Maxs, Mins, Mul, Muls(1/6);
 # leakyrelu = Muls(a) into scratch + Max (a <= 1) or Min (a > 1); clip = Maxs + Mins;
-# hardsigmoid = Muls, Adds, Maxs, Mins; hardswishab = Muls, Adds, Maxs, Mins (scratch) + Mul
+# hardsigmoid = Muls, Adds, Maxs, Mins; hardswishab = Muls, Adds, Maxs, Mins (scratch) + Mul;
+# prelu = Mins(x, 0) into scratch, Mul by the channel's slopes, Maxs(x, 0), Add (the slopes may
+# lie on both sides of 1, so the leakyrelu max/min trick does not apply)
 _INSTRS = {"none": 0, "relu": 1, "relu6": 2, "hardswish": 5, "leakyrelu": 2, "clip": 2,
-           "hardsigmoid": 4, "hardswishab": 5}
+           "hardsigmoid": 4, "hardswishab": 5, "prelu": 4}
 
 
 def vector_instructions(act: str) -> int:
@@ -75,7 +81,12 @@ def vector_instructions(act: str) -> int:
 
 def needs_scratch(act: str) -> bool:
     """True when the Ascend C body needs an fp32 scratch of the tile (tmp, tmpLen)."""
-    return parse(act).kind in ("hardswish", "leakyrelu", "hardswishab")
+    return parse(act).kind in ("hardswish", "leakyrelu", "hardswishab", "prelu")
+
+
+def needs_slope(act: str) -> bool:
+    """True when the activation reads a per-channel slope operand."""
+    return parse(act).kind in PER_CHANNEL
 
 
 class _InstrTable(Mapping):
@@ -97,8 +108,9 @@ class _InstrTable(Mapping):
 VECTOR_INSTRS = _InstrTable()
 
 
-def te_expr(x, act: str):
-    """The activation on a TE expression (ONNX semantics), in the expression's dtype."""
+def te_expr(x, act: str, slope=None):
+    """The activation on a TE expression (ONNX semantics), in the expression's dtype; `slope`: the
+    channel's slope (an expression) for the per-channel activations."""
     from tvm import tirx
 
     a = parse(act)
@@ -117,6 +129,10 @@ def te_expr(x, act: str):
         return x * tirx.min(tirx.max(x + c(3), c(0)), c(6)) / c(6)
     if a.kind == "leakyrelu":
         return tirx.if_then_else(x >= c(0), x, x * c(a.params[0]))
+    if a.kind == "prelu":
+        if slope is None:
+            raise ValueError("prelu needs its per-channel slope operand")
+        return tirx.if_then_else(x >= c(0), x, x * slope.astype(dt))
     if a.kind == "clip":
         return tirx.min(tirx.max(x, c(a.params[0])), c(a.params[1]))
     gate = tirx.min(tirx.max(x * c(a.params[0]) + c(a.params[1]), c(0)), c(1))
@@ -132,6 +148,8 @@ def ascendc_body(act: str) -> str:
     """C++ statements over `a` (LocalTensor<float>, n elements) with scratch `tmp` (tmpLen
     elements; chunked when the activation needs it): exactly the VECTOR_INSTRS instructions."""
     a = parse(act)
+    if a.kind in PER_CHANNEL:  # fusion/ascendc refuses these blocks before emitting (ascendc_supported)
+        raise ValueError(f"activation {act!r} has no Ascend C body (it reads a per-channel operand)")
     if a.kind == "none":
         return "(void)a;\n        (void)n;"
     if a.kind == "relu":
@@ -166,11 +184,14 @@ def ascendc_body(act: str) -> str:
             "        }")
 
 
-def numpy_ref(x, act: str):
-    """The activation on a NumPy array (float64 references of tests and the tuner's check)."""
+def numpy_ref(x, act: str, slope=None):
+    """The activation on a NumPy array (float64 references of tests and the tuner's check);
+    `slope`: per-channel slopes broadcastable to x (prelu)."""
     a = parse(act)
     if a.kind == "none":
         return x
+    if a.kind == "prelu":
+        return np.where(x >= 0, x, x * slope)
     if a.kind == "relu":
         return np.maximum(x, 0)
     if a.kind == "relu6":

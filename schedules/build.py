@@ -49,8 +49,11 @@ def build_fused(plan: KernelPlan, disk_cache: bool = True):
     return _cached("fused", f"{plan.workload.key()}:{plan.tile.key()}", make_mod, disk_cache)
 
 
-def fused_params(w_dw: np.ndarray, b_dw: np.ndarray, w_pw: np.ndarray, b_pw: np.ndarray, dtype: str):
-    """NCHW-shaped weights (C,1,kh,kw), (C,), (O,C,1,1), (O,) → the kernel's blocked layouts."""
+def fused_params(w_dw: np.ndarray, b_dw: np.ndarray, w_pw: np.ndarray, b_pw: np.ndarray, dtype: str,
+                 slopes=()):
+    """NCHW-shaped weights (C,1,kh,kw), (C,), (O,C,1,1), (O,) → the kernel's blocked layouts;
+    `slopes`: the per-channel activation slopes the block reads ((C,) then (O,), FUSED_SLOPES
+    order), blocked like the biases."""
     c, _, kh, kw = w_dw.shape
     c1 = ceil_div(c, C0)
     wd = np.zeros((c1 * C0, kh, kw), np.float32)
@@ -58,7 +61,8 @@ def fused_params(w_dw: np.ndarray, b_dw: np.ndarray, w_pw: np.ndarray, b_pw: np.
     wd = wd.reshape(c1, C0, kh, kw).transpose(0, 2, 3, 1).astype(dtype).copy()
     return [wd, blocked_bias(np.asarray(b_dw, np.float32), c),
             blocked_pw_weights(np.asarray(w_pw, np.float32), dtype),
-            blocked_bias(np.asarray(b_pw, np.float32), w_pw.shape[0])]
+            blocked_bias(np.asarray(b_pw, np.float32), w_pw.shape[0])] + \
+        [blocked_bias(np.asarray(s, np.float32), np.size(s)) for s in slopes]
 
 
 def build_op(spec: KernelSpec):

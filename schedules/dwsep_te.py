@@ -13,15 +13,15 @@ from __future__ import annotations
 from tvm import te, tirx
 
 from fusion.ir import C0
-from schedules.activations import te_expr
+from schedules.activations import needs_slope, te_expr
 from schedules.workload import DwSepWorkload
 
 ACC = "float32"
 
 
-def activation(x, act: str):
+def activation(x, act: str, slope=None):
     """Elementwise activation on a TE expression (the same formulas as ONNX; schedules/activations)."""
-    return te_expr(x, act)
+    return te_expr(x, act, slope)
 
 
 def dwsep_compute(wl: DwSepWorkload, tiled_out: tuple[int, int] | None = None):
@@ -42,6 +42,9 @@ def dwsep_compute(wl: DwSepWorkload, tiled_out: tuple[int, int] | None = None):
     b_dw = te.placeholder((c1, C0), ACC, name="b_dw")
     w_pw = te.placeholder((co1, c1, C0, C0), dt, name="w_pw")  # [co1, ci1, ci0, co0]
     b_pw = te.placeholder((co1, C0), ACC, name="b_pw")
+    # per-channel slopes (prelu), blocked like the biases; in the argument order of FUSED_SLOPES
+    s_dw = te.placeholder((c1, C0), ACC, name="s_dw") if needs_slope(wl.act1) else None
+    s_pw = te.placeholder((co1, C0), ACC, name="s_pw") if needs_slope(wl.act2) else None
     res = te.placeholder((n_, co1, oh, ow, C0), dt, name="res") if wl.residual else None
 
     ph, pw_ = h + pt + pb, w + pl + pr
@@ -64,7 +67,8 @@ def dwsep_compute(wl: DwSepWorkload, tiled_out: tuple[int, int] | None = None):
         name="dw")
     dw_act = te.compute(
         (n_, c1, oh, ow, C0),
-        lambda b, c, i, j, k: activation(dw[b, c, i, j, k] + b_dw[c, k], wl.act1).astype(dt),
+        lambda b, c, i, j, k: activation(dw[b, c, i, j, k] + b_dw[c, k], wl.act1,
+                                         s_dw[c, k] if s_dw is not None else None).astype(dt),
         name="dw_act")
     rc1 = te.reduce_axis((0, c1), name="rc1")
     rc0 = te.reduce_axis((0, C0), name="rc0")
@@ -75,13 +79,14 @@ def dwsep_compute(wl: DwSepWorkload, tiled_out: tuple[int, int] | None = None):
         name="pw")
 
     def epilogue(b, o, i, j, k):
-        y = activation(pw[b, o, i, j, k] + b_pw[o, k], wl.act2)
+        y = activation(pw[b, o, i, j, k] + b_pw[o, k], wl.act2, s_pw[o, k] if s_pw is not None else None)
         if res is not None:
             y = y + res[b, o, i, j, k].astype(ACC)
         return y.astype(dt)
 
     out = te.compute((n_, co1, oh, ow, C0), epilogue, name="out")
-    args = [x, w_dw, b_dw, w_pw, b_pw] + ([res] if res is not None else []) + [out]
+    args = [x, w_dw, b_dw, w_pw, b_pw] + [s for s in (s_dw, s_pw) if s is not None] + \
+        ([res] if res is not None else []) + [out]
     return args, out
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from fusion.errors import UBOverflowError
 from fusion.ir import C0
 from fusion.soc import SocSpec
-from schedules.activations import needs_scratch
+from schedules.activations import needs_scratch, needs_slope
 from schedules.isa import has_muladddst, itemsize, tap_scratch_rows
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 
@@ -272,6 +272,8 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube: bo
     add("x_tile", "UB", (cib, ih, iw, C0), dt, copies, "input tile with halo (one input-channel block)")
     add("w_dw", "UB", (c1, kh, kw, C0), dt, 1, "depthwise taps, resident", in_tir=False)
     add("b_dw", "UB", (c1, C0), "float32", 1, "folded BN1 bias, resident", in_tir=False)
+    if needs_slope(wl.act1):
+        add("s_dw", "UB", (c1, C0), "float32", 1, "act1 per-channel slopes (PRelu), resident", in_tir=False)
     out.append(dw_acc)
     add("dw_out", "UB", (c1, th, tw, C0), dt, 1, "DW result after bias+act: the fused intermediate")
     if not has_muladddst(soc) and itemsize(dt) == 2:   # 310P's DW taps: Mul, then Cast + Add (isa.dw_taps)
@@ -308,6 +310,9 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube: bo
             add("act_tmp", "UB", (th, tw, C0), "float32", 1, "activation scratch", in_tir=False)
     if not fix:   # bias + act2 (+ residual) + cast on the vector unit, y through UB
         add("b_pw", "UB", (wl.co1, C0), "float32", 1, "folded BN2 bias, resident", in_tir=False)
+        if needs_slope(wl.act2):
+            add("s_pw", "UB", (wl.co1, C0), "float32", 1, "act2 per-channel slopes (PRelu), resident",
+                in_tir=False)
         if wl.residual:
             add("res_tile", "UB", (cob, th, tw, C0), dt, copies, "residual input tile")
         add("y_tile", "UB", (cob, th, tw, C0), dt, copies, "output tile")

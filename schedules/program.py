@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from fusion.ir import C0
+from schedules.activations import needs_slope
 from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, cube_fractals, dw_taps, itemsize, vec_op
 from schedules.plan import KernelPlan
 from schedules.workload import DwSepWorkload, ceil_div
@@ -36,7 +37,7 @@ class Copy:
     kind: str        # traffic kind: input | weights | residual | output | handoff
     direction: str   # in (GM -> chip) | out (chip -> GM)
     buffer: str      # the plan buffer at the on-chip end
-    gm: str          # the GM tensor: x, w_dw, b_dw, w_pw, b_pw, res, y, dw_slot, pre_slot
+    gm: str          # the GM tensor: x, w_dw, b_dw, w_pw, b_pw, s_dw, s_pw, res, y, dw_slot, pre_slot
     nbytes: int
     bursts: int
     slots: int = 1   # queue depth of the buffer (2: ping/pong)
@@ -332,9 +333,13 @@ def resident_loads(plan: KernelPlan, role: str) -> tuple[Copy, ...]:
     if dw:
         out.append(Copy("weights", "in", "w_dw", "w_dw", wl.c1 * kh * kw * C0 * b, 1))
         out.append(Copy("weights", "in", "b_dw", "b_dw", wl.c1 * C0 * ACC_BYTES, 1))
+        if needs_slope(wl.act1):   # act1's per-channel slopes, resident beside the bias
+            out.append(Copy("weights", "in", "s_dw", "s_dw", wl.c1 * C0 * ACC_BYTES, 1))
     if b_pw:
         out.append(Copy("weights", "in", "b_pw_l1" if role == "aic" else "b_pw", "b_pw",
                         wl.co1 * C0 * ACC_BYTES, 1))
+        if needs_slope(wl.act2) and role != "aic":   # read by the vector epilogue
+            out.append(Copy("weights", "in", "s_pw", "s_pw", wl.co1 * C0 * ACC_BYTES, 1))
     if w_pw:
         out.append(Copy("weights", "in", "w_pw_l1" if plan.pw_on_cube else "w_pw", "w_pw",
                         wl.co1 * wl.c1 * C0 * C0 * b, 1))

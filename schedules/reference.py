@@ -1,7 +1,7 @@
 """The NumPy reference of one fused block (tests and the tuner's measured check compare with it).
 
 Logical NCHW arrays: x, w_dw (Cin, 1, kh, kw), b_dw (Cin), w_pw (Cout, Cin, 1, 1), b_pw (Cout)
-[, the residual is x]; fp64 accumulation, the DW result rounded to the storage dtype as the kernel
+[, s_dw (Cin) / s_pw (Cout): per-channel slopes of a prelu act1 / act2] [, the residual is x]; fp64 accumulation, the DW result rounded to the storage dtype as the kernel
 keeps it. `kernel_layout_reference` takes the Ascend C kernel's layouts instead.
 """
 
@@ -27,12 +27,17 @@ def reference_block(wl: DwSepWorkload, d: dict[str, np.ndarray]) -> np.ndarray:
         for j in range(kw):
             win = xp[:, :, i: i + (oh - 1) * sh + 1: sh, j: j + (ow - 1) * sw + 1: sw]
             acc += win * d["w_dw"][:, 0, i, j][None, :, None, None]
-    mid = _act(acc + d["b_dw"][None, :, None, None], wl.act1).astype(wl.dtype).astype(np.float64)
+    mid = _act(acc + d["b_dw"][None, :, None, None], wl.act1, _slope(d, "s_dw"))
+    mid = mid.astype(wl.dtype).astype(np.float64)
     y = np.einsum("nchw,oc->nohw", mid, d["w_pw"][:, :, 0, 0].astype(np.float64))
-    y = _act(y + d["b_pw"][None, :, None, None], wl.act2)
+    y = _act(y + d["b_pw"][None, :, None, None], wl.act2, _slope(d, "s_pw"))
     if wl.residual:
         y = y + x
     return y
+
+
+def _slope(d: dict, key: str):
+    return np.asarray(d[key], np.float64)[None, :, None, None] if key in d else None
 
 
 def to_blocked(a: np.ndarray, dtype: str) -> np.ndarray:

@@ -13,7 +13,7 @@ from fusion.soc import get_soc
 from passes import optimize
 from passes.canonicalize import canonicalize
 from passes.fold_bn import fold_bn
-from passes.fuse_dwsep import FUSED_OP, fuse_dwsep
+from passes.fuse_dwsep import FUSED_OP, fused_data_inputs, fused_slope_inputs, fuse_dwsep
 
 SOC = get_soc("ascend910b2")
 
@@ -201,3 +201,54 @@ def test_fuse_dwsep_refuses_per_channel_prelu_and_open_clip():
     assert len(refusals) == 1 and "per-channel slope (16 values)" in refusals[0].reason
     _, refusals = fuse_dwsep(_with_act("Clip", min=-math.inf, max=4.0), SOC)
     assert len(refusals) == 1 and "open bound" in refusals[0].reason
+
+
+def _with_prelu_acts(s1, s2, residual=False):
+    """The block graph (16 -> 16 channels, or 16 -> 24) with PRelu(s1) after DW and PRelu(s2) after PW."""
+    g = _block_graph(cin=16, cout=16 if residual else 24, h=8, act1="relu", act2="relu", residual=residual)
+    consts, types = dict(g.constants), dict(g.types)
+    nodes, k = [], 0
+    for n in g.nodes:
+        if n.op_type == "Relu":
+            s = (s1, s2)[k]
+            consts[f"slope{k}"], types[f"slope{k}"] = s, TensorType(s.shape, "float32")
+            n = make_node(n.name, "PRelu", (n.inputs[0], f"slope{k}"), n.outputs)
+            k += 1
+        nodes.append(n)
+    return g.rewrite(nodes, consts, types)
+
+
+def test_fuse_dwsep_per_channel_prelu_expected_graph():
+    s1 = np.linspace(-0.5, 1.5, 16, dtype=np.float32).reshape(16, 1, 1)
+    s2 = np.linspace(0.1, 2.0, 16, dtype=np.float32).reshape(1, 16, 1, 1)
+    g = _with_prelu_acts(s1, s2, residual=True)
+    assert ops(g) == ["Conv", "PRelu", "Conv", "PRelu", "Add"]
+    out, refusals = fuse_dwsep(g, SOC, per_channel=True)
+    assert ops(out) == [FUSED_OP] and not refusals
+    n = out.nodes[0]
+    assert n.attr("act1") == "prelu" and n.attr("act2") == "prelu" and n.attr("residual") is True
+    # x, w_dw, b_dw, w_pw, b_pw, s_dw, s_pw, residual (passes/fuse_dwsep: FUSED_WEIGHTS, FUSED_SLOPES)
+    assert len(n.inputs) == 8 and n.inputs[0] == "x" and n.inputs[7] == "x"
+    slopes = fused_slope_inputs(n)
+    assert list(slopes) == ["s_dw", "s_pw"] and fused_data_inputs(n) == ("x", "x")
+    np.testing.assert_array_equal(out.constants[slopes["s_dw"]], s1.reshape(16))
+    np.testing.assert_array_equal(out.constants[slopes["s_pw"]], s2.reshape(16))
+
+
+def test_fuse_dwsep_per_channel_prelu_after_pw_only():
+    one = np.full((16, 1, 1), 0.25, np.float32)   # one slope: leakyrelu, no operand
+    s2 = np.linspace(0.1, 2.0, 24, dtype=np.float32).reshape(24, 1, 1)
+    out, refusals = fuse_dwsep(_with_prelu_acts(one, s2), SOC, per_channel=True)
+    assert ops(out) == [FUSED_OP] and not refusals
+    n = out.nodes[0]
+    assert n.attr("act1") == "leakyrelu(0.25)" and n.attr("act2") == "prelu"
+    assert len(n.inputs) == 6 and list(fused_slope_inputs(n)) == ["s_pw"] and fused_data_inputs(n) == ("x",)
+    assert out.constants[n.inputs[5]].shape == (24,)
+
+
+def test_fuse_dwsep_prelu_slope_along_a_spatial_axis_is_refused():
+    s1 = np.linspace(0.1, 0.3, 8, dtype=np.float32)   # (8,) broadcasts along W, not channels
+    g = _with_prelu_acts(s1, np.full((24, 1, 1), 0.2, np.float32))
+    out, refusals = fuse_dwsep(g, SOC, per_channel=True)
+    assert FUSED_OP not in ops(out)
+    assert len(refusals) == 1 and "varies along a spatial axis" in refusals[0].reason

@@ -70,6 +70,7 @@ from fusion.ascendc.cxx import fill as _fill  # noqa: F401  (emit_host fills its
 from fusion.ascendc.kernel_types import ArgSpec, EmittedKernel, Launch  # noqa: F401
 from fusion.errors import MegafuseError
 from fusion.ir import C0
+from schedules.activations import needs_slope
 from schedules.plan import KernelPlan
 
 VERSION = "0.2.0"
@@ -155,6 +156,9 @@ def emit_kernel(plan: KernelPlan, block_name: str = "block") -> EmittedKernel:
     wl, soc = plan.workload, plan.soc
     if wl.dtype not in ("float16", "float32"):
         raise ValueError(f"unsupported dtype {wl.dtype}")
+    if needs_slope(wl.act1) or needs_slope(wl.act2):   # fuse_dwsep does not fuse these for ascend
+        raise MegafuseError(f"block {block_name}: per-channel PRelu ({wl.act1}/{wl.act2}) is not emitted in "
+                            f"Ascend C (the kernels take one constant per activation); fused on llvm/sim only")
     variant = variant_of(plan)
     if variant != "vector-pw" and wl.dtype != "float16":
         raise MegafuseError(f"block {block_name}: PW on the cube is emitted for float16 only (this plan is "

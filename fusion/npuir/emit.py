@@ -22,6 +22,7 @@ from fusion.errors import MegafuseError
 from fusion.npuir.loops import LoopNest, loop_nest
 from fusion.npuir.mlir_text import ELEM, MemRef, Value, Writer
 from fusion.npuir.vendor import vendor_target
+from schedules.activations import needs_slope
 
 C0 = 16
 CAST = "round_mode = #hivm.round_mode<rint>"
@@ -59,6 +60,9 @@ def emit_module(plan, index: int, soc_name: str) -> str:
     """The whole module text for block `index` (0-based order of the compiled model)."""
     if plan.pw_on_cube:
         raise MegafuseError(CUBE_REFUSAL)
+    if needs_slope(plan.workload.act1) or needs_slope(plan.workload.act2):  # fuse_dwsep refuses them first
+        raise MegafuseError("per-channel PRelu is not emitted in AscendNPU IR: the emitter's activations take "
+                            "scalar operands; a per-channel slope needs a broadcast vector operand per C0 block")
     ln = loop_nest(plan)
     w = Writer()
     gm = {name: Value(f"%{name}", t) for name, t in gm_operands(ln)}

@@ -29,6 +29,7 @@ import numpy as np
 from fusion.check import TOLERANCE  # noqa: F401  (one tolerance: the numerics check's)
 from fusion.ir import C0
 from fusion.soc import SocSpec, get_soc
+from schedules.activations import needs_slope
 from schedules.plan import KernelPlan, align, make_plan
 from schedules.reference import from_blocked, reference_block, to_blocked  # noqa: F401
 from schedules.program import split, tile_axes
@@ -218,9 +219,13 @@ def block_data(wl: DwSepWorkload, seed: int = 0) -> dict[str, np.ndarray]:
     def r(*shape, scale=1.0):
         return (rng.standard_normal(shape) * scale).astype(wl.dtype).astype(np.float32)
 
-    return {"x": r(wl.batch, wl.cin, wl.height, wl.width),
-            "w_dw": r(wl.cin, 1, kh, kw, scale=1 / 3), "b_dw": r(wl.cin, scale=0.1),
-            "w_pw": r(wl.cout, wl.cin, 1, 1, scale=1 / np.sqrt(wl.cin)), "b_pw": r(wl.cout, scale=0.1)}
+    d = {"x": r(wl.batch, wl.cin, wl.height, wl.width),
+         "w_dw": r(wl.cin, 1, kh, kw, scale=1 / 3), "b_dw": r(wl.cin, scale=0.1),
+         "w_pw": r(wl.cout, wl.cin, 1, 1, scale=1 / np.sqrt(wl.cin)), "b_pw": r(wl.cout, scale=0.1)}
+    for key, act, c in (("s_dw", wl.act1, wl.cin), ("s_pw", wl.act2, wl.cout)):
+        if needs_slope(act):   # per-channel PRelu slopes on both sides of 1
+            d[key] = rng.uniform(-0.5, 2.0, c).astype(np.float32)
+    return d
 
 
 @dataclass(frozen=True)
@@ -265,7 +270,8 @@ def _block_arrays(wl: DwSepWorkload, seed: int):
     from schedules.build import fused_params
 
     d = block_data(wl, seed)
-    params = fused_params(d["w_dw"], d["b_dw"], d["w_pw"], d["b_pw"], wl.dtype)
+    params = fused_params(d["w_dw"], d["b_dw"], d["w_pw"], d["b_pw"], wl.dtype,
+                          [d[k] for k in ("s_dw", "s_pw") if k in d])
     return d, [to_blocked(d["x"], wl.dtype)] + params
 
 
@@ -275,7 +281,7 @@ def _reference(wl: DwSepWorkload, seed: int) -> np.ndarray:
 
 
 def kernel_args(wl: DwSepWorkload, seed: int = 0):
-    """TVM tensors in the kernel's call order (x, w_dw, b_dw, w_pw, b_pw, [res]) and the output."""
+    """TVM tensors in the kernel's call order (x, w_dw, b_dw, w_pw, b_pw, [s_dw], [s_pw], [res]) and the output."""
     import tvm
 
     dev = tvm.cpu(0)

@@ -1,0 +1,151 @@
+"""Per-channel PRelu as a fused activation (act1 after DW, act2 after PW): numerics against ONNX
+Runtime on odd shapes (llvm and sim fuse it, fp32 and fp16), the lowered program and the cost
+model that reads it (resident slope copies, the act instruction count), and the targets whose
+emitters take one constant per activation (ascend, npuir): the block stays unfused there, with its
+reason, and the model still matches ORT."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import fusion
+from fusion.ascendc import emit_kernel
+from fusion.costmodel import model_fused
+from fusion.errors import MegafuseError
+from fusion.ir import C0
+from fusion.npuir.emit import emit_module
+from fusion.soc import get_soc
+from schedules.plan import make_plan
+from schedules.program import Copy, build_program
+from schedules.reference import reference_block
+from schedules.workload import DwSepWorkload, TileConfig
+
+from conftest import run_cli
+from test_ops_index import _check
+
+
+def prelu_block(c=13, o=21, h=9, w=7, act1=True, act2=True, residual=False, seed=3):
+    """DW 3x3 -> [PRelu(s1, (C,1,1))] -> PW 1x1 -> [PRelu(s2, (1,O,1,1))] [-> + x]; slopes on both
+    sides of 1 and negative ones, so no max/min shortcut could pass."""
+    rng = np.random.default_rng(seed)
+    nodes = [helper.make_node("Conv", ["x", "wd", "bd"], ["d"], group=c, kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+    t = "d"
+    if act1:
+        nodes.append(helper.make_node("PRelu", [t, "s1"], ["da"]))
+        t = "da"
+    nodes.append(helper.make_node("Conv", [t, "wp", "bp"], ["p"], kernel_shape=[1, 1]))
+    t = "p"
+    if act2:
+        nodes.append(helper.make_node("PRelu", [t, "s2"], ["pa"]))
+        t = "pa"
+    if residual:
+        nodes.append(helper.make_node("Add", [t, "x"], ["y"]))
+    else:
+        nodes[-1].output[0] = "y"
+    inits = dict(wd=rng.standard_normal((c, 1, 3, 3)), bd=rng.standard_normal(c),
+                 wp=rng.standard_normal((o, c, 1, 1)) * 0.3, bp=rng.standard_normal(o),
+                 s1=rng.uniform(-0.5, 2.0, (c, 1, 1)), s2=rng.uniform(-0.5, 2.0, (1, o, 1, 1)))
+    g = helper.make_graph(nodes, "prelu_block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, h, w])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(np.asarray(v, np.float32), k) for k, v in inits.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+BLOCKS = {
+    "both": dict(),
+    "act1_only": dict(act2=False),
+    "act2_only": dict(act1=False),
+    "both_residual": dict(c=21, o=21, h=11, w=5, residual=True),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("target", ["llvm", "sim"])
+@pytest.mark.parametrize("case", sorted(BLOCKS))
+def test_fused_prelu_matches_ort(case, target, dtype):
+    cm = _check(prelu_block(**BLOCKS[case]), target, dtype)
+    assert len(cm.fused_blocks) == 1 and not cm.refusals
+    wl = cm.fused_blocks[0].workload
+    assert (wl.act1 == "prelu") == BLOCKS[case].get("act1", True)
+    assert (wl.act2 == "prelu") == BLOCKS[case].get("act2", True)
+
+
+@pytest.mark.parametrize("soc", ["ascend310p3", "ascend910b3"])
+def test_ascend_keeps_per_channel_prelu_unfused_and_checks(soc, tmp_path, capsys):
+    m = prelu_block(**BLOCKS["both_residual"])
+    cm = fusion.compile(m, target=f"ascend:{soc}")
+    assert not cm.fused_blocks
+    assert any("per-channel slope" in r.reason and "llvm and sim fuse it" in r.reason for r in cm.refusals)
+    p = tmp_path / "prelu.onnx"
+    onnx.save(m, p)
+    for dtype in ("float32", "float16"):
+        code, out, err = run_cli(capsys, "check", str(p), "-t", f"ascend:{soc}", "--dtype", dtype, "--json")
+        assert code == 0, err
+        assert json.loads(out)["passed"] is True
+
+
+def test_prelu_act1_only_on_ascend_fuses_the_rest():
+    """A per-channel PRelu after PW is left outside; DW -> PRelu(one slope) -> PW still fuses."""
+    m = prelu_block(act2=True)
+    # make act1 a single-slope PRelu (leakyrelu in the kernel)
+    for t in m.graph.initializer:
+        if t.name == "s1":
+            t.CopyFrom(numpy_helper.from_array(np.full((13, 1, 1), 0.3, np.float32), "s1"))
+    cm = _check(m, "ascend:ascend310p3")
+    assert len(cm.fused_blocks) == 1 and cm.fused_blocks[0].workload.act1 == "leakyrelu(0.3)"
+    assert cm.fused_blocks[0].workload.act2 == "none"
+
+
+# --- plan, program, cost model ---------------------------------------------------------------
+P310 = get_soc("ascend310p3")
+WL = DwSepWorkload(1, 24, 40, 6, 6, act1="prelu", act2="prelu", dtype="float16")
+RELU = DwSepWorkload(1, 24, 40, 6, 6, act1="relu", act2="relu", dtype="float16")
+TILE = TileConfig(3, 6, 1, 0, True, "vector", 2)
+
+
+def test_plan_and_program_carry_the_slopes():
+    plan, base = make_plan(WL, TILE, P310), make_plan(RELU, TILE, P310)
+    c1, co1 = WL.c1, WL.co1
+    assert plan.buffer("s_dw").shape == (c1, C0) and plan.buffer("s_pw").shape == (co1, C0)
+    assert plan.ub_bytes > base.ub_bytes
+    prog, prog0 = build_program(plan), build_program(base)
+    pro = prog.cores[0].prologue
+    assert Copy("weights", "in", "s_dw", "s_dw", c1 * C0 * 4, 1) in pro
+    assert Copy("weights", "in", "s_pw", "s_pw", co1 * C0 * 4, 1) in pro
+    acts = {(s.op, s.instrs) for s in prog.steps("core", 0) if getattr(s, "op", "").startswith("act")}
+    acts0 = {(s.op, s.instrs) for s in prog0.steps("core", 0) if getattr(s, "op", "").startswith("act")}
+    # prelu: Mins into scratch, Mul by the slopes, Maxs, Add -- four times relu's one instruction
+    assert {op: 4 * n for op, n in acts0} == dict(acts)
+    cores = len(prog.cores)
+    extra = cores * (c1 + co1) * C0 * 4
+    assert prog.counts["gm_read_bytes"] - prog0.counts["gm_read_bytes"] == extra
+    # the cost model reads the program: the same extra bytes, and more vector time
+    cost, cost0 = model_fused(plan), model_fused(base)
+    assert cost.gm_read_bytes - cost0.gm_read_bytes == extra
+    assert cost.time_us > cost0.time_us
+
+
+def test_reference_block_applies_per_channel_slopes():
+    rng = np.random.default_rng(0)
+    wl = DwSepWorkload(1, 3, 2, 4, 4, act1="prelu", act2="prelu")
+    d = {"x": rng.standard_normal((1, 3, 4, 4)), "w_dw": np.zeros((3, 1, 3, 3)), "b_dw": np.array([-1.0, -2.0, 3.0]),
+         "w_pw": np.eye(2, 3).reshape(2, 3, 1, 1), "b_pw": np.zeros(2),
+         "s_dw": np.array([0.5, -1.0, 7.0]), "s_pw": np.array([2.0, 0.25])}
+    y = reference_block(wl, d)
+    # DW output is the bias: (-0.5, 2.0, 3.0) after act1; PW picks channels 0 and 1; act2 (2.0, 0.25)
+    np.testing.assert_allclose(y[0, :, 0, 0], [-1.0, 2.0])
+
+
+def test_emitters_refuse_per_channel_prelu_with_reason():
+    plan = make_plan(WL, TILE, P310)
+    with pytest.raises(MegafuseError, match="per-channel PRelu .* not emitted in Ascend C"):
+        emit_kernel(plan, "blk")
+    with pytest.raises(MegafuseError, match="not emitted in AscendNPU IR"):
+        emit_module(plan, 0, P310.name)
