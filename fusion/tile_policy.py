@@ -69,6 +69,8 @@ def choose_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None
         cfg = override.apply(base)
         return TileChoice(make_plan(wl, cfg, soc), "forced", f"pw on {cfg.pw_engine} (forced tile)")
     if target.kind == "llvm":
+        from schedules.cpu_tile import balance_tile  # whole tiles per thread
+        base = balance_tile(wl, base, soc)
         return TileChoice(make_plan(wl, base, soc), "default", f"pw on {base.pw_engine} (default tile)")
     plan, why = _fastest_candidate(wl, target, override)
     return TileChoice(plan, "default", why)

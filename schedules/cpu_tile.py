@@ -71,3 +71,42 @@ def cpu_soc(base: SocSpec) -> SocSpec:
     threads = cpu_threads()
     return replace(base, name=f"cpu-l2-{caches.l2 >> 10}k-t{threads}", vector_cores=threads,
                    cube_cores=threads, ub_bytes=budget, ub_usable_bytes=budget)
+
+
+# a lower tile must cut the busiest thread's pixels by more than this to replace the tallest one
+# (lower tiles recompute more DW halo rows)
+BALANCE_GAIN = 0.95
+
+
+def busiest_thread_pixels(wl, th: int, tw: int, threads: int) -> int:
+    """Output pixels of the busiest thread when the tile loop (n, ht, wt) is split into contiguous
+    chunks of ceil(tiles / threads) iterations, as TVM's parallel loop does; edge tiles count
+    only their pixels inside the output."""
+    from schedules.workload import ceil_div
+
+    rows = [min(th, wl.out_height - i) for i in range(0, wl.out_height, th)]
+    cols = [min(tw, wl.out_width - j) for j in range(0, wl.out_width, tw)]
+    tiles = [r * c for _ in range(wl.batch) for r in rows for c in cols]
+    chunk = ceil_div(len(tiles), threads)
+    return max(sum(tiles[k:k + chunk]) for k in range(0, len(tiles), chunk))
+
+
+def balance_tile(wl, tile, soc: SocSpec):
+    """The tallest tile that fits can leave a thread idle when the tile count is not a multiple of
+    the threads (28 rows in 3 tiles on 2 threads: one thread runs 2 of them). Of the balanced
+    heights no taller than `tile`'s, the one whose busiest thread has the fewest pixels, kept
+    only if that beats `tile` by BALANCE_GAIN. The width stays (the PW register tile runs along
+    it), and so do cob/cib (a lower tile only shrinks the buffers)."""
+    from schedules.plan import balanced_sizes, make_plan, tile_sizes
+
+    th0, tw = tile_sizes(wl, tile)[:2]
+    threads = soc.vector_cores
+    best, best_px = tile, busiest_thread_pixels(wl, th0, tw, threads)
+    limit = best_px * BALANCE_GAIN
+    for th in sorted((s for s in balanced_sizes(wl.out_height) if s < th0), reverse=True):
+        px = busiest_thread_pixels(wl, th, tw, threads)
+        if px < limit and px < best_px:
+            cand = replace(tile, th=th)
+            if make_plan(wl, cand, soc).fits():
+                best, best_px = cand, px
+    return best
