@@ -11,7 +11,9 @@ from fusion.costmodel.primitives import ACC_BYTES, VecWork, cycles_to_us
 from fusion.costmodel.results import KernelCost, _Acc, _assemble
 from fusion.errors import UBOverflowError
 from fusion.soc import SocSpec
-from fusion.traffic import _input_bytes, fused_dma_bytes, fused_min_bytes, weight_bytes
+from fusion.program_totals import MOVE_RATE as _MOVE_RATE
+from fusion.program_totals import dma_bytes
+from fusion.traffic import _input_bytes, fused_min_bytes, weight_bytes
 from schedules.plan import KernelPlan, check_budget, make_plan
 from schedules.program import (
     Copy,
@@ -79,9 +81,8 @@ def _fused_l2(f: "_Fused") -> _L2:
     """L2 policy of the fused kernel: the input is read once per tile with its halo, the DW
     weights and biases once per core, the PW weights once per core (resident) or once per tile
     (streamed); on 910B the DW result (and, without a Fixpipe epilogue, the pre-activation)
-    makes a round trip through GM that L2 absorbs. The DMA bytes per kind are fusion/traffic.py's
-    closed form."""
-    dma = fused_dma_bytes(f.plan)
+    makes a round trip through GM that L2 absorbs. The DMA bytes per kind are the program's."""
+    dma = dma_bytes(f.plan, f.program)
     weights = sum(weight_bytes(f.wl))
     u_in = _input_bytes(f.wl, f.th, f.tw)[0]
     out, res = dma["output"], dma["residual"]
@@ -306,13 +307,6 @@ class _Fused:
         used = self._used
         for key, n in total.items():
             acc.merge(used[key][1], n)
-
-
-_MOVE_RATE = {
-    "UB->L1": lambda soc: soc.ub_to_l1_bytes_per_cycle,
-    "L1->L0A": lambda soc: soc.l1_to_l0a_bytes_per_cycle,
-    "L1->L0B": lambda soc: soc.l1_to_l0b_bytes_per_cycle,
-}
 
 
 def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = True) -> KernelCost:

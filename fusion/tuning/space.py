@@ -197,21 +197,16 @@ def build_space(wl: DwSepWorkload, soc: SocSpec, target_kind: str = "sim",
 
 def _over_dma_cap(wl: DwSepWorkload, soc: SocSpec, arrays: dict, status: np.ndarray,
                   engines: tuple[str, ...], cap: float) -> np.ndarray:
-    """Legal points whose fused kernel moves more than cap × the minimal bytes (each distinct
-    DMA signature computed once)."""
-    from fusion.traffic import dma_ratio, dma_signature
-    from schedules.plan import make_plan
+    """Legal points whose fused kernel moves more than cap × the minimal bytes (the program's
+    DMA bytes; fusion/program_totals.py shares the loops that the points have in common)."""
+    from fusion.traffic import dma_ratio
+    from schedules.plan import KernelPlan
 
     over = np.zeros(status.size, bool)
-    seen: dict[tuple, bool] = {}
     for i in np.flatnonzero(status < 0):
-        tile = TileConfig(int(arrays["th"][i]), int(arrays["tw"][i]), int(arrays["cob"][i]), 0, True,
-                          engines[int(arrays["eng"][i])], int(arrays["cores"][i]))
-        plan = make_plan(wl, tile, soc)
-        key = dma_signature(plan)
-        if key not in seen:
-            seen[key] = dma_ratio(plan) > cap * (1 + 1e-9)
-        over[i] = seen[key]
+        tile = TileConfig(int(arrays["th"][i]), int(arrays["tw"][i]), int(arrays["cob"][i]), int(arrays["cib"][i]),
+                          bool(arrays["db"][i]), engines[int(arrays["eng"][i])], int(arrays["cores"][i]))
+        over[i] = dma_ratio(KernelPlan(wl, tile, soc)) > cap * (1 + 1e-9)
     return over
 
 
