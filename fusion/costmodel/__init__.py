@@ -145,6 +145,7 @@ from fusion.costmodel.unfused import (  # noqa: F401
     _sizes,
     model_unfused,
 )
+from fusion.program_totals import clear_caches as clear_totals
 from fusion.traffic import _input_bytes, fused_min_bytes  # noqa: F401
 from schedules.program import _tile_loops_cached, dw_vector_ops, epilogue_vector_ops
 from schedules.program import axis as _axis  # noqa: F401
@@ -158,3 +159,4 @@ def clear_caches() -> None:
                dw_vector_ops, epilogue_vector_ops, _input_bytes, _tile_loops_cached):
         fn.cache_clear()
     clear_part_caches()
+    clear_totals()
