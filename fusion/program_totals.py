@@ -7,10 +7,10 @@ share most of their loops, so here a plan's totals are sums of cached pieces of 
   * every loop that schedules.program.tile_loops builds for a role and a tile geometry is reduced
     once to a vector of sums (FIELDS: bytes and DMA transfers per direction and per traffic kind,
     vector instructions and repeats, cube fractals, on-chip move cycles), keyed by what its
-    builder reads of the plan (_loop_keys);
+    builder depends on (_keys: th, tw, cib or cob, PW engine);
   * the tiles of a program are counted per role by tile geometry, for all cores of the role and
-    for its first core (the one with the most tiles), keyed by what build_program reads of the
-    plan (tile sizes, core count, GM hand-off);
+    for its first core (the one with the most tiles), keyed by what build_program depends on
+    (th, tw, cores, PW engine);
   * a core's prologue (schedules.program.resident_loads) is added once per core.
 
 Nothing here describes the loop nest: the steps and their bytes / counts are the program's.
@@ -42,7 +42,7 @@ from schedules.program import (
     resident_loads,
     tile_loops,
 )
-from schedules.workload import DwSepWorkload, ceil_div
+from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 
 KINDS = ("input", "weights", "residual", "output", "handoff")
 FIELDS = ("in_bytes", "in_transfers", "out_bytes", "out_transfers", "dma_bursts",
@@ -61,40 +61,47 @@ MOVE_RATE = {
 }
 
 
+_READ = {k: F[f"read:{k}"] for k in KINDS}
+_WRITE = {k: F[f"write:{k}"] for k in KINDS}
+
+
 def step_sums(soc: SocSpec, dtype: str, steps) -> np.ndarray:
     """The FIELDS of `steps` (program steps), summed."""
     v = [0.0] * len(FIELDS)
+    max_bursts = soc.dma_max_bursts
     for s in steps:
-        if isinstance(s, Copy):
+        t = type(s)
+        if t is Copy:
             if s.nbytes <= 0:
                 continue
             bursts = max(1, s.bursts)
             if s.direction == "in":
                 v[IN_BYTES] += s.nbytes
-                v[IN_XFERS] += ceil_div(bursts, soc.dma_max_bursts)
-                v[F["read:" + s.kind]] += s.nbytes
+                v[IN_XFERS] += ceil_div(bursts, max_bursts)
+                v[_READ[s.kind]] += s.nbytes
             else:
                 v[OUT_BYTES] += s.nbytes
-                v[OUT_XFERS] += ceil_div(bursts, soc.dma_max_bursts)
-                v[F["write:" + s.kind]] += s.nbytes
+                v[OUT_XFERS] += ceil_div(bursts, max_bursts)
+                v[_WRITE[s.kind]] += s.nbytes
             v[BURSTS] += bursts
-        elif isinstance(s, VectorOp):
+        elif t is VectorOp:
             v[VEC_INSTRS] += s.instrs
             v[VEC_REPEATS] += s.repeats
-        elif isinstance(s, Move):
+        elif t is Move:
             v[VEC_MOVE if s.path == "L0C->UB" else CUBE_CYC] += s.nbytes / MOVE_RATE[s.path](soc)
-        elif isinstance(s, CubeOp):
+        elif t is CubeOp:
             v[FRACTALS] += s.fractals
             v[CUBE_CYC] += cube_cycles(soc, s.fractals, dtype)
     return np.array(v)
 
 
-def _loop_keys(plan: KernelPlan) -> dict[str, tuple]:
-    """What the builder of each loop reads of the plan besides the tile geometry: the ci loop
-    (ci_iters) and the co loop (co_iters / aic_iters / epi_iters) of schedules/program.py."""
-    return {"ci": (plan.th, plan.tw, plan.cib, plan.handoff_via_gm),
-            "co": (plan.th, plan.tw, plan.cob, plan.pw_on_cube, plan.handoff_via_gm,
-                   plan.fixpipe_epilogue, plan.pw_weights_resident)}
+def _keys(tile: TileConfig) -> dict[str, tuple]:
+    """The tile knobs each piece of a program depends on (with the workload and SoC): the tiles
+    and their cores (build_program), the ci loop (ci_iters), the co loop (co_iters / aic_iters /
+    epi_iters) and the prologue (resident_loads). Double buffering changes no count."""
+    return {"layout": (tile.th, tile.tw, tile.cores, tile.pw_engine),
+            "ci": (tile.th, tile.tw, tile.cib, tile.pw_engine),
+            "co": (tile.th, tile.tw, tile.cob, tile.pw_engine)}
 
 
 # the builder of each loop of a core of each role, as schedules.program.tile_loops calls them
@@ -109,18 +116,17 @@ class ProgramTotals:
 
     def __init__(self, wl: DwSepWorkload, soc: SocSpec):
         self.wl, self.soc = wl, soc
-        self.layouts: dict[tuple, tuple] = {}     # build_program key -> ((role, cores, first, all), ...)
-        self.vars: dict[tuple, tuple] = {}        # (role, variant, Fixpipe) -> loop vars of the role
+        self.layouts: dict[tuple, tuple] = {}     # layout key -> ((role, cores, first, all), ...)
+        self.vars: dict[tuple, tuple] = {}        # (role, PW engine) -> loop vars of the role
         self.loops: dict[tuple, np.ndarray] = {}  # (role, var, loop key, geometry) -> sums
-        self.groups: dict[tuple, np.ndarray] = {}  # (layout key, role, which, loop keys) -> sums
+        self.groups: dict[tuple, np.ndarray] = {}  # (layout key, role, which, var, loop key) -> sums
         self.prologues: dict[tuple, np.ndarray] = {}
-        self.plans: dict[tuple, tuple] = {}       # (layout key, loop keys) -> sums()
+        self.tiles: dict[tuple, tuple] = {}       # tile knobs but double buffering -> sums()
 
-    def layout(self, plan: KernelPlan, program=None) -> tuple[tuple, tuple]:
+    def layout(self, plan: KernelPlan, key: tuple, program=None) -> tuple:
         """Per role of the program: (role, number of cores, tile geometries of its first core --
         round robin gives it the most tiles --, tile geometries of all its cores), each as
         sorted (geometry, tiles) pairs."""
-        key = (plan.th, plan.tw, plan.cores, plan.handoff_via_gm)
         hit = self.layouts.get(key)
         if hit is None:
             prog = program if program is not None else build_program(plan)
@@ -133,7 +139,7 @@ class ProgramTotals:
                 roles[core.role][2].update(geos)
             hit = self.layouts[key] = tuple((role, n, tuple(sorted(first.items())), tuple(sorted(every.items())))
                                             for role, (n, first, every) in roles.items())
-        return key, hit
+        return hit
 
     def _loop(self, plan: KernelPlan, role: str, var: str, key: tuple, geo) -> np.ndarray:
         v = self.loops.get((role, var, key, geo))
@@ -145,7 +151,7 @@ class ProgramTotals:
     def _tiles(self, plan: KernelPlan, lkey, role: str, which: str, geos, keys: dict) -> np.ndarray:
         """Sums of the loops of the tiles `geos` of a core of `role` (cached per loop var: the
         loops of one tile change independently from plan to plan)."""
-        vkey = (role, plan.variant, plan.fixpipe_epilogue)
+        vkey = (role, plan.tile.pw_engine)
         lvars = self.vars.get(vkey)
         if lvars is None:
             lvars = self.vars[vkey] = tuple(loop.var for loop in tile_loops(plan, role, *geos[0][0]))
@@ -162,32 +168,42 @@ class ProgramTotals:
         return total
 
     def _prologue(self, plan: KernelPlan, role: str) -> np.ndarray:
-        # what resident_loads reads of the plan besides the workload
-        key = (role, plan.pw_weights_resident, plan.fixpipe_epilogue, plan.pw_on_cube)
+        key = (role, plan.tile.cob, plan.tile.pw_engine)
         v = self.prologues.get(key)
         if v is None:
             v = self.prologues[key] = step_sums(self.soc, self.wl.dtype, resident_loads(plan, role))
         return v
 
-    def sums(self, plan: KernelPlan, program=None) -> tuple[tuple, np.ndarray, int]:
+    def sums(self, plan: KernelPlan | None = None, tile: TileConfig | None = None, program=None,
+             kernel: bool = True) -> tuple[tuple, np.ndarray | None, int]:
         """(((role, sums of the first core of that role), ...), sums over every core of the
-        kernel, the number of cores the kernel launches)."""
-        lkey, roles = self.layout(plan, program)
-        keys = _loop_keys(plan)
-        pkey = (lkey, keys["ci"], keys["co"])   # the prologues read a subset of the co key
-        hit = self.plans.get(pkey)
+        kernel (None unless `kernel`: they need the loops of every tile geometry), the number of
+        cores the kernel launches) of a plan, or of a tile of this workload (a cached tile
+        builds no plan)."""
+        tile = plan.tile if plan is not None else tile
+        tkey = (tile.th, tile.tw, tile.cores, tile.cib, tile.cob, tile.pw_engine)
+        hit = self.tiles.get(tkey)
+        if hit is not None and (hit[1] is not None or not kernel):
+            return hit
+        plan = plan if plan is not None else KernelPlan(self.wl, tile, self.soc)
+        keys = _keys(tile)
+        lkey = keys["layout"]
+        roles = self.layout(plan, lkey, program)
         if hit is None:
-            firsts, total = [], np.zeros(len(FIELDS))
-            for role, n, first, every in roles:
-                pro = self._prologue(plan, role)
-                firsts.append((role, pro + self._tiles(plan, lkey, role, "first", first, keys)))
-                total += n * pro + self._tiles(plan, lkey, role, "all", every, keys)
-            hit = self.plans[pkey] = (tuple(firsts), total, sum(r[1] for r in roles))
+            firsts = tuple((role, self._prologue(plan, role) + self._tiles(plan, lkey, role, "first", first, keys))
+                           for role, _n, first, _every in roles)
+            hit = (firsts, None, sum(r[1] for r in roles))
+        if kernel:
+            total = np.zeros(len(FIELDS))
+            for role, n, _first, every in roles:
+                total += n * self._prologue(plan, role) + self._tiles(plan, lkey, role, "all", every, keys)
+            hit = (hit[0], total, hit[2])
+        self.tiles[tkey] = hit
         return hit
 
     def kernel(self, plan: KernelPlan, program=None) -> np.ndarray:
         """Sums over every core of the kernel."""
-        return self.sums(plan, program)[1]
+        return self.sums(plan, program=program)[1]
 
 
 @lru_cache(maxsize=16)

@@ -24,7 +24,6 @@ from schedules.program import (
     dw_vector_ops,
     epilogue_vector_ops,
     resident_loads,
-    split,
     tile_loops,
     total_work,
 )
@@ -110,7 +109,6 @@ class _Fused:
         self.program = build_program(plan)
         self.th, self.tw = plan.th, plan.tw
         self.cib, self.cob = plan.cib, plan.cob
-        self.co_blocks = split(wl.co1, plan.cob)
         self.copies = 2 if plan.tile.double_buffer else 1
         self.decoupled = plan.handoff_via_gm
         self.pw_on_cube = plan.pw_on_cube
@@ -200,7 +198,7 @@ class _Fused:
         for loop in loops:
             for it, n in Counter(loop.iters).items():
                 timed[it] = self.iteration_us(acc, it, n)
-        multi_ci = len(split(wl.c1, self.cib)) > 1
+        multi_ci = self.plan.ci_steps > 1   # trip counts: the plan's
         steps = []
         for loop in loops:
             for q, it in enumerate(loop.iters):
@@ -353,7 +351,7 @@ def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = Tr
         aic: dict[int, CoreRun] = {}
         aic_cache: dict[tuple, tuple[CoreRun, list, dict]] = {}
         back: dict[int, list] = {ci: [] for ci in range(cores)}
-        n_co = len(f.co_blocks)
+        n_co = plan.co_steps
         for a in range(f.n_aic):
             served = [int(name[3:]) for name in prog.cores[cores + a].serves]
             key = tuple(mine[ci] for ci in served)
