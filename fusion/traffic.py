@@ -1,5 +1,6 @@
-"""DMA volume of a fused plan in closed form, and the floor any plan with the same core count
-must pay. All figures are MODELED (they follow the cost model's data flow, fusion/costmodel/).
+"""DMA volume of a fused plan against the minimal bytes, and the floor any plan with the same core
+count must pay. All figures are MODELED: a plan's DMA bytes are its lowered program's
+(schedules/program.py, summed by fusion/program_totals.py), which the cost model moves.
 
 Two traffic figures exist for a fused kernel and they answer different questions:
 
@@ -36,6 +37,7 @@ from functools import lru_cache
 import numpy as np
 
 from fusion.ir import C0
+from fusion.program_totals import dma_bytes
 from schedules.isa import ACC_BYTES, itemsize
 from schedules.plan import KernelPlan
 from schedules.workload import DwSepWorkload, ceil_div
@@ -100,43 +102,9 @@ def weight_bytes(wl: DwSepWorkload) -> tuple[int, int, int, int]:
             wl.co1 * wl.c1 * C0 * C0 * b, wl.co1 * C0 * ACC_BYTES)
 
 
-def _out_bytes(wl: DwSepWorkload) -> int:
-    return wl.batch * wl.co1 * wl.out_height * wl.out_width * C0 * itemsize(wl.dtype)
-
-
 def gemm_cores(plan: KernelPlan) -> int:
     """Cores that run the PW GEMM: the AICs on 910B cube plans, else the plan's cores."""
     return plan.aic_cores if plan.handoff_via_gm else plan.cores
-
-
-def fused_dma_bytes(plan: KernelPlan) -> dict[str, int]:
-    """DMA bytes per traffic kind (input, weights, residual, output, handoff) of the fused kernel,
-    equal to model_fused(plan).traffic without simulating it (tests/test_traffic.py)."""
-    wl = plan.workload
-    b = itemsize(wl.dtype)
-    w_dw, b_dw, w_pw, b_pw = weight_bytes(wl)
-    n_tiles, cores = plan.n_tiles, plan.cores
-    resident = plan.pw_weights_resident
-    streamed = 0 if resident else n_tiles * w_pw
-    once = w_pw if resident else 0
-    if not plan.handoff_via_gm:
-        weights = cores * (w_dw + b_dw + b_pw + once) + streamed
-        handoff = 0
-    else:
-        fix = plan.fixpipe_epilogue
-        weights = (cores * (w_dw + b_dw + (0 if fix else b_pw))
-                   + plan.aic_cores * (once + (b_pw if fix else 0)) + streamed)
-        per_tile = (wl.c1 + (0 if fix else wl.co1)) * plan.th * plan.tw * C0 * b
-        handoff = 2 * n_tiles * per_tile            # written by one core type, read by the other
-    out = _out_bytes(wl)
-    return {"input": _input_bytes(wl, plan.th, plan.tw)[1], "weights": weights,
-            "residual": out if wl.residual else 0, "output": out, "handoff": handoff}
-
-
-def dma_signature(plan: KernelPlan) -> tuple:
-    """What the DMA volume depends on: tiles that share it move the same bytes (cib and double
-    buffering do not change it), so a scan over a tile space computes each signature once."""
-    return (plan.th, plan.tw, plan.pw_weights_resident, plan.cores, plan.tile.pw_engine)
 
 
 def min_bytes(wl: DwSepWorkload) -> int:
@@ -144,8 +112,9 @@ def min_bytes(wl: DwSepWorkload) -> int:
 
 
 def dma_ratio(plan: KernelPlan) -> float:
-    """DMA bytes of the fused kernel / minimal bytes (input + weights + residual + output once)."""
-    return sum(fused_dma_bytes(plan).values()) / min_bytes(plan.workload)
+    """DMA bytes of the fused kernel (its lowered program's) / minimal bytes (input + weights +
+    residual + output once)."""
+    return sum(dma_bytes(plan).values()) / min_bytes(plan.workload)
 
 
 def dma_floor_bytes(plan: KernelPlan) -> int:

@@ -1,5 +1,6 @@
-"""DMA volume in closed form (fusion/traffic.py) against the cost model, its per-core floor, and
-the --max-dma-ratio cap in the tile space, the sweep and the command line."""
+"""DMA volume of a fused plan (its lowered program's, summed by fusion/program_totals.py) against
+Program.counts and the cost model, its per-core floor, and the --max-dma-ratio cap in the tile
+space, the sweep and the command line."""
 
 import json
 import random
@@ -7,6 +8,7 @@ import random
 import pytest
 from conftest import run_cli
 
+from fusion import program_totals
 from fusion.costmodel import model_fused
 from fusion.soc import get_soc
 from fusion.targets import parse_target
@@ -14,7 +16,6 @@ from fusion.traffic import (
     dma_floor_any_split_bytes,
     dma_floor_bytes,
     dma_ratio,
-    fused_dma_bytes,
     gemm_cores,
     min_bytes,
 )
@@ -22,6 +23,7 @@ from fusion.tuning.db import TuningDB
 from fusion.tuning.search import CappedTiles, lowest_dma_ratio, sweep_modeled
 from fusion.tuning.space import REASONS, SpaceOptions, build_space
 from schedules.plan import make_plan
+from schedules.program import build_program, tile_loops
 from schedules.workload import DwSepWorkload, TileConfig
 
 WORKLOADS = [
@@ -46,13 +48,31 @@ def _plans(n_per=10, seed=0):
 
 
 @pytest.mark.parametrize("plan", list(_plans()), ids=lambda p: f"{p.soc.name}-{p.workload.describe()}-{p.tile.describe()}")
-def test_closed_form_equals_cost_model_and_respects_floor(plan):
+def test_program_dma_bytes_equal_cost_model_and_respect_floor(plan):
     cost = model_fused(plan, timeline=False)
-    closed = fused_dma_bytes(plan)
-    assert {k: v for k, v in closed.items() if v} == {k: v for k, v in cost.traffic.items() if v}
-    assert sum(closed.values()) == cost.gm_bytes
+    dma = program_totals.dma_bytes(plan)
+    assert {k: v for k, v in dma.items() if v} == {k: v for k, v in cost.traffic.items() if v}
+    assert sum(dma.values()) == cost.gm_bytes
     assert dma_floor_any_split_bytes(plan.workload, gemm_cores(plan)) <= dma_floor_bytes(plan) <= cost.gm_bytes
     assert min_bytes(plan.workload) == cost.min_gm_bytes
+
+
+def test_cached_totals_equal_program_counts_for_every_variant():
+    """The totals built from cached loops equal Program.counts (which walks every tile of every
+    core), and each loop builder the totals call gives tile_loops' loop (the cache keys and the
+    builder table agree with schedules/program.py)."""
+    seen = set()
+    for plan in _plans(n_per=6, seed=3):
+        prog = build_program(plan)
+        want = prog.counts
+        got = program_totals.counts(plan)
+        assert got == {k: want.get(k, 0) for k in got}, plan.tile.describe()
+        for core in {c.role: c for c in prog.cores}.values():
+            r, c = prog.tiles[core.tiles[-1]]
+            for loop in tile_loops(plan, core.role, r, c):
+                assert program_totals._BUILDERS[(core.role, loop.var)](plan, r, c) == loop.iters
+        seen.add((plan.variant, plan.fixpipe_epilogue))
+    assert {("vector-pw", False), ("cube-pw", False), ("cube-pw-mix", False), ("cube-pw-mix", True)} <= seen
 
 
 def test_one_core_one_tile_reaches_the_minimal_bytes():

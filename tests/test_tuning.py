@@ -104,6 +104,34 @@ def test_sim_sweep_bound_prunes_and_never_exceeds_the_model():
         assert modeled_lower_bound(wl, soc, t) <= model_tile(wl, soc, t)["latency_us"] * (1 + 1e-9)
 
 
+BOUND_WORKLOADS = [
+    DwSepWorkload(1, 32, 64, 28, 28, dtype="float16"),
+    DwSepWorkload(2, 40, 56, 19, 19, stride=(2, 2), dtype="float16"),
+    DwSepWorkload(1, 32, 48, 14, 14, kernel=(5, 5), pads=(2, 2, 2, 2), dtype="float32"),
+    DwSepWorkload(1, 96, 96, 14, 14, act1="relu6", act2="none", residual=True, dtype="float16"),
+    DwSepWorkload(1, 64, 64, 56, 56, act2="relu6", dtype="float16"),
+]
+
+
+def test_bound_is_below_the_model_for_every_variant_on_both_arches():
+    """modeled_lower_bound <= model_tile on sampled plans of every variant (vector PW, 310P cube,
+    910B MIX with and without the Fixpipe epilogue) and dtype; it stays close (a loose bound would
+    not prune)."""
+    seen, ratios = set(), []
+    for soc_name in ("ascend910b2", "ascend310p3"):
+        soc = get_soc(soc_name)
+        for wl in BOUND_WORKLOADS:
+            tiles = build_space(wl, soc, "sim").legal_tiles()
+            for t in random.Random(7).sample(tiles, min(12, len(tiles))):
+                plan = make_plan(wl, t, soc)
+                bound, lat = modeled_lower_bound(wl, soc, t), model_tile(wl, soc, t)["latency_us"]
+                assert bound <= lat * (1 + 1e-9), (soc_name, wl.describe(), t.describe(), bound, lat)
+                ratios.append(bound / lat)
+                seen.add((plan.variant, plan.fixpipe_epilogue))
+    assert {("vector-pw", False), ("cube-pw", False), ("cube-pw-mix", False), ("cube-pw-mix", True)} <= seen
+    assert sorted(ratios)[len(ratios) // 2] > 0.8
+
+
 def test_resume_measures_only_missing_points(tmp_path):
     wl = DwSepWorkload(1, 32, 48, 8, 8)
     opts = SpaceOptions(cores=(0,))

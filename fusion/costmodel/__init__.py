@@ -59,8 +59,9 @@ timing, each traffic kind's DMAs get the kernel-average hit fraction h = 1 - uni
 hits share l2_gbps, misses hbm_gbps, and the per-core MTE2/MTE3 bandwidth caps both.
 gm_read_bytes / gm_write_bytes / traffic_ratio keep counting every DMA byte (MTE2/MTE3);
 hbm_read_bytes / hbm_write_bytes / hbm_traffic_ratio count what reaches HBM, l2_hit_bytes the
-rest. fusion/traffic.py gives the fused DMA bytes in closed form (tested equal) and the DMA
-floor any plan on N cores must pay.
+rest. The fused DMA bytes are the lowered program's (fusion/program_totals.py sums them before
+the simulation, for the L2 policy); fusion/traffic.py gives the DMA floor any plan on N cores
+must pay.
 
 Not modeled: bank conflicts, scalar overhead, K-streaming through L0A (the plan keeps all of C1
 of the cube's A operand in L0A), L2 set conflicts and other tenants of L2, partial L2 reuse
@@ -145,6 +146,7 @@ from fusion.costmodel.unfused import (  # noqa: F401
     _sizes,
     model_unfused,
 )
+from fusion.program_totals import clear_caches as clear_totals
 from fusion.traffic import _input_bytes, fused_min_bytes  # noqa: F401
 from schedules.program import _tile_loops_cached, dw_vector_ops, epilogue_vector_ops
 from schedules.program import axis as _axis  # noqa: F401
@@ -158,3 +160,4 @@ def clear_caches() -> None:
                dw_vector_ops, epilogue_vector_ops, _input_bytes, _tile_loops_cached):
         fn.cache_clear()
     clear_part_caches()
+    clear_totals()

@@ -11,7 +11,9 @@ from fusion.costmodel.primitives import ACC_BYTES, VecWork, cycles_to_us
 from fusion.costmodel.results import KernelCost, _Acc, _assemble
 from fusion.errors import UBOverflowError
 from fusion.soc import SocSpec
-from fusion.traffic import _input_bytes, fused_dma_bytes, fused_min_bytes, weight_bytes
+from fusion.program_totals import MOVE_RATE as _MOVE_RATE
+from fusion.program_totals import dma_bytes
+from fusion.traffic import _input_bytes, fused_min_bytes, weight_bytes
 from schedules.plan import KernelPlan, check_budget, make_plan
 from schedules.program import (
     Copy,
@@ -22,7 +24,6 @@ from schedules.program import (
     dw_vector_ops,
     epilogue_vector_ops,
     resident_loads,
-    split,
     tile_loops,
     total_work,
 )
@@ -79,9 +80,8 @@ def _fused_l2(f: "_Fused") -> _L2:
     """L2 policy of the fused kernel: the input is read once per tile with its halo, the DW
     weights and biases once per core, the PW weights once per core (resident) or once per tile
     (streamed); on 910B the DW result (and, without a Fixpipe epilogue, the pre-activation)
-    makes a round trip through GM that L2 absorbs. The DMA bytes per kind are fusion/traffic.py's
-    closed form."""
-    dma = fused_dma_bytes(f.plan)
+    makes a round trip through GM that L2 absorbs. The DMA bytes per kind are the program's."""
+    dma = dma_bytes(f.plan, f.program)
     weights = sum(weight_bytes(f.wl))
     u_in = _input_bytes(f.wl, f.th, f.tw)[0]
     out, res = dma["output"], dma["residual"]
@@ -109,7 +109,6 @@ class _Fused:
         self.program = build_program(plan)
         self.th, self.tw = plan.th, plan.tw
         self.cib, self.cob = plan.cib, plan.cob
-        self.co_blocks = split(wl.co1, plan.cob)
         self.copies = 2 if plan.tile.double_buffer else 1
         self.decoupled = plan.handoff_via_gm
         self.pw_on_cube = plan.pw_on_cube
@@ -199,7 +198,7 @@ class _Fused:
         for loop in loops:
             for it, n in Counter(loop.iters).items():
                 timed[it] = self.iteration_us(acc, it, n)
-        multi_ci = len(split(wl.c1, self.cib)) > 1
+        multi_ci = self.plan.ci_steps > 1   # trip counts: the plan's
         steps = []
         for loop in loops:
             for q, it in enumerate(loop.iters):
@@ -308,13 +307,6 @@ class _Fused:
             acc.merge(used[key][1], n)
 
 
-_MOVE_RATE = {
-    "UB->L1": lambda soc: soc.ub_to_l1_bytes_per_cycle,
-    "L1->L0A": lambda soc: soc.l1_to_l0a_bytes_per_cycle,
-    "L1->L0B": lambda soc: soc.l1_to_l0b_bytes_per_cycle,
-}
-
-
 def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = True) -> KernelCost:
     """Walk the plan's loop nest tile by tile and replay it through the pipes of every core.
     Cores that get the same sequence of tile shapes are simulated once."""
@@ -359,7 +351,7 @@ def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = Tr
         aic: dict[int, CoreRun] = {}
         aic_cache: dict[tuple, tuple[CoreRun, list, dict]] = {}
         back: dict[int, list] = {ci: [] for ci in range(cores)}
-        n_co = len(f.co_blocks)
+        n_co = plan.co_steps
         for a in range(f.n_aic):
             served = [int(name[3:]) for name in prog.cores[cores + a].serves]
             key = tuple(mine[ci] for ci in served)

@@ -3,8 +3,8 @@
 modeled (sim/ascend targets): fusion.costmodel.model_fused on the KernelPlan. The model replays
   every tile through the pipes of every core, which costs milliseconds per point (up to ~0.5 s
   for 1×1 tiles of a 112×112 image), so the sweep is a branch and bound: every legal point gets a
-  cheap lower bound of its modeled latency, built from the cost model's own primitives
-  (`modeled_lower_bound`), points are modeled in increasing order of their bound, and the sweep
+  cheap lower bound of its modeled latency from its lowered program's per-core totals on a
+  per-pipe roofline (`modeled_lower_bound`), points are modeled in increasing order of their bound, and the sweep
   stops modeling once the bound reaches the K-th best modeled latency: no point it skips can
   enter the top K. Every modeled point re-checks bound ≤ model; a violation (a cost model that
   changed under the bound) switches the rest of the sweep to plain exhaustive modeling.
@@ -30,9 +30,8 @@ from fusion.check import TOLERANCE  # noqa: F401  (one tolerance: the numerics c
 from fusion.ir import C0
 from fusion.soc import SocSpec, get_soc
 from schedules.activations import needs_slope
-from schedules.plan import KernelPlan, align, make_plan
+from schedules.plan import KernelPlan, make_plan
 from schedules.reference import from_blocked, reference_block, to_blocked  # noqa: F401
-from schedules.program import split, tile_axes
 from schedules.workload import DwSepWorkload, TileConfig
 
 MODELED = "modeled"
@@ -56,132 +55,48 @@ def model_tile(wl: DwSepWorkload, soc: SocSpec, tile: TileConfig) -> dict:
 
 
 class _Bound:
-    """Lower bound of model_fused(plan).time_us for the tiles of one block (cached per shape)."""
+    """Lower bound of model_fused(plan).time_us, from the plan's lowered program: its totals per
+    core (fusion/program_totals.py: the program's steps, summed per loop and cached across the
+    tiles of one block) on a per-pipe roofline.
+
+    The model replays every core's steps through its pipes (MTE2: GM -> chip copies; vector:
+    vector ops and L0C -> UB; cube: cube moves and the GEMM; MTE3: chip -> GM copies), so a core
+    ends no earlier than the busiest of its pipes, or than their sum when single-buffered (the
+    model serialises every stage then); the first core of each role is taken (round robin gives
+    it the most tiles). Each pipe's busy time is bounded by its steps at the most any DMA byte
+    gets (L2 hits and short-burst penalties left out). The kernel then takes
+    launch + max(first cores, the minimal bytes at HBM bandwidth) -- the model's floor is at least
+    that. (The program's DMA bytes at L2 bandwidth would bound it too, but summing them needs the
+    loops of every tile geometry, which costs more bound time than it saves model time.)"""
 
     def __init__(self, wl: DwSepWorkload, soc: SocSpec):
         from fusion import costmodel as cm
+        from fusion.program_totals import totals_for
 
         self.cm, self.wl, self.soc = cm, wl, soc
-        self.b = np.dtype(wl.dtype).itemsize
-        mins = cm.fused_min_bytes(wl)
-        self.floor = sum(mins.values()) / (soc.hbm_gbps * 1e3)
+        self.totals = totals_for(wl, soc)
+        self.min_floor = sum(cm.fused_min_bytes(wl).values()) / (soc.hbm_gbps * 1e3)
+        self.us_per_cycle = cm.cycles_to_us(soc, 1.0)
         self.setup = cm.cycles_to_us(soc, soc.dma_setup_cycles)
-        self._dw = functools.lru_cache(maxsize=None)(self._dw_us)
-        self._pw = functools.lru_cache(maxsize=None)(self._pw_us)
-
-    def _vec(self, work) -> float:
-        return self.cm.cycles_to_us(self.soc, work.cycles(self.soc))
-
-    def _dw_us(self, th: int, tw: int, cb: int) -> float:
-        return self._vec(self.cm._dw_vector_work(self.soc, self.wl, th, tw, cb, 0, True))
-
-    def _pw_us(self, th: int, tw: int, cbo: int, mode: str) -> tuple[float, float]:
-        """(vector µs, cube µs) of one co-step of one tile (the A-operand move excluded)."""
-        cm, soc, wl = self.cm, self.soc, self.wl
-        c1, thw, b = wl.c1, th * tw, self.b
-        thw_al = align(thw, soc.cube_fractal[0])
-        epi = cm._pw_epilogue_work(soc, wl, th, tw, cbo)
-        cube_cyc = c1 * C0 * cbo * C0 * b / soc.l1_to_l0b_bytes_per_cycle
-        cube = cm.cycles_to_us(soc, cube_cyc) + cm.cycles_to_us(
-            soc, cm.cube_cycles(soc, cm.cube_fractals(soc, thw, c1, cbo), wl.dtype))
-        if mode == "vector":
-            mac = cm.vec_op(soc, thw * C0, cm.ACC_BYTES, rows=c1 * C0 * cbo)
-            return self._vec(mac + epi), 0.0
-        if mode == "coupled":
-            l0c = cm.cycles_to_us(soc, cbo * thw_al * C0 * cm.ACC_BYTES / soc.l0c_to_ub_bytes_per_cycle)
-            return l0c + self._vec(epi), cube
-        return self._vec(epi), cube  # decoupled: the AIV epilogue (when not in Fixpipe)
-
-    @functools.cache
-    def _rows(self, th: int) -> np.ndarray:
-        """(valid output rows, valid input rows) of every tile row index."""
-        wl = self.wl
-        return np.array(tile_axes(self.wl, th, 1)[0], dtype=np.int64)
-
-    @functools.cache
-    def _cols(self, tw: int) -> np.ndarray:
-        return np.array(tile_axes(self.wl, 1, tw)[1], dtype=np.int64)
-
-    @functools.cache
-    def _core0_pixels(self, th: int, tw: int, cores: int) -> tuple[int, int, int]:
-        """(tiles, Σ valid input pixels, Σ valid output pixels) of the tiles core 0 gets."""
-        rows, cols = self._rows(th), self._cols(tw)
-        nh, nw = len(rows), len(cols)
-        idx = np.arange(0, self.wl.batch * nh * nw, cores) % (nh * nw)
-        i, j = idx // nw, idx % nw
-        return (int(idx.size), int((rows[i, 1] * cols[j, 1]).sum()), int((rows[i, 0] * cols[j, 0]).sum()))
+        self.bw: dict[int, tuple[float, float]] = {}   # active cores -> (in, out) bytes/us
 
     def __call__(self, wl: DwSepWorkload, tile: TileConfig) -> float:
-        """Kernel time ≥ launch + max(GM floor, core 0's pipes): the busy time of each pipe of core
-        0 (round-robin: the most tiles) without padding fills, short-burst penalties and extra
-        DMA transfers; the sum of the pipes when single-buffered (the model serialises every
-        stage then), their maximum otherwise. On 910B with the cube, the AIV side is bounded the
-        same way and the AIC side by the average cube time per AIC."""
-        cm, soc, b = self.cm, self.soc, self.b
-        plan = KernelPlan(wl, tile, soc)   # loop structure only: the buffers are not needed here
-        th, tw = plan.th, plan.tw
-        ci_blocks = split(wl.c1, plan.cib)
-        co_blocks = split(wl.co1, plan.cob)
-        cores = plan.cores
-        decoupled = plan.handoff_via_gm
-        n_aic = plan.aic_cores
-        active = cores + n_aic
-        bw_in = cm.dma_bandwidth(soc, "in", active)
-        bw_out = cm.dma_bandwidth(soc, "out", active)
-        m0, in_px, out_px = self._core0_pixels(th, tw, cores)
-        c1, co1, kh, kw = wl.c1, wl.co1, *wl.kernel
-        dw = sum(self._dw(th, tw, cb) for cb in ci_blocks)
-        resident = plan.pw_weights_resident
-        n_ci, n_co = len(ci_blocks), len(co_blocks)
-        x_bytes = c1 * in_px * C0 * b                      # every ci block of every tile of core 0
-        y_bytes = co1 * out_px * C0 * b
-        dw_res = (c1 * kh * kw * C0 * b + c1 * C0 * 4) / bw_in + 2 * self.setup
-        if not decoupled:
-            mode = "coupled" if plan.pw_on_cube else "vector"
-            vec = cube = 0.0
-            for cbo in co_blocks:
-                v, c = self._pw(th, tw, cbo, mode)
-                vec += v
-                cube += c
-            w_bytes = c1 * C0 * co1 * C0 * b                 # all PW weight blocks, per tile unless resident
-            mte2 = (m0 * n_ci * self.setup + x_bytes / bw_in + dw_res
-                    + (co1 * C0 * 4) / bw_in + self.setup
-                    + (w_bytes / bw_in + self.setup if resident else m0 * (w_bytes / bw_in + n_co * self.setup)))
-            if wl.residual:
-                mte2 += m0 * n_co * self.setup + y_bytes / bw_in
-            mte3 = m0 * n_co * self.setup + y_bytes / bw_out
-            pipes = (mte2, m0 * (dw + vec), m0 * cube, mte3)
-        else:
-            fix_epi = plan.fixpipe_epilogue
-            vec = cube = 0.0
-            for cbo in co_blocks:
-                v, c = self._pw(th, tw, cbo, "decoupled")
-                vec += 0.0 if fix_epi else v
-                cube += c
-            # the busiest AIC has at least the average of every pipe (and of their sum)
-            nt, thw = plan.n_tiles, th * tw
-            w_all = c1 * C0 * co1 * C0 * b
-            aic_mte2 = nt * (c1 * thw * C0 * b / bw_in + self.setup)
-            aic_mte2 += w_all / bw_in + self.setup if resident else nt * (w_all / bw_in + n_co * self.setup)
-            out_all = wl.batch * co1 * wl.out_height * wl.out_width * C0 * b
-            aic_mte3 = nt * n_co * self.setup + (out_all if fix_epi else nt * co1 * thw * C0 * b) / bw_out
-            aic_pipes = (aic_mte2 / n_aic, nt * cube / n_aic, aic_mte3 / n_aic)
-            aic = sum(aic_pipes) if not tile.double_buffer else max(aic_pipes)
-            hand = c1 * m0 * th * tw * C0 * b / bw_out + m0 * n_ci * self.setup
-            mte2 = m0 * n_ci * self.setup + x_bytes / bw_in + dw_res
-            mte3 = hand
-            if not fix_epi:
-                mte2 += m0 * n_co * self.setup + co1 * m0 * th * tw * C0 * b / bw_in
-                mte2 += (co1 * C0 * 4) / bw_in + self.setup
-                if wl.residual:
-                    mte2 += y_bytes / bw_in
-                mte3 += m0 * n_co * self.setup + y_bytes / bw_out
-            pipes = (mte2, m0 * (dw + vec), mte3)
-            if not tile.double_buffer:
-                return cm._launch_us(soc, cores + n_aic) + max(sum(pipes), aic, self.floor)
-            return cm._launch_us(soc, cores + n_aic) + max(max(pipes), aic, self.floor)
-        body = sum(pipes) if not tile.double_buffer else max(pipes)
-        return cm._launch_us(soc, cores) + max(body, self.floor)
+        cm, soc = self.cm, self.soc
+        firsts, _total, active = self.totals.sums(tile=tile, kernel=False)   # db twins: one entry
+        bw = self.bw.get(active)
+        if bw is None:
+            bw = self.bw[active] = (cm.dma_bandwidth(soc, "in", active), cm.dma_bandwidth(soc, "out", active))
+        bw_in, bw_out = bw
+        cyc, setup = self.us_per_cycle, self.setup
+        body = 0.0
+        for _role, v in firsts:
+            in_b, in_x, out_b, out_x, _bursts, instrs, reps, vec_move, _fractals, cube_cyc = v[:10].tolist()
+            pipes = (in_x * setup + in_b / bw_in,
+                     cyc * (instrs * soc.vector_instr_cycles + reps / soc.vector_repeats_per_cycle + vec_move),
+                     cyc * cube_cyc,
+                     out_x * setup + out_b / bw_out)
+            body = max(body, max(pipes) if tile.double_buffer else sum(pipes))
+        return cm._launch_us(soc, active) + max(body, self.min_floor)
 
 
 @functools.lru_cache(maxsize=64)

@@ -144,16 +144,21 @@ def build_space(wl: DwSepWorkload, soc: SocSpec, target_kind: str = "sim",
 
     # --- duplicates -------------------------------------------------------------------------
     mark(cib == c1, "duplicate")                                  # cib = c1 ≡ 0 (all of C1)
-    n_tiles = wl.batch * ceil_div(wl.out_height, th) * ceil_div(wl.out_width, tw)
-    eff = np.maximum(1, np.minimum(np.minimum(np.where(ncores == 0, soc.vector_cores, ncores),
-                                              soc.vector_cores), n_tiles))
-    auto = np.maximum(1, np.minimum(soc.vector_cores, n_tiles))
+    # the cores a point runs on: the plan's (KernelPlan.cores), once per distinct (th, tw, cores)
+    cells, inv = np.unique(np.stack([th, tw, ncores]), axis=1, return_inverse=True)
+    inv = inv.reshape(-1)
+
+    def plan_cores(c_col: np.ndarray) -> np.ndarray:
+        got = [_plan(wl, soc, int(h), int(w), cores=int(c)).cores for h, w, c in zip(cells[0], cells[1], c_col)]
+        return np.array(got, dtype=np.int64)[inv]
+
+    eff = plan_cores(cells[2])
+    auto = plan_cores(np.zeros_like(cells[2]))
     dup = (ncores != 0) & (eff == auto)
     for i, c in enumerate(cores):                                 # same count as an earlier listed value
         for c_prev in cores[:i]:
             if c and c_prev:
-                e_prev = np.maximum(1, np.minimum(min(c_prev, soc.vector_cores), n_tiles))
-                dup |= (ncores == c) & (eff == e_prev)
+                dup |= (ncores == c) & (eff == plan_cores(np.full_like(cells[2], c_prev)))
     mark(dup, "duplicate")
     eng_cube = np.array([e == "cube" for e in engines])[eng]
     if cpu:
@@ -167,8 +172,10 @@ def build_space(wl: DwSepWorkload, soc: SocSpec, target_kind: str = "sim",
     scope = budget_bytes(wl, soc, th, tw, cob, cib, db.astype(bool), eng_cube)
     # --- alignment --------------------------------------------------------------------------
     b = np.dtype(wl.dtype).itemsize
-    twv = np.minimum(tw, wl.out_width)
-    iw = (twv - 1) * wl.stride[1] + wl.kernel[1]
+    tws_u, tw_inv = np.unique(tw, return_inverse=True)      # the plan's row widths per distinct tw
+    row_plans = [_plan(wl, soc, 1, int(w)) for w in tws_u]
+    twv = np.array([p.tw for p in row_plans], dtype=np.int64)[tw_inv.reshape(-1)]
+    iw = np.array([p.in_tile_w for p in row_plans], dtype=np.int64)[tw_inv.reshape(-1)]
     row_in, row_out = iw * C0 * b, twv * C0 * b
     gap_in = np.maximum(0, wl.width - iw) * C0 * b
     gap_out = (wl.out_width - twv) * C0 * b
@@ -195,23 +202,26 @@ def build_space(wl: DwSepWorkload, soc: SocSpec, target_kind: str = "sim",
     return space
 
 
+def _plan(wl: DwSepWorkload, soc: SocSpec, th: int, tw: int, cores: int = 0):
+    """The loop structure of a th x tw tiling (no buffers): what the plan says about tile counts,
+    cores and row widths, read here instead of re-derived."""
+    from schedules.plan import KernelPlan
+
+    return KernelPlan(wl, TileConfig(th, tw, 1, 0, True, "vector", cores), soc)
+
+
 def _over_dma_cap(wl: DwSepWorkload, soc: SocSpec, arrays: dict, status: np.ndarray,
                   engines: tuple[str, ...], cap: float) -> np.ndarray:
-    """Legal points whose fused kernel moves more than cap × the minimal bytes (each distinct
-    DMA signature computed once)."""
-    from fusion.traffic import dma_ratio, dma_signature
-    from schedules.plan import make_plan
+    """Legal points whose fused kernel moves more than cap × the minimal bytes (the program's
+    DMA bytes; fusion/program_totals.py shares the loops that the points have in common)."""
+    from fusion.traffic import dma_ratio
+    from schedules.plan import KernelPlan
 
     over = np.zeros(status.size, bool)
-    seen: dict[tuple, bool] = {}
     for i in np.flatnonzero(status < 0):
-        tile = TileConfig(int(arrays["th"][i]), int(arrays["tw"][i]), int(arrays["cob"][i]), 0, True,
-                          engines[int(arrays["eng"][i])], int(arrays["cores"][i]))
-        plan = make_plan(wl, tile, soc)
-        key = dma_signature(plan)
-        if key not in seen:
-            seen[key] = dma_ratio(plan) > cap * (1 + 1e-9)
-        over[i] = seen[key]
+        tile = TileConfig(int(arrays["th"][i]), int(arrays["tw"][i]), int(arrays["cob"][i]), int(arrays["cib"][i]),
+                          bool(arrays["db"][i]), engines[int(arrays["eng"][i])], int(arrays["cores"][i]))
+        over[i] = dma_ratio(KernelPlan(wl, tile, soc)) > cap * (1 + 1e-9)
     return over
 
 
