@@ -313,10 +313,32 @@ def epi_iters(plan: KernelPlan, r, c) -> tuple[Iteration, ...]:
         it: list = [Copy("handoff", "in", "pre_tile", "pre_slot", cbo * thw * C0 * b, cbo, _slots(plan))]
         if wl.residual:
             it.append(Copy("residual", "in", "res_tile", "res", *out_io(plan, cbo, r, c), _slots(plan)))
-        it += epilogue_ops(plan, cbo, "dw_acc")
+        it += mix_epilogue_ops(plan, cbo)
         it.append(Copy("output", "out", "y_tile", "y", *out_io(plan, cbo, r, c), _slots(plan)))
         out.append(tuple(it))
     return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def mix_epilogue_ops(plan: KernelPlan, cbo: int) -> tuple[VectorOp, ...]:
+    """The 910B AIV epilogue of cbo output blocks read back from the hand-off, block by block as
+    templates/aiv_epilogue.h + epilogue_block.h issue it: widen the pre-activation to fp32 (Cast),
+    + b_pw in two channel halves (8 pixels a repeat, a ragged group apart), act2 (act_tmp holds
+    one block: one chunk), [+ residual (Axpy)], cast to the storage dtype."""
+    soc, wl = plan.soc, plan.workload
+    n = plan.th * plan.tw * C0
+    whole = vec_op(soc, n, ACC_BYTES) * cbo
+    groups, rem = divmod(plan.th * plan.tw, 8)
+    bias = (VecWork(ceil_div(groups, soc.max_repeat), groups) + (VecWork(1, 1) if rem else VecWork())) * (2 * cbo)
+    ops = [VectorOp("cast", "dw_acc", cbo * n, whole.instrs, whole.repeats),
+           VectorOp("bias2", "dw_acc", cbo * n, bias.instrs, bias.repeats)]
+    if ACT_OPS[wl.act2]:
+        w = whole * ACT_OPS[wl.act2]
+        ops.append(VectorOp("act2", "dw_acc", cbo * n, w.instrs, w.repeats))
+    if wl.residual:
+        ops.append(VectorOp("residual", "dw_acc", cbo * n, whole.instrs, whole.repeats))
+    ops.append(VectorOp("cast", "y_tile", cbo * n, whole.instrs, whole.repeats))
+    return tuple(ops)
 
 
 def resident_loads(plan: KernelPlan, role: str) -> tuple[Copy, ...]:
