@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from fusion.ir import C0
-from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, cube_fractals, dw_taps, itemsize, vec_op
+from schedules.activations import needs_scratch
+from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, count_form, cube_fractals, dw_taps, itemsize, vec_op
 from schedules.plan import KernelPlan
 from schedules.workload import DwSepWorkload, ceil_div
 
@@ -44,7 +45,7 @@ class Copy:
 
 @dataclass(frozen=True)
 class VectorOp:
-    op: str          # pad | dw_taps | bias1 | act1 | cast | pw_mac | bias2 | act2 | residual
+    op: str          # pad | zero | dw_taps | bias1 | act1 | cast | pw_mac | bias2 | act2 | residual
     buffer: str      # the plan buffer written
     elements: int
     instrs: int
@@ -150,10 +151,34 @@ def out_io(plan: KernelPlan, cbo: int, r, c) -> tuple[int, int]:
             rows_bursts(cbo, ohv, owv == plan.workload.out_width))
 
 
+@lru_cache(maxsize=4096)
 def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
-    """The DW of one ci-block of the plan's tile (see dw_vector_ops)."""
-    wl = plan.workload
-    return dw_vector_ops(plan.soc, wl.dtype, wl.kernel, wl.act1, plan.th, plan.tw, cb, pad_elems)
+    """The DW of one ci-block of the fused kernel's tile, as templates/dw.h issues it: (padded
+    tile) one Duplicate zeroing the whole x tile; per channel block a Duplicate zeroing its
+    accumulator, the kh·kw taps (isa.dw_taps) and + b_dw (one pixel a repeat); act1 over the
+    cb blocks (in chunks of act_tmp, one block, when it needs scratch); the cast to fp16."""
+    soc, wl = plan.soc, plan.workload
+    b = itemsize(wl.dtype)
+    n = plan.th * plan.tw * C0
+    ops = []
+    if pad_elems:
+        w = count_form(soc, cb * plan.in_tile_h * plan.in_tile_w * C0, b)
+        ops.append(VectorOp("pad", "x_tile", cb * pad_elems, w.instrs, w.repeats))
+    w = count_form(soc, n, ACC_BYTES, cb)
+    ops.append(VectorOp("zero", "dw_acc", cb * n, w.instrs, w.repeats))
+    w = dw_taps(soc, plan.th, plan.tw, b, cb) * (wl.kernel[0] * wl.kernel[1])
+    ops.append(VectorOp("dw_taps", "dw_acc", cb * n * wl.kernel[0] * wl.kernel[1], w.instrs, w.repeats))
+    thw = plan.th * plan.tw
+    w = VecWork(ceil_div(thw, soc.max_repeat), thw) * cb
+    ops.append(VectorOp("bias1", "dw_acc", cb * n, w.instrs, w.repeats))
+    if ACT_OPS[wl.act1]:
+        w = (count_form(soc, n, ACC_BYTES, cb) if needs_scratch(wl.act1) else count_form(soc, cb * n, ACC_BYTES)) \
+            * ACT_OPS[wl.act1]
+        ops.append(VectorOp("act1", "dw_acc", cb * n, w.instrs, w.repeats))
+    if b != ACC_BYTES:
+        w = count_form(soc, cb * n, ACC_BYTES)
+        ops.append(VectorOp("cast", "dw_out", cb * n, w.instrs, w.repeats))
+    return tuple(ops)
 
 
 @lru_cache(maxsize=65536)
@@ -327,7 +352,7 @@ def mix_epilogue_ops(plan: KernelPlan, cbo: int) -> tuple[VectorOp, ...]:
     one block: one chunk), [+ residual (Axpy)], cast to the storage dtype."""
     soc, wl = plan.soc, plan.workload
     n = plan.th * plan.tw * C0
-    whole = vec_op(soc, n, ACC_BYTES) * cbo
+    whole = count_form(soc, n, ACC_BYTES, cbo)
     groups, rem = divmod(plan.th * plan.tw, 8)
     bias = (VecWork(ceil_div(groups, soc.max_repeat), groups) + (VecWork(1, 1) if rem else VecWork())) * (2 * cbo)
     ops = [VectorOp("cast", "dw_acc", cbo * n, whole.instrs, whole.repeats),
