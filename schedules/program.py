@@ -294,7 +294,7 @@ def co_iters(plan: KernelPlan, r, c) -> tuple[Iteration, ...]:
                 it.append(Move("L1->L0A", "dw_out_l1", "a_l0a", wl.c1 * thw_al * C0 * b))
             it.append(CubeOp(cube_fractals(soc, thw, wl.c1, cbo), "a_l0a", "b_l0b", "pw_acc"))
             it.append(Move("L0C->UB", "pw_acc", "dw_acc", cbo * thw_al * C0 * ACC_BYTES))
-            it += epilogue_ops(plan, cbo, "dw_acc")
+            it += block_epilogue_ops(plan, cbo, False)
         else:
             w = vec_op(soc, thw * C0, ACC_BYTES, rows=wl.c1 * C0 * cbo)
             it.append(VectorOp("pw_mac", "pw_acc", wl.c1 * C0 * cbo * thw * C0, w.instrs, w.repeats))
@@ -338,25 +338,26 @@ def epi_iters(plan: KernelPlan, r, c) -> tuple[Iteration, ...]:
         it: list = [Copy("handoff", "in", "pre_tile", "pre_slot", cbo * thw * C0 * b, cbo, _slots(plan))]
         if wl.residual:
             it.append(Copy("residual", "in", "res_tile", "res", *out_io(plan, cbo, r, c), _slots(plan)))
-        it += mix_epilogue_ops(plan, cbo)
+        it += block_epilogue_ops(plan, cbo, True)
         it.append(Copy("output", "out", "y_tile", "y", *out_io(plan, cbo, r, c), _slots(plan)))
         out.append(tuple(it))
     return tuple(out)
 
 
 @lru_cache(maxsize=4096)
-def mix_epilogue_ops(plan: KernelPlan, cbo: int) -> tuple[VectorOp, ...]:
-    """The 910B AIV epilogue of cbo output blocks read back from the hand-off, block by block as
-    templates/aiv_epilogue.h + epilogue_block.h issue it: widen the pre-activation to fp32 (Cast),
-    + b_pw in two channel halves (8 pixels a repeat, a ragged group apart), act2 (act_tmp holds
-    one block: one chunk), [+ residual (Axpy)], cast to the storage dtype."""
+def block_epilogue_ops(plan: KernelPlan, cbo: int, widen: bool) -> tuple[VectorOp, ...]:
+    """The PW epilogue of cbo output blocks landed from the cube, block by block as
+    templates/epilogue_block.h issues it: (widen: the 910B AIV reads the fp16 pre-activation
+    back, aiv_epilogue.h) a Cast to fp32, + b_pw in two channel halves (8 pixels a repeat, a
+    ragged group apart), act2 (act_tmp holds one block: one chunk), [+ residual (Axpy)], the
+    cast to the storage dtype."""
     soc, wl = plan.soc, plan.workload
     n = plan.th * plan.tw * C0
     whole = count_form(soc, n, ACC_BYTES, cbo)
     groups, rem = divmod(plan.th * plan.tw, 8)
     bias = (VecWork(ceil_div(groups, soc.max_repeat), groups) + (VecWork(1, 1) if rem else VecWork())) * (2 * cbo)
-    ops = [VectorOp("cast", "dw_acc", cbo * n, whole.instrs, whole.repeats),
-           VectorOp("bias2", "dw_acc", cbo * n, bias.instrs, bias.repeats)]
+    ops = [VectorOp("cast", "dw_acc", cbo * n, whole.instrs, whole.repeats)] if widen else []
+    ops.append(VectorOp("bias2", "dw_acc", cbo * n, bias.instrs, bias.repeats))
     if ACT_OPS[wl.act2]:
         w = whole * ACT_OPS[wl.act2]
         ops.append(VectorOp("act2", "dw_acc", cbo * n, w.instrs, w.repeats))
