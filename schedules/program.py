@@ -151,6 +151,26 @@ def out_io(plan: KernelPlan, cbo: int, r, c) -> tuple[int, int]:
             rows_bursts(cbo, ohv, owv == plan.workload.out_width))
 
 
+# the fp32 scratch each activation stage of the fused kernel chunks through (needs_scratch):
+# the vector-PW kernel borrows its other accumulator, the others hold act_tmp (one tile block)
+_ACT_SCRATCH = {"vector-pw": {"act1": "pw_acc", "act2": "dw_acc"}}
+
+
+def act_ops(plan: KernelPlan, stage: str, elems: int, calls: int = 1) -> VecWork:
+    """`calls` activation calls (stage act1 | act2, the Act1 / Act2 body of
+    schedules/activations.ascendc_body) over `elems` fp32 elements each."""
+    act = getattr(plan.workload, stage)
+    if not ACT_OPS[act]:
+        return VecWork()
+    if not needs_scratch(act):
+        return count_form(plan.soc, elems, ACC_BYTES, calls) * ACT_OPS[act]
+    buf = _ACT_SCRATCH.get(plan.variant, {}).get(stage, "act_tmp")
+    tmp = plan.buffer(buf).bytes_per_copy // ACC_BYTES
+    full, rem = divmod(elems, tmp)
+    return (count_form(plan.soc, tmp, ACC_BYTES, full * calls) + count_form(plan.soc, rem, ACC_BYTES, calls)) \
+        * ACT_OPS[act]
+
+
 @lru_cache(maxsize=4096)
 def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
     """The DW of one ci-block of the fused kernel's tile, as templates/dw.h issues it: (padded
@@ -172,8 +192,7 @@ def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
     w = VecWork(ceil_div(thw, soc.max_repeat), thw) * cb
     ops.append(VectorOp("bias1", "dw_acc", cb * n, w.instrs, w.repeats))
     if ACT_OPS[wl.act1]:
-        w = (count_form(soc, n, ACC_BYTES, cb) if needs_scratch(wl.act1) else count_form(soc, cb * n, ACC_BYTES)) \
-            * ACT_OPS[wl.act1]
+        w = act_ops(plan, "act1", cb * n)
         ops.append(VectorOp("act1", "dw_acc", cb * n, w.instrs, w.repeats))
     if b != ACC_BYTES:
         w = count_form(soc, cb * n, ACC_BYTES)
@@ -296,12 +315,38 @@ def co_iters(plan: KernelPlan, r, c) -> tuple[Iteration, ...]:
             it.append(Move("L0C->UB", "pw_acc", "dw_acc", cbo * thw_al * C0 * ACC_BYTES))
             it += block_epilogue_ops(plan, cbo, False)
         else:
-            w = vec_op(soc, thw * C0, ACC_BYTES, rows=wl.c1 * C0 * cbo)
-            it.append(VectorOp("pw_mac", "pw_acc", wl.c1 * C0 * cbo * thw * C0, w.instrs, w.repeats))
-            it += epilogue_ops(plan, cbo, "pw_acc")
+            it += vector_pw_ops(plan, cbo)
         it.append(Copy("output", "out", "y_tile", "y", *out_io(plan, cbo, r, c), _slots(plan)))
         out.append(tuple(it))
     return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def vector_pw_ops(plan: KernelPlan, cbo: int) -> tuple[VectorOp, ...]:
+    """The PW of cbo output blocks on the vector unit, as templates/vector_class.h ComputePw issues
+    it on the pixel-major accumulator: zero it, one Axpy of cbo·C0 lanes per input channel and
+    pixel, + b_pw (up to 4 blocks a repeat, one pixel a repeat), act2 (chunks of dw_acc),
+    [+ residual, one pixel a repeat per block], the cast per block (fp16; fp32 is a DataCopy)."""
+    soc, wl = plan.soc, plan.workload
+    thw = plan.th * plan.tw
+    n = thw * cbo * C0
+    per_px = VecWork(ceil_div(thw, soc.max_repeat), thw)   # one repeat-form op, one pixel a repeat
+    w = count_form(soc, n, ACC_BYTES)
+    ops = [VectorOp("zero", "pw_acc", n, w.instrs, w.repeats)]
+    w = count_form(soc, cbo * C0, ACC_BYTES, wl.cin * thw)
+    ops.append(VectorOp("pw_mac", "pw_acc", wl.cin * n, w.instrs, w.repeats))
+    w = per_px * ceil_div(cbo, 4)
+    ops.append(VectorOp("bias2", "pw_acc", n, w.instrs, w.repeats))
+    if ACT_OPS[wl.act2]:
+        w = act_ops(plan, "act2", n)
+        ops.append(VectorOp("act2", "pw_acc", n, w.instrs, w.repeats))
+    if wl.residual:
+        w = per_px * cbo
+        ops.append(VectorOp("residual", "pw_acc", n, w.instrs, w.repeats))
+    if itemsize(wl.dtype) != ACC_BYTES:
+        w = per_px * cbo
+        ops.append(VectorOp("cast", "y_tile", n, w.instrs, w.repeats))
+    return tuple(ops)
 
 
 def aic_iters(plan: KernelPlan, r, c) -> tuple[Iteration, ...]:
@@ -359,7 +404,7 @@ def block_epilogue_ops(plan: KernelPlan, cbo: int, widen: bool) -> tuple[VectorO
     ops = [VectorOp("cast", "dw_acc", cbo * n, whole.instrs, whole.repeats)] if widen else []
     ops.append(VectorOp("bias2", "dw_acc", cbo * n, bias.instrs, bias.repeats))
     if ACT_OPS[wl.act2]:
-        w = whole * ACT_OPS[wl.act2]
+        w = act_ops(plan, "act2", n, cbo)
         ops.append(VectorOp("act2", "dw_acc", cbo * n, w.instrs, w.repeats))
     if wl.residual:
         ops.append(VectorOp("residual", "dw_acc", cbo * n, whole.instrs, whole.repeats))
