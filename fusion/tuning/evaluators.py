@@ -31,7 +31,7 @@ from fusion.ir import C0
 from fusion.soc import SocSpec, get_soc
 from schedules.plan import KernelPlan, align, make_plan
 from schedules.reference import from_blocked, reference_block, to_blocked  # noqa: F401
-from schedules.program import split, tile_axes
+from schedules.program import block_epilogue_ops, dw_ops, split, tile_axes, total_work, vector_pw_ops
 from schedules.workload import DwSepWorkload, TileConfig
 
 MODELED = "modeled"
@@ -71,21 +71,23 @@ class _Bound:
     def _vec(self, work) -> float:
         return self.cm.cycles_to_us(self.soc, work.cycles(self.soc))
 
-    def _dw_us(self, th: int, tw: int, cb: int) -> float:
-        return self._vec(self.cm._dw_vector_work(self.soc, self.wl, th, tw, cb, 0, True))
+    def _dw_us(self, plan: KernelPlan, cb: int) -> float:
+        return self._vec(total_work(dw_ops(plan, cb, 0)))   # the program's DW ops, no padding fill
 
-    def _pw_us(self, th: int, tw: int, cbo: int, mode: str) -> tuple[float, float]:
+    def _pw_us(self, plan: KernelPlan, cbo: int, mode: str) -> tuple[float, float]:
         """(vector µs, cube µs) of one co-step of one tile (the A-operand move excluded)."""
         cm, soc, wl = self.cm, self.soc, self.wl
+        th, tw = plan.th, plan.tw
         c1, thw, b = wl.c1, th * tw, self.b
         thw_al = align(thw, soc.cube_fractal[0])
-        epi = cm._pw_epilogue_work(soc, wl, th, tw, cbo)
+        # the program's vector ops of the co-step (with the PW MACs on the vector unit)
+        epi = total_work(vector_pw_ops(plan, cbo) if mode == "vector"
+                         else block_epilogue_ops(plan, cbo, mode == "decoupled"))
         cube_cyc = c1 * C0 * cbo * C0 * b / soc.l1_to_l0b_bytes_per_cycle
         cube = cm.cycles_to_us(soc, cube_cyc) + cm.cycles_to_us(
             soc, cm.cube_cycles(soc, cm.cube_fractals(soc, thw, c1, cbo), wl.dtype))
         if mode == "vector":
-            mac = cm.vec_op(soc, thw * C0, cm.ACC_BYTES, rows=c1 * C0 * cbo)
-            return self._vec(mac + epi), 0.0
+            return self._vec(epi), 0.0
         if mode == "coupled":
             l0c = cm.cycles_to_us(soc, cbo * thw_al * C0 * cm.ACC_BYTES / soc.l0c_to_ub_bytes_per_cycle)
             return l0c + self._vec(epi), cube
@@ -117,7 +119,7 @@ class _Bound:
         stage then), their maximum otherwise. On 910B with the cube, the AIV side is bounded the
         same way and the AIC side by the average cube time per AIC."""
         cm, soc, b = self.cm, self.soc, self.b
-        plan = KernelPlan(wl, tile, soc)   # loop structure only: the buffers are not needed here
+        plan = KernelPlan(wl, tile, soc)   # loop structure (and the activation scratch's size)
         th, tw = plan.th, plan.tw
         ci_blocks = split(wl.c1, plan.cib)
         co_blocks = split(wl.co1, plan.cob)
@@ -129,7 +131,7 @@ class _Bound:
         bw_out = cm.dma_bandwidth(soc, "out", active)
         m0, in_px, out_px = self._core0_pixels(th, tw, cores)
         c1, co1, kh, kw = wl.c1, wl.co1, *wl.kernel
-        dw = sum(self._dw(th, tw, cb) for cb in ci_blocks)
+        dw = sum(self._dw(plan, cb) for cb in ci_blocks)
         resident = plan.pw_weights_resident
         n_ci, n_co = len(ci_blocks), len(co_blocks)
         x_bytes = c1 * in_px * C0 * b                      # every ci block of every tile of core 0
@@ -139,7 +141,7 @@ class _Bound:
             mode = "coupled" if plan.pw_on_cube else "vector"
             vec = cube = 0.0
             for cbo in co_blocks:
-                v, c = self._pw(th, tw, cbo, mode)
+                v, c = self._pw(plan, cbo, mode)
                 vec += v
                 cube += c
             w_bytes = c1 * C0 * co1 * C0 * b                 # all PW weight blocks, per tile unless resident
@@ -154,7 +156,7 @@ class _Bound:
             fix_epi = plan.fixpipe_epilogue
             vec = cube = 0.0
             for cbo in co_blocks:
-                v, c = self._pw(th, tw, cbo, "decoupled")
+                v, c = self._pw(plan, cbo, "decoupled")
                 vec += 0.0 if fix_epi else v
                 cube += c
             # the busiest AIC has at least the average of every pipe (and of their sum)
