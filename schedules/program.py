@@ -12,6 +12,9 @@ tile, by role, loops over channel blocks whose iterations are tuples of typed st
 Every step names the plan buffer it reads or writes and carries its bytes / bursts / instruction
 counts, so counting the program (Program.counts) gives the GM traffic, vector instructions and
 repeats and cube fractals of the whole kernel. The cost model times these very steps on its pipes.
+The fused kernel's vector ops are counted as its Ascend C templates issue them (dw_ops,
+vector_pw_ops, block_epilogue_ops), so the emulator's counters equal Program.counts; the unfused
+kernels' ops (dw_vector_ops, epilogue_vector_ops) keep the one-op-per-row convention.
 """
 
 from __future__ import annotations
@@ -225,12 +228,6 @@ def dw_vector_ops(soc, dtype: str, kernel: tuple[int, int], act1: str, th: int, 
         w = vec_op(soc, cb * n, ACC_BYTES)
         ops.append(VectorOp("cast", "dw_out", cb * n, w.instrs, w.repeats))
     return tuple(ops)
-
-
-def epilogue_ops(plan: KernelPlan, cbo: int, acc: str) -> tuple[VectorOp, ...]:
-    """The PW epilogue of one output block of the plan's tile in `acc` (see epilogue_vector_ops)."""
-    wl = plan.workload
-    return epilogue_vector_ops(plan.soc, wl.dtype, wl.act2, plan.th * plan.tw, cbo, acc, True, wl.residual)
 
 
 @lru_cache(maxsize=65536)
