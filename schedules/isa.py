@@ -51,6 +51,14 @@ def vec_op(soc, row_elems: int, elem_bytes: int, rows: int = 1) -> VecWork:
     return VecWork(rows * ceil_div(rep_row, soc.max_repeat), rows * rep_row)
 
 
+def count_form(soc, elems: int, elem_bytes: int, calls: int = 1) -> VecWork:
+    """`calls` count-form ops (Op(dst, src..., count)) of `elems` elements of the widest operand:
+    one instruction each (the vector mask in counter mode), its repeats the 256 B the count spans."""
+    if calls <= 0 or elems <= 0:
+        return VecWork()
+    return VecWork(calls, calls * ceil_div(elems * elem_bytes, soc.vector_repeat_bytes))
+
+
 def ragged_rows(soc, row_elems: int, elem_bytes: int, rows: int) -> VecWork:
     """A masked multiply-add per row (the DW taps: strided source, broadcast taps, so no count
     form): the whole repeats in one instruction (up to max_repeat), a ragged last repeat in a
@@ -120,5 +128,5 @@ def act_work(soc, act: str, elems: int) -> VecWork:
     return vec_op(soc, elems, ACC_BYTES) * ACT_OPS[act]
 
 
-__all__ = ["ACC_BYTES", "ACT_OPS", "C0", "VecWork", "act_work", "cube_cycles", "cube_fractals",
+__all__ = ["ACC_BYTES", "ACT_OPS", "C0", "VecWork", "act_work", "count_form", "cube_cycles", "cube_fractals",
            "dw_taps", "has_muladddst", "tap_scratch_rows", "itemsize", "ragged_rows", "vec_op"]

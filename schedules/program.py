@@ -12,6 +12,9 @@ tile, by role, loops over channel blocks whose iterations are tuples of typed st
 Every step names the plan buffer it reads or writes and carries its bytes / bursts / instruction
 counts, so counting the program (Program.counts) gives the GM traffic, vector instructions and
 repeats and cube fractals of the whole kernel. The cost model times these very steps on its pipes.
+The fused kernel's vector ops are counted as its Ascend C templates issue them (dw_ops,
+vector_pw_ops, block_epilogue_ops), so the emulator's counters equal Program.counts; the unfused
+kernels' ops (dw_vector_ops, epilogue_vector_ops) keep the one-op-per-row convention.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from fusion.ir import C0
-from schedules.activations import needs_slope
-from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, cube_fractals, dw_taps, itemsize, vec_op
+from schedules.activations import needs_scratch, needs_slope
+from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, count_form, cube_fractals, dw_taps, itemsize, vec_op
 from schedules.plan import KernelPlan
 from schedules.workload import DwSepWorkload, ceil_div
 
@@ -45,7 +48,7 @@ class Copy:
 
 @dataclass(frozen=True)
 class VectorOp:
-    op: str          # pad | dw_taps | bias1 | act1 | cast | pw_mac | bias2 | act2 | residual
+    op: str          # pad | zero | dw_taps | bias1 | act1 | cast | pw_mac | bias2 | act2 | residual
     buffer: str      # the plan buffer written
     elements: int
     instrs: int
@@ -151,10 +154,53 @@ def out_io(plan: KernelPlan, cbo: int, r, c) -> tuple[int, int]:
             rows_bursts(cbo, ohv, owv == plan.workload.out_width))
 
 
+# the fp32 scratch each activation stage of the fused kernel chunks through (needs_scratch):
+# the vector-PW kernel borrows its other accumulator, the others hold act_tmp (one tile block)
+_ACT_SCRATCH = {"vector-pw": {"act1": "pw_acc", "act2": "dw_acc"}}
+
+
+def act_ops(plan: KernelPlan, stage: str, elems: int, calls: int = 1) -> VecWork:
+    """`calls` activation calls (stage act1 | act2, the Act1 / Act2 body of
+    schedules/activations.ascendc_body) over `elems` fp32 elements each."""
+    act = getattr(plan.workload, stage)
+    if not ACT_OPS[act]:
+        return VecWork()
+    if not needs_scratch(act):
+        return count_form(plan.soc, elems, ACC_BYTES, calls) * ACT_OPS[act]
+    buf = _ACT_SCRATCH.get(plan.variant, {}).get(stage, "act_tmp")
+    tmp = plan.buffer(buf).bytes_per_copy // ACC_BYTES
+    full, rem = divmod(elems, tmp)
+    return (count_form(plan.soc, tmp, ACC_BYTES, full * calls) + count_form(plan.soc, rem, ACC_BYTES, calls)) \
+        * ACT_OPS[act]
+
+
+@lru_cache(maxsize=4096)
 def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
-    """The DW of one ci-block of the plan's tile (see dw_vector_ops)."""
-    wl = plan.workload
-    return dw_vector_ops(plan.soc, wl.dtype, wl.kernel, wl.act1, plan.th, plan.tw, cb, pad_elems)
+    """The DW of one ci-block of the fused kernel's tile, as templates/dw.h issues it: (padded
+    tile) one Duplicate zeroing the whole x tile; per channel block a Duplicate zeroing its
+    accumulator, the kh·kw taps (isa.dw_taps) and + b_dw (one pixel a repeat); act1 over the
+    cb blocks (in chunks of act_tmp, one block, when it needs scratch); the cast to fp16."""
+    soc, wl = plan.soc, plan.workload
+    b = itemsize(wl.dtype)
+    n = plan.th * plan.tw * C0
+    ops = []
+    if pad_elems:
+        w = count_form(soc, cb * plan.in_tile_h * plan.in_tile_w * C0, b)
+        ops.append(VectorOp("pad", "x_tile", cb * pad_elems, w.instrs, w.repeats))
+    w = count_form(soc, n, ACC_BYTES, cb)
+    ops.append(VectorOp("zero", "dw_acc", cb * n, w.instrs, w.repeats))
+    w = dw_taps(soc, plan.th, plan.tw, b, cb) * (wl.kernel[0] * wl.kernel[1])
+    ops.append(VectorOp("dw_taps", "dw_acc", cb * n * wl.kernel[0] * wl.kernel[1], w.instrs, w.repeats))
+    thw = plan.th * plan.tw
+    w = VecWork(ceil_div(thw, soc.max_repeat), thw) * cb
+    ops.append(VectorOp("bias1", "dw_acc", cb * n, w.instrs, w.repeats))
+    if ACT_OPS[wl.act1]:
+        w = act_ops(plan, "act1", cb * n)
+        ops.append(VectorOp("act1", "dw_acc", cb * n, w.instrs, w.repeats))
+    if b != ACC_BYTES:
+        w = count_form(soc, cb * n, ACC_BYTES)
+        ops.append(VectorOp("cast", "dw_out", cb * n, w.instrs, w.repeats))
+    return tuple(ops)
 
 
 @lru_cache(maxsize=65536)
@@ -182,12 +228,6 @@ def dw_vector_ops(soc, dtype: str, kernel: tuple[int, int], act1: str, th: int, 
         w = vec_op(soc, cb * n, ACC_BYTES)
         ops.append(VectorOp("cast", "dw_out", cb * n, w.instrs, w.repeats))
     return tuple(ops)
-
-
-def epilogue_ops(plan: KernelPlan, cbo: int, acc: str) -> tuple[VectorOp, ...]:
-    """The PW epilogue of one output block of the plan's tile in `acc` (see epilogue_vector_ops)."""
-    wl = plan.workload
-    return epilogue_vector_ops(plan.soc, wl.dtype, wl.act2, plan.th * plan.tw, cbo, acc, True, wl.residual)
 
 
 @lru_cache(maxsize=65536)
@@ -270,14 +310,40 @@ def co_iters(plan: KernelPlan, r, c) -> tuple[Iteration, ...]:
                 it.append(Move("L1->L0A", "dw_out_l1", "a_l0a", wl.c1 * thw_al * C0 * b))
             it.append(CubeOp(cube_fractals(soc, thw, wl.c1, cbo), "a_l0a", "b_l0b", "pw_acc"))
             it.append(Move("L0C->UB", "pw_acc", "dw_acc", cbo * thw_al * C0 * ACC_BYTES))
-            it += epilogue_ops(plan, cbo, "dw_acc")
+            it += block_epilogue_ops(plan, cbo, False)
         else:
-            w = vec_op(soc, thw * C0, ACC_BYTES, rows=wl.c1 * C0 * cbo)
-            it.append(VectorOp("pw_mac", "pw_acc", wl.c1 * C0 * cbo * thw * C0, w.instrs, w.repeats))
-            it += epilogue_ops(plan, cbo, "pw_acc")
+            it += vector_pw_ops(plan, cbo)
         it.append(Copy("output", "out", "y_tile", "y", *out_io(plan, cbo, r, c), _slots(plan)))
         out.append(tuple(it))
     return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def vector_pw_ops(plan: KernelPlan, cbo: int) -> tuple[VectorOp, ...]:
+    """The PW of cbo output blocks on the vector unit, as templates/vector_class.h ComputePw issues
+    it on the pixel-major accumulator: zero it, one Axpy of cbo·C0 lanes per input channel and
+    pixel, + b_pw (up to 4 blocks a repeat, one pixel a repeat), act2 (chunks of dw_acc),
+    [+ residual, one pixel a repeat per block], the cast per block (fp16; fp32 is a DataCopy)."""
+    soc, wl = plan.soc, plan.workload
+    thw = plan.th * plan.tw
+    n = thw * cbo * C0
+    per_px = VecWork(ceil_div(thw, soc.max_repeat), thw)   # one repeat-form op, one pixel a repeat
+    w = count_form(soc, n, ACC_BYTES)
+    ops = [VectorOp("zero", "pw_acc", n, w.instrs, w.repeats)]
+    w = count_form(soc, cbo * C0, ACC_BYTES, wl.cin * thw)
+    ops.append(VectorOp("pw_mac", "pw_acc", wl.cin * n, w.instrs, w.repeats))
+    w = per_px * ceil_div(cbo, 4)
+    ops.append(VectorOp("bias2", "pw_acc", n, w.instrs, w.repeats))
+    if ACT_OPS[wl.act2]:
+        w = act_ops(plan, "act2", n)
+        ops.append(VectorOp("act2", "pw_acc", n, w.instrs, w.repeats))
+    if wl.residual:
+        w = per_px * cbo
+        ops.append(VectorOp("residual", "pw_acc", n, w.instrs, w.repeats))
+    if itemsize(wl.dtype) != ACC_BYTES:
+        w = per_px * cbo
+        ops.append(VectorOp("cast", "y_tile", n, w.instrs, w.repeats))
+    return tuple(ops)
 
 
 def aic_iters(plan: KernelPlan, r, c) -> tuple[Iteration, ...]:
@@ -314,10 +380,33 @@ def epi_iters(plan: KernelPlan, r, c) -> tuple[Iteration, ...]:
         it: list = [Copy("handoff", "in", "pre_tile", "pre_slot", cbo * thw * C0 * b, cbo, _slots(plan))]
         if wl.residual:
             it.append(Copy("residual", "in", "res_tile", "res", *out_io(plan, cbo, r, c), _slots(plan)))
-        it += epilogue_ops(plan, cbo, "dw_acc")
+        it += block_epilogue_ops(plan, cbo, True)
         it.append(Copy("output", "out", "y_tile", "y", *out_io(plan, cbo, r, c), _slots(plan)))
         out.append(tuple(it))
     return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def block_epilogue_ops(plan: KernelPlan, cbo: int, widen: bool) -> tuple[VectorOp, ...]:
+    """The PW epilogue of cbo output blocks landed from the cube, block by block as
+    templates/epilogue_block.h issues it: (widen: the 910B AIV reads the fp16 pre-activation
+    back, aiv_epilogue.h) a Cast to fp32, + b_pw in two channel halves (8 pixels a repeat, a
+    ragged group apart), act2 (act_tmp holds one block: one chunk), [+ residual (Axpy)], the
+    cast to the storage dtype."""
+    soc, wl = plan.soc, plan.workload
+    n = plan.th * plan.tw * C0
+    whole = count_form(soc, n, ACC_BYTES, cbo)
+    groups, rem = divmod(plan.th * plan.tw, 8)
+    bias = (VecWork(ceil_div(groups, soc.max_repeat), groups) + (VecWork(1, 1) if rem else VecWork())) * (2 * cbo)
+    ops = [VectorOp("cast", "dw_acc", cbo * n, whole.instrs, whole.repeats)] if widen else []
+    ops.append(VectorOp("bias2", "dw_acc", cbo * n, bias.instrs, bias.repeats))
+    if ACT_OPS[wl.act2]:
+        w = act_ops(plan, "act2", n, cbo)
+        ops.append(VectorOp("act2", "dw_acc", cbo * n, w.instrs, w.repeats))
+    if wl.residual:
+        ops.append(VectorOp("residual", "dw_acc", cbo * n, whole.instrs, whole.repeats))
+    ops.append(VectorOp("cast", "y_tile", cbo * n, whole.instrs, whole.repeats))
+    return tuple(ops)
 
 
 def resident_loads(plan: KernelPlan, role: str) -> tuple[Copy, ...]:

@@ -86,7 +86,7 @@ def test_bench_never_loses_to_the_vendor_like_baseline_because_of_a_block(loser,
 
 def test_winning_block_stays_fused(tmp_path):
     p = tmp_path / "w.onnx"
-    onnx.save(models.dwsep_block(cin=32, cout=64, h=112), p)
+    onnx.save(models.dwsep_block(cin=16, cout=16, h=112), p)   # modeled 9.2 us fused vs 11.4 vendor-like
     cm = compile_model(str(p), target="sim:ascend910b2", dtype="float16", fallback=True)
     (b,) = cm.fused_blocks
     fused, vendor = FusionGate(parse_target("sim:ascend910b2")).compare(b.workload)

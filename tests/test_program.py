@@ -29,22 +29,26 @@ def test_vector_pw_program_step_by_step():
         Copy("weights", "in", "b_dw", "b_dw", 16 * 4, 1),
         Copy("weights", "in", "b_pw", "b_pw", 2 * 16 * 4, 1),
     )
+    # as the Ascend C issues them: count-form ops (Duplicate, Axpy, act, widening Cast) are one
+    # instruction of ceil(bytes / 256) repeats; repeat-form loops one pixel per repeat
     co_step = (
         Copy("weights", "in", "w_pw", "w_pw", 16 * 16 * 2, 1, 2),          # streamed: two co-steps
-        VectorOp("pw_mac", "pw_acc", 16 * 8 * 16, 16, 32),    # 16 input channels x one 128-lane row
-        VectorOp("bias2", "pw_acc", 128, 1, 2),
+        VectorOp("zero", "pw_acc", 128, 1, 2),
+        VectorOp("pw_mac", "pw_acc", 16 * 8 * 16, 16 * 8, 16 * 8),   # one 16-lane Axpy per input channel and pixel
+        VectorOp("bias2", "pw_acc", 128, 1, 8),
         VectorOp("act2", "pw_acc", 128, 1, 2),
-        VectorOp("cast", "y_tile", 128, 1, 2),
+        VectorOp("cast", "y_tile", 128, 1, 8),
         Copy("output", "out", "y_tile", "y", 8 * 16 * 2, 1, 2),   # full-width rows: one burst
     )
     assert prog.loops("core", 0) == (
         Loop("ci", (1,), ((
             Copy("input", "in", "x_tile", "x", 3 * 4 * 16 * 2, 1, 2),
-            VectorOp("pad", "x_tile", (24 - 12) * 16, 1, 2),          # 12 of 24 halo pixels fall outside
+            VectorOp("pad", "x_tile", (24 - 12) * 16, 1, 3),          # zeroes the 24-pixel x tile: 12 fall outside
+            VectorOp("zero", "dw_acc", 128, 1, 2),
             # per tap one Mul over both rows (a 4-pixel row is one repeat), one Cast and one Add over
             # the 8 pixels (2 repeats each): 2002 has no MulAddDst
             VectorOp("dw_taps", "dw_acc", 8 * 16 * 9, 3 * 9, 6 * 9),
-            VectorOp("bias1", "dw_acc", 128, 1, 2),
+            VectorOp("bias1", "dw_acc", 128, 1, 8),
             VectorOp("act1", "dw_acc", 128, 1, 2),
             VectorOp("cast", "dw_out", 128, 1, 2),
         ),)),
@@ -53,7 +57,7 @@ def test_vector_pw_program_step_by_step():
     c = prog.counts
     assert c["gm_read_bytes"] == 2 * (288 + 64 + 128 + 384 + 2 * 512)
     assert c["gm_write_bytes"] == 2 * 2 * 256
-    assert c["vector_instrs"] == 2 * (1 + 3 * 9 + 1 + 1 + 1 + 2 * (16 + 3))
+    assert c["vector_instrs"] == 2 * (1 + 1 + 3 * 9 + 1 + 1 + 1 + 2 * (1 + 128 + 3))
 
 
 def test_mix_program_roles_and_handoff():

@@ -79,6 +79,8 @@ MAX_REPEAT = 255
 # GetUserWorkspace() returns [devkit kernel_utils_constants.h RESERVED_WORKSPACE, 16 MiB]
 SYSTEM_WORKSPACE_2201 = 16 * 1024 * 1024
 MIX_LAG = 2       # rounds an AIV runs ahead of its AIC (outstanding cross-core flags <= MIX_LAG + 1)
+# Needed: without it the AIV would wait for FLAG_PW right after its own FLAG_DW and the DW and the
+# GEMM would not overlap. Not in the cost model, which runs an AIV's epilogues after its DW loop.
 FLAG_DW, FLAG_PW = 1, 2   # cross-core flag ids: DW result handed off / PW of the round done
 
 VARIANTS = {
