@@ -157,10 +157,12 @@ def test_resume_measures_only_missing_points(tmp_path):
 
 def test_killed_sweep_resumes(tmp_path):
     """SIGKILL a real `megafuse tune` half way; the rerun models only points not stored."""
-    onnx.save(models.dwsep_block(cin=128, cout=128, h=56), tmp_path / "b.onnx")
+    onnx.save(models.dwsep_block(cin=32, cout=32, h=14), tmp_path / "b.onnx")
     db = tmp_path / "db.jsonl"
     cmd = [sys.executable, "-m", "fusion.cli", "tune", str(tmp_path / "b.onnx"), "-t", "sim",
-           "--db", str(db), "--workers", "0", "--quiet"]
+           "--db", str(db), "--workers", "0", "--quiet", "--exhaustive"]
+    # --exhaustive models all 1,503 legal points (the bound would leave too few to kill the run
+    # half way), so the kill lands mid-sweep
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 60
@@ -171,10 +173,10 @@ def test_killed_sweep_resumes(tmp_path):
     before = _db_lines(db)
     assert len(before) >= 80
     stored = {r["point"] for r in before}
-    wl = DwSepWorkload(1, 128, 128, 56, 56)
-    res = sweep_modeled("dw_fused", wl, SIM, TuningDB(db))
+    wl = DwSepWorkload(1, 32, 32, 14, 14)
+    res = sweep_modeled("dw_fused", wl, SIM, TuningDB(db), exhaustive=True)
     new = {p for p, x in res.points.items() if x.source == "new"}
-    assert res.stored == len(stored) and not (new & stored)
+    assert new and res.stored == len(stored) and not (new & stored)   # killed mid-sweep
     after = _db_lines(db)
     assert len(after) == len(before) + len(new) == len({r["point"] for r in after})
     fresh = sweep_modeled("dw_fused", wl, SIM, TuningDB(None))
