@@ -19,6 +19,7 @@ from fusion.sanitize import block_ident
 from fusion.targets import Target, parse_target
 from fusion.tile_policy import TileOverride
 from passes import optimize
+from passes.conv_epilogue import fold_conv_epilogues
 from passes.fuse_dwsep import FUSED_OP, fused_data_inputs, fused_weight_inputs, fused_workload
 from passes.records import Refusal
 from schedules.build import build_fused, build_op, fused_params
@@ -129,6 +130,8 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
     gate = FusionGate(tgt, tile, tuned_tiles)
     with phase("passes"):
         g, refusals = optimize(g, tgt.soc, dtype, fuse=fuse, gate=gate if fallback else None)
+        if tgt.kind == "llvm":   # conv + bias + act (+ residual) per kernel, as a runtime runs them
+            g = fold_conv_epilogues(g)
     for r in refusals:
         log.info("not fused: %s", r.describe())
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from tvm import te, tirx
 
+from schedules.cpu_epilogue import Epilogue
 from schedules.dwsep_te import ACC
 from schedules.ops import KernelSpec
 from schedules.workload import ceil_div
@@ -51,9 +52,11 @@ def pack_weights(w: np.ndarray, ro: int, dtype: str) -> np.ndarray:
     return np.ascontiguousarray(w.reshape(o // ro, ro, i, kh, kw).transpose(0, 2, 3, 4, 1)).astype(dtype)
 
 
-def conv_compute(x_shape, w: np.ndarray, bias: np.ndarray, stride, pads, dtype: str, depthwise: bool):
-    """TE for a dense (group 1) or depthwise NCHW conv with packed weights. Returns
-    (placeholders + output, packed weights). Padding is a separate stage the schedule places."""
+def conv_compute(x_shape, w: np.ndarray, bias: np.ndarray, stride, pads, dtype: str, depthwise: bool,
+                 epi: Epilogue = Epilogue()):
+    """TE for a dense (group 1) or depthwise NCHW conv with packed weights and its epilogue (bias,
+    activation, residual). Returns (placeholders + output, packed weights). Padding is a separate
+    stage the schedule places."""
     n, c, h, wd = x_shape
     o, cg, kh, kw = w.shape
     sh, sw = stride
@@ -98,8 +101,10 @@ def conv_compute(x_shape, w: np.ndarray, bias: np.ndarray, stride, pads, dtype: 
         conv = te.compute((n, o, oh, ow), lambda b, oc, i, j: te.sum(
             at(b, rc, i * sh + rh, rw, j).astype(ACC) * W[oc // ro, rc, rh, rw, oc % ro].astype(ACC),
             axis=[rc, rh, rw]), name="conv")
-    y = te.compute((n, o, oh, ow), lambda b, oc, i, j: (conv[b, oc, i, j] + B[oc]).astype(dtype), name="y")
-    return [X, W, B, y], wp, (n, o, oh, ow)
+    R = epi.placeholders((n, o, oh, ow), dtype)
+    y = te.compute((n, o, oh, ow), lambda b, oc, i, j: epi.value(conv[b, oc, i, j] + B[oc], (b, oc, i, j), R)
+                   .astype(dtype), name="y")
+    return [X, W, B, *R, y], wp, (n, o, oh, ow)
 
 
 # --- schedules ---------------------------------------------------------------------------------
@@ -183,9 +188,10 @@ def conv_kernel(n, ctx) -> KernelSpec | None:
         return None
     has_b = len(n.inputs) > 2 and n.inputs[2]
     bias = ctx.const(n.inputs[2], ACC) if has_b else np.zeros(o, np.float32)
+    epi = Epilogue.of(n)
     args, wp, out_shape = conv_compute(tuple(xt.shape), w, bias, tuple(n.attr("strides", (1, 1))),
-                                       tuple(n.attr("pads", (0, 0, 0, 0))), ctx.dtype, depthwise)
-    return KernelSpec(n.name, te.create_prim_func(args), (n.inputs[0], wp, bias), out_shape, ctx.dtype,
+                                       tuple(n.attr("pads", (0, 0, 0, 0))), ctx.dtype, depthwise, epi)
+    return KernelSpec(n.name, te.create_prim_func(args), (n.inputs[0], wp, bias, *epi.params()), out_shape, ctx.dtype,
                       schedule="cpu_dw" if depthwise else "cpu_conv")
 
 
