@@ -19,6 +19,7 @@ from fusion.sanitize import block_ident
 from fusion.targets import Target, parse_target, per_channel_acts
 from fusion.tile_policy import TileOverride
 from passes import optimize
+from passes.conv_epilogue import fold_conv_epilogues
 from passes.fuse_dwsep import FUSED_OP, fused_data_inputs, fused_slope_inputs, fused_weight_inputs, fused_workload
 from passes.records import Refusal
 from schedules.build import build_fused, build_op, fused_params
@@ -130,6 +131,8 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
     with phase("passes"):
         g, refusals = optimize(g, tgt.soc, dtype, fuse=fuse, gate=gate if fallback else None,
                                per_channel=per_channel_acts(tgt))
+        if tgt.kind == "llvm":   # conv + bias + act (+ residual) per kernel, as a runtime runs them
+            g = fold_conv_epilogues(g)
     for r in refusals:
         log.info("not fused: %s", r.describe())
 

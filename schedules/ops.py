@@ -16,6 +16,7 @@ from tvm import te, tirx, topi
 
 from fusion.errors import UnsupportedModelError
 from fusion.ir import C0, NC1HWC0, Graph, Node, TensorType
+from schedules.cpu_epilogue import Epilogue
 from schedules.dwsep_te import ACC, activation
 from schedules.workload import ceil_div
 
@@ -135,8 +136,11 @@ def _conv_nchw(n: Node, ctx: OpContext) -> KernelSpec:
     conv = te.compute((N, O, OH, OW), lambda b, o, i, j: te.sum(
         pad[b, (o // opg) * Cg + rc, i * sh + rh * dh, j * sw + rw * dw_].astype(ACC) * Wt[o, rc, rh, rw].astype(ACC),
         axis=[rc, rh, rw]), name="conv")
-    y = te.compute((N, O, OH, OW), lambda b, o, i, j: (conv[b, o, i, j] + B[o]).astype(ctx.dtype), name="y")
-    return KernelSpec(n.name, te.create_prim_func([X, Wt, B, y]), (n.inputs[0], w, bias),
+    epi = Epilogue.of(n)
+    R = epi.placeholders((N, O, OH, OW), ctx.dtype)
+    y = te.compute((N, O, OH, OW), lambda b, o, i, j: epi.value(conv[b, o, i, j] + B[o], (b, o, i, j), R)
+                   .astype(ctx.dtype), name="y")
+    return KernelSpec(n.name, te.create_prim_func([X, Wt, B, *R, y]), (n.inputs[0], w, bias, *epi.params()),
                       (N, O, OH, OW), ctx.dtype, schedule="conv")
 
 
@@ -172,9 +176,11 @@ def _conv1x1_blocked(n: Node, ctx: OpContext) -> KernelSpec:
     CO1 = wb.shape[0]
     acc = te.compute((N, CO1, H, W, C0), lambda b_, o, i, j, k: te.sum(
         X[b_, rc1, i, j, rc0].astype(ACC) * Wt[o, rc1, rc0, k].astype(ACC), axis=[rc1, rc0]), name="conv")
-    y = te.compute((N, CO1, H, W, C0), lambda b_, o, i, j, k: (acc[b_, o, i, j, k] + B[o, k]).astype(ctx.dtype),
-                   name="y")
-    return KernelSpec(n.name, te.create_prim_func([X, Wt, B, y]), (n.inputs[0], wb, bb),
+    epi = Epilogue.of(n)
+    R = epi.placeholders((N, CO1, H, W, C0), ctx.dtype)
+    y = te.compute((N, CO1, H, W, C0), lambda b_, o, i, j, k: epi.value(
+        acc[b_, o, i, j, k] + B[o, k], (b_, o, i, j, k), R).astype(ctx.dtype), name="y")
+    return KernelSpec(n.name, te.create_prim_func([X, Wt, B, *R, y]), (n.inputs[0], wb, bb, *epi.params()),
                       (N, CO1, H, W, C0), ctx.dtype, schedule="conv_blocked")
 
 

@@ -1,0 +1,52 @@
+"""passes/conv_epilogue: a conv absorbs its activation and residual Add (llvm target), only when
+the tensors that become internal have no other use; the merged kernels match ONNX Runtime."""
+
+import numpy as np
+
+import models
+from fusion.check import check_model
+from fusion.driver import compile_model
+from fusion.ir import Graph, TensorType, make_node
+from passes.conv_epilogue import fold_conv_epilogues
+
+S = (1, 4, 6, 6)
+
+
+def _graph(nodes, outputs):
+    types = {t: TensorType(S, "float32") for n in nodes for t in (*n.inputs, *n.outputs) if t and t != "w"}
+    types["w"] = TensorType((4, 4, 1, 1), "float32")
+    return Graph("t", tuple(nodes), ("x", "r"), tuple(outputs), types,
+                 {"w": np.ones((4, 4, 1, 1), np.float32)})
+
+
+def _conv(out="c"):
+    return make_node("conv", "Conv", ["x", "w"], [out], kernel=(1, 1), group=1, strides=(1, 1), pads=(0, 0, 0, 0))
+
+
+def test_activation_and_residual_fold_into_the_conv():
+    g = _graph([_conv(), make_node("act", "Relu6", ["c"], ["a"]), make_node("add", "Add", ["r", "a"], ["y"])], ["y"])
+    out = fold_conv_epilogues(g)
+    (n,) = out.nodes
+    assert n.op_type == "Conv" and n.attr("epilogue_act") == "relu6" and n.attr("residual")
+    assert n.inputs == ("x", "w", "", "r") and n.outputs == ("y",)
+
+
+def test_a_used_intermediate_stays_a_node():
+    # the activation's output is also a graph output: the Add cannot be absorbed, the act can
+    g = _graph([_conv(), make_node("act", "Relu", ["c"], ["a"]), make_node("add", "Add", ["r", "a"], ["y"])],
+               ["y", "a"])
+    out = fold_conv_epilogues(g)
+    assert [n.op_type for n in out.nodes] == ["Conv", "Add"]
+    assert out.nodes[0].attr("epilogue_act") == "relu" and not out.nodes[0].attr("residual")
+    # the conv output has two users: nothing folds
+    g2 = _graph([_conv(), make_node("act", "Relu", ["c"], ["a"]), make_node("add", "Add", ["c", "a"], ["y"])], ["y"])
+    assert fold_conv_epilogues(g2) is g2
+
+
+def test_unfused_llvm_mobilenet_v2_runs_one_kernel_per_conv_and_matches_ort():
+    m = models.build("mobilenet_v2", resolution=32, width=0.35)
+    cm = compile_model(m, target="llvm", fuse=False)
+    kinds = cm.graph.op_counts()
+    assert "Relu6" not in kinds and "Add" not in kinds, kinds   # every act and residual in a conv
+    assert len(cm.program.steps) == len(cm.graph.nodes)
+    assert check_model(m, cm).passed
