@@ -177,7 +177,8 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
                         it.append(Copy("output", "out", "y_tile", "y", out_bytes, out_bursts, slots))
                 its.append(tuple(it))
             units.append(tuple(its))
-    cores = min(soc.cube_cores, len(units))
+    # the AICs of the plan's AIVs (910B, 1:2), or the plan's cores themselves (310P)
+    cores = min(soc.cube_cores, len(units), ceil_div(plan.cores, max(1, soc.vector_cores // soc.cube_cores)))
     pro = ()
     if fix:
         pro = (Copy("weights", "in", "b_pw_l1", "b_pw", wl.co1 * C0 * ACC_BYTES, 1),)

@@ -27,6 +27,9 @@ from schedules.workload import DwSepWorkload, ceil_div
 
 ENGINE = "twophase"          # TileConfig.pw_engine of the variant
 VARIANT = "two-phase"        # KernelPlan.variant
+# at least this many K steps per GEMM tile where C1 allows: the next step's loads overlap the
+# current Mmad (one step would leave MTE2 and the cube in series)
+K_STEPS_MIN = 4
 BM_CAP = 512                 # rows of one GEMM tile at most (more gives no reuse the L2 lacks)
 
 
@@ -58,11 +61,12 @@ def gemm_rows(wl: DwSepWorkload, soc: SocSpec, cob: int, copies: int) -> int:
 
 def gemm_k(wl: DwSepWorkload, soc: SocSpec, cob: int, bm: int, copies: int) -> int:
     """kb: channel blocks of K per GEMM step -- as many as L0A (bm x kb) and L0B (kb x cob) hold
-    double-buffered, balanced over C1 (fewer, larger K steps: fewer DMAs and Mmad calls)."""
+    double-buffered, in at least K_STEPS_MIN steps, balanced over C1."""
     b = itemsize(wl.dtype)
     kmax = min(soc.l0a_bytes // (copies * bm * C0 * b), soc.l0b_bytes // (copies * C0 * cob * C0 * b))
     kmax = max(1, min(wl.c1, kmax))
-    return ceil_div(wl.c1, ceil_div(wl.c1, kmax))
+    steps = max(ceil_div(wl.c1, kmax), min(K_STEPS_MIN, wl.c1))
+    return ceil_div(wl.c1, steps)
 
 
 def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db) -> list[tuple]:

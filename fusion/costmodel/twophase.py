@@ -119,8 +119,9 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
     for k, ph in enumerate(prog.phases):
         to_l1 = ph.name == "gemm"
         occ = Counter(it for core in ph.assignment for u in core for it in ph.units[u])
-        timed = {it: timer.iteration(acc, it, n, to_l1) for it, n in occ.items()}
         n_busy = sum(1 for core in ph.assignment if core)
+        timer.active = n_busy   # the phase's cores share the GM bandwidth (the others wait at SyncAll)
+        timed = {it: timer.iteration(acc, it, n, to_l1) for it, n in occ.items()}
         t_pro = timer.iteration(acc, ph.prologue, n_busy, to_l1)[0]
         unit_steps = {}
         cache: dict[tuple, CoreRun] = {}
