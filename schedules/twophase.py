@@ -137,6 +137,15 @@ def workspace_bytes(wl: DwSepWorkload, soc: SocSpec) -> dict[str, int]:
             "sync_ws": cores * 32}
 
 
+def dma_floor_bytes(wl: DwSepWorkload) -> int:
+    """The least DMA volume of any two-phase plan: the block's minimal bytes plus the DW result
+    written to the workspace once and read back once (every pixel of every channel)."""
+    from fusion.traffic import fused_min_bytes
+
+    dw = wl.c1 * gemm_m(wl) * C0 * itemsize(wl.dtype)
+    return sum(fused_min_bytes(wl).values()) + 2 * dw
+
+
 def l2_resident(wl: DwSepWorkload, soc: SocSpec) -> bool:
     """The workspaces stay in L2 between the phases (the fusion/costmodel/l2.py write rule)."""
     from fusion.costmodel.l2 import write_hit
@@ -146,4 +155,4 @@ def l2_resident(wl: DwSepWorkload, soc: SocSpec) -> bool:
 
 
 __all__ = ["ENGINE", "VARIANT", "buffer_specs", "fixpipe", "gemm_m", "gemm_rows", "l2_resident",
-           "workspace_bytes", "gemm_k"]
+           "workspace_bytes", "gemm_k", "dma_floor_bytes"]
