@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from fusion.errors import MegafuseError
 from fusion.targets import Target, pw_engines, vector_only_reason
+from schedules.twophase import tap_row_fit
 from schedules.plan import KernelPlan, make_plan, suggest_tile
 from schedules.workload import DwSepWorkload, TileConfig
 
@@ -174,27 +175,36 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride):
     from schedules.plan import balanced_sizes
 
     soc = target.soc
-    dbs = (False,) if override.double_buffer is False else (True,)
-    best = None
-    seen = set()
+    db = override.double_buffer is not False
+    costs: dict = {}
+
+    def cost(cand: TileConfig) -> float:
+        if cand not in costs:
+            plan = make_plan(wl, cand, soc)
+            costs[cand] = (plan, model_fused(plan, timeline=False).time_us if plan.fits() else float("inf"))
+        return costs[cand][1]
+
+    # coordinate descent: the DW tile (phase 1), then the GEMM tile's N (cob), then cib x cores
+    cobs = [c for c in balanced_sizes(wl.co1) if c <= TWO_PHASE_MAX_COB]
+    cob0 = max(c for c in cobs if c <= 4)
+    shapes = []
     for k in TWO_PHASE_TILES_PER_CORE:
         base = suggest_tile(wl, soc, like=TileConfig(1, 1, pw_engine="twophase"),
                             min_tiles=max(1, round(k * soc.vector_cores)))
-        if base is None:
-            continue
-        for cob in [c for c in balanced_sizes(wl.co1) if c <= TWO_PHASE_MAX_COB]:
-            for cib, db, cores in product(sorted({1, min(2, wl.c1)}), dbs, _two_phase_cores(soc)):
-                if True:
-                    cand = TileConfig(base.th, base.tw, cob, cib, db, "twophase", cores)
-                    if cand in seen:
-                        continue
-                    seen.add(cand)
-                    plan = make_plan(wl, cand, soc)
-                    if not plan.fits():
-                        continue
-                    t = model_fused(plan, timeline=False).time_us
-                    if best is None or t < best[1]:
-                        best = (plan, t)
+        if base is not None:
+            shapes.append((base.th, base.tw))
+    # tiles whose DW row fits one vector repeat (one tap instruction over the whole tile)
+    fit_w = max(w for w in balanced_sizes(wl.out_width) if w <= tap_row_fit(soc) or w == 1)
+    shapes += [(th, fit_w) for th in balanced_sizes(wl.out_height) if th * fit_w <= 64][-2:]
+    best = min(dict.fromkeys(shapes), key=lambda hw: cost(TileConfig(*hw, cob0, 1, db, "twophase")),
+               default=None)
+    if best is None:
+        _TWO_PHASE_BEST[key] = None
+        return None
+    cob = min(cobs, key=lambda c: cost(TileConfig(*best, c, 1, db, "twophase")))
+    final = min((TileConfig(*best, cob, cib, db, "twophase", cores)
+                 for cib, cores in product(sorted({1, min(2, wl.c1)}), _two_phase_cores(soc))), key=cost)
+    best = None if costs[final][1] == float("inf") else costs[final]
     if best is not None:
         log.info("%s: best two-phase tile %s, %.2f us modeled", wl.describe(), best[0].tile.describe(), best[1])
     _TWO_PHASE_BEST[key] = best

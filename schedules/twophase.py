@@ -33,6 +33,12 @@ K_STEPS_MIN = 4
 BM_CAP = 512                 # rows of one GEMM tile at most (more gives no reuse the L2 lacks)
 
 
+def tap_row_fit(soc: SocSpec) -> int:
+    """Widest tile row one DW tap instruction covers in one repeat (schedules/isa.dw_taps): 4
+    pixels on 2201 (MulAddDst into fp32), 8 on 2002 (16-bit Mul); phase 1 favours such rows."""
+    return 4 if has_muladddst(soc) else 8
+
+
 def gemm_m(wl: DwSepWorkload) -> int:
     """Rows of the GEMM: every output pixel of the batch."""
     return wl.batch * wl.out_height * wl.out_width
@@ -155,4 +161,4 @@ def l2_resident(wl: DwSepWorkload, soc: SocSpec) -> bool:
 
 
 __all__ = ["ENGINE", "VARIANT", "buffer_specs", "fixpipe", "gemm_m", "gemm_rows", "l2_resident",
-           "workspace_bytes", "gemm_k", "dma_floor_bytes"]
+           "workspace_bytes", "gemm_k", "dma_floor_bytes", "tap_row_fit"]
