@@ -100,6 +100,7 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
     from fusion.costmodel import model_fused, model_unfused
     from fusion.opcost import other_kernel_cost
     from fusion.traffic import dma_floor_any_split_bytes, dma_floor_bytes, gemm_cores
+    from schedules.twophase import dma_floor_bytes as twophase_floor_bytes
 
     soc = cm.target.soc
     vendor = vendor_network(cm, model_path)
@@ -111,7 +112,8 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
         unf = model_unfused(b.workload, soc, "framework")
         fold = model_unfused(b.workload, soc, "folded")
         costs.append((b.name, cost))
-        floor = dma_floor_bytes(plan)
+        floor = dma_floor_bytes(plan) if not plan.two_phase else twophase_floor_bytes(b.workload)
+        any_split = (dma_floor_any_split_bytes(b.workload, gemm_cores(plan)) if not plan.two_phase else floor)
         vend = vendor.for_members(b.members)
         pipes = pipe_breakdown(cost, vendor.kernels_for(b.members))
         vendor_blocks += vend
@@ -129,7 +131,7 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
             "traffic_ratio": cost.traffic_ratio, "hbm_bytes_fused": cost.hbm_bytes,
             "hbm_bytes_unfused": unf.hbm_bytes, "hbm_traffic_ratio": cost.hbm_traffic_ratio,
             "dma_floor_bytes": floor, "dma_floor_ratio": floor / cost.min_gm_bytes,
-            "dma_floor_any_split_ratio": dma_floor_any_split_bytes(b.workload, gemm_cores(plan)) / cost.min_gm_bytes,
+            "dma_floor_any_split_ratio": any_split / cost.min_gm_bytes,
             "cores": plan.cores,
             "l2_hit_bytes": cost.l2_hit_bytes, "ub_bytes_used": plan.ub_bytes,
             "ub_bytes_available": soc.ub_usable_bytes, "engine": dict(cost.engine), "engine_reason": why,
@@ -173,7 +175,8 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
     report["hbm_traffic_ratio_unfused"] = report["hbm_bytes_unfused"] / max(report["gm_bytes_min"], 1)
     report["traffic_note"] = ("gm_bytes = bytes moved by the DMA engines (MTE2/MTE3); hbm_bytes = what reaches HBM "
                               "when re-reads hit L2 (working set within L2; a kernel boundary flushes L2); "
-                              "dma_floor_bytes = the least DMA volume of any fused plan on the same number of "
+                              "dma_floor_bytes = (two-phase blocks: the minimal bytes plus one write and one read of the DW "
+                              "result through the workspace) the least DMA volume of any fused plan on the same number of "
                               "cores (every core loads all PW weights); dma_floor_any_split = the least DMA volume "
                               "of any equal split of the outputs over that many cores (fusion/traffic.py)")
     report["max_dma_ratio"] = getattr(cm, "max_dma_ratio", None)

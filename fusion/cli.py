@@ -111,9 +111,9 @@ def _add_model_args(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
     p.add_argument("--no-double-buffer", action="store_true", help="single-buffer the tiles (halves their UB)")
     p.add_argument("--pw-engine", choices=["vector", "cube"], help="unit for the pointwise GEMM")
     p.add_argument("--no-fuse", action="store_true", help="compile every node as its own kernel")
-    p.add_argument("--fallback", action=argparse.BooleanOptionalAction, default=False,
-                   help="sim/ascend: leave a block unfused where its fused kernel is modeled slower than the "
-                        "vendor-like DW + PW kernels (default on for bench)")
+    p.add_argument("--fallback", action=argparse.BooleanOptionalAction, default=True,
+                   help="sim/ascend: leave a block unfused where every fused design is modeled slower than "
+                        "the vendor-like DW + PW kernels (default; --no-fallback fuses every block)")
     from fusion.subgraph import add_cut_args
     add_cut_args(p)
     if json_flag:
@@ -147,7 +147,7 @@ def _compile_from_args(args):
                            pw_engine=override.pw_engine, double_buffer=override.double_buffer)
     cm = compile_model(args.model, target=args.target, input_shapes=shapes or None, dtype=args.dtype,
                        tile=override, fuse=not args.no_fuse, tuned_tiles=tuned,
-                       fallback=getattr(args, "fallback", False))
+                       fallback=getattr(args, "fallback", True))
     _check_forced_blocks(cm, args)
     if cap is not None:
         cm.max_dma_ratio = cap

@@ -98,7 +98,7 @@ def cmd_explain(args) -> int:
     shapes = dict(parse_input_shape(s) for s in args.input_shape)
     chains, others, notes = explain(args.model, args.target, shapes or None, args.dtype,
                              getattr(args, "inputs", None), getattr(args, "outputs", None),
-                             getattr(args, "fallback", False))
+                             getattr(args, "fallback", True))
     if args.json:
         print(json.dumps({"chains": [c.to_json() for c in chains],
                           "fused": sum(c.fused for c in chains), "notes": notes,

@@ -126,6 +126,12 @@ class SocSpec:
     # AIV<->AIC cross-core flag hand-off on decoupled chips
     # (SetFlag/WaitFlag through GM), cycles per hand-off
     cross_core_sync_cycles: int = 400
+    # UNFITTED (no published or profiled figure found; the devkit's SyncAll page gives semantics
+    # only): one SyncAll across a kernel's cores, cycles. 910B (A2) has the hard sync: all AIVs,
+    # all AICs, then the two groups -- charged as two cross-core flag hand-offs (2 x 400). 310P has
+    # the soft sync only: every core DMA-writes its 32 B flag to a zeroed GM workspace and polls all
+    # flags with DMA reads -- charged as two GM round trips of ~1200 cycles (set on its SocSpec).
+    sync_all_cycles: int = 800
 
     @property
     def ub_usable_kib(self) -> float:
@@ -164,7 +170,8 @@ SOCS: dict[str, SocSpec] = {
         name="ascend310p3", arch="2002", coupled=True, vector_cores=8, cube_cores=8,
         clock_ghz=1.08, ub_bytes=256 * KIB, ub_usable_bytes=248 * KIB,
         l1_bytes=1024 * KIB, l0a_bytes=64 * KIB, l0b_bytes=64 * KIB, l0c_bytes=256 * KIB,
-        bt_bytes=0, l2_bytes=16 * 1024 * KIB, hbm_gbps=152.0, l2_gbps=4 * 152.0, launch_base_us=2.5),
+        bt_bytes=0, l2_bytes=16 * 1024 * KIB, hbm_gbps=152.0, l2_gbps=4 * 152.0, launch_base_us=2.5,
+        sync_all_cycles=2400),
 }
 
 DEFAULT_SOC = "ascend910b2"

@@ -11,10 +11,12 @@ decided here, once, in the same comparison. Every candidate dropped is logged to
 from __future__ import annotations
 
 import logging
+from itertools import product
 from dataclasses import dataclass, replace
 
 from fusion.errors import MegafuseError
 from fusion.targets import Target, pw_engines, vector_only_reason
+from schedules.twophase import tap_row_fit
 from schedules.plan import KernelPlan, make_plan, suggest_tile
 from schedules.workload import DwSepWorkload, TileConfig
 
@@ -59,7 +61,17 @@ def choose_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None
     soc = target.soc
     if tuned is not None and not override.forced:
         log.info("%s: tuned tile %s (database)", wl.describe(), tuned.describe())
-        return TileChoice(make_plan(wl, tuned, soc), "tuned", f"pw on {tuned.pw_engine} (tuned tile)")
+        plan = make_plan(wl, tuned, soc)
+        two = _two_phase_best(wl, target, override)
+        if two is not None:   # the tuner's space holds the one-phase variants; compare the two-phase one
+            from fusion.costmodel import model_fused
+            t_tuned = model_fused(plan, timeline=False).time_us
+            if two[1] < t_tuned:
+                log.info("%s: two-phase tile %s %.2f us < tuned %.2f us", wl.describe(),
+                         two[0].tile.describe(), two[1], t_tuned)
+                return TileChoice(two[0], "tuned", f"two-phase: {two[1]:.2f} us modeled < tuned "
+                                                   f"{tuned.describe()} {t_tuned:.2f} us")
+        return TileChoice(plan, "tuned", f"pw on {tuned.pw_engine} (tuned tile)")
     knobs = TileConfig(1, 1, double_buffer=override.double_buffer is not False,
                        pw_engine=override.pw_engine or "vector")
     base = suggest_tile(wl, soc, like=knobs, min_tiles=soc.vector_cores)
@@ -115,8 +127,13 @@ def _fastest_candidate(wl: DwSepWorkload, target: Target, override: TileOverride
                                  plan.overflows()[0][0])
                         continue
                     costs[cand] = model_fused(plan, timeline=False)
-    if not costs:
+    two = _two_phase_best(wl, target, override)
+    if not costs and two is None:
         raise MegafuseError(f"no tile of {wl.describe()} fits {soc.name}")
+    if two is not None and (not costs or two[1] < min(c.time_us for c in costs.values())):
+        log.info("%s: default tile %s (two-phase), %.2f us modeled", wl.describe(), two[0].tile.describe(), two[1])
+        others = f" < one-phase {min(c.time_us for c in costs.values()):.2f} us" if costs else ""
+        return two[0], f"two-phase (DW on all cores, SyncAll, M x N GEMM): {two[1]:.2f} us modeled{others}"
     best = min(costs, key=lambda c: costs[c].time_us)   # first of equals: the order above breaks ties
     for cand, cost in costs.items():
         if cand != best:
@@ -131,3 +148,66 @@ def _fastest_candidate(wl: DwSepWorkload, target: Target, override: TileOverride
         why = engine_reason(best.pw_engine, same_sizes, soc)
     log.info("%s: default tile %s, %s", wl.describe(), best.describe(), why)
     return make_plan(wl, best, soc), why
+
+
+# two-phase candidates (schedules/twophase.py): DW tiles for a few unit counts, the GEMM tile's N
+TWO_PHASE_TILES_PER_CORE = (1 / 8, 1 / 2, 1)
+TWO_PHASE_MAX_COB = 8
+_TWO_PHASE_BEST: dict = {}
+
+
+def _two_phase_cores(soc) -> tuple[int, ...]:
+    """Vector-core counts tried: all, two thirds, a half (fewer cores launch faster)."""
+    return tuple(dict.fromkeys((0, soc.vector_cores * 2 // 3 // 8 * 8 or 0, soc.vector_cores // 2)))
+
+
+def two_phase_enabled(target: Target, override: TileOverride) -> bool:
+    """The two-phase variant is modeled on sim only: no Ascend C emitter writes it yet."""
+    return target.kind == "sim" and override.pw_engine in (None, "twophase") and not override.forced
+
+
+def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride):
+    """(plan, modeled µs) of the fastest two-phase candidate, or None."""
+    if not two_phase_enabled(target, override):
+        return None
+    key = (wl, target.soc, override.double_buffer)
+    if key in _TWO_PHASE_BEST:
+        return _TWO_PHASE_BEST[key]
+    from fusion.costmodel import model_fused
+    from schedules.plan import balanced_sizes
+
+    soc = target.soc
+    db = override.double_buffer is not False
+    costs: dict = {}
+
+    def cost(cand: TileConfig) -> float:
+        if cand not in costs:
+            plan = make_plan(wl, cand, soc)
+            costs[cand] = (plan, model_fused(plan, timeline=False).time_us if plan.fits() else float("inf"))
+        return costs[cand][1]
+
+    # coordinate descent: the DW tile (phase 1), then the GEMM tile's N (cob), then cib x cores
+    cobs = [c for c in balanced_sizes(wl.co1) if c <= TWO_PHASE_MAX_COB]
+    cob0 = max(c for c in cobs if c <= 4)
+    shapes = []
+    for k in TWO_PHASE_TILES_PER_CORE:
+        base = suggest_tile(wl, soc, like=TileConfig(1, 1, pw_engine="twophase"),
+                            min_tiles=max(1, round(k * soc.vector_cores)))
+        if base is not None:
+            shapes.append((base.th, base.tw))
+    # tiles whose DW row fits one vector repeat (one tap instruction over the whole tile)
+    fit_w = max(w for w in balanced_sizes(wl.out_width) if w <= tap_row_fit(soc) or w == 1)
+    shapes += [(th, fit_w) for th in balanced_sizes(wl.out_height) if th * fit_w <= 64][-2:]
+    best = min(dict.fromkeys(shapes), key=lambda hw: cost(TileConfig(*hw, cob0, 1, db, "twophase")),
+               default=None)
+    if best is None:
+        _TWO_PHASE_BEST[key] = None
+        return None
+    cob = min(cobs, key=lambda c: cost(TileConfig(*best, c, 1, db, "twophase")))
+    final = min((TileConfig(*best, cob, cib, db, "twophase", cores)
+                 for cib, cores in product(sorted({1, min(2, wl.c1)}), _two_phase_cores(soc))), key=cost)
+    best = None if costs[final][1] == float("inf") else costs[final]
+    if best is not None:
+        log.info("%s: best two-phase tile %s, %.2f us modeled", wl.describe(), best[0].tile.describe(), best[1])
+    _TWO_PHASE_BEST[key] = best
+    return best

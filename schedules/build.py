@@ -39,12 +39,23 @@ def _cached(kind: str, ident: str, make_mod, disk: bool = True) -> object:
     return ex
 
 
+def _tir_plan(plan: KernelPlan) -> KernelPlan:
+    """The plan the CPU build's TIR mirrors: a two-phase plan's numerics are built as the
+    vector-PW loop nest of the same tile (same math; the phases exist on the Ascend side only)."""
+    if not plan.two_phase:
+        return plan
+    from dataclasses import replace
+
+    from schedules.plan import make_plan
+    return make_plan(plan.workload, replace(plan.tile, pw_engine="vector"), plan.soc)
+
+
 def build_fused(plan: KernelPlan, disk_cache: bool = True):
     """Schedule the plan's tile, cross-check the TIR's UB allocations against the plan, compile.
     disk_cache=False for throw-away candidates (the tuner's), which would only fill the cache."""
     def make_mod():
         sch = schedule_dwsep(plan.workload, plan.tile)
-        cross_check(plan, sch.mod)
+        cross_check(_tir_plan(plan), sch.mod)
         return sch.mod
     return _cached("fused", f"{plan.workload.key()}:{plan.tile.key()}", make_mod, disk_cache)
 

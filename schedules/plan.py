@@ -117,9 +117,16 @@ class KernelPlan:
 
     @property
     def cores(self) -> int:
+        """Vector cores launched: one per tile at most (two-phase: per (tile, ci-block) unit)."""
         limit = self.soc.vector_cores
         want = self.tile.cores or limit
-        return max(1, min(want, limit, self.n_tiles))
+        units = self.n_tiles * (self.ci_steps if self.two_phase else 1)
+        return max(1, min(want, limit, units))
+
+    @property
+    def two_phase(self) -> bool:
+        """The two-phase variant (schedules/twophase.py): DW on all cores, SyncAll, M x N GEMM."""
+        return self.tile.pw_engine == "twophase"
 
     @property
     def pw_on_cube(self) -> bool:
@@ -133,7 +140,10 @@ class KernelPlan:
     @property
     def variant(self) -> str:
         """vector-pw (DW and PW on the vector unit) | cube-pw (PW on the cube of the same AI core:
-        310P) | cube-pw-mix (910B MIX kernel: DW on the AIVs, PW on the AICs, hand-off via GM)."""
+        310P) | cube-pw-mix (910B MIX kernel: DW on the AIVs, PW on the AICs, hand-off via GM) |
+        two-phase (schedules/twophase.py)."""
+        if self.two_phase:
+            return "two-phase"
         if not self.pw_on_cube:
             return "vector-pw"
         return "cube-pw" if self.soc.coupled else "cube-pw-mix"
@@ -325,6 +335,12 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube: bo
 def make_plan(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> KernelPlan:
     """Lay out every live buffer of the fused kernel for this tile (no budget check)."""
     th, tw, cob, cib = tile_sizes(wl, tile)
+    if tile.pw_engine == "twophase":
+        from schedules import twophase
+        specs = twophase.buffer_specs(wl, soc, th, tw, cob, cib, tile.double_buffer)
+        bufs = tuple(BufferPlan(name, scope, tuple(int(d) for d in dims), dtype, int(n), role, **opts)
+                     for name, scope, dims, dtype, n, role, opts in specs)
+        return KernelPlan(wl, tile, soc, bufs)
     specs = buffer_specs(wl, soc, th, tw, cob, cib, tile.double_buffer, tile.pw_engine == "cube")
     bufs = tuple(BufferPlan(name, scope, tuple(int(d) for d in dims), dtype, int(n), role, **opts)
                  for name, scope, dims, dtype, n, role, opts in specs)

@@ -563,6 +563,9 @@ def _tile_loops_cached(plan: KernelPlan, role: str, r, c) -> tuple[Loop, ...]:
 def build_program(plan: KernelPlan) -> Program:
     """Lower a plan: tiles round-robin over plan.cores (batch, tile row, tile column order); on
     910B MIX each AIC serves aic_ratio consecutive AIVs."""
+    if plan.two_phase:   # its own builder (phases and barriers, not one loop nest per tile)
+        from schedules.program_twophase import build_twophase
+        return build_twophase(plan)
     wl = plan.workload
     rows, cols = tile_axes(wl, plan.th, plan.tw)
     tiles = tuple((r, c) for _n in range(wl.batch) for r in rows for c in cols)

@@ -82,13 +82,13 @@ class TileConfig:
     cob: int = 1          # output-channel blocks per PW step
     cib: int = 0          # input-channel blocks per DW step (0 = all of C1 at once)
     double_buffer: bool = True
-    pw_engine: str = "vector"  # vector | cube
+    pw_engine: str = "vector"  # vector | cube | twophase (schedules/twophase.py)
     cores: int = 0        # 0 = as many as there are tiles, up to the SoC's cores
 
     def __post_init__(self):
         if self.th < 1 or self.tw < 1 or self.cob < 1 or self.cib < 0 or self.cores < 0:
             raise ValueError(f"invalid tile {self}")
-        if self.pw_engine not in ("vector", "cube"):
+        if self.pw_engine not in ("vector", "cube", "twophase"):
             raise ValueError(f"unknown PW engine {self.pw_engine!r}")
 
     def describe(self) -> str:

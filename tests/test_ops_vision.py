@@ -478,7 +478,7 @@ def test_check_on_the_ascend_emulator_with_vision_ops(tmp_path, capsys):
     around it on the CPU, the whole model against ONNX Runtime."""
     p = tmp_path / "fpn.onnx"
     onnx.save(_fused_neighbour_model(), p)
-    code, out, err = run_cli(capsys, "check", str(p), "-t", "ascend:ascend310p3")
+    code, out, err = run_cli(capsys, "check", str(p), "-t", "ascend:ascend310p3", "--no-fallback")
     assert code == 0 and "PASS" in out and "1 fused blocks" in out, (out, err)
 
 

@@ -15,8 +15,15 @@ from schedules.workload import DwSepWorkload, TileConfig
 WL = DwSepWorkload(1, 64, 128, 28, 28, dtype="float16")
 
 
+@pytest.fixture
+def one_phase(monkeypatch):
+    """The one-phase decision (vector / cube PW) on its own: the two-phase variant left out."""
+    import fusion.tile_policy as tp
+    monkeypatch.setattr(tp, "two_phase_enabled", lambda *a: False)
+
+
 @pytest.mark.parametrize("target", ["sim:910b2", "sim:310p3"])
-def test_default_engine_is_decided_once(target, caplog):
+def test_default_engine_is_decided_once(target, caplog, one_phase):
     tgt = parse_target(target)
     with caplog.at_level(logging.INFO, logger="megafuse.tiles"):
         choice = choose_tile(WL, tgt)
@@ -35,7 +42,7 @@ def test_default_engine_is_decided_once(target, caplog):
     assert default_tile(WL, tgt) == choice.plan.tile
 
 
-def test_forced_and_tuned_tiles_win_in_order():
+def test_forced_and_tuned_tiles_win_in_order(one_phase):
     tgt = parse_target("sim:910b2")
     tuned = TileConfig(4, 7, 2, 0, True, "cube")
     assert select_tile(WL, tgt, None, tuned) == (tuned, "tuned")

@@ -310,6 +310,9 @@ class _Fused:
 def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = True) -> KernelCost:
     """Walk the plan's loop nest tile by tile and replay it through the pipes of every core.
     Cores that get the same sequence of tile shapes are simulated once."""
+    if plan.two_phase:   # phases and barriers: its own timing (costmodel/twophase.py)
+        from fusion.costmodel.twophase import model_twophase
+        return model_twophase(plan, name, timeline)
     wl, soc, tile = plan.workload, plan.soc, plan.tile
     f = _Fused(plan)
     db = tile.double_buffer

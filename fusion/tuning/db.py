@@ -168,8 +168,8 @@ def tile_problem(d, max_cores: int | None = None) -> str | None:
         return f"tile field cores={d['cores']} is more than the SoC's {max_cores} cores"
     if not isinstance(d.get("double_buffer"), bool):
         return "tile field double_buffer is not a boolean"
-    if d.get("pw_engine") not in ("vector", "cube"):
-        return "tile field pw_engine is not 'vector' or 'cube'"
+    if d.get("pw_engine") not in ("vector", "cube", "twophase"):   # twophase: the default tile tune records
+        return "tile field pw_engine is not 'vector', 'cube' or 'twophase'"
     return None
 
 

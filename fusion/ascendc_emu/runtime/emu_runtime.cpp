@@ -1,12 +1,13 @@
 // Emulation runtime: runs a kernel on fresh emulated cores and keeps the counters. Compiled
 // into the same shared library as one kernel (see harness.py).
 //
-// Non-MIX launches run the blocks one after the other on the calling thread. A MIX launch
-// (arch 2201: 1 AIC + 2 / 1 AIVs per block, or AICs / AIVs only with the scheduler on) runs
-// every core as a thread of one launch, cooperatively: exactly one core runs at a time and it
+// Non-MIX launches of more than kMaxCoop blocks run the blocks one after the other on the
+// calling thread. A MIX launch (arch 2201: 1 AIC + 2 / 1 AIVs per block, or AICs / AIVs only
+// with the scheduler on), and a non-MIX launch of at most kMaxCoop blocks (so that SyncAll can
+// hold every block at its barrier), runs every core as a thread of one launch, cooperatively: exactly one core runs at a time and it
 // hands control over only when it blocks in CrossCoreWaitFlag or finishes. The next core is
 // the first one after it (in launch order: per block the AIC, then AIV0, AIV1) that has not
-// started or whose awaited flag counter is now non-zero. This makes a launch deterministic,
+// started or whose awaited flag counter is now non-zero (or whose SyncAll every member reached). This makes a launch deterministic,
 // free of host data races, and exact about deadlocks: when the running core blocks and no
 // other core can run, every live core waits on a counter nobody can raise any more.
 #include <algorithm>
@@ -62,6 +63,7 @@ struct MixLaunch {
     enum class St : uint8_t { Ready, Running, Waiting, Done };
 
     KernelType type = KernelType::MixAic1_2;
+    bool plain = false;  // a non-MIX launch run cooperatively: one core per block, no cross-core flags
     int block_dim = 1;
     int aivs = 2;      // AIVs per block
     bool aic = true;   // an AIC per block
@@ -71,6 +73,8 @@ struct MixLaunch {
     std::vector<Loc> wait_loc;
     std::vector<std::string> wait_api;
     std::vector<uint64_t> wait_tick;
+    std::vector<int> wait_sync;                  // per core: the SyncAll number it waits at (0: a flag)
+    std::vector<std::vector<int>> wait_members;  // per core: the cores of that SyncAll
     std::vector<std::array<FlagCounter, kFlags>> counters;
     std::map<std::tuple<int, int, int>, Collection> colls;  // (mode, scope, flag)
 
@@ -89,14 +93,24 @@ struct MixLaunch {
     std::string Describe(int i) const
     {
         const CoreState& c = *cores[i];
+        if (plain) return Str("block ", c.group);
         if (c.kind == CoreKind::Cube) return Str("the AIC of block ", c.group);
         if (aivs > 1) return Str(CoreName(c), " of block ", c.group);
         return Str("the AIV of block ", c.group);
     }
 
+    bool SyncReached(int j) const
+    {
+        for (int m : wait_members[j])
+            if (cores[m]->syncs < wait_sync[j]) return false;
+        return true;
+    }
+
     bool Runnable(int j) const
     {
-        return st[j] == St::Ready || (st[j] == St::Waiting && counters[j][wait_flag[j]].value > 0);
+        if (st[j] == St::Ready) return true;
+        if (st[j] != St::Waiting) return false;
+        return wait_sync[j] > 0 ? SyncReached(j) : counters[j][wait_flag[j]].value > 0;
     }
 
     // The next core to run after core i, or -1.
@@ -124,6 +138,7 @@ struct MixLaunch {
         int victim = -1;
         for (int j = 0; j < Size(); ++j)
             if (st[j] == St::Waiting && (victim < 0 || wait_tick[j] < wait_tick[victim])) victim = j;
+        if (wait_sync[victim] > 0) return SyncDeadlock(victim);
         const int f = wait_flag[victim];
         std::string others;
         int listed = 0, more = 0;
@@ -154,6 +169,31 @@ struct MixLaunch {
         return FormatAt(c, wait_loc[victim],
                         Str(wait_api[victim], " on ", Describe(victim), " waits forever: its flag-", f,
                             " counter is 0 and no core can raise it any more (", others, ")", lacks));
+    }
+
+    // A SyncAll some member never reaches: name those members and what they do instead.
+    std::string SyncDeadlock(int victim) const
+    {
+        const int k = wait_sync[victim];
+        std::string missing;
+        int listed = 0, more = 0;
+        for (int m : wait_members[victim]) {
+            if (cores[m]->syncs >= k) continue;
+            if (listed == 8) {
+                ++more;
+                continue;
+            }
+            missing += Str(listed ? "; " : "", Describe(m), " ",
+                           st[m] == St::Done ? std::string("finished")
+                                             : Str("waits in ", wait_api[m], " at line ", wait_loc[m].line()),
+                           " after ", cores[m]->syncs, " SyncAll");
+            ++listed;
+        }
+        if (more) missing += Str("; ", more, " more");
+        return FormatAt(*cores[victim], wait_loc[victim],
+                        Str(wait_api[victim], " on ", Describe(victim), " waits forever: SyncAll #", k, " needs all ",
+                            wait_members[victim].size(), " cores of the barrier, but ", missing,
+                            " (every core of the barrier must call SyncAll the same number of times)"));
     }
 };
 
@@ -264,6 +304,56 @@ void MixWaitFlag(CoreState& c, int flag, const char* api, const Loc& loc)
     L.st[me] = MixLaunch::St::Running;
 }
 
+void LaunchSyncAll(CoreState& c, bool aiv_only, int used_cores, const char* api, const Loc& loc)
+{
+    if (c.coop == nullptr)
+        Fail(loc, Str(api, ": the emulator runs a non-MIX launch of more than 256 blocks one block at a time, so no "
+                      "barrier can hold them all (and the hardware needs every block of a SyncAll on its own core)"));
+    MixLaunch& L = *c.coop;
+    const int me = c.mix_index;
+    std::vector<int> members;
+    for (int j = 0; j < L.Size(); ++j)
+        if (L.plain || !aiv_only || L.cores[j]->kind == CoreKind::Vector) members.push_back(j);
+    if (used_cores < 0 || used_cores > static_cast<int>(members.size()))
+        Fail(loc, Str(api, ": usedCores ", used_cores, " outside [0, ", members.size(), "] (it may not exceed the "
+                      "launch's cores)"));
+    if (used_cores > 0) members.resize(static_cast<size_t>(used_cores));
+    if (std::find(members.begin(), members.end(), me) == members.end())
+        Fail(loc, Str(api, ": ", L.Describe(me), " is not one of the ", members.size(), " cores this SyncAll "
+                      "synchronises", aiv_only && !L.plain ? " (isAIVOnly = true: the AIVs)" : "",
+                      used_cores > 0 ? Str(" (usedCores ", used_cores, ")") : std::string()));
+    int vec = 0, cube = 0;
+    for (int m : members) (L.cores[m]->kind == CoreKind::Cube ? cube : vec)++;
+    const int phys_vec = c.soc.vector_cores, phys_cube = c.soc.cube_cores;
+    if ((phys_vec > 0 && vec > phys_vec) || (phys_cube > 0 && cube > phys_cube))
+        Fail(loc, Str(api, ": a barrier over ", members.size(), " cores, but ", c.soc_name, " has ", phys_vec,
+                      " vector / ", phys_cube, " cube cores: the blocks then run in waves and the first wave waits "
+                      "forever (blockDim must not exceed the cores)"));
+    std::unique_lock<std::mutex> lk(L.mu);
+    const int k = ++c.syncs;
+    L.wait_sync[me] = k;
+    L.wait_members[me] = members;
+    if (L.SyncReached(me)) {
+        L.wait_sync[me] = 0;
+        return;
+    }
+    L.st[me] = MixLaunch::St::Waiting;
+    L.wait_loc[me] = loc;
+    L.wait_api[me] = api;
+    L.wait_tick[me] = ++L.tick;
+    const int next = L.PickNext(me);
+    if (next < 0) {
+        L.Fails(L.DeadlockMessage());
+        throw LaunchAborted{};
+    }
+    L.running = next;
+    L.cv.notify_all();
+    L.cv.wait(lk, [&] { return L.abort || L.running == me; });
+    if (L.abort) throw LaunchAborted{};
+    L.wait_sync[me] = 0;
+    L.st[me] = MixLaunch::St::Running;
+}
+
 }  // namespace megafuse_emu
 
 namespace {
@@ -278,6 +368,7 @@ using Counters = std::array<uint64_t, megafuse_emu::NUM_COUNTERS>;
 
 constexpr int kMaxArgs = 32;
 constexpr int kMaxMixCores = 4096;  // threads of one MIX launch
+constexpr int kMaxCoop = 256;       // non-MIX launches up to this many blocks run cooperatively
 
 struct Row {  // one emulated core of the last run
     Counters counters{};
@@ -404,7 +495,7 @@ void MixCoreMain(MixLaunch& L, int i, void* kernel_fn, int nargs, void** args)
     std::string failure;
     try {
         RunKernel(kernel_fn, nargs, args);
-        if (!c.kind_declared) {
+        if (!L.plain && !c.kind_declared) {
             const int t = static_cast<int>(L.type);
             failure = Str("kernel '", c.kernel, "': a MIX launch (kernel_type='", megafuse_emu::KernelTypeArg(t),
                           "') requires KERNEL_TASK_TYPE_DEFAULT(", megafuse_emu::KernelTypeName(t),
@@ -469,6 +560,9 @@ std::string UnpairedFlags(const MixLaunch& L)
     return "";
 }
 
+int StartAndJoin(MixLaunch& L, const std::string& kernel, void* kernel_fn, int nargs, void** args, char* err,
+                 int errlen);
+
 int RunMix(void* kernel_fn, const std::string& kernel, KernelType type, int block_dim, int nargs, void** args,
            const std::vector<megafuse_emu::GmRegion>& gm, const MegafuseEmuSoc& soc, char* err, int errlen)
 {
@@ -497,12 +591,51 @@ int RunMix(void* kernel_fn, const std::string& kernel, KernelType type, int bloc
             c->gm = gm;
             c->launch_type = type;
             c->mix = &L;
+            c->coop = &L;
             c->mix_index = L.Size();
             L.cores.push_back(std::move(c));
         }
     }
+    return StartAndJoin(L, kernel, kernel_fn, nargs, args, err, errlen);
+}
+
+// Non-MIX launch of at most kMaxCoop blocks: one thread per block (SyncAll can hold them).
+int RunCoop(void* kernel_fn, const std::string& kernel, KernelType type, int block_dim, int nargs, void** args,
+            const std::vector<megafuse_emu::GmRegion>& gm, const MegafuseEmuSoc& soc, char* err, int errlen)
+{
+    const CoreKind fixed = type == KernelType::AivOnly   ? CoreKind::Vector
+                           : type == KernelType::AicOnly ? CoreKind::Cube
+                                                         : CoreKind::Unknown;
+    MixLaunch L;
+    L.plain = true;
+    L.type = type;
+    L.block_dim = block_dim;
+    L.aic = false;
+    L.aivs = 0;
+    for (int b = 0; b < block_dim; ++b) {
+        auto c = std::make_unique<CoreState>();
+        InitCore(*c, soc, fixed);
+        c->kernel = kernel;
+        c->block_idx = b;
+        c->block_num = block_dim;
+        c->group = b;
+        c->serial = ++g_serial;
+        c->gm = gm;
+        c->launch_type = type;
+        c->kind = fixed;  // kind_line 0: fixed by the launch
+        c->coop = &L;
+        c->mix_index = b;
+        L.cores.push_back(std::move(c));
+    }
+    return StartAndJoin(L, kernel, kernel_fn, nargs, args, err, errlen);
+}
+
+int StartAndJoin(MixLaunch& L, const std::string& kernel, void* kernel_fn, int nargs, void** args, char* err, int errlen)
+{
     const int n = L.Size();
     L.st.assign(n, MixLaunch::St::Ready);
+    L.wait_sync.assign(n, 0);
+    L.wait_members.assign(n, {});
     L.wait_flag.assign(n, 0);
     L.wait_loc.assign(n, megafuse_emu::Loc{});
     L.wait_api.assign(n, "");
@@ -516,7 +649,7 @@ int RunMix(void* kernel_fn, const std::string& kernel, KernelType type, int bloc
         for (int i = 0; i < n; ++i) threads.emplace_back(MixCoreMain, std::ref(L), i, kernel_fn, nargs, args);
     } catch (const std::system_error& e) {
         std::lock_guard<std::mutex> lk(L.mu);
-        L.Fails(Str("kernel '", kernel, "': cannot start thread ", threads.size(), " of ", n, " for the MIX launch: ",
+        L.Fails(Str("kernel '", kernel, "': cannot start thread ", threads.size(), " of ", n, " for the launch: ",
                     e.what()));
     }
     for (std::thread& t : threads) t.join();
@@ -555,6 +688,7 @@ extern "C" int megafuse_emu_run_typed(void* kernel_fn, const char* kernel_name, 
         if (arg_sizes[i] > 0) gm.push_back({static_cast<const uint8_t*>(args[i]), arg_sizes[i], i});
 
     if (megafuse_emu::IsMixType(type)) return RunMix(kernel_fn, kernel, type, block_dim, nargs, args, gm, *soc, err, errlen);
+    if (block_dim <= kMaxCoop) return RunCoop(kernel_fn, kernel, type, block_dim, nargs, args, gm, *soc, err, errlen);
     return RunSequential(kernel_fn, kernel, type, block_dim, nargs, args, gm, *soc, err, errlen);
 }
 

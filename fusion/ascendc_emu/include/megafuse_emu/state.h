@@ -174,7 +174,9 @@ struct CoreState {
     uint64_t serial = 0;    // unique per emulated core: objects from another core are refused
     KernelType launch_type = KernelType::Unspecified;  // how the host launched the kernel
     MixLaunch* mix = nullptr;  // set on the cores of a MIX launch
-    int mix_index = -1;        // this core's index in the MIX launch
+    int mix_index = -1;        // this core's index in the MIX launch (or the cooperative launch)
+    MixLaunch* coop = nullptr;  // the cooperative launch this core runs in (MIX, or non-MIX with SyncAll)
+    int syncs = 0;              // SyncAll calls this core has passed
 
     std::array<std::vector<uint8_t>, kNumMem> mem;  // physical bytes of each memory
     std::array<std::vector<uint8_t>, kNumMem> written;  // 1 per byte ever written (init_check.h)
@@ -257,6 +259,10 @@ inline bool IsArch2201() { return g_core->soc.arch == 2201; }
 // until its flag counter is non-zero; both throw EmuError for broken rules.
 void MixSetFlag(CoreState& c, int mode, int flag, const char* api, const Loc& loc);
 void MixWaitFlag(CoreState& c, int flag, const char* api, const Loc& loc);
+// SyncAll (emu_runtime.cpp): blocks until every member core of the barrier has called its
+// matching SyncAll; members: the launch's AIVs (aiv_only) or all its cores, the first
+// used_cores of them when used_cores > 0. A member that finishes first is a reported deadlock.
+void LaunchSyncAll(CoreState& c, bool aiv_only, int used_cores, const char* api, const Loc& loc);
 
 }  // namespace megafuse_emu
 

@@ -5,7 +5,10 @@
 // are threads, and a wait hands control to another core until its counter is raised.
 #pragma once
 
+#include <cstring>
+
 #include "state.h"
+#include "tensor.h"
 
 namespace megafuse_emu {
 
@@ -88,6 +91,73 @@ void CrossCoreWaitFlag(uint16_t flagId, megafuse_emu::Loc loc = megafuse_emu::Lo
     const std::string api = megafuse_emu::Str("CrossCoreWaitFlag(", flagId, ")");
     megafuse_emu::CoreState& c = megafuse_emu::CrossCoreCheck(modeId, flagId, api, loc);
     megafuse_emu::MixWaitFlag(c, flagId, api.c_str(), loc);
+}
+
+// SyncAll (devkit SyncAll page): a barrier over the cores of a launch -- every member must call
+// it (the same number of times) before any member returns from it. Soft form (arch 2002 AI Core,
+// arch 2201; isAIVOnly must be true): gmWorkspace (int32, >= cores x 32 B, zeroed before the
+// first call: each core keeps its count in its own 32 B slot, which the emulator checks and
+// writes like the device) and ubWorkspace (int32 in VECIN / VECCALC / VECOUT, >= cores x 32 B);
+// usedCores = 0: every core of the launch (its AIVs on a MIX launch). Hard form (arch 2201
+// only): no workspace; isAIVOnly = false takes the AICs in too. A member that finishes or
+// waits elsewhere instead is reported as a deadlock naming it.
+template <bool isAIVOnly = true>
+void SyncAll(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<int32_t>& ubWorkspace,
+             const int32_t usedCores = 0, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    using megafuse_emu::Fail;
+    using megafuse_emu::Str;
+    const char* api = "SyncAll(gmWorkspace, ubWorkspace)";
+    megafuse_emu::CoreState& c = megafuse_emu::Core(loc);
+    if (!isAIVOnly)
+        Fail(loc, Str(api, ": the soft SyncAll synchronises vector cores only (isAIVOnly = false needs the hard "
+                      "SyncAll<false>(), arch 2201)"));
+    if (c.kind == megafuse_emu::CoreKind::Cube)
+        Fail(loc, Str(api, ": called on an AIC; the soft SyncAll runs on the vector cores"));
+    const int64_t cores = usedCores > 0 ? usedCores
+                          : c.mix != nullptr ? c.block_num * c.ratio : c.block_num;
+    if (gmWorkspace.GetSize() < static_cast<uint64_t>(cores) * 8)
+        Fail(loc, Str(api, ": gmWorkspace holds ", gmWorkspace.GetSize() * 4, " B; ", cores, " cores need at least ",
+                      cores * 32, " B (32 B per core)"));
+    const TPosition pos = ubWorkspace.GetPosition();
+    if (pos != TPosition::VECIN && pos != TPosition::VECOUT && pos != TPosition::VECCALC)
+        Fail(loc, Str(api, ": ubWorkspace must be a VECIN / VECCALC / VECOUT tensor (UB)"));
+    if (ubWorkspace.GetSize() < static_cast<uint64_t>(cores) * 8)
+        Fail(loc, Str(api, ": ubWorkspace holds ", ubWorkspace.GetSize() * 4, " B; ", cores, " cores need at least ",
+                      cores * 32, " B"));
+    const int64_t slot = c.block_idx;   // GetBlockIdx: AIV order on a MIX launch, the block otherwise
+    if (slot < cores) {
+        int32_t* p = reinterpret_cast<int32_t*>(gmWorkspace.GetPhyAddr()) + slot * 8;
+        const auto* b = reinterpret_cast<const uint8_t*>(p);
+        bool inside = false;
+        for (const megafuse_emu::GmRegion& r : c.gm) inside |= b >= r.base && b + 32 <= r.base + r.bytes;
+        if (!inside)
+            Fail(loc, Str(api, ": the gmWorkspace slot of core ", slot, " lies outside every GM argument: the "
+                          "workspace needs at least ", cores * 32, " B (32 B per core)"));
+        int32_t v;
+        std::memcpy(&v, p, sizeof v);
+        if (v != c.syncs)
+            Fail(loc, Str(api, ": the gmWorkspace slot of core ", slot, " holds ", v, " before its SyncAll #",
+                          c.syncs + 1, " (expected ", c.syncs, "): zero the workspace before the first SyncAll and "
+                          "let nothing else write it"));
+        v = c.syncs + 1;
+        std::memcpy(p, &v, sizeof v);
+    }
+    megafuse_emu::LaunchSyncAll(c, true, usedCores, api, loc);
+}
+
+template <bool isAIVOnly = true>
+void SyncAll(megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    megafuse_emu::CoreState& c = megafuse_emu::Core(loc);
+    const char* api = isAIVOnly ? "SyncAll()" : "SyncAll<false>()";
+    if (!megafuse_emu::IsArch2201())
+        megafuse_emu::Fail(loc, megafuse_emu::Str(api, ": the hard SyncAll exists on arch 2201 (Atlas A2) only; ",
+                                                  c.soc_name, " needs the soft SyncAll(gmWorkspace, ubWorkspace)"));
+    if (isAIVOnly && c.kind == megafuse_emu::CoreKind::Cube)
+        megafuse_emu::Fail(loc, megafuse_emu::Str(api, ": called on an AIC with isAIVOnly = true (use SyncAll<false>() "
+                                                  "in a MIX kernel whose AICs take part)"));
+    megafuse_emu::LaunchSyncAll(c, isAIVOnly, 0, api, loc);
 }
 
 template <pipe_t pipe>

@@ -1,0 +1,160 @@
+"""The two-phase fused kernel on the pipes (schedules/program_twophase.py's steps, timed). MODELED.
+
+Each phase's cores replay their units through the in-order pipes (costmodel/pipes.py); a SyncAll
+(soc.sync_all_cycles) after the slowest core of a phase releases the next phase on every core
+(310P: the same cores continue; 910B: the AICs start, then the AIVs continue for the epilogue).
+The DW result and the 910B pre-activation make a round trip through a GM workspace that L2 holds
+(costmodel/l2.py: absorbed when the kernel's working set fits), so they move at L2 bandwidth.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from fusion.costmodel.l2 import _l2_policy
+from fusion.costmodel.pipes import CoreRun, _sim, _st
+from fusion.costmodel.primitives import ACC_BYTES, VecWork, cycles_to_us
+from fusion.costmodel.results import KernelCost, _Acc, _assemble
+from fusion.traffic import _input_bytes, fused_min_bytes, weight_bytes
+from schedules.plan import KernelPlan
+from schedules.program import Copy, CubeOp, Move, VectorOp, build_program
+
+_MOVE_RATE = {"L1->L0A": "l1_to_l0a_bytes_per_cycle", "L1->L0B": "l1_to_l0b_bytes_per_cycle",
+              "UB->L1": "ub_to_l1_bytes_per_cycle"}
+
+
+def sync_all_us(soc) -> float:
+    return cycles_to_us(soc, soc.sync_all_cycles)
+
+
+def _l2(plan: KernelPlan, counts: Counter):
+    wl, soc = plan.workload, plan.soc
+    u_in = _input_bytes(wl, plan.th, plan.tw)[0]
+    weights = sum(weight_bytes(wl))
+    mins = fused_min_bytes(wl)
+    ws = counts["write:handoff"]   # each workspace byte is written once
+    return _l2_policy(soc, u_in + weights + mins["residual"] + mins["output"] + ws,
+                      {"input": u_in, "weights": weights, "residual": mins["residual"]},
+                      {"input": counts["read:input"], "weights": counts["read:weights"]},
+                      ("handoff",))
+
+
+class _Timer:
+    def __init__(self, plan: KernelPlan, l2, active: int):
+        from fusion.vendor_baseline import cube_side
+
+        self.soc = plan.soc
+        self.dtype = plan.workload.dtype
+        self.l2, self.active = l2, active
+        self.hit_in = dict(l2.hit_in) if l2 is not None else {}
+        self.hit_out = dict(l2.hit_out) if l2 is not None else {}
+        # the AIC's MTE2 (GM -> L1) has its own per-core bandwidth (as the vendor-like GEMM's)
+        self.l1_side = cube_side(self.soc)
+
+    def iteration(self, acc: _Acc, it, times: int, to_l1: bool) -> tuple[float, float, float, float]:
+        """(MTE2, cube, vector, MTE3) µs of one iteration; counts go to acc x times."""
+        soc = self.soc
+        mte2 = mte3 = cube_cyc = vec_cyc = 0.0
+        fractals, work = 0, VecWork()
+        for s in it:
+            if isinstance(s, Copy):
+                d = s.direction
+                hit = (self.hit_in if d == "in" else self.hit_out).get(s.kind, 0.0)
+                side = self.l1_side if (to_l1 and d == "in") else soc
+                t = acc.dma(side, s.kind, s.nbytes, s.bursts, d, self.active, times, hit)
+                if d == "in":
+                    mte2 += t
+                else:
+                    mte3 += t
+            elif isinstance(s, VectorOp):
+                work += s.work
+            elif isinstance(s, Move):
+                if s.path == "L0C->UB":
+                    vec_cyc += s.nbytes / soc.l0c_to_ub_bytes_per_cycle
+                else:
+                    cube_cyc += s.nbytes / getattr(soc, _MOVE_RATE[s.path])
+            elif isinstance(s, CubeOp):
+                fractals += s.fractals
+        t_cube = cycles_to_us(soc, cube_cyc) + (acc.cube(soc, fractals, self.dtype, times) if fractals else 0.0)
+        t_vec = cycles_to_us(soc, vec_cyc) + acc.vec(soc, work, times)
+        return mte2, t_cube, t_vec, mte3
+
+
+def _unit_steps(phase, unit, timed, db: bool) -> tuple:
+    """One unit's iterations as simulated steps (compiled stages)."""
+    copies = 2 if db else 1
+    steps = []
+    last = len(unit) - 1
+    for q, it in enumerate(unit):
+        mte2, t_cube, t_vec, mte3 = timed[it]
+        if phase.name == "dw":
+            steps.append((_st("MTE2", mte2, "x block", "x_tile", copies),
+                          _st("vector", t_vec, "dw taps+bias+act1", "dw_out", copies),
+                          _st("MTE3", mte3, "dw result -> GM workspace")))
+        elif phase.name == "gemm":
+            steps.append((_st("MTE2", mte2, f"A + B block k{q}", "ab_l1", copies),
+                          _st("cube", t_cube, f"mmad k{q}", "pw_acc" if q == last else None, copies),
+                          _st("vector", t_vec, "L0C->UB + epilogue", "y_tile", copies),
+                          _st("MTE3", mte3, "y" if q == last else "")))
+        else:
+            steps.append((_st("MTE2", mte2, "pre-act (+res)", "pre_tile", copies),
+                          _st("vector", t_vec, "bias+act2 (+res)", "y_tile", copies),
+                          _st("MTE3", mte3, "y")))
+    return tuple(steps)
+
+
+def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = True) -> KernelCost:
+    wl, soc = plan.workload, plan.soc
+    db = plan.tile.double_buffer
+    prog = build_program(plan)
+    l2 = _l2(plan, prog.counts)
+    n_vec = max(len(ph.assignment) for ph in prog.phases if ph.role in ("aiv", "core"))
+    n_aic = sum(len(ph.assignment) for ph in prog.phases if ph.role == "aic")
+    launched = n_vec + n_aic
+    timer = _Timer(plan, l2, launched)
+    acc = _Acc()
+    sync = sync_all_us(soc)
+    runs: dict[str, CoreRun] = {}
+    ready = 0.0
+    for k, ph in enumerate(prog.phases):
+        to_l1 = ph.name == "gemm"
+        occ = Counter(it for core in ph.assignment for u in core for it in ph.units[u])
+        n_busy = sum(1 for core in ph.assignment if core)
+        timer.active = n_busy   # the phase's cores share the GM bandwidth (the others wait at SyncAll)
+        timed = {it: timer.iteration(acc, it, n, to_l1) for it, n in occ.items()}
+        t_pro = timer.iteration(acc, ph.prologue, n_busy, to_l1)[0]
+        unit_steps = {}
+        cache: dict[tuple, CoreRun] = {}
+        end = ready
+        for ci, core in enumerate(ph.assignment):
+            name_ = f"{ph.role}{ci}"
+            prev = runs.get(name_)
+            key = (tuple(core), id(prev))
+            run = cache.get(key)
+            if run is None:
+                seq = []
+                for j, u in enumerate(core):
+                    st = unit_steps.get(u)
+                    if st is None:
+                        st = unit_steps[u] = _unit_steps(ph, ph.units[u], timed, db)
+                    if j == 0 and t_pro:   # the resident loads ride on the core's first load
+                        s0 = st[0][0]
+                        s0 = (s0[0], s0[1] + t_pro, s0[2] + " + resident") + s0[3:]
+                        st = ((s0,) + st[0][1:],) + st[1:]
+                    seq.append((j, ready if j == 0 else 0.0, st))
+                base = prev.copy() if prev is not None else None
+                run = _sim(seq, db, base) if seq else (base or _sim([], db))
+                cache[key] = run
+            runs[name_] = run
+            end = max(end, run.end)
+        ready = end + (sync if k < len(prog.phases) - 1 else 0.0)
+    notes = [f"two-phase: DW on {len(prog.phases[0].assignment)} {prog.phases[0].role} -> GM workspace "
+             f"(L2), {prog.barriers} SyncAll ({sync:.2f} us each, unfitted), GEMM {prog.m_tiles} x "
+             f"{prog.n_tiles} tiles of {prog.bm} rows x {plan.cob} Cout blocks on "
+             f"{len(prog.phases[1].assignment)} {prog.phases[1].role}, K in blocks of {prog.kb}"]
+    mins = fused_min_bytes(wl)
+    kh, kw = wl.kernel
+    px = wl.batch * wl.out_height * wl.out_width
+    return _assemble(name, soc, runs, acc, launched, sum(mins.values()), 2 * px * wl.cin * kh * kw,
+                     2 * px * wl.cin * wl.cout, ACC_BYTES, wl.dtype, {"dw": "vector", "pw": "cube"},
+                     plan.tile.describe(), notes, timeline, l2)

@@ -1,0 +1,230 @@
+"""The lowered program of a two-phase plan (schedules/twophase.py): its phases as data.
+
+  dw    (aiv on 910B, core on 310P)  per (tile, ci-block) unit: x block in, DW ops, DW result out
+                                     to the GM workspace (kind handoff)
+  gemm  (aic on 910B, core on 310P)  per (M, N) tile, per K block: A block from the workspace,
+                                     B block of PW weights, L1 -> L0 moves, Mmad; after the last K
+                                     block the epilogue: Fixpipe y (910B), the pre-activation to
+                                     its workspace (910B, vector epilogue), or L0C -> UB + bias,
+                                     act2, residual, y (310P)
+  epi   (aiv, 910B without Fixpipe)  per (M, N) tile: pre-activation in, epilogue, y out
+
+A SyncAll barrier separates consecutive phases. Every step is a schedules/program.py step type,
+so Program.counts-style totals and the cost model's timing read the same steps.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from functools import cached_property
+
+from fusion.ir import C0
+from schedules.isa import ACC_BYTES, cube_fractals, itemsize
+from schedules.plan import KernelPlan
+from schedules.program import (
+    Copy,
+    CubeOp,
+    Move,
+    _fmt,
+    count_steps,
+    dw_vector_ops,
+    epilogue_vector_ops,
+    rows_bursts,
+    split,
+    tile_axes,
+)
+from schedules.twophase import VARIANT, fixpipe, gemm_k, gemm_m, gemm_rows
+from schedules.workload import ceil_div
+
+Unit = tuple   # tuple[Iteration, ...]: one work unit's iterations, each a tuple of steps
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str                          # dw | gemm | epi
+    role: str                          # aiv | aic | core
+    units: tuple[Unit, ...]
+    assignment: tuple[tuple[int, ...], ...]   # per core of the phase: its unit indices, in order
+    prologue: tuple[Copy, ...]         # resident loads of every core of the phase, before its first unit
+
+
+@dataclass(frozen=True)
+class TwoPhaseProgram:
+    plan: KernelPlan
+    phases: tuple[Phase, ...]          # a SyncAll between consecutive phases
+    bm: int                            # GEMM tile rows
+    kb: int                            # channel blocks of K per GEMM step
+    m_tiles: int
+    n_tiles: int
+
+    variant = VARIANT
+    resident_weights = False
+
+    @property
+    def fixpipe_epilogue(self) -> bool:
+        return fixpipe(self.plan.workload, self.plan.soc)
+
+    @property
+    def barriers(self) -> int:
+        return len(self.phases) - 1
+
+    def core_names(self, phase: Phase) -> list[str]:
+        return [f"{phase.role}{i}" for i in range(len(phase.assignment))]
+
+    @cached_property
+    def counts(self) -> Counter:
+        """Totals over every core and phase (program.count_steps keys: GM bytes per kind, DMA
+        transfers and bursts, vector instructions and repeats, cube fractals)."""
+        soc = self.plan.soc
+        out: Counter = Counter()
+        for ph in self.phases:
+            occ = Counter(u for core in ph.assignment for u in core)
+            for ui, n in occ.items():
+                for it in ph.units[ui]:
+                    count_steps(soc, it, n, out)
+            count_steps(soc, ph.prologue, sum(1 for core in ph.assignment if core), out)
+        return out
+
+    def describe(self) -> str:
+        p = self.plan
+        lines = [f"program {p.workload.describe()} tile {p.tile.describe()}: {self.variant}, GEMM tiles "
+                 f"{self.m_tiles} x {self.n_tiles} of {self.bm} rows x {p.cob} Cout blocks, K in blocks of "
+                 f"{self.kb}, {self.barriers} SyncAll" + (", Fixpipe epilogue" if self.fixpipe_epilogue else "")]
+        for k, ph in enumerate(self.phases):
+            if k:
+                lines.append("  SyncAll")
+            busy = [c for c in ph.assignment if c]
+            lines.append(f"{ph.name} on {ph.role} x{len(busy)} ({len(ph.units)} units, "
+                         f"{ph.role}0: {len(ph.assignment[0])})")
+            lines += [f"  prologue {_fmt(s)}" for s in ph.prologue]
+            if ph.units:
+                for j, it in enumerate(ph.units[0]):
+                    lines.append(f"  unit0 step{j}")
+                    lines += [f"    {_fmt(s)}" for s in it]
+        return "\n".join(lines)
+
+
+def _round_robin(n_units: int, cores: int) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(range(c, n_units, cores)) for c in range(cores))
+
+
+def _segments(m0: int, m1: int, per_image: int) -> int:
+    """Images a row range [m0, m1) of the GEMM touches (one burst per channel block each)."""
+    return (m1 - 1) // per_image - m0 // per_image + 1
+
+
+def dw_phase(plan: KernelPlan, role: str) -> Phase:
+    wl, soc = plan.workload, plan.soc
+    b = itemsize(wl.dtype)
+    rows, cols = tile_axes(wl, plan.th, plan.tw)
+    full_tile = plan.in_tile_h * plan.in_tile_w
+    units = []
+    for _n in range(wl.batch):
+        for r in rows:
+            for c in cols:
+                pad = (full_tile - r[1] * c[1]) * C0
+                for cb in split(wl.c1, plan.cib):
+                    units.append(((
+                        Copy("input", "in", "x_tile", "x", cb * r[1] * c[1] * C0 * b,
+                             rows_bursts(cb, r[1], c[1] == wl.width), 2 if plan.tile.double_buffer else 1),
+                        *dw_vector_ops(soc, wl.dtype, wl.kernel, wl.act1, plan.th, plan.tw, cb, pad),
+                        Copy("handoff", "out", "dw_out", "dw_ws", cb * r[0] * c[0] * C0 * b,
+                             rows_bursts(cb, r[0], c[0] == wl.out_width)),
+                    ),))
+    kh, kw = wl.kernel
+    pro = (Copy("weights", "in", "w_dw", "w_dw", wl.c1 * kh * kw * C0 * b, 1),
+           Copy("weights", "in", "b_dw", "b_dw", wl.c1 * C0 * ACC_BYTES, 1))
+    return Phase("dw", role, tuple(units), _round_robin(len(units), plan.cores), pro)
+
+
+def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, int, int]:
+    wl, soc = plan.workload, plan.soc
+    b = itemsize(wl.dtype)
+    frac = soc.cube_fractal[0]
+    m = gemm_m(wl)
+    m_al = ceil_div(m, frac) * frac
+    per_image = wl.out_height * wl.out_width
+    fix, coupled = fixpipe(wl, soc), soc.coupled
+    slots = 2 if plan.tile.double_buffer else 1
+    m_blocks = split(m_al, bm)
+    n_blocks = split(wl.co1, plan.cob)
+    k_blocks = split(wl.c1, kb)
+    units = []
+    for i, rows_al in enumerate(m_blocks):
+        m0 = i * bm
+        valid = max(0, min(m, m0 + rows_al) - m0)
+        for cbo in n_blocks:
+            out_bytes = cbo * valid * C0 * b
+            out_bursts = cbo * _segments(m0, m0 + valid, per_image)
+            its = []
+            for q, kb in enumerate(k_blocks):
+                it: list = [Copy("handoff", "in", "a_l1", "dw_ws", kb * rows_al * C0 * b, kb, slots),
+                            Copy("weights", "in", "b_l1", "w_pw", kb * C0 * cbo * C0 * b, cbo, slots),
+                            Move("L1->L0A", "a_l1", "a_l0a", kb * rows_al * C0 * b),
+                            Move("L1->L0B", "b_l1", "b_l0b", kb * C0 * cbo * C0 * b),
+                            CubeOp(cube_fractals(soc, rows_al, kb, cbo), "a_l0a", "b_l0b", "pw_acc")]
+                if q == len(k_blocks) - 1:
+                    if fix:
+                        it.append(Copy("output", "out", "pw_acc", "y", out_bytes, out_bursts))
+                    elif not coupled:
+                        it.append(Copy("handoff", "out", "pw_acc", "pre_ws", cbo * rows_al * C0 * b, cbo))
+                    else:
+                        if wl.residual:
+                            it.insert(2, Copy("residual", "in", "res_tile", "res", out_bytes, out_bursts, slots))
+                        it.append(Move("L0C->UB", "pw_acc", "y_acc", cbo * rows_al * C0 * ACC_BYTES))
+                        it += epilogue_vector_ops(soc, wl.dtype, wl.act2, rows_al, cbo, "y_acc", True, wl.residual)
+                        it.append(Copy("output", "out", "y_tile", "y", out_bytes, out_bursts, slots))
+                its.append(tuple(it))
+            units.append(tuple(its))
+    # the AICs of the plan's AIVs (910B, 1:2), or the plan's cores themselves (310P)
+    cores = min(soc.cube_cores, len(units), ceil_div(plan.cores, max(1, soc.vector_cores // soc.cube_cores)))
+    pro = ()
+    if fix:
+        pro = (Copy("weights", "in", "b_pw_l1", "b_pw", wl.co1 * C0 * ACC_BYTES, 1),)
+    elif coupled:
+        pro = (Copy("weights", "in", "b_pw", "b_pw", wl.co1 * C0 * ACC_BYTES, 1),)
+    return (Phase("gemm", role, tuple(units), _round_robin(len(units), cores), pro),
+            len(m_blocks), len(n_blocks))
+
+
+def epi_phase(plan: KernelPlan, bm: int) -> Phase:
+    """910B without a Fixpipe epilogue: the AIVs finish each (M, N) tile's epilogue."""
+    wl, soc = plan.workload, plan.soc
+    b = itemsize(wl.dtype)
+    frac = soc.cube_fractal[0]
+    m = gemm_m(wl)
+    per_image = wl.out_height * wl.out_width
+    slots = 2 if plan.tile.double_buffer else 1
+    units = []
+    for i, rows_al in enumerate(split(ceil_div(m, frac) * frac, bm)):
+        m0 = i * bm
+        valid = max(0, min(m, m0 + rows_al) - m0)
+        for cbo in split(wl.co1, plan.cob):
+            out_bytes = cbo * valid * C0 * b
+            out_bursts = cbo * _segments(m0, m0 + valid, per_image)
+            it: list = [Copy("handoff", "in", "pre_tile", "pre_ws", cbo * rows_al * C0 * b, cbo, slots)]
+            if wl.residual:
+                it.append(Copy("residual", "in", "res_tile", "res", out_bytes, out_bursts, slots))
+            it += epilogue_vector_ops(soc, wl.dtype, wl.act2, rows_al, cbo, "y_acc", True, wl.residual)
+            it.append(Copy("output", "out", "y_tile", "y", out_bytes, out_bursts, slots))
+            units.append((tuple(it),))
+    cores = min(soc.vector_cores, len(units))
+    pro = (Copy("weights", "in", "b_pw", "b_pw", wl.co1 * C0 * ACC_BYTES, 1),)
+    return Phase("epi", "aiv", tuple(units), _round_robin(len(units), cores), pro)
+
+
+def build_twophase(plan: KernelPlan) -> TwoPhaseProgram:
+    """Lower a two-phase plan: DW units round-robin over plan.cores, GEMM tiles over the cube
+    cores, (910B, vector epilogue) epilogue tiles over the AIVs."""
+    wl, soc = plan.workload, plan.soc
+    coupled = soc.coupled
+    copies = 2 if plan.tile.double_buffer else 1
+    bm = gemm_rows(wl, soc, plan.cob, copies)
+    kb = gemm_k(wl, soc, plan.cob, bm, copies)
+    phases = [dw_phase(plan, "core" if coupled else "aiv")]
+    gemm, mt, nt = gemm_phase(plan, "core" if coupled else "aic", bm, kb)
+    phases.append(gemm)
+    if not coupled and not fixpipe(wl, soc):
+        phases.append(epi_phase(plan, bm))
+    return TwoPhaseProgram(plan, tuple(phases), bm, kb, mt, nt)

@@ -1,0 +1,164 @@
+"""The two-phase fused kernel: its GEMM geometry and its buffers (one launch per block).
+
+  phase 1  every vector core (910B: the AIVs; 310P: the AI cores' vector units) runs DW + bias +
+           act1 over (tile, input-channel block) units and writes the DW result to a GM workspace
+           laid out as the cube's A operand: (C1, M padded to 16, C0), M = batch x out pixels;
+  SyncAll  across the block's cores (the workspace must be complete before any GEMM reads it);
+  phase 2  the PW as a GEMM split over the cube cores in M (pixels, bm rows per tile) AND N (Cout,
+           cob blocks per tile), K (Cin) streamed through L1/L0 in blocks of kb = cib channel
+           blocks -- no core holds all of K, and the PW weights are read once per (M, N) tile
+           instead of once per core per DW tile. Epilogue as the one-phase variants: 910B Fixpipe
+           (bias, relu) where it applies, 310P L0C -> UB + vector;
+  phase 3  (910B without a Fixpipe epilogue) a second SyncAll, then the AIVs finish bias, act2
+           and the residual over the pre-activation workspace.
+
+This is the issue's "Cout split over core groups" and "K streaming". The plan's TileConfig keeps
+its meaning for phase 1 (th x tw DW tiles, cib channel blocks per unit); cob is the GEMM tile's N;
+bm (the GEMM tile's M) and kb (its K step) are decided here from cob, the cores and L0A/L0B/L0C.
+"""
+
+from __future__ import annotations
+
+from fusion.ir import C0
+from fusion.soc import SocSpec
+from schedules.activations import needs_scratch
+from schedules.isa import has_muladddst, itemsize, tap_scratch_rows
+from schedules.workload import DwSepWorkload, ceil_div
+
+ENGINE = "twophase"          # TileConfig.pw_engine of the variant
+VARIANT = "two-phase"        # KernelPlan.variant
+# at least this many K steps per GEMM tile where C1 allows: the next step's loads overlap the
+# current Mmad (one step would leave MTE2 and the cube in series)
+K_STEPS_MIN = 4
+BM_CAP = 512                 # rows of one GEMM tile at most (more gives no reuse the L2 lacks)
+
+
+def tap_row_fit(soc: SocSpec) -> int:
+    """Widest tile row one DW tap instruction covers in one repeat (schedules/isa.dw_taps): 4
+    pixels on 2201 (MulAddDst into fp32), 8 on 2002 (16-bit Mul); phase 1 favours such rows."""
+    return 4 if has_muladddst(soc) else 8
+
+
+def gemm_m(wl: DwSepWorkload) -> int:
+    """Rows of the GEMM: every output pixel of the batch."""
+    return wl.batch * wl.out_height * wl.out_width
+
+
+def fixpipe(wl: DwSepWorkload, soc: SocSpec) -> bool:
+    """910B: Fixpipe applies bias and act2 out of L0C (as the one-phase MIX kernel)."""
+    return not soc.coupled and wl.act2 in soc.fixpipe_acts and not wl.residual
+
+
+def gemm_rows(wl: DwSepWorkload, soc: SocSpec, cob: int, copies: int) -> int:
+    """bm: rows of one GEMM tile, a multiple of 16. As many (M, N) tiles as cube cores where the
+    pixels allow it, each as large as L0A (A block) and L0C (the accumulator) hold, balanced so the
+    last M tile is no sliver."""
+    frac = soc.cube_fractal[0]
+    m_al = ceil_div(gemm_m(wl), frac) * frac
+    b = itemsize(wl.dtype)
+    limit = min(soc.l0c_bytes // (copies * cob * C0 * 4), soc.l0a_bytes // (copies * C0 * b), BM_CAP)
+    limit = max(frac, limit // frac * frac)
+    n_tiles = ceil_div(wl.co1, cob)
+    want_m = max(1, ceil_div(soc.cube_cores, n_tiles))
+    bm = min(limit, ceil_div(ceil_div(m_al, want_m), frac) * frac)
+    tiles_m = ceil_div(m_al, bm)
+    return ceil_div(ceil_div(m_al, tiles_m), frac) * frac
+
+
+def gemm_k(wl: DwSepWorkload, soc: SocSpec, cob: int, bm: int, copies: int) -> int:
+    """kb: channel blocks of K per GEMM step -- as many as L0A (bm x kb) and L0B (kb x cob) hold
+    double-buffered, in at least K_STEPS_MIN steps, balanced over C1."""
+    b = itemsize(wl.dtype)
+    kmax = min(soc.l0a_bytes // (copies * bm * C0 * b), soc.l0b_bytes // (copies * C0 * cob * C0 * b))
+    kmax = max(1, min(wl.c1, kmax))
+    steps = max(ceil_div(wl.c1, kmax), min(K_STEPS_MIN, wl.c1))
+    return ceil_div(wl.c1, steps)
+
+
+def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db) -> list[tuple]:
+    """Every buffer of the two-phase kernel, as schedules/plan.buffer_specs lists them (scalar
+    tile sizes only). Phase 1 lives in UB; phase 2 in L1/L0 (and, on 310P or for a vector
+    epilogue, UB). A core runs its phases one after the other but the kernel allocates them all."""
+    dt = wl.dtype
+    copies = 2 if db else 1
+    c1, co1 = wl.c1, wl.co1
+    kh, kw = wl.kernel
+    ih, iw = (th - 1) * wl.stride[0] + kh, (tw - 1) * wl.stride[1] + kw
+    bm = gemm_rows(wl, soc, cob, copies)
+    kb = gemm_k(wl, soc, cob, bm, copies)
+    fix = fixpipe(wl, soc)
+    out = []
+
+    def add(name, scope, dims, dtype, n, role, **opts):
+        out.append((name, scope, tuple(dims), dtype, n, role, opts))
+
+    # phase 1: DW of one (tile, channel block) unit; the result leaves through dw_out
+    add("x_tile", "UB", (cib, ih, iw, C0), dt, copies, "input tile with halo (one unit's channel blocks)")
+    add("w_dw", "UB", (c1, kh, kw, C0), dt, 1, "depthwise taps, resident", in_tir=False)
+    add("b_dw", "UB", (c1, C0), "float32", 1, "folded BN1 bias, resident", in_tir=False)
+    add("dw_acc", "UB", (cib, th, tw, C0), "float32", 1, "DW accumulator")
+    add("dw_out", "UB", (cib, th, tw, C0), dt, copies, "DW result after bias+act1, on its way to the GM workspace")
+    if not has_muladddst(soc) and itemsize(dt) == 2:
+        rows = tap_scratch_rows(th, tw)
+        add("tap_prod", "UB", (rows, tw, C0), dt, 1, "one tap's products (16-bit)", in_tir=False)
+        add("tap_wide", "UB", (rows, tw, C0), "float32", 1, "one tap's products widened to fp32", in_tir=False)
+    if needs_scratch(wl.act1):
+        add("act_tmp", "UB", (th, tw, C0), "float32", 1, "activation scratch", in_tir=False)
+    add("sync_ub", "UB", (soc.vector_cores * 8,), "int32", 1,
+        "SyncAll's per-core UB workspace (cores x 32 B)", in_tir=False)
+    # phase 2: the GEMM tile, K streamed in kb blocks
+    add("a_l1", "L1", (kb, bm, C0), dt, copies, "A block: kb channel blocks of bm pixels from the workspace (NZ)",
+        in_tir=False)
+    add("b_l1", "L1", (kb * C0, cob * C0), dt, copies, "B block: kb x cob blocks of PW weights", in_tir=False)
+    add("a_l0a", "L0A", (kb, bm, C0), dt, copies, "cube A operand", in_tir=False)
+    add("b_l0b", "L0B", (kb * C0, cob * C0), dt, copies, "cube B operand", in_tir=False)
+    add("pw_acc", "L0C", (cob, bm, C0), "float32", copies, "GEMM accumulator of one (M, N) tile", in_tir=False)
+    if fix:
+        add("b_pw_l1", "L1", (co1, C0), "float32", 1, "folded BN2 bias (bias-table source)", in_tir=False)
+        add("bias_bt", "BT", (cob, C0), "float32", 1, "the tile's bias in the bias table", in_tir=False)
+    else:   # the vector epilogue (310P: same core after L0C -> UB; 910B: phase 3 on the AIVs)
+        add("b_pw", "UB", (co1, C0), "float32", 1, "folded BN2 bias, resident", in_tir=False)
+        add("y_acc", "UB", (cob, bm, C0), "float32", 1,
+            "one tile's accumulator landed from L0C (310P) / widened pre-activation (910B)", in_tir=False)
+        if not soc.coupled:
+            add("pre_tile", "UB", (cob, bm, C0), dt, copies, "pre-activation read back from the workspace",
+                in_tir=False)
+        if needs_scratch(wl.act2):
+            add("act2_tmp", "UB", (bm, C0), "float32", 1, "activation scratch", in_tir=False)
+        if wl.residual:
+            add("res_tile", "UB", (cob, bm, C0), dt, copies, "residual input tile", in_tir=False)
+        add("y_tile", "UB", (cob, bm, C0), dt, copies, "output tile", in_tir=False)
+    return out
+
+
+def workspace_bytes(wl: DwSepWorkload, soc: SocSpec) -> dict[str, int]:
+    """GM workspaces of the kernel: the DW result (A operand), the 910B pre-activation without a
+    Fixpipe epilogue, and SyncAll's flags (cores x 32 B, zeroed by the host)."""
+    frac = soc.cube_fractal[0]
+    m_al = ceil_div(gemm_m(wl), frac) * frac
+    b = itemsize(wl.dtype)
+    cores = soc.vector_cores + (0 if soc.coupled else soc.cube_cores)
+    return {"dw_ws": wl.c1 * m_al * C0 * b,
+            "pre_ws": 0 if (soc.coupled or fixpipe(wl, soc)) else wl.co1 * m_al * C0 * b,
+            "sync_ws": cores * 32}
+
+
+def dma_floor_bytes(wl: DwSepWorkload) -> int:
+    """The least DMA volume of any two-phase plan: the block's minimal bytes plus the DW result
+    written to the workspace once and read back once (every pixel of every channel)."""
+    from fusion.traffic import fused_min_bytes
+
+    dw = wl.c1 * gemm_m(wl) * C0 * itemsize(wl.dtype)
+    return sum(fused_min_bytes(wl).values()) + 2 * dw
+
+
+def l2_resident(wl: DwSepWorkload, soc: SocSpec) -> bool:
+    """The workspaces stay in L2 between the phases (the fusion/costmodel/l2.py write rule)."""
+    from fusion.costmodel.l2 import write_hit
+
+    ws = workspace_bytes(wl, soc)
+    return write_hit(soc, ws["dw_ws"] + ws["pre_ws"]) >= 1.0
+
+
+__all__ = ["ENGINE", "VARIANT", "buffer_specs", "fixpipe", "gemm_m", "gemm_rows", "l2_resident",
+           "workspace_bytes", "gemm_k", "dma_floor_bytes", "tap_row_fit"]
