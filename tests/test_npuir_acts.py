@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from fusion.driver import compile_model
+from fusion.driver import TileOverride, compile_model
 from fusion.errors import MegafuseError
 from fusion.npuir.check import check_plans
 from fusion.npuir.emit import act_refusal, emit_module
@@ -107,3 +107,23 @@ def test_activation_modules_reach_the_handoff(act1, act2):
     cm = compile_model(act_block(act1, act2), target="npuir:910b2", dtype="float16")
     rows = check_plans([b.plan for b in cm.fused_blocks])
     _assert_all_pass(rows)
+
+
+# the scratch layouts of fusion/npuir/emit.py with activations that need one: cob = 1 with the
+# DW product row by row, a 1-pixel tile (lane-by-lane DW weights), fp32 with ragged blocks
+TILED = [("leakyrelu(1.5)", "hardswishab(0.25,0.6)", "float16", TileOverride(3, 7, 1, 0)),
+         ("hardswishab(0.2,0.5)", "leakyrelu(-0.25)", "float16", TileOverride(1, 1, 1, 1)),
+         ("leakyrelu(0.1)", "hardswishab(0.2,0.5)", "float32", TileOverride(2, 4, 2, 2, False))]
+
+
+@pytest.mark.parametrize("act1, act2, dtype, tile", TILED)
+def test_activation_scratch_layouts_match_onnxruntime(act1, act2, dtype, tile):
+    res = _check_interpreted(act_block(act1, act2), dtype, tile)
+    assert res.passed, res.to_json()
+
+
+@vendor
+@pytest.mark.parametrize("act1, act2, dtype, tile", TILED)
+def test_activation_scratch_layouts_reach_the_handoff(act1, act2, dtype, tile):
+    cm = compile_model(act_block(act1, act2), target="npuir:910b2", dtype=dtype, tile=tile)
+    _assert_all_pass(check_plans([b.plan for b in cm.fused_blocks]))
