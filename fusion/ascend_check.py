@@ -35,6 +35,7 @@ from fusion.check import (
     random_inputs,
 )
 from fusion.errors import MegafuseError
+from schedules.activations import needs_slope
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,7 @@ def build_all(kernels: list[EmittedKernel], jobs: int | None = None) -> tuple[li
 # running
 # ---------------------------------------------------------------------------------------------
 def run_emitted(ek: EmittedKernel, built: dict[str, EmuKernel], arrays: dict[str, np.ndarray]):
-    """Runs the block's launches on NumPy buffers. arrays: x, w_dw, b_dw, w_pw, b_pw[, res]
+    """Runs the block's launches on NumPy buffers. arrays: x, w_dw, b_dw, w_pw, b_pw[, s_dw][, s_pw][, res]
     (NC1HWC0 / blocked layouts, contiguous). Returns (y, summed counters, per-launch results)."""
     wl = ek.plan.workload
     y_spec = ek.arg("y")
@@ -208,7 +209,9 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
             env[st.out] = cpu_out
             continue
         ek, kb, bs = by_name[st.name]
-        names = ["x", "w_dw", "b_dw", "w_pw", "b_pw"] + (["res"] if ek.plan.workload.residual else [])
+        wl = ek.plan.workload   # the fused step's operand order: biases, slopes (FUSED_SLOPES), residual
+        names = (["x", "w_dw", "b_dw", "w_pw", "b_pw"] + [n for n, act in (("s_dw", wl.act1), ("s_pw", wl.act2))
+                                                           if needs_slope(act)] + (["res"] if wl.residual else []))
         arrays = {n: a.numpy() for n, a in zip(names, args)}
         t0 = time.perf_counter()
         y, counters, _ = run_emitted(ek, kb, arrays)

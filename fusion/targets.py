@@ -34,9 +34,10 @@ def pw_engines(target: Target, dtype: str) -> tuple[str, ...]:
 
 def per_channel_acts(target: Target) -> bool:
     """Whether the target's fused kernels carry per-channel activation operands (PRelu slopes):
-    the TVM build (llvm, sim) does; the Ascend C and AscendNPU IR emitters take one constant per
-    activation, so there such a block stays unfused, with its reason."""
-    return target.kind in ("llvm", "sim")
+    the TVM build (llvm, sim) and the Ascend C kernels (slope vectors beside the biases) do; the
+    AscendNPU IR emitter takes one constant per activation, so there such a block stays unfused,
+    with its reason."""
+    return target.kind in ("llvm", "sim", "ascend")
 
 
 def vector_only_reason(target: Target) -> str:

@@ -126,7 +126,7 @@ def activation_of(g: Graph, n: Node, per_channel: bool = False) -> tuple[Act | N
                           f"not per channel")
         if not per_channel:
             return None, (f"PRelu '{n.name}' has a per-channel slope ({flat.size} values): this target's "
-                          f"fused kernels carry one slope per activation (llvm and sim fuse it)")
+                          f"fused kernels carry one slope per activation (llvm, sim and ascend fuse it)")
         return Act("prelu", (n,), per_c), None
     if op == "HardSigmoid":
         return Act(spell("hardsigmoid", n.attr("alpha", 0.2), n.attr("beta", 0.5)), (n,)), None

@@ -203,6 +203,15 @@ def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
     return tuple(ops)
 
 
+def _act_work(soc, act: str, pixels: int, blocks: int) -> VecWork:
+    """An activation over `blocks` channel blocks of `pixels` pixels: one op over them all, or for
+    a per-channel one (PreluBlock of the Ascend C kernels) its ACT_OPS instructions per block and
+    per MAX_REPEAT pixels, one pixel (16 fp32 lanes) a repeat, as the bias add reads its vector."""
+    if not needs_slope(act):
+        return vec_op(soc, blocks * pixels * C0, ACC_BYTES) * ACT_OPS[act]
+    return VecWork(blocks * -(-pixels // soc.max_repeat), blocks * pixels) * ACT_OPS[act]
+
+
 @lru_cache(maxsize=65536)
 def dw_vector_ops(soc, dtype: str, kernel: tuple[int, int], act1: str, th: int, tw: int, cb: int,
                   pad_elems: int, epilogue: bool = True) -> tuple[VectorOp, ...]:
@@ -222,7 +231,7 @@ def dw_vector_ops(soc, dtype: str, kernel: tuple[int, int], act1: str, th: int, 
         w = vec_op(soc, n, ACC_BYTES, rows=cb)
         ops.append(VectorOp("bias1", "dw_acc", cb * n, w.instrs, w.repeats))
         if ACT_OPS[act1]:
-            w = vec_op(soc, cb * n, ACC_BYTES) * ACT_OPS[act1]
+            w = _act_work(soc, act1, th * tw, cb)
             ops.append(VectorOp("act1", "dw_acc", cb * n, w.instrs, w.repeats))
     if b != ACC_BYTES:
         w = vec_op(soc, cb * n, ACC_BYTES)
@@ -242,7 +251,7 @@ def epilogue_vector_ops(soc, dtype: str, act2: str, pixels: int, cbo: int, acc: 
         w = vec_op(soc, n, ACC_BYTES, rows=cbo)
         ops.append(VectorOp("bias2", acc, cbo * n, w.instrs, w.repeats))
         if ACT_OPS[act2]:
-            w = vec_op(soc, cbo * n, ACC_BYTES) * ACT_OPS[act2]
+            w = _act_work(soc, act2, pixels, cbo)
             ops.append(VectorOp("act2", acc, cbo * n, w.instrs, w.repeats))
     if b != ACC_BYTES:
         w = vec_op(soc, cbo * n, ACC_BYTES)

@@ -1,8 +1,9 @@
 """Per-channel PRelu as a fused activation (act1 after DW, act2 after PW): numerics against ONNX
 Runtime on odd shapes (llvm and sim fuse it, fp32 and fp16), the lowered program and the cost
-model that reads it (resident slope copies, the act instruction count), and the targets whose
-emitters take one constant per activation (ascend, npuir): the block stays unfused there, with its
-reason, and the model still matches ORT."""
+model that reads it (resident slope copies, the act instruction count); the Ascend C kernels of
+every variant (vector PW, 310P cube, 910B MIX) on the emulator: `check -t ascend` vs ORT, GM bytes
+and the act's vector instructions equal to the program's; npuir, whose emitter takes one constant
+per activation, refuses it with its reason."""
 
 from __future__ import annotations
 
@@ -77,22 +78,35 @@ def test_fused_prelu_matches_ort(case, target, dtype):
     assert (wl.act2 == "prelu") == BLOCKS[case].get("act2", True)
 
 
-@pytest.mark.parametrize("soc", ["ascend310p3", "ascend910b3"])
-def test_ascend_keeps_per_channel_prelu_unfused_and_checks(soc, tmp_path, capsys):
+# check -t ascend: the emitted kernel of each variant on the emulator, vs ORT; --pw-engine picks the
+# variant (fp32: vector PW; fp16 cube: 310P's coupled core, 910B's MIX kernel)
+ASCEND = [("ascend310p3", "float32", "vector", "vector-pw"), ("ascend310p3", "float16", "cube", "cube-pw"),
+          ("ascend910b3", "float32", "vector", "vector-pw"), ("ascend910b3", "float16", "cube", "cube-pw-mix"),
+          ("ascend910b3", "float16", "vector", "vector-pw")]
+
+
+@pytest.mark.parametrize("soc, dtype, engine, variant", ASCEND)
+def test_ascend_fuses_per_channel_prelu_and_checks(soc, dtype, engine, variant, tmp_path, capsys):
     m = prelu_block(**BLOCKS["both_residual"])
-    cm = fusion.compile(m, target=f"ascend:{soc}")
-    assert not cm.fused_blocks
-    assert any("per-channel slope" in r.reason and "llvm and sim fuse it" in r.reason for r in cm.refusals)
+    cm = fusion.compile(m, target=f"ascend:{soc}", dtype=dtype)
+    assert len(cm.fused_blocks) == 1 and not cm.refusals
+    assert (cm.fused_blocks[0].workload.act1, cm.fused_blocks[0].workload.act2) == ("prelu", "prelu")
     p = tmp_path / "prelu.onnx"
     onnx.save(m, p)
-    for dtype in ("float32", "float16"):
-        code, out, err = run_cli(capsys, "check", str(p), "-t", f"ascend:{soc}", "--dtype", dtype, "--json")
-        assert code == 0, err
-        assert json.loads(out)["passed"] is True
+    code, out, err = run_cli(capsys, "check", str(p), "-t", f"ascend:{soc}", "--dtype", dtype,
+                             "--pw-engine", engine, "--json")
+    assert code == 0, err
+    rep = json.loads(out)
+    assert rep["passed"] is True
+    (blk,) = rep["blocks"]
+    assert blk["variant"] == variant
+    # the slopes are read once per core, like the biases: the emulator's GM bytes are the program's
+    assert blk["gm_bytes_match"] is True
+    assert blk["counters"]["gm_read_bytes"] == blk["cost_model"]["gm_read_bytes"]
 
 
 def test_prelu_act1_only_on_ascend_fuses_the_rest():
-    """A per-channel PRelu after PW is left outside; DW -> PRelu(one slope) -> PW still fuses."""
+    """DW -> PRelu(one slope) -> PW -> PRelu(per channel): leakyrelu after DW, prelu after PW."""
     m = prelu_block(act2=True)
     # make act1 a single-slope PRelu (leakyrelu in the kernel)
     for t in m.graph.initializer:
@@ -100,7 +114,7 @@ def test_prelu_act1_only_on_ascend_fuses_the_rest():
             t.CopyFrom(numpy_helper.from_array(np.full((13, 1, 1), 0.3, np.float32), "s1"))
     cm = _check(m, "ascend:ascend310p3")
     assert len(cm.fused_blocks) == 1 and cm.fused_blocks[0].workload.act1 == "leakyrelu(0.3)"
-    assert cm.fused_blocks[0].workload.act2 == "none"
+    assert cm.fused_blocks[0].workload.act2 == "prelu"
 
 
 # --- plan, program, cost model ---------------------------------------------------------------
@@ -121,8 +135,10 @@ def test_plan_and_program_carry_the_slopes():
     assert Copy("weights", "in", "s_pw", "s_pw", co1 * C0 * 4, 1) in pro
     acts = {(s.op, s.instrs) for s in prog.steps("core", 0) if getattr(s, "op", "").startswith("act")}
     acts0 = {(s.op, s.instrs) for s in prog0.steps("core", 0) if getattr(s, "op", "").startswith("act")}
-    # prelu: Mins into scratch, Mul by the slopes, Maxs, Add -- four times relu's one instruction
-    assert {op: 4 * n for op, n in acts0} == dict(acts)
+    # prelu: Mins into scratch, Mul by the slopes, Maxs, Add per channel block (the slope vector is
+    # read like the bias: one pixel a repeat); relu: one instruction over the step's blocks
+    assert dict(acts0) == {"act1": 1, "act2": 1}
+    assert dict(acts) == {"act1": 4 * plan.cib, "act2": 4 * plan.cob} and plan.cib == 2
     cores = len(prog.cores)
     extra = cores * (c1 + co1) * C0 * 4
     assert prog.counts["gm_read_bytes"] - prog0.counts["gm_read_bytes"] == extra
@@ -143,9 +159,79 @@ def test_reference_block_applies_per_channel_slopes():
     np.testing.assert_allclose(y[0, :, 0, 0], [-1.0, 2.0])
 
 
-def test_emitters_refuse_per_channel_prelu_with_reason():
+def test_npuir_refuses_per_channel_prelu_and_ascend_c_takes_the_slopes():
     plan = make_plan(WL, TILE, P310)
-    with pytest.raises(MegafuseError, match="per-channel PRelu .* not emitted in Ascend C"):
-        emit_kernel(plan, "blk")
+    ek = emit_kernel(plan, "blk")
+    assert [a.name for a in ek.args][3:7] == ["w_pw", "b_pw", "s_dw", "s_pw"]
+    assert "GM_ADDR b_pw, GM_ADDR s_dw, GM_ADDR s_pw, GM_ADDR y" in ek.source
+    assert ek.source.count("PreluBlock(") == 3   # the helper, act1 after the DW bias, act2 per block
     with pytest.raises(MegafuseError, match="not emitted in AscendNPU IR"):
         emit_module(plan, 0, P310.name)
+
+
+# the act's vector instructions as the kernel issues them (emulator) == the program's: each
+# variant's kernel with prelu minus the same kernel with no activation (which issues none), on
+# ragged channel blocks; 16x17 tiles (272 pixels) need two repeats' worth per block
+ACT_COUNTS = [("ascend910b2", "float16", TileConfig(16, 17, 2, 2, False), 37, 41, 16, 17, False),
+              ("ascend310p3", "float16", TileConfig(3, 5, 2, 2, True, "cube"), 37, 41, 7, 9, False),
+              ("ascend910b2", "float16", TileConfig(3, 5, 2, 2, True, "cube"), 37, 37, 7, 9, True)]
+
+
+def _emulated(soc, dtype, tile, c, o, h, w, res, act):
+    from fusion.ascend_check import build_emitted, run_emitted
+    from fusion.tuning.evaluators import block_data, from_blocked, reference_block, to_blocked
+    from schedules.build import fused_params
+
+    wl = DwSepWorkload(1, c, o, h, w, act1=act, act2=act, residual=res, dtype=dtype)
+    plan = make_plan(wl, tile, get_soc(soc))
+    d = block_data(wl, seed=1)
+    slopes = [k for k in ("s_dw", "s_pw") if k in d]
+    arrays = [to_blocked(d["x"], dtype)] + fused_params(d["w_dw"], d["b_dw"], d["w_pw"], d["b_pw"], dtype,
+                                                        [d[k] for k in slopes])
+    names = ["x", "w_dw", "b_dw", "w_pw", "b_pw"] + slopes
+    if res:
+        names, arrays = names + ["res"], arrays + [to_blocked(d["x"], dtype)]
+    ek = emit_kernel(plan, "blk")
+    y, counters, _ = run_emitted(ek, build_emitted(ek), dict(zip(names, arrays)))
+    ref = reference_block(wl, d)
+    err = np.abs(from_blocked(y.astype(np.float64), o) - ref).max() / np.abs(ref).max()
+    return plan, err, counters, build_program(plan).counts
+
+
+@pytest.mark.parametrize("soc, dtype, tile, c, o, h, w, res", ACT_COUNTS)
+def test_emitted_prelu_instructions_and_gm_bytes_equal_the_program(soc, dtype, tile, c, o, h, w, res):
+    plan, err, emu, prog = _emulated(soc, dtype, tile, c, o, h, w, res, "prelu")
+    _, _, emu0, prog0 = _emulated(soc, dtype, tile, c, o, h, w, res, "none")
+    assert err < (1e-5 if dtype == "float32" else 2e-3), err
+    assert plan.cib > 1 and plan.cob > 1      # several channel blocks per step: per-block slopes
+    assert (emu["gm_read_bytes"], emu["gm_write_bytes"]) == (prog["gm_read_bytes"], prog["gm_write_bytes"])
+    act = emu["vector_instructions"] - emu0["vector_instructions"]
+    assert act == prog["vector_instrs"] - prog0["vector_instrs"] > 0
+
+
+def test_package_test_script_goldens_per_channel_prelu(tmp_path):
+    """The op package's generated *_test.py: gen writes random slopes with the inputs, its NumPy
+    golden applies them, the emulated kernel run passes verify (and a slope-less golden would not)."""
+    import importlib.util
+
+    from fusion.ascend_check import build_emitted, run_emitted
+    from fusion.ascendc.emit_host import test_script
+
+    wl = DwSepWorkload(1, 21, 37, 7, 9, act1="prelu", act2="prelu", dtype="float16")
+    ek = emit_kernel(make_plan(wl, TileConfig(3, 5, 2, 2, True, "cube"), get_soc("ascend310p3")), "blk")
+    path = tmp_path / "blk_test.py"
+    path.write_text(test_script(ek))
+    spec = importlib.util.spec_from_file_location("blk_test", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    data = tmp_path / "data"
+    mod.gen(str(data), 0)
+    arrays = {a.name: np.fromfile(data / f"{a.name}.bin", dtype=a.dtype).reshape(a.shape)
+              for a in ek.args if a.role in ("input", "weight")}
+    assert {"s_dw", "s_pw"} <= set(arrays)
+    y, _, _ = run_emitted(ek, build_emitted(ek), arrays)
+    y.tofile(data / "y.bin")
+    assert mod.verify(str(data)) == 0
+    mod.ACT1 = mod.ACT2 = "relu"   # the same run against a golden without the slopes fails
+    mod.reference(**{k: v for k, v in arrays.items()}).tofile(data / "golden.bin")
+    assert mod.verify(str(data)) == 1

@@ -8,7 +8,7 @@ import functools
 import re
 from importlib.resources import files
 
-from schedules.activations import ascendc_body
+from schedules.activations import ascendc_body, needs_slope
 from schedules.plan import KernelPlan
 
 
@@ -48,6 +48,8 @@ MEMBERS = {
     ("w_pw", "UB"): ("wPwQue", "TQue<TPosition::VECIN, @COPIES@>", True),
     ("pw_acc", "UB"): ("pwAccBuf", "TBuf<TPosition::VECCALC>", False),
     ("b_pw", "UB"): ("bPwQue", "TQue<TPosition::VECIN, 1>", True),
+    ("s_dw", "UB"): ("sDwQue", "TQue<TPosition::VECIN, 1>", True),
+    ("s_pw", "UB"): ("sPwQue", "TQue<TPosition::VECIN, 1>", True),
     ("res_tile", "UB"): ("resQue", "TQue<TPosition::VECIN, @COPIES@>", True),
     ("y_tile", "UB"): ("yQue", "TQue<TPosition::VECOUT, @COPIES@>", True),
     ("act_tmp", "UB"): ("actTmpBuf", "TBuf<TPosition::VECCALC>", False),
@@ -92,7 +94,12 @@ def buffer_code(plan: KernelPlan, ns: str, scopes: set[str]) -> tuple[list[str],
 
 def act_function(fn: str, act: str) -> str:
     """An fp32 activation over n elements of `a`: the instructions the cost model counts (one
-    table, schedules/activations.py); the ones that need scratch work in chunks of `tmp` (tmpLen)."""
+    table, schedules/activations.py); the ones that need scratch work in chunks of `tmp` (tmpLen).
+    A per-channel activation runs per channel block where its bias is added (PreluBlock, the
+    slots ACT1_CH / ACT2_CH, templates/prelu_block.h): here a no-op."""
+    if needs_slope(act):
+        return (f"    __aicore__ inline void {fn}(const LocalTensor<float>&, int32_t, const LocalTensor<float>&, "
+                f"int32_t) {{}}  // {act}: per channel block, after the bias add\n")
     return (f"    __aicore__ inline void {fn}(const LocalTensor<float>& a, int32_t n, "
             f"const LocalTensor<float>& tmp, int32_t tmpLen)\n"
             f"    {{\n        (void)tmp;\n        (void)tmpLen;\n        {ascendc_body(act)}\n    }}\n")

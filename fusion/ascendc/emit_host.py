@@ -296,17 +296,30 @@ CIN, COUT, C0 = @CIN@, @COUT@, 16
 TOLERANCE = @TOL@
 
 
-def act(x, kind):
+def act(x, spelled, slope=None):
+    """The activation as megafuse spells it: name or name(constants); slope: prelu's per channel."""
+    kind, _, rest = spelled.partition("(")
+    p = [float(v) for v in rest.rstrip(")").split(",")] if rest else []
     if kind == "relu":
         return np.maximum(x, 0)
     if kind == "relu6":
         return np.minimum(np.maximum(x, 0), 6)
     if kind == "hardswish":
         return x * np.minimum(np.maximum(x + 3, 0), 6) / 6
+    if kind == "leakyrelu":
+        return np.where(x >= 0, x, x * np.float32(p[0]))
+    if kind == "prelu":
+        return np.where(x >= 0, x, x * slope[None, :, None, None, :])
+    if kind == "clip":
+        return np.minimum(np.maximum(x, np.float32(p[0])), np.float32(p[1]))
+    if kind in ("hardsigmoid", "hardswishab"):
+        gate = np.minimum(np.maximum(x * np.float32(p[0]) + np.float32(p[1]), 0), 1)
+        return gate if kind == "hardsigmoid" else x * gate
+    assert kind == "none", spelled
     return x
 
 
-def reference(x, w_dw, b_dw, w_pw, b_pw, res=None):
+def reference(x, w_dw, b_dw, w_pw, b_pw, s_dw=None, s_pw=None, res=None):
     storage = x.dtype
     x = x.astype(np.float32)
     n, c1, h, w, _ = x.shape
@@ -319,9 +332,9 @@ def reference(x, w_dw, b_dw, w_pw, b_pw, res=None):
         for j in range(kw):
             dw += xp[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw] * \
                 w_dw[None, :, i, j, None, None, :].astype(np.float32)
-    dw = act(dw + b_dw[None, :, None, None, :], ACT1).astype(storage).astype(np.float32)
+    dw = act(dw + b_dw[None, :, None, None, :], ACT1, s_dw).astype(storage).astype(np.float32)
     pw = np.einsum("nchwk,ockq->nohwq", dw, w_pw.astype(np.float32))
-    y = act(pw + b_pw[None, :, None, None, :], ACT2)
+    y = act(pw + b_pw[None, :, None, None, :], ACT2, s_pw)
     if res is not None:
         y = y + res.astype(np.float32)
     return y.astype(storage)

@@ -136,6 +136,9 @@ def kernel_args(plan: KernelPlan) -> tuple[ArgSpec, ...]:
                 "cube's k x n fractal as L1 holds it), BN2 folded in"),
         ArgSpec("b_pw", "weight", "float32", "C1C0", (co1, C0), "folded BN2 bias"),
     ]
+    for name, act, blocks, what in (("s_dw", wl.act1, c1, "act1"), ("s_pw", wl.act2, co1, "act2")):
+        if needs_slope(act):   # after the biases, in the fused block's operand order (FUSED_SLOPES)
+            args.append(ArgSpec(name, "weight", "float32", "C1C0", (blocks, C0), f"{what} per-channel PRelu slopes"))
     if wl.residual:
         args.append(ArgSpec("res", "input", dt, "NC1HWC0", (n, co1, wl.out_height, wl.out_width, C0),
                             "residual added after act2"))
@@ -158,9 +161,6 @@ def emit_kernel(plan: KernelPlan, block_name: str = "block") -> EmittedKernel:
     wl, soc = plan.workload, plan.soc
     if wl.dtype not in ("float16", "float32"):
         raise ValueError(f"unsupported dtype {wl.dtype}")
-    if needs_slope(wl.act1) or needs_slope(wl.act2):   # fuse_dwsep does not fuse these for ascend
-        raise MegafuseError(f"block {block_name}: per-channel PRelu ({wl.act1}/{wl.act2}) is not emitted in "
-                            f"Ascend C (the kernels take one constant per activation); fused on llvm/sim only")
     variant = variant_of(plan)
     if variant != "vector-pw" and wl.dtype != "float16":
         raise MegafuseError(f"block {block_name}: PW on the cube is emitted for float16 only (this plan is "
@@ -229,7 +229,7 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         RES_GM_SET=("        resGm.SetGlobalBuffer((__gm__ T*)res, t.batch * t.co1 * t.oh * t.ow * C0);\n"
                     if res else ""),
         RES_COPYIN=template("res_copyin.h") if res else "",
-        ACT1_FN=act_function("Act1", wl.act1), ACT2_FN=act_function("Act2", wl.act2),
+        ACT1_FN=act_function("Act1", wl.act1), ACT2_FN=act_function("Act2", wl.act2) + "@PRELU_FN@",
         CAST_DW=template("cast_dw_half.h") if fp16 else template("cast_dw_float.h"),
         TAP_LANES=((template("tap_mad_half.h") if fp16 else template("tap_mad_float.h")) if mad else
                    (template("tap_mul_half.h") if fp16 else template("tap_lanes_float.h"))),
@@ -242,6 +242,7 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         RES_EPI_ADD=("        Axpy(acc, r, static_cast<T>(1), static_cast<int32_t>(thw * C0));  // + residual, after act2\n"
                      if res else ""),
     )
+    values.update(slope_values(plan, "actTmpBuf.Get<float>()" if "act_tmp" in names else None))
     body, entry, launch = _EMITTERS[variant](plan, ns, values, args, sym)
     values["NS"] = ns
     header = fill(template("tiling_header.h"), **values, FIELDS="\n".join(f"    uint32_t {name};" for name, _ in fields),
@@ -252,6 +253,42 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
     return EmittedKernel(block_name, sym, op_type, plan, variant, source, header, tiling_struct, args, fields,
                          (launch,), plan.handoff_bytes if mix else 0,
                          SYSTEM_WORKSPACE_2201 if mix else 0, ())
+
+
+def slope_values(plan: KernelPlan, tmp: str | None) -> dict[str, str]:
+    """The template slots of per-channel PRelu: the slope operands s_dw / s_pw (kernel arguments,
+    GM tensors, resident UB copies) and the per-channel-block act applied right after each
+    block's bias add, with the bias add's repeat layout (PreluBlock); `tmp`: the fp32 scratch of
+    the cube variants' activations (the vector variant uses its idle accumulator)."""
+    wl = plan.workload
+    out = dict(SLOPE_PARAMS="", SLOPE_ARGS="", SLOPE_SET="", SLOPE_LOAD="", SLOPE_DECL="", SLOPE_FREE="",
+               ACT1_CH="", ACT2_CH="", PRELU_FN="")
+    vector = plan.variant == "vector-pw"
+    for name, act, member, blocks in (("s_dw", wl.act1, "sDw", "c1"), ("s_pw", wl.act2, "sPw", "co1")):
+        if not needs_slope(act):
+            continue
+        out["SLOPE_PARAMS"] += f"GM_ADDR {name}, "
+        out["SLOPE_ARGS"] += f"{name}, "
+        out["SLOPE_SET"] += f"        {member}Gm.SetGlobalBuffer((__gm__ float*){name}, t.{blocks} * C0);\n"
+        out["SLOPE_LOAD"] += (f"        LocalTensor<float> {name}Ub = {member}Que.AllocTensor<float>();\n"
+                              f"        DataCopy({name}Ub, {member}Gm, tl.{blocks} * C0);\n"
+                              f"        {member}Que.EnQue({name}Ub);\n        {member} = {member}Que.DeQue<float>();\n")
+        out["SLOPE_DECL"] += f"    GlobalTensor<float> {member}Gm;\n    LocalTensor<float> {member};\n"
+        out["SLOPE_FREE"] += f"        {member}Que.FreeTensor({member});\n"
+    if needs_slope(wl.act1):
+        t = "pwAccBuf.Get<float>()" if vector else tmp
+        out["ACT1_CH"] = f"            PreluBlock(accC, thw, 2, sDw[cg * C0], {t});  // act1\n"
+    if needs_slope(wl.act2):
+        out["ACT2_CH"] = (
+            "        for (uint32_t c = 0; c < cbo; ++c)  // act2 per output block (pixel-major acc)\n"
+            "            PreluBlock(acc[c * C0], thw, static_cast<uint8_t>(2 * cbo), sPw[(o0 + c) * C0], "
+            "dwAccBuf.Get<float>());\n" if vector else
+            f"        PreluBlock(acc, thw, 2, sPw[cg * C0], {tmp});  // act2\n")
+    if out["ACT1_CH"] or out["ACT2_CH"]:
+        if tmp is None and not vector:
+            raise ValueError("the plan has no act_tmp scratch for the per-channel activation")
+        out["PRELU_FN"] = template("prelu_block.h")
+    return out
 
 
 _EMITTERS = {"vector-pw": _emit_vector, "cube-pw": _emit_cube, "cube-pw-mix": _emit_mix}

@@ -21,7 +21,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
     aiv = sub(template("aiv_class.h"), DW=template("dw.h"), ACT1_TMP=tmp, ACT2_TMP=tmp, MEMBERS="\n".join(aiv_members),
                 INITS="\n".join(aiv_inits), EPILOGUE_BLOCK=template("epilogue_block.h") if not fix else "",
                 AIV_EPILOGUE=template("aiv_epilogue.h") if not fix else "",
-                B_PW_PARAM="" if fix else "GM_ADDR b_pw, ",
+                B_PW_PARAM="" if fix else "GM_ADDR b_pw, ", SLOPE_FREE_AIV=values["SLOPE_FREE"],
                 B_PW_SET="" if fix else "        bPwGm.SetGlobalBuffer((__gm__ float*)b_pw, t.co1 * C0);\n",
                 B_PW_LOAD="" if fix else template("b_pw_load.h"), B_PW_FREE="" if fix else "        bPwQue.FreeTensor(bPw);\n",
                 B_PW_DECL="" if fix else "    GlobalTensor<float> bPwGm;\n    LocalTensor<float> bPw;\n",
@@ -46,7 +46,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                 PRE_DECL="" if fix else "    GlobalTensor<T> preGm;\n",
                 RELU="true" if wl.act2 == "relu" else "false")
     body = aiv + aic
-    entry = sub(template("entry_mix.cpp"), AIV_ARGS=("x, w_dw, b_dw, " + ("" if fix else "b_pw, ")
+    entry = sub(template("entry_mix.cpp"), AIV_ARGS=("x, w_dw, b_dw, " + ("" if fix else "b_pw, ") + values["SLOPE_ARGS"]
                                         + ("res, " if res and not fix else "") + "y, usr, t"),
                   AIC_ARGS="w_pw, " + ("b_pw, " if fix else "") + "y, usr, t")
     launch = Launch(sym, plan.aic_cores, "MIX_AIC_1_2", tuple(a.name for a in args),

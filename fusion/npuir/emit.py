@@ -22,7 +22,8 @@ from fusion.errors import MegafuseError
 from fusion.npuir.loops import LoopNest, loop_nest
 from fusion.npuir.mlir_text import ELEM, MemRef, Value, Writer
 from fusion.npuir.vendor import vendor_target
-from schedules.activations import needs_slope
+from schedules.activations import PER_CHANNEL
+from schedules.activations import parse as parse_act
 
 C0 = 16
 CAST = "round_mode = #hivm.round_mode<rint>"
@@ -60,9 +61,10 @@ def emit_module(plan, index: int, soc_name: str) -> str:
     """The whole module text for block `index` (0-based order of the compiled model)."""
     if plan.pw_on_cube:
         raise MegafuseError(CUBE_REFUSAL)
-    if needs_slope(plan.workload.act1) or needs_slope(plan.workload.act2):  # fuse_dwsep refuses them first
-        raise MegafuseError("per-channel PRelu is not emitted in AscendNPU IR: the emitter's activations take "
-                            "scalar operands; a per-channel slope needs a broadcast vector operand per C0 block")
+    for act in (plan.workload.act1, plan.workload.act2):   # fuse_dwsep refuses these blocks first
+        why = act_refusal(act)
+        if why:
+            raise MegafuseError(why)
     ln = loop_nest(plan)
     w = Writer()
     gm = {name: Value(f"%{name}", t) for name, t in gm_operands(ln)}
@@ -296,7 +298,7 @@ def _emit_pw(w: Writer, ln: LoopNest, gm, ub, it, n, oh0, ow0) -> None:
     ys = _slot(w, it, ln.co_steps, co, ln.y_slots, ln.cob)
     y_tile = w.subview(ub["y_tile"], [ys, c(0), c(0), c(0)], (ln.cob, ln.th, ln.tw, C0), hint="yt")
     row = w.arith("addi", w.arith("muli", n, c(ln.co1)), ob0, "row")
-    tmp = _scratch(w, ln, ub, "ep_tmp") if ln.act2 == "hardswish" or ln.residual else None
+    tmp = _scratch(w, ln, ub, "ep_tmp") if act_needs_scratch(ln.act2) or ln.residual else None
     if ln.residual:
         r_tile = w.subview(ub["res_tile"], [ys, c(0), c(0), c(0)], (ln.cob, ln.th, ln.tw, C0), hint="rt")
         r_src = w.subview(gm["res"], [row, oh0, ow0, c(0)], (ln.cob, ln.th, ln.tw, C0), hint="rg")
@@ -318,17 +320,64 @@ def _emit_pw(w: Writer, ln: LoopNest, gm, ub, it, n, oh0, ow0) -> None:
     w.close()   # co
 
 
+def act_refusal(act: str) -> str | None:
+    """Why the emitter cannot apply `act` (None when it can): every activation of the table but
+    the per-channel ones, whose slope operand this kernel does not carry."""
+    a = parse_act(act)
+    if a.kind in PER_CHANNEL:
+        return (f"activation {act!r} is not emitted in AscendNPU IR: the kernel has no per-channel "
+                "slope operand (a broadcast vector per C0 block)")
+    if a.kind not in _ACT_SCRATCH:
+        return f"activation {act!r} has no AscendNPU IR lowering"
+    return None
+
+
+# activations whose HIVM ops need an fp32 scratch the size of the operand (the dialect's vector
+# ops are unary/binary in place: x * gate needs the gate beside x)
+_ACT_SCRATCH = {"none": False, "relu": False, "relu6": False, "clip": False, "hardsigmoid": False,
+                "hardswish": True, "hardswishab": True, "leakyrelu": True}
+
+
+def act_needs_scratch(act: str) -> bool:
+    return _ACT_SCRATCH[parse_act(act).kind]
+
+
 def _act(w: Writer, act: str, x: Value, tmp: Value | None) -> None:
-    zero, six = (w.scalar(0.0, "f32"), "f32"), (w.scalar(6.0, "f32"), "f32")
-    if act in ("relu", "relu6"):
-        w.op("vmax", [x, zero], x)
-    if act == "relu6":
-        w.op("vmin", [x, six], x)
-    if act == "hardswish":   # x * min(max(x + 3, 0), 6) / 6
-        w.op("vadd", [x, (w.scalar(3.0, "f32"), "f32")], tmp)
-        w.op("vmax", [tmp, zero], tmp)
-        w.op("vmin", [tmp, six], tmp)
-        w.op("vmul", [tmp, (w.scalar(1.0 / 6.0, "f32"), "f32")], tmp)
+    """`act` on x (fp32, in place) with scalar-operand HIVM ops; tmp: a scratch shaped as x."""
+    why = act_refusal(act)
+    if why:
+        raise MegafuseError(why)
+    a = parse_act(act)
+
+    def s(v):
+        return (w.scalar(v, "f32"), "f32")
+
+    if a.kind == "none":
+        return
+    if a.kind in ("relu", "relu6", "clip"):
+        lo, hi = {"relu": (0.0, None), "relu6": (0.0, 6.0)}.get(a.kind, a.params)
+        w.op("vmax", [x, s(lo)], x)
+        if hi is not None:
+            w.op("vmin", [x, s(hi)], x)
+    elif a.kind == "hardsigmoid":   # min(max(alpha * x + beta, 0), 1)
+        w.op("vmul", [x, s(a.params[0])], x)
+        w.op("vadd", [x, s(a.params[1])], x)
+        w.op("vmax", [x, s(0.0)], x)
+        w.op("vmin", [x, s(1.0)], x)
+    elif a.kind == "leakyrelu":    # x >= 0 ? x : a x  ==  max(x, a x) for a <= 1, min(x, a x) above
+        w.op("vmul", [x, s(a.params[0])], tmp)
+        w.op("vmax" if a.params[0] <= 1 else "vmin", [x, tmp], x)
+    else:   # hardswish: x * min(max(x + 3, 0), 6) / 6; hardswishab: x * min(max(alpha x + beta, 0), 1)
+        if a.kind == "hardswish":
+            w.op("vadd", [x, s(3.0)], tmp)
+            w.op("vmax", [tmp, s(0.0)], tmp)
+            w.op("vmin", [tmp, s(6.0)], tmp)
+            w.op("vmul", [tmp, s(1.0 / 6.0)], tmp)
+        else:
+            w.op("vmul", [x, s(a.params[0])], tmp)
+            w.op("vadd", [tmp, s(a.params[1])], tmp)
+            w.op("vmax", [tmp, s(0.0)], tmp)
+            w.op("vmin", [tmp, s(1.0)], tmp)
         w.op("vmul", [x, tmp], x)
 
 

@@ -67,9 +67,12 @@ class Writer:
         return name
 
     def scalar(self, v: float, elem: str) -> str:
-        tag = repr(float(v)).replace(".", "p").replace("-", "m")
+        text = repr(float(v))
+        if "." not in text:   # MLIR float literals need a dot: 1e+20 -> 1.0e+20
+            text = text.replace("e", ".0e", 1)
+        tag = text.replace(".", "p").replace("-", "m").replace("+", "")
         name = f"%{elem}_{tag}"
-        self.consts.setdefault(name, f"{name} = arith.constant {float(v)!r} : {elem}")
+        self.consts.setdefault(name, f"{name} = arith.constant {text} : {elem}")
         return name
 
     # --- structure ---------------------------------------------------------------------------

@@ -3,7 +3,7 @@ class Aiv@OPTYPE@ {
 public:
     __aicore__ inline Aiv@OPTYPE@() {}
 
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR w_dw, GM_ADDR b_dw, @B_PW_PARAM@@RES_PARAM_AIV@GM_ADDR y, __gm__ T* usr,
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR w_dw, GM_ADDR b_dw, @B_PW_PARAM@@SLOPE_PARAMS@@RES_PARAM_AIV@GM_ADDR y, __gm__ T* usr,
                                 const @TILING@& t)
     {
         tl = t;
@@ -13,7 +13,7 @@ public:
         xGm.SetGlobalBuffer((__gm__ T*)x, t.batch * t.c1 * t.h * t.w * C0);
         wDwGm.SetGlobalBuffer((__gm__ T*)w_dw, t.c1 * t.kh * t.kw * C0);
         bDwGm.SetGlobalBuffer((__gm__ float*)b_dw, t.c1 * C0);
-@B_PW_SET@@RES_GM_SET_AIV@        yGm.SetGlobalBuffer((__gm__ T*)y, t.batch * t.co1 * t.oh * t.ow * C0);
+@B_PW_SET@@RES_GM_SET_AIV@@SLOPE_SET@        yGm.SetGlobalBuffer((__gm__ T*)y, t.batch * t.co1 * t.oh * t.ow * C0);
         dwGm.SetGlobalBuffer(usr, t.nTiles * t.c1 * thw * C0);
 @PRE_SET@        // one InitBuffer per KernelPlan buffer in UB: bytes per copy x copies
 @INITS@
@@ -42,7 +42,7 @@ public:
         if (mine > 0) {
             wDwQue.FreeTensor(wDw);
             bDwQue.FreeTensor(bDw);
-@B_PW_FREE@        }
+@SLOPE_FREE_AIV@@B_PW_FREE@        }
     }
 
 private:
@@ -90,7 +90,7 @@ private:
 @MEMBERS@
     GlobalTensor<T> xGm, wDwGm, yGm, dwGm;
     GlobalTensor<float> bDwGm;
-@B_PW_DECL@@PRE_DECL@@RES_GM_DECL_AIV@    LocalTensor<T> wDw;
+@B_PW_DECL@@PRE_DECL@@RES_GM_DECL_AIV@@SLOPE_DECL@    LocalTensor<T> wDw;
     LocalTensor<float> bDw;
     uint32_t aivIdx = 0;
 @GEOM_MEMBERS@};

@@ -27,7 +27,7 @@ public:
         wDwQue.FreeTensor(wDw);
         bDwQue.FreeTensor(bDw);
         bPwQue.FreeTensor(bPw);
-        if (RESIDENT_W_PW) wL1Que.FreeTensor(wPwRes);
+@SLOPE_FREE@        if (RESIDENT_W_PW) wL1Que.FreeTensor(wPwRes);
     }
 
 private:
@@ -140,6 +140,6 @@ private:
 @MEMBERS@
     GlobalTensor<T> xGm, wDwGm, wPwGm, yGm;
     GlobalTensor<float> bDwGm, bPwGm;
-@RES_GM_DECL@    LocalTensor<T> wDw, wPwRes, aL0;
+@RES_GM_DECL@@SLOPE_DECL@    LocalTensor<T> wDw, wPwRes, aL0;
     LocalTensor<float> bDw, bPw;
 @GEOM_MEMBERS@};

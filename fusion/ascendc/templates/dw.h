@@ -46,7 +46,7 @@
                 Add(accC[p0 * C0], accC[p0 * C0], bDw[cg * C0], static_cast<uint64_t>(C0), reps,
                     BinaryRepeatParams(1, 1, 1, 2, 2, 0));
             }
-        }
+@ACT1_CH@        }
         Act1(acc, static_cast<int32_t>(cb * thw * C0), @ACT1_TMP@);
         @CAST_DW@
         xQue.FreeTensor(x);

@@ -16,5 +16,5 @@
                     static_cast<uint64_t>(rem * 8), 1, rp);
         }
         Act2(acc, static_cast<int32_t>(thw * C0), @ACT2_TMP@);
-@RES_EPI_ADD@        Cast(y, acc, RoundMode::CAST_NONE, thw * C0);
+@ACT2_CH@@RES_EPI_ADD@        Cast(y, acc, RoundMode::CAST_NONE, thw * C0);
     }

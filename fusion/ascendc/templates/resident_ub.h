@@ -4,3 +4,4 @@
         LocalTensor<float> b1 = bDwQue.AllocTensor<float>();
         DataCopy(b1, bDwGm, tl.c1 * C0);
         bDwQue.EnQue(b1);
+@SLOPE_LOAD@

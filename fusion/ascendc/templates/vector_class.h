@@ -27,7 +27,7 @@ public:
         wDwQue.FreeTensor(wDw);
         bDwQue.FreeTensor(bDw);
         bPwQue.FreeTensor(bPw);
-        if (RESIDENT_W_PW) wPwQue.FreeTensor(wPwRes);
+@SLOPE_FREE@        if (RESIDENT_W_PW) wPwQue.FreeTensor(wPwRes);
     }
 
 private:
@@ -109,7 +109,7 @@ private:
             }
         }
         Act2(acc, static_cast<int32_t>(thw * row), dwAccBuf.Get<float>(), static_cast<int32_t>(DwAccLen()));
-@RES_ADD@        LocalTensor<T> yT = yQue.AllocTensor<T>();
+@ACT2_CH@@RES_ADD@        LocalTensor<T> yT = yQue.AllocTensor<T>();
         for (uint32_t c = 0; c < cbo; ++c) {
 @CAST_Y@
         }
@@ -129,6 +129,6 @@ private:
 @MEMBERS@
     GlobalTensor<T> xGm, wDwGm, wPwGm, yGm;
     GlobalTensor<float> bDwGm, bPwGm;
-@RES_GM_DECL@    LocalTensor<T> wDw, wPwRes;
+@RES_GM_DECL@@SLOPE_DECL@    LocalTensor<T> wDw, wPwRes;
     LocalTensor<float> bDw, bPw;
 @GEOM_MEMBERS@};
