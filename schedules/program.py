@@ -165,6 +165,10 @@ def act_ops(plan: KernelPlan, stage: str, elems: int, calls: int = 1) -> VecWork
     act = getattr(plan.workload, stage)
     if not ACT_OPS[act]:
         return VecWork()
+    if needs_slope(act):   # PreluBlock per channel block of th·tw pixels, one pixel a repeat
+        thw = plan.th * plan.tw
+        blocks = calls * elems // (thw * C0)
+        return VecWork(blocks * ceil_div(thw, plan.soc.max_repeat), blocks * thw) * ACT_OPS[act]
     if not needs_scratch(act):
         return count_form(plan.soc, elems, ACC_BYTES, calls) * ACT_OPS[act]
     buf = _ACT_SCRATCH.get(plan.variant, {}).get(stage, "act_tmp")

@@ -94,7 +94,7 @@ def test_ascend_fuses_per_channel_prelu_and_checks(soc, dtype, engine, variant, 
     p = tmp_path / "prelu.onnx"
     onnx.save(m, p)
     code, out, err = run_cli(capsys, "check", str(p), "-t", f"ascend:{soc}", "--dtype", dtype,
-                             "--pw-engine", engine, "--json")
+                             "--pw-engine", engine, "--json", "--no-fallback")
     assert code == 0, err
     rep = json.loads(out)
     assert rep["passed"] is True
