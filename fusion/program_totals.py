@@ -217,6 +217,11 @@ def kernel_sums(plan: KernelPlan, program=None) -> np.ndarray:
 
 def dma_bytes(plan: KernelPlan, program=None) -> dict[str, int]:
     """DMA bytes per traffic kind (read + written) of the fused kernel: the program's counts."""
+    if plan.variant == "two-phase":   # phases, not per-core tile loops: count the program itself
+        from schedules.program import build_program
+
+        c = (program or build_program(plan)).counts
+        return {k: int(c[f"read:{k}"] + c[f"write:{k}"]) for k in KINDS}
     v = kernel_sums(plan, program)
     return {k: int(round(v[F[f"read:{k}"]] + v[F[f"write:{k}"]])) for k in KINDS}
 

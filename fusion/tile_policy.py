@@ -69,7 +69,7 @@ def choose_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None
             if two[1] < t_tuned:
                 log.info("%s: two-phase tile %s %.2f us < tuned %.2f us", wl.describe(),
                          two[0].tile.describe(), two[1], t_tuned)
-                return TileChoice(two[0], "tuned", f"two-phase: {two[1]:.2f} us modeled < tuned "
+                return TileChoice(two[0], "default", f"two-phase: {two[1]:.2f} us modeled < tuned "
                                                    f"{tuned.describe()} {t_tuned:.2f} us")
         return TileChoice(plan, "tuned", f"pw on {tuned.pw_engine} (tuned tile)")
     knobs = TileConfig(1, 1, double_buffer=override.double_buffer is not False,

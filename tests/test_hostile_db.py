@@ -53,9 +53,13 @@ def test_db_records_checked_by_schema_never_coerced(tmp_path):
     assert all("\n" not in str(x.message) for x in w)
 
 
-def test_forced_knobs_win_over_the_database(tmp_path, capsys):
+def test_forced_knobs_win_over_the_database(tmp_path, capsys, monkeypatch):
+    import fusion.tile_policy as tp
     from fusion.tuning.db import TuningDB, make_record
     from schedules.workload import TileConfig
+
+    # the database holds one-phase tiles; a faster two-phase default would (rightly) replace them
+    monkeypatch.setattr(tp, "two_phase_enabled", lambda *a: False)
 
     m, wl, tgt, key, ctx = _db_fixture()
     path = tmp_path / "db.jsonl"
@@ -63,10 +67,10 @@ def test_forced_knobs_win_over_the_database(tmp_path, capsys):
                            make_record(key, ctx, TileConfig(2, 8, 1, 0, False), {"latency_us": 0.002})])
     p = tmp_path / "m.onnx"
     onnx.save(m, p)
-    assert main(["compile", str(p), "--db", str(path), "--json"]) == 0
+    assert main(["compile", str(p), "--db", str(path), "--json", "--no-fallback"]) == 0
     tuned = json.loads(capsys.readouterr().out)["fused_blocks"][0]
     assert tuned["tile"]["double_buffer"] is True and tuned["tile_source"] == "tuned"
-    assert main(["compile", str(p), "--db", str(path), "--no-double-buffer", "--json"]) == 0
+    assert main(["compile", str(p), "--db", str(path), "--no-double-buffer", "--json", "--no-fallback"]) == 0
     doc = json.loads(capsys.readouterr().out)
     (b,) = doc["fused_blocks"]
     assert b["tile"]["double_buffer"] is False and b["tile"]["th"] == 2 and b["tile_source"] == "tuned"
