@@ -150,6 +150,8 @@ def run_emitted(ek: EmittedKernel, built: dict[str, EmuKernel], arrays: dict[str
     # the 910B hand-off slots (GetUserWorkspace returns the pointer itself on the emulator: no
     # system workspace in front); NaN-filled so a slot read before it is written shows
     ws = np.full(ek.workspace_bytes // 2, np.nan, np.float16).view(np.uint8) if ek.workspace_bytes else None
+    if ws is not None:
+        ws[:ek.workspace_zeroed_bytes] = 0   # the soft SyncAll's flags start at 0
     bufs = {"y": y, "tiling": ek.tiling_bytes(), "workspace": ws}
     for name, arr in arrays.items():
         spec = ek.arg(name)
