@@ -158,3 +158,20 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                         f"two-phase MIX kernel: DW on {plan.cores} AIVs, SyncAll, GEMM on {gemm} AICs"
                         + (f", SyncAll, epilogue on {epi} AIVs" if epi else ""), "mix_aic_1_2")
     return body, entry, launch
+
+
+def twophase_notes(ek) -> str:
+    """The README paragraph of a two-phase kernel (emit_host._variant_notes)."""
+    p = ek.plan
+    prog = build_twophase(p)
+    gemm, epi, dim = launch_cores(p)
+    fix = fixpipe(p.workload, p.soc)
+    where = ("one MIX launch (`KERNEL_TYPE_MIX_AIC_1_2`, block dim " f"{dim}); hard `SyncAll<false>()` over AICs and AIVs"
+             if not p.soc.coupled else f"one launch on {dim} AI cores; soft `SyncAll(gm, ub)` with flags in the workspace")
+    tail = ("Fixpipe writes y (bias table, act2 on the fly)" if fix else
+            f"the pre-activation goes to the workspace; after a second SyncAll {epi} AIVs add bias, act2, residual"
+            if not p.soc.coupled else "L0C -> UB per output block, bias, act2, residual and the cast on the vector unit")
+    return (f"- Two phases, {where}: phase 1 runs the {p.n_tiles * p.ci_steps} DW units (tile x ci-block) round-robin on "
+            f"{p.cores} vector cores and writes the DW result to the GM workspace (C1, M = {gemm_m(p.workload)} pixels "
+            f"padded to 16, C0); phase 2 runs {prog.m_tiles} x {prog.n_tiles} GEMM tiles of {prog.bm} rows x {p.cob} "
+            f"output blocks on {gemm} cube cores, K in blocks of {prog.kb} channel blocks through L1 / L0; {tail}.\n")
