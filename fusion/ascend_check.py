@@ -75,6 +75,7 @@ class BlockCheck:
     def describe(self) -> str:
         c = self.counters
         dim = (f"{self.block_dim:>2} x (AIC + 2 AIV)" if self.variant == "cube-pw-mix"
+               or (self.variant == "two-phase" and self.soc.startswith("ascend910"))
                else f"{self.block_dim:>2} cores")
         return (f"{self.name:<14} {self.soc} {self.variant:<11} {self.tile:<26} {dim}  max rel {self.max_rel:.2e}  "
                 f"GM r/w {c.get('gm_read_bytes', 0):,}/{c.get('gm_write_bytes', 0):,} B "

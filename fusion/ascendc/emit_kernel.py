@@ -7,7 +7,7 @@ the plan's budget on every memory), single or double buffering, resident or stre
 the activations, the residual, the storage dtype and the PW engine. No kernel is written by hand
 per shape; a different tile gives different code.
 
-Three variants, one per data flow of fusion/costmodel/:
+Four variants, one per data flow of fusion/costmodel/ (two-phase: fusion/ascendc/emit_twophase.py):
 
   vector-pw    PW on the vector unit (any SoC). One core per plan core:
                  for tile t = GetBlockIdx(); t < nTiles; t += GetBlockNum()
