@@ -76,6 +76,7 @@ class BlockCheck:
     def describe(self) -> str:
         c = self.counters
         dim = (f"{self.block_dim:>2} x (AIC + 2 AIV)" if self.variant == "cube-pw-mix"
+               or (self.variant == "two-phase" and self.soc.startswith("ascend910"))
                else f"{self.block_dim:>2} cores")
         return (f"{self.name:<14} {self.soc} {self.variant:<11} {self.tile:<26} {dim}  max rel {self.max_rel:.2e}  "
                 f"GM r/w {c.get('gm_read_bytes', 0):,}/{c.get('gm_write_bytes', 0):,} B "
@@ -151,6 +152,8 @@ def run_emitted(ek: EmittedKernel, built: dict[str, EmuKernel], arrays: dict[str
     # the 910B hand-off slots (GetUserWorkspace returns the pointer itself on the emulator: no
     # system workspace in front); NaN-filled so a slot read before it is written shows
     ws = np.full(ek.workspace_bytes // 2, np.nan, np.float16).view(np.uint8) if ek.workspace_bytes else None
+    if ws is not None:
+        ws[:ek.workspace_zeroed_bytes] = 0   # the soft SyncAll's flags start at 0
     bufs = {"y": y, "tiling": ek.tiling_bytes(), "workspace": ws}
     for name, arr in arrays.items():
         spec = ek.arg(name)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from fusion.errors import MegafuseError
 from fusion.targets import Target, pw_engines, vector_only_reason
 from schedules.twophase import tap_row_fit
+from schedules.activations import needs_slope
 from schedules.plan import KernelPlan, make_plan, suggest_tile
 from schedules.workload import DwSepWorkload, TileConfig
 
@@ -162,13 +163,17 @@ def _two_phase_cores(soc) -> tuple[int, ...]:
 
 
 def two_phase_enabled(target: Target, override: TileOverride) -> bool:
-    """The two-phase variant is modeled on sim only: no Ascend C emitter writes it yet."""
-    return target.kind == "sim" and override.pw_engine in (None, "twophase") and not override.forced
+    """The two-phase variant is modeled on sim and emitted for ascend (fusion/ascendc/emit_twophase.py;
+    its GEMM is a cube kernel, so fp16 only there: _two_phase_best checks the dtype)."""
+    return target.kind in ("sim", "ascend") and override.pw_engine in (None, "twophase") and not override.forced
 
 
 def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride):
     """(plan, modeled µs) of the fastest two-phase candidate, or None."""
-    if not two_phase_enabled(target, override):
+    if not two_phase_enabled(target, override) or "cube" not in pw_engines(target, wl.dtype):
+        return None
+    if target.kind == "ascend" and (needs_slope(wl.act1) or needs_slope(wl.act2)):
+        log.info("%s: two-phase not considered: its Ascend C has no per-channel activation", wl.describe())
         return None
     key = (wl, target.soc, override.double_buffer)
     if key in _TWO_PHASE_BEST:

@@ -29,6 +29,7 @@ import models
 from fusion.ascend_check import build_all, build_emitted, check_ascend, run_emitted
 from fusion.ascendc import emit_kernel, yaml_lite
 from fusion.ascendc.emit_kernel import SYSTEM_WORKSPACE_2201, variant_of
+from fusion.ascendc.emit_twophase import launch_cores
 from fusion.ascendc.package import verify_package
 from fusion.cli import main as cli_main
 from fusion.costmodel import model_fused
@@ -76,11 +77,12 @@ def _check_block(model, cm, soc):
     # the kernel is the fused computation itself: it agrees with the CPU kernel of the block
     assert blk.max_rel <= 1e-3, blk.describe()
     # one core per plan core (a MIX launch: one block per AIC), every byte the cost model counts
-    assert blk.block_dim == (plan.aic_cores if blk.variant == "cube-pw-mix" else plan.cores)
+    assert blk.block_dim == (plan.aic_cores if blk.variant == "cube-pw-mix" else
+                             launch_cores(plan)[2] if plan.two_phase else plan.cores)
     assert blk.counters["gm_read_bytes"] == blk.model_gm_read_bytes, blk.describe()
     assert blk.counters["gm_write_bytes"] == blk.model_gm_write_bytes, blk.describe()
     assert blk.counters["vector_instructions"] > 0
-    assert (blk.counters["cube_fractals"] > 0) == plan.pw_on_cube
+    assert (blk.counters["cube_fractals"] > 0) == (plan.pw_on_cube or plan.two_phase)
     return blk
 
 

@@ -72,12 +72,14 @@ def test_910b_deep_block_beats_its_vendor_pair():
     assert "SyncAll" in cost.notes[0]
 
 
-def test_policy_picks_two_phase_on_sim_only():
+def test_policy_picks_two_phase_on_sim_and_ascend_fp16():
     wl = DwSepWorkload(1, 512, 512, 14, 14, dtype=F16)
     sim = choose_tile(wl, parse_target("sim:ascend910b2"))
     assert sim.plan.two_phase and "two-phase" in sim.engine_reason
-    asc = choose_tile(wl, parse_target("ascend:ascend910b2"))   # not emitted: never chosen there
-    assert not asc.plan.two_phase
+    asc = choose_tile(wl, parse_target("ascend:ascend910b2"))   # emitted (fusion/ascendc/emit_twophase.py)
+    assert asc.plan.tile == sim.plan.tile
+    f32 = choose_tile(DwSepWorkload(1, 512, 512, 14, 14, dtype="float32"), parse_target("ascend:ascend910b2"))
+    assert not f32.plan.two_phase   # the Ascend C cube kernels are fp16 only
     forced = choose_tile(wl, parse_target("sim:ascend910b2"), TileOverride(pw_engine="cube"))
     assert not forced.plan.two_phase
 

@@ -49,6 +49,9 @@ void @OPTYPE@FillTiling(@TILING@& t);
 
 def _block_dim_what(ek: EmittedKernel) -> str:
     p = ek.plan
+    if ek.variant == "two-phase":
+        return (f"{'AI cores' if p.soc.coupled else 'MIX_AIC_1_2 blocks (1 AIC + 2 AIVs each)'}: every one "
+                "takes part in the SyncAll barriers")
     if ek.variant == "cube-pw-mix":
         return (f"MIX_AIC_1_2 blocks: {ek.block_dim} AICs, each with 2 AIVs ({p.cores} of them have tiles)")
     return f"cores: the plan's core split ({'AI cores' if p.soc.coupled else 'AIVs'})"
@@ -57,6 +60,10 @@ def _block_dim_what(ek: EmittedKernel) -> str:
 def _workspace_what(ek: EmittedKernel) -> str:
     if not ek.workspace_bytes:
         return "no workspace: the kernel keeps everything on chip"
+    if ek.variant == "two-phase":
+        return (f"SyncAll flags ({ek.workspace_zeroed_bytes:,} B, zeroed before every launch), the DW result and "
+                f"the pre-activation ({ek.workspace_bytes:,} B in all) after {ek.system_workspace_bytes // 2**20} MiB "
+                "of system workspace")
     return (f"the AIV -> AIC hand-off slots ({ek.workspace_bytes:,} B, every tile its own) after the "
             f"{ek.system_workspace_bytes // 2**20} MiB system workspace GetUserWorkspace() skips")
 
@@ -81,7 +88,10 @@ void @OPTYPE@FillTiling(@TILING@& t)
 def main_cpp(ek: EmittedKernel) -> str:
     gm = [a for a in ek.args if a.role in ("input", "weight", "output")]
     dev_args = ", ".join(f"dev[{i}]" for i in range(len(gm)))
-    launches = "\n".join(
+    zero = (f"        CHECK_ACL(aclrtMemsetAsync(static_cast<uint8_t*>(workspace) + {ek.system_workspace_bytes}, "
+            f"{ek.workspace_zeroed_bytes}, 0, {ek.workspace_zeroed_bytes}, stream));  // SyncAll flags start at 0\n"
+            if ek.workspace_zeroed_bytes else "")
+    launches = zero + "\n".join(
         f"        ACLRT_LAUNCH_KERNEL({ln.symbol})({ln.block_dim}, stream, {dev_args}, workspace, tilingDev);"
         for ln in ek.launches)
     includes = "\n".join(f'#include "aclrtlaunch_{ln.symbol}.h"' for ln in ek.launches)
@@ -265,6 +275,8 @@ install(TARGETS @SYM@_main @SYM@_kernels DESTINATION ${CMAKE_CURRENT_SOURCE_DIR}
                  KIND={"cube-pw-mix": "; a MIX kernel (KERNEL_TYPE_MIX_AIC_1_2 in its source): its AIC and\n"
                                       "# AIV parts are compiled from the one file, launched with block dim = AICs",
                        "cube-pw": "; vector and cube instructions on each AI core",
+                       "two-phase": ("; a MIX kernel (KERNEL_TYPE_MIX_AIC_1_2): DW on the AIVs, SyncAll, GEMM on the "
+                                     "AICs" if not ek.plan.soc.coupled else "; DW, SyncAll, GEMM on each AI core"),
                        "vector-pw": ""}[ek.variant])
 
 
@@ -427,6 +439,9 @@ def _variant_notes(ek: EmittedKernel) -> str:
                 "  L0B, `Mmad`, then per output block L0C → UB (`DataCopy` with `BLOCK_MODE_MATRIX`, fp32, into\n"
                 "  dw_acc, which is free until the next tile's DW), bias, act2, [residual] and the cast.\n"
                 + cube + rows)
+    if ek.variant == "two-phase":
+        from fusion.ascendc.emit_twophase import twophase_notes
+        return dw + twophase_notes(ek) + rows
     fix = p.fixpipe_epilogue
     epi = ("  Fixpipe writes y itself: the bias is the Mmad's initial C (bias table, `TPosition::C2`),\n"
            f"  act2 {wl.act2} on the fly (`reluEn`), fp32 → fp16 by `quantPre = F322F16`; the NZ output is\n"

@@ -7,7 +7,7 @@ the plan's budget on every memory), single or double buffering, resident or stre
 the activations, the residual, the storage dtype and the PW engine. No kernel is written by hand
 per shape; a different tile gives different code.
 
-Three variants, one per data flow of fusion/costmodel/:
+Four variants, one per data flow of fusion/costmodel/ (two-phase: fusion/ascendc/emit_twophase.py):
 
   vector-pw    PW on the vector unit (any SoC). One core per plan core:
                  for tile t = GetBlockIdx(); t < nTiles; t += GetBlockNum()
@@ -64,6 +64,7 @@ import re
 
 from fusion.ascendc.emit_cube import emit_body as _emit_cube
 from fusion.ascendc.emit_mix import emit_body as _emit_mix
+from fusion.ascendc import emit_twophase
 from fusion.ascendc.emit_vector import emit_body as _emit_vector
 from fusion.ascendc.cxx import act_function, const_name, fill, template
 from fusion.ascendc.cxx import fill as _fill  # noqa: F401  (emit_host fills its templates with it)
@@ -87,6 +88,7 @@ VARIANTS = {
     "vector-pw": "DW and PW on the vector unit",
     "cube-pw": "DW on the vector unit, PW on the cube of the same AI core (UB -> L1 on chip, L0C -> UB)",
     "cube-pw-mix": "MIX kernel: DW on the AIVs, PW on the AICs, the DW result handed over through GM",
+    "two-phase": "DW on every vector core -> GM workspace, SyncAll, the PW as an M x N GEMM with K streamed",
 }
 
 
@@ -118,7 +120,7 @@ def tiling_fields(plan: KernelPlan) -> tuple[tuple[str, int], ...]:
         ("cib", plan.cib), ("cob", plan.cob), ("ciSteps", plan.ci_steps), ("coSteps", plan.co_steps),
         ("tilesH", plan.tiles_h), ("tilesW", plan.tiles_w), ("nTiles", plan.n_tiles),
         ("blockDim", plan.cores), ("thwAl", plan.thw_al), ("aicNum", plan.aic_cores),
-    )
+    ) + (emit_twophase.tiling_fields(plan) if plan.two_phase else ())
 
 
 def kernel_args(plan: KernelPlan) -> tuple[ArgSpec, ...]:
@@ -144,7 +146,11 @@ def kernel_args(plan: KernelPlan) -> tuple[ArgSpec, ...]:
                             "residual added after act2"))
     args.append(ArgSpec("y", "output", dt, "NC1HWC0", (n, co1, wl.out_height, wl.out_width, C0),
                         f"block output, {wl.cout} channels zero-padded to {co1 * C0}"))
-    if plan.handoff_via_gm:
+    if plan.two_phase:
+        ws = emit_twophase.workspace_total(plan)
+        args.append(ArgSpec("workspace", "workspace", "uint8", "ND", (ws,),
+                            "SyncAll flags (zeroed by the host), the DW result (C1, M, C0) and the pre-activation"))
+    elif plan.handoff_via_gm:
         dw, pre = plan.handoff_slot_elems
         what = (f"AIV -> AIC hand-off: {plan.n_tiles} tiles x (DW result {dw} elements"
                 + (f" + pre-activation {pre} elements" if pre else "") + f") {dt}")
@@ -165,7 +171,7 @@ def emit_kernel(plan: KernelPlan, block_name: str = "block") -> EmittedKernel:
     if variant != "vector-pw" and wl.dtype != "float16":
         raise MegafuseError(f"block {block_name}: PW on the cube is emitted for float16 only (this plan is "
                             f"{wl.dtype}; the cube's fp32 operands use 16x8 fractals); use --pw-engine vector")
-    if variant == "cube-pw-mix" and plan.aic_ratio != 2:
+    if variant in ("cube-pw-mix", "two-phase") and not soc.coupled and plan.aic_ratio != 2:
         raise MegafuseError(f"block {block_name}: the MIX kernel pairs 2 AIVs with each AIC, but {soc.name} "
                             f"has {soc.vector_cores} AIV / {soc.cube_cores} AIC")
     if plan.cob > 127 and variant == "vector-pw":
@@ -194,7 +200,9 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
                       f"// {b.name} {b.scope} {tuple(b.shape)} {b.dtype}: {b.role}")
         consts.append(f"constexpr uint32_t {cname}Copies = {b.copies};")
     needed = {"x_tile", "w_dw", "b_dw", "dw_acc", "dw_out"}
-    needed |= {"w_pw", "pw_acc", "b_pw", "y_tile"} if variant == "vector-pw" else {"a_l0a", "w_pw_l1", "b_l0b", "pw_acc"}
+    needed |= ({"w_pw", "pw_acc", "b_pw", "y_tile"} if variant == "vector-pw" else
+               {"a_l1", "b_l1", "a_l0a", "b_l0b", "pw_acc"} if variant == "two-phase" else
+               {"a_l0a", "w_pw_l1", "b_l0b", "pw_acc"})
     if variant == "cube-pw":
         needed |= {"dw_out_l1", "b_pw", "y_tile"}
     if variant == "cube-pw-mix":
@@ -219,7 +227,8 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         TH=plan.th, TW=plan.tw, IH=plan.in_tile_h, IW=plan.in_tile_w, CIB=plan.cib, COB=plan.cob,
         CISTEPS=plan.ci_steps, COSTEPS=plan.co_steps, NTILES=plan.n_tiles, CORES=plan.cores,
         CORE_KIND={"vector-pw": "AIV cores" if not soc.coupled else "AI cores", "cube-pw": "AI cores",
-                   "cube-pw-mix": f"AIVs, served by {plan.aic_cores} AICs (2 AIVs each)"}[variant],
+                   "cube-pw-mix": f"AIVs, served by {plan.aic_cores} AICs (2 AIVs each)",
+                   "two-phase": "vector cores (DW units); GEMM tiles on the cube cores"}[variant],
         MEMORY=f"{scope_use} ({'double' if plan.tile.double_buffer else 'single'} buffering)",
         ACT1=wl.act1, ACT2=wl.act2, RES="yes" if res else "no", RESIDENT="true" if resident else "false",
         LOOPNEST=template(f"loopnest_{variant.replace('-', '_')}.h"),
@@ -250,6 +259,11 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
                    NFIELDS=len(fields), CONSTS="\n".join(consts))
     source = fill(template("prelude.h") + body + entry, **values)
     mix = variant == "cube-pw-mix"
+    if variant == "two-phase":
+        ws = emit_twophase.workspace_total(plan)
+        return EmittedKernel(block_name, sym, op_type, plan, variant, source, header, tiling_struct, args, fields,
+                             (launch,), ws, 0 if soc.coupled else SYSTEM_WORKSPACE_2201, (),
+                             emit_twophase.workspace_bytes(wl, soc)["sync_ws"])
     return EmittedKernel(block_name, sym, op_type, plan, variant, source, header, tiling_struct, args, fields,
                          (launch,), plan.handoff_bytes if mix else 0,
                          SYSTEM_WORKSPACE_2201 if mix else 0, ())
@@ -291,4 +305,5 @@ def slope_values(plan: KernelPlan, tmp: str | None) -> dict[str, str]:
     return out
 
 
-_EMITTERS = {"vector-pw": _emit_vector, "cube-pw": _emit_cube, "cube-pw-mix": _emit_mix}
+_EMITTERS = {"vector-pw": _emit_vector, "cube-pw": _emit_cube, "cube-pw-mix": _emit_mix,
+             "two-phase": emit_twophase.emit_body}

@@ -52,6 +52,7 @@ class EmittedKernel:
     workspace_bytes: int = 0               # user workspace the kernel uses (the 910B hand-off slots)
     system_workspace_bytes: int = 0        # reserved in front of it on the device (GetUserWorkspace)
     notes: tuple[str, ...] = field(default_factory=tuple)
+    workspace_zeroed_bytes: int = 0        # leading workspace bytes the host zeroes (SyncAll flags)
 
     @property
     def source_name(self) -> str:

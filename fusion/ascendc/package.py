@@ -111,8 +111,12 @@ def _rounding(ek: EmittedKernel) -> str:
     if ek.variant == "vector-pw":
         return dw + "; PW likewise; fp32 -> storage by Cast CAST_NONE"
     pw = "; PW: Mmad accumulates in fp32 (the cube's order)"
-    if ek.variant == "cube-pw":
+    if ek.variant == "cube-pw" or (ek.variant == "two-phase" and ek.plan.soc.coupled):
         return dw + pw + "; L0C -> UB in fp32, epilogue in fp32, Cast CAST_NONE to storage"
+    if ek.variant == "two-phase":
+        from schedules.twophase import fixpipe
+        if fixpipe(ek.plan.workload, ek.plan.soc):
+            return dw + pw + " from the fp32 bias; Fixpipe F322F16 to storage"
     if ek.plan.fixpipe_epilogue:
         return dw + pw + " from the fp32 bias; Fixpipe F322F16 to storage"
     return dw + pw + "; the pre-activation is rounded to fp16 by Fixpipe, the AIV epilogue runs in fp32"

@@ -1,0 +1,177 @@
+"""two-phase (schedules/twophase.py, schedules/program_twophase.py): DW units on the vector cores
+-> GM workspace, SyncAll, the PW as an M x N GEMM with K streamed on the cube cores.
+
+  910B  one KERNEL_TYPE_MIX_AIC_1_2 launch; the AIVs run phase 1 (and phase 3, the epilogue, when
+        Fixpipe cannot finish y), the AICs phase 2; hard SyncAll<false>() (AICs and AIVs) between.
+  310P  one launch on the coupled AI cores: phase 1 on the vector unit, soft SyncAll (GM flags in
+        the workspace, zeroed by the host), phase 2 on the cube with the L0C -> UB epilogue.
+
+The loops are the program's: DW unit u = tile x ciSteps + q round-robin over the plan's cores,
+GEMM tile u = mi x coSteps + j round-robin over the program's GEMM (and epilogue) cores, K in
+blocks of kb channel blocks; so the emulator's GM bytes and cube fractals equal Program.counts.
+"""
+
+from __future__ import annotations
+
+from fusion.ascendc.cxx import const_name, sub, template
+from fusion.ascendc.kernel_types import ArgSpec, Launch
+from fusion.ir import C0
+from schedules.plan import KernelPlan
+from schedules.program_twophase import build_twophase
+from schedules.twophase import fixpipe, gemm_m, workspace_bytes
+from schedules.workload import ceil_div
+
+# kernel member of each two-phase plan buffer (name, scope): (member, declaration, queue?)
+MEMBERS = {
+    ("x_tile", "UB"): ("xQue", "TQue<TPosition::VECIN, @COPIES@>", True),
+    ("w_dw", "UB"): ("wDwQue", "TQue<TPosition::VECIN, 1>", True),
+    ("b_dw", "UB"): ("bDwQue", "TQue<TPosition::VECIN, 1>", True),
+    ("dw_acc", "UB"): ("dwAccBuf", "TBuf<TPosition::VECCALC>", False),
+    ("dw_out", "UB"): ("dwOutBuf", "TBuf<TPosition::VECCALC>", False),
+    ("tap_prod", "UB"): ("tapProdBuf", "TBuf<TPosition::VECCALC>", False),
+    ("tap_wide", "UB"): ("tapWideBuf", "TBuf<TPosition::VECCALC>", False),
+    ("act_tmp", "UB"): ("actTmpBuf", "TBuf<TPosition::VECCALC>", False),
+    ("sync_ub", "UB"): ("syncUbBuf", "TBuf<TPosition::VECCALC>", False),
+    ("a_l1", "L1"): ("aL1Que", "TQue<TPosition::A1, @COPIES@>", True),
+    ("b_l1", "L1"): ("bL1Que", "TQue<TPosition::B1, @COPIES@>", True),
+    ("a_l0a", "L0A"): ("aL0Que", "TQue<TPosition::A2, @COPIES@>", True),
+    ("b_l0b", "L0B"): ("bL0Que", "TQue<TPosition::B2, @COPIES@>", True),
+    ("pw_acc", "L0C"): ("cQue", "TQue<TPosition::CO1, @COPIES@>", True),
+    ("b_pw_l1", "L1"): ("bPwL1Que", "TQue<TPosition::C1, 1>", True),
+    ("bias_bt", "BT"): ("btQue", "TQue<TPosition::C2, 1>", True),
+    ("b_pw", "UB"): ("bPwQue", "TQue<TPosition::VECIN, 1>", True),
+    ("y_acc", "UB"): ("yAccBuf", "TBuf<TPosition::VECCALC>", False),
+    ("pre_tile", "UB"): ("preQue", "TQue<TPosition::VECIN, @COPIES@>", True),
+    ("act2_tmp", "UB"): ("act2TmpBuf", "TBuf<TPosition::VECCALC>", False),
+    ("res_tile", "UB"): ("resQue", "TQue<TPosition::VECIN, @COPIES@>", True),
+    ("y_tile", "UB"): ("yQue", "TQue<TPosition::VECOUT, @COPIES@>", True),
+}
+
+
+def buffer_code(plan: KernelPlan, ns: str, scopes: set[str]) -> tuple[list[str], list[str]]:
+    """(member declarations, InitBuffer lines) of the plan's buffers in `scopes`. A scratch
+    buffer with two copies (dw_out) is one TBuf of both: the hand-off is serialised by flags."""
+    members, inits = [], []
+    for b in plan.kernel_buffers:
+        if b.scope not in scopes:
+            continue
+        if (b.name, b.scope) not in MEMBERS:
+            raise ValueError(f"two-phase plan buffer {b.name} ({b.scope}) has no kernel member")
+        cname = const_name(b.name)
+        member, decl, is_que = MEMBERS[b.name, b.scope]
+        members.append(f"    {decl.replace('@COPIES@', f'{ns}::{cname}Copies')} {member};")
+        if is_que:
+            inits.append(f"        pipe.InitBuffer({member}, {ns}::{cname}Copies, {ns}::{cname}Bytes);")
+        else:
+            inits.append(f"        pipe.InitBuffer({member}, {ns}::{cname}Copies * {ns}::{cname}Bytes);")
+    return members, inits
+
+
+def launch_cores(plan: KernelPlan) -> tuple[int, int, int]:
+    """(GEMM cores, epilogue AIVs, launch block_dim) from the lowered program."""
+    prog = build_twophase(plan)
+    busy = [sum(1 for c in ph.assignment if c) for ph in prog.phases]
+    gemm = busy[1]
+    epi = busy[2] if len(busy) > 2 else 0
+    if plan.soc.coupled:
+        return gemm, epi, max(plan.cores, gemm)
+    ratio = plan.aic_ratio
+    return gemm, epi, max(gemm, ceil_div(plan.cores, ratio), ceil_div(epi, ratio), 1)
+
+
+def tiling_fields(plan: KernelPlan) -> tuple[tuple[str, int], ...]:
+    """The fields the two-phase kernel adds to the tiling struct."""
+    wl, soc = plan.workload, plan.soc
+    prog = build_twophase(plan)
+    gemm, epi, _ = launch_cores(plan)
+    frac = soc.cube_fractal[0]
+    ws = workspace_bytes(wl, soc)
+    return (("m", gemm_m(wl)), ("mAl", ceil_div(gemm_m(wl), frac) * frac), ("bm", prog.bm), ("kb", prog.kb),
+            ("mTiles", prog.m_tiles), ("gemmCores", gemm), ("epiCores", epi),
+            ("wsSync", ws["sync_ws"]), ("wsPre", ws["pre_ws"]))
+
+
+def workspace_total(plan: KernelPlan) -> int:
+    return sum(workspace_bytes(plan.workload, plan.soc).values())
+
+
+def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...], sym: str) -> tuple[str, str, Launch]:
+    """(kernel class text, entry point text, launch) of this variant; `values` fill the slots."""
+    wl, soc = plan.workload, plan.soc
+    res, bufs = wl.residual, plan.kernel_buffers
+    fix = fixpipe(wl, soc)
+    names = {b.name for b in bufs}
+    act2_tmp = (f"act2TmpBuf.Get<float>(), static_cast<int32_t>({ns}::kAct2TmpBytes / sizeof(float))"
+                if "act2_tmp" in names else "acc, 0")
+    res_in = template("twophase_res_in.h") if res else ""
+    res_free = "                resQue.FreeTensor(resT);\n" if res else ""
+    common = dict(TP_GM=template("twophase_gm.h"), TP_MEMBERS=template("twophase_members.h"),
+                  TP_DW=template("twophase_dw.h"), TP_GEMM_TILE=template("twophase_gemm_tile.h"),
+                  TP_GEMM=template("twophase_gemm.h"), DW=template("dw.h"), ACT1_TMP=values["ACT_TMP"],
+                  ACT2_TMP=act2_tmp, CAST_DW="Cast(dwOut, acc, RoundMode::CAST_NONE, cb * thw * C0);",
+                  TP_RES_IN=res_in, TP_RES_ARG="resT[j * rows * C0], " if res else "", TP_RES_FREE=res_free,
+                  RES_EPI_PARAM="const LocalTensor<T>& r, " if res else "",
+                  RES_EPI_ADD=("        Axpy(acc, r, static_cast<T>(1), static_cast<int32_t>(thw * C0));"
+                               "  // + residual, after act2\n" if res else ""))
+    gm_prologue = gm_free = ""
+    if soc.coupled:
+        members, inits = buffer_code(plan, ns, {"UB", "L1", "L0A", "L0B", "L0C"})
+        if len(members) != len(bufs):
+            raise ValueError("the 310P two-phase kernel holds UB / L1 / L0 buffers only")
+        body = sub(template("twophase_core.h"), **common, MEMBERS="\n".join(members), INITS="\n".join(inits),
+                   EPILOGUE_BLOCK=template("epilogue_block.h"),
+                   GEMM_PROLOGUE=template("b_pw_load.h"), GEMM_FREE="        bPwQue.FreeTensor(bPw);\n",
+                   GEMM_MMAD=template("twophase_mmad.h"), GEMM_EPILOGUE=template("twophase_epi_ub.h"))
+        entry_body = (f"    TwoPhase{values['OPTYPE']} op;\n"
+                      f"    op.Init(x, w_dw, b_dw, w_pw, b_pw, {values['RES_ARG']}y, usr, t);\n    op.Process();\n")
+        task = ""
+    else:
+        members, inits = buffer_code(plan, ns, {"UB"})
+        aic_members, aic_inits = buffer_code(plan, ns, {"L1", "L0A", "L0B", "L0C", "BT"})
+        if len(members) + len(aic_members) != len(bufs):
+            raise ValueError("the 910B two-phase kernel holds UB (AIV) and L1 / L0 / BT (AIC) buffers only")
+        if fix:
+            gm_prologue = template("aic_b_pw_load.h")
+            gm_free = "        bPwL1Que.FreeTensor(bPwL1);\n"
+        phase3 = ("        SyncAll<false>();  // every pre-activation tile is in the workspace\n"
+                  "        EpiPhase(GetBlockIdx());\n") if not fix else ""
+        body = sub(template("twophase_aiv.h"), **common, MEMBERS="\n".join(members), INITS="\n".join(inits),
+                   AIC_MEMBERS="\n".join(aic_members), AIC_INITS="\n".join(aic_inits), PHASE3=phase3,
+                   AIC_PHASE3="        SyncAll<false>();\n" if not fix else "",
+                   TP_EPI=("" if fix else template("twophase_epi_phase.h") + template("epilogue_block.h")),
+                   B_PW_LOAD=template("b_pw_load.h"),
+                   GEMM_PROLOGUE=gm_prologue, GEMM_FREE=gm_free,
+                   GEMM_MMAD=template("twophase_mmad_bias.h") if fix else template("twophase_mmad.h"),
+                   GEMM_EPILOGUE=template("twophase_fixpipe_y.h") if fix else template("twophase_fixpipe_pre.h"),
+                   RELU="true" if wl.act2 == "relu" else "false")
+        call = f"        op.Init(x, w_dw, b_dw, w_pw, b_pw, {values['RES_ARG']}y, usr, t);\n        op.Process();\n"
+        entry_body = (f"    if ASCEND_IS_AIV {{\n        TwoPhaseAiv{values['OPTYPE']} op;\n{call}    }}\n"
+                      f"    if ASCEND_IS_AIC {{\n        TwoPhaseAic{values['OPTYPE']} op;\n{call}    }}\n")
+        task = "    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);  // per block: 1 AIC (GEMM) + 2 AIVs (DW, epilogue)\n"
+    entry = sub(template("entry_two_phase.cpp"), TASK_TYPE=task, ENTRY_BODY=entry_body)
+    gemm, epi, dim = launch_cores(plan)
+    if soc.coupled:
+        launch = Launch(sym, dim, "AICORE", tuple(a.name for a in args),
+                        f"two-phase: DW on {plan.cores} AI cores, SyncAll, GEMM on {gemm}")
+    else:
+        launch = Launch(sym, dim, "MIX_AIC_1_2", tuple(a.name for a in args),
+                        f"two-phase MIX kernel: DW on {plan.cores} AIVs, SyncAll, GEMM on {gemm} AICs"
+                        + (f", SyncAll, epilogue on {epi} AIVs" if epi else ""), "mix_aic_1_2")
+    return body, entry, launch
+
+
+def twophase_notes(ek) -> str:
+    """The README paragraph of a two-phase kernel (emit_host._variant_notes)."""
+    p = ek.plan
+    prog = build_twophase(p)
+    gemm, epi, dim = launch_cores(p)
+    fix = fixpipe(p.workload, p.soc)
+    where = ("one MIX launch (`KERNEL_TYPE_MIX_AIC_1_2`, block dim " f"{dim}); hard `SyncAll<false>()` over AICs and AIVs"
+             if not p.soc.coupled else f"one launch on {dim} AI cores; soft `SyncAll(gm, ub)` with flags in the workspace")
+    tail = ("Fixpipe writes y (bias table, act2 on the fly)" if fix else
+            f"the pre-activation goes to the workspace; after a second SyncAll {epi} AIVs add bias, act2, residual"
+            if not p.soc.coupled else "L0C -> UB per output block, bias, act2, residual and the cast on the vector unit")
+    return (f"- Two phases, {where}: phase 1 runs the {p.n_tiles * p.ci_steps} DW units (tile x ci-block) round-robin on "
+            f"{p.cores} vector cores and writes the DW result to the GM workspace (C1, M = {gemm_m(p.workload)} pixels "
+            f"padded to 16, C0); phase 2 runs {prog.m_tiles} x {prog.n_tiles} GEMM tiles of {prog.bm} rows x {p.cob} "
+            f"output blocks on {gemm} cube cores, K in blocks of {prog.kb} channel blocks through L1 / L0; {tail}.\n")

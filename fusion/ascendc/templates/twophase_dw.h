@@ -1,0 +1,33 @@
+    // ---- phase 1: DW units (tile, ci-block) round-robin over the plan's DW cores ----------
+    __aicore__ inline void DwPhase(uint32_t core)
+    {
+        const uint32_t units = tl.nTiles * tl.ciSteps;
+        if (core >= tl.blockDim || core >= units) return;
+@RESIDENT_UB@        wDw = wDwQue.DeQue<T>();
+        bDw = bDwQue.DeQue<float>();
+        SetFlag<HardEvent::MTE2_S>(0);  // the DW taps are read by the scalar unit
+        WaitFlag<HardEvent::MTE2_S>(0);
+        for (uint32_t u = core; u < units; u += tl.blockDim) {
+            const uint32_t q = u % tl.ciSteps;
+            SetTile(u / tl.ciSteps);
+            CopyInX(q);
+            ComputeDw(q);
+            HandOff(q);
+        }
+        wDwQue.FreeTensor(wDw);
+        bDwQue.FreeTensor(bDw);
+    }
+
+    // the unit's DW result (cb blocks of th x tw in UB) -> the workspace rows of its valid pixels
+    __aicore__ inline void HandOff(uint32_t q)
+    {
+        const uint32_t c0 = q * tl.cib, cb = tl.c1 - c0 < tl.cib ? tl.c1 - c0 : tl.cib;
+        const uint32_t row = (n * tl.oh + oh0) * tl.ow + ow0;  // GEMM row of the tile's first pixel
+        LocalTensor<T> dwOut = dwOutBuf.Get<T>();
+        SetFlag<HardEvent::V_MTE3>(0);
+        WaitFlag<HardEvent::V_MTE3>(0);
+        for (uint32_t c = 0; c < cb; ++c)
+            DataCopy(dwGm[((c0 + c) * tl.mAl + row) * C0], dwOut[c * thw * C0], OutRows(true));
+        SetFlag<HardEvent::MTE3_V>(0);  // the next unit's DW may overwrite dw_out
+        WaitFlag<HardEvent::MTE3_V>(0);
+    }

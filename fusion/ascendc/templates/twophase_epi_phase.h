@@ -1,0 +1,28 @@
+    // ---- phase 3 (910B, no Fixpipe epilogue): (M, N) tiles round-robin over the AIVs ------
+    __aicore__ inline void EpiPhase(uint32_t core)
+    {
+        const uint32_t units = tl.mTiles * tl.coSteps;
+        if (core >= tl.epiCores || core >= units) return;
+@B_PW_LOAD@        for (uint32_t u = core; u < units; u += tl.epiCores) {
+            SetGemmTile(u);
+            LocalTensor<T> pre = preQue.AllocTensor<T>();
+            DataCopy(pre, preGm[(o0 * tl.mAl + m0) * C0],
+                     DataCopyParams(static_cast<uint16_t>(cbo), static_cast<uint16_t>(rows * PB),
+                                    static_cast<uint16_t>((tl.mAl - rows) * PB), 0));
+            preQue.EnQue(pre);
+@TP_RES_IN@            pre = preQue.DeQue<T>();
+            LocalTensor<float> acc = yAccBuf.Get<float>();
+            thw = rows;  // EpilogueBlock works on thw pixels: the GEMM tile's rows (phase 1 is over)
+            LocalTensor<T> yT = yQue.AllocTensor<T>();
+            for (uint32_t j = 0; j < cbo; ++j) {
+                Cast(acc[j * rows * C0], pre[j * rows * C0], RoundMode::CAST_NONE, rows * C0);
+                EpilogueBlock(acc[j * rows * C0], o0 + j, @TP_RES_ARG@yT[j * rows * C0]);
+            }
+            preQue.FreeTensor(pre);
+            yQue.EnQue(yT);
+@TP_RES_FREE@            yT = yQue.DeQue<T>();
+            CopyRows(yT, yGm, true);
+            yQue.FreeTensor(yT);
+        }
+        bPwQue.FreeTensor(bPw);
+    }

@@ -1,0 +1,70 @@
+    // L1 A (kbq, rows, C0) NZ -> L0A fractal (mi, ki) at mi * kbq + ki
+    __aicore__ inline void LoadAK(const LocalTensor<T>& a2, const LocalTensor<T>& a1, uint32_t m1, uint32_t kbq)
+    {
+        if (m1 <= kbq) {
+            for (uint32_t mi = 0; mi < m1; ++mi)
+                LoadData(a2[mi * kbq * 256], a1, LoadData2DParams(mi, kbq, m1, 0, 0, false, 0));
+        } else {
+            for (uint32_t ki = 0; ki < kbq; ++ki)
+                LoadData(a2[ki * 256], a1, LoadData2DParams(ki * m1, m1, 1, 0, kbq - 1, false, 0));
+        }
+    }
+
+    // L1 B fractal (o, ki) at o * kbq + ki (FRACTAL_Z slices) -> L0B fractal (ki, nj) at ki * cbo + nj, transposed
+    __aicore__ inline void LoadBK(const LocalTensor<T>& b2, const LocalTensor<T>& b1, uint32_t kbq)
+    {
+        if (kbq <= cbo) {
+            for (uint32_t ki = 0; ki < kbq; ++ki)
+                LoadData(b2[ki * cbo * 256], b1, LoadData2DParams(ki, cbo, kbq, 0, 0, true, 0));
+        } else {
+            for (uint32_t nj = 0; nj < cbo; ++nj)
+                LoadData(b2[nj * 256], b1, LoadData2DParams(nj * kbq, kbq, 1, 0, cbo - 1, true, 0));
+        }
+    }
+
+    // ---- phase 2: the PW GEMM, (M, N) tiles round-robin over the GEMM cores, K in kb blocks --
+    __aicore__ inline void GemmPhase(uint32_t core)
+    {
+        const uint32_t units = tl.mTiles * tl.coSteps;
+        if (core >= tl.gemmCores || core >= units) return;
+@GEMM_PROLOGUE@        for (uint32_t u = core; u < units; u += tl.gemmCores) {
+            SetGemmTile(u);
+            LocalTensor<float> c = cQue.AllocTensor<float>();
+            for (uint32_t k0 = 0; k0 < tl.c1; k0 += tl.kb) {
+                const uint32_t kbq = tl.c1 - k0 < tl.kb ? tl.c1 - k0 : tl.kb;
+                // A: kbq channel blocks of the tile's rows from the workspace (one column block each)
+                LocalTensor<T> a1 = aL1Que.AllocTensor<T>();
+                DataCopy(a1, dwGm[(k0 * tl.mAl + m0) * C0],
+                         DataCopyParams(static_cast<uint16_t>(kbq), static_cast<uint16_t>(rows * PB),
+                                        static_cast<uint16_t>((tl.mAl - rows) * PB), 0));
+                aL1Que.EnQue(a1);
+                // B: per output block its kbq FRACTAL_Z fractals (contiguous in GM)
+                LocalTensor<T> b1 = bL1Que.AllocTensor<T>();
+                DataCopy(b1, wPwGm[(o0 * tl.c1 + k0) * C0 * C0],
+                         DataCopyParams(static_cast<uint16_t>(cbo), static_cast<uint16_t>(kbq * C0 * PB),
+                                        static_cast<uint16_t>((tl.c1 - kbq) * C0 * PB), 0));
+                bL1Que.EnQue(b1);
+                a1 = aL1Que.DeQue<T>();
+                b1 = bL1Que.DeQue<T>();
+                LocalTensor<T> a2 = aL0Que.AllocTensor<T>();
+                LoadAK(a2, a1, rows / 16, kbq);
+                aL0Que.EnQue(a2);
+                LocalTensor<T> b2 = bL0Que.AllocTensor<T>();
+                LoadBK(b2, b1, kbq);
+                bL0Que.EnQue(b2);
+                aL1Que.FreeTensor(a1);
+                bL1Que.FreeTensor(b1);
+                a2 = aL0Que.DeQue<T>();
+                b2 = bL0Que.DeQue<T>();
+                MmadParams mp;
+                mp.m = rows;
+                mp.n = cbo * C0;
+                mp.k = kbq * C0;
+@GEMM_MMAD@                aL0Que.FreeTensor(a2);
+                bL0Que.FreeTensor(b2);
+            }
+            cQue.EnQue(c);
+            c = cQue.DeQue<float>();
+@GEMM_EPILOGUE@            cQue.FreeTensor(c);
+        }
+@GEMM_FREE@    }

@@ -1,0 +1,135 @@
+"""The two-phase kernel's Ascend C (fusion/ascendc/emit_twophase.py) on the emulator: its loops
+are the lowered program's (schedules/program_twophase.py), so GM bytes and cube fractals equal
+Program.counts, in total and per core; the numerics match the NumPy reference. 910B: one MIX
+launch, hard SyncAll; 310P: coupled cores, soft SyncAll with the flags in the workspace."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import models
+from fusion.ascend_check import build_all, build_emitted, check_ascend, run_emitted
+from fusion.ascendc import emit_kernel
+from fusion.driver import compile_model
+from fusion.errors import MegafuseError
+from fusion.soc import SOCS
+from fusion.targets import parse_target
+from fusion.tile_policy import choose_tile
+from schedules.plan import make_plan
+from schedules.program import count_steps
+from schedules.program_twophase import build_twophase
+from schedules.reference import kernel_layout_reference
+from schedules.twophase import fixpipe
+from schedules.workload import DwSepWorkload as W, TileConfig
+
+F16 = "float16"
+ODD = W(1, 40, 56, 19, 19, stride=(2, 2), dtype=F16)          # Cin / Cout not multiples of 16, odd H/W, stride 2
+RES = W(2, 40, 40, 9, 7, act1="relu6", act2="hardswish", residual=True, dtype=F16)   # batch 2, residual
+# (workload, tile, soc): 910B Fixpipe epilogue (2 phases) and AIV epilogue (3 phases, residual);
+# 310P without and with residual. Ragged tiles, K in several blocks, a ragged last N tile.
+CASES = [
+    (ODD, TileConfig(3, 5, 2, 1, True, "twophase"), "ascend910b2"),
+    (RES, TileConfig(3, 4, 2, 1, True, "twophase"), "ascend910b2"),
+    (ODD, TileConfig(3, 5, 2, 1, True, "twophase"), "ascend310p3"),
+    (RES, TileConfig(3, 4, 2, 1, False, "twophase"), "ascend310p3"),
+]
+KEYS = ("gm_read_bytes", "gm_write_bytes", "cube_fractals")
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    eks = [emit_kernel(make_plan(wl, tile, SOCS[soc]), f"tp{i}") for i, (wl, tile, soc) in enumerate(CASES)]
+    built, _ = build_all(eks)
+    return list(zip(eks, built))
+
+
+def _args(wl: W, seed: int = 0) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    kh, kw = wl.kernel
+    mi = (np.arange(wl.c1 * 16) < wl.cin).reshape(wl.c1, 16)
+    mo = (np.arange(wl.co1 * 16) < wl.cout).reshape(wl.co1, 16)
+    a = {"x": rng.standard_normal((wl.batch, wl.c1, wl.height, wl.width, 16)) * mi[None, :, None, None, :],
+         "w_dw": rng.standard_normal((wl.c1, kh, kw, 16)) / 3 * mi[:, None, None, :],
+         "b_dw": rng.standard_normal((wl.c1, 16)) * mi,
+         "w_pw": rng.standard_normal((wl.co1, wl.c1, 16, 16)) / np.sqrt(wl.cin) * mi[None, :, :, None]
+         * mo[:, None, None, :],
+         "b_pw": rng.standard_normal((wl.co1, 16)) * mo}
+    if wl.residual:
+        a["res"] = rng.standard_normal((wl.batch, wl.co1, wl.out_height, wl.out_width, 16)) * mo[None, :, None, None, :]
+    f32 = {"b_dw", "b_pw"}
+    return {k: np.ascontiguousarray(v.astype("float32" if k in f32 else wl.dtype)) for k, v in a.items()}
+
+
+def _per_core_fractals(prog, phase) -> list[int]:
+    out = []
+    for units in phase.assignment:
+        c: Counter = Counter()
+        for u in units:
+            for it in phase.units[u]:
+                count_steps(prog.plan.soc, it, 1, c)
+        out.append(c["cube_fractals"])
+    return out
+
+
+@pytest.mark.parametrize("i", range(len(CASES)))
+def test_counters_equal_program_and_numerics(kernels, i):
+    wl, tile, soc = CASES[i]
+    ek, built = kernels[i]
+    plan = ek.plan
+    assert ek.variant == "two-phase" and plan.fits()
+    prog = build_twophase(plan)
+    args = _args(wl)
+    y, counters, (run,) = run_emitted(ek, built, args)
+    want = prog.counts
+    assert {k: counters[k] for k in KEYS} == {k: want[k] for k in KEYS}
+    # the vector work: the program's DW + epilogue ops, plus what the kernel spends per output
+    # block (the bias in two channel halves; 910B phase 3 widens the pre-activation first)
+    assert want["vector_instrs"] <= counters["vector_instructions"] <= 1.25 * want["vector_instrs"]
+    # the GEMM tiles run on the cores the program assigns them to
+    gemm = prog.phases[1]
+    fr = _per_core_fractals(prog, gemm)
+    if SOCS[soc].coupled:
+        assert len(run.per_core) == ek.block_dim == max(plan.cores, len(fr))
+        got = [row["cube_fractals"] for row in run.per_core]
+    else:
+        got = [row["cube_fractals"] for core, row in zip(run.cores, run.per_core) if core.core_type == "AIC"]
+        assert all(row["cube_fractals"] == 0 for core, row in zip(run.cores, run.per_core) if core.core_type == "AIV")
+        assert len(prog.phases) == (2 if fixpipe(wl, plan.soc) else 3)
+    assert got == fr + [0] * (len(got) - len(fr))
+    ref = kernel_layout_reference(wl, **args)
+    err = np.abs(y.astype(np.float64) - ref).max() / np.abs(ref).max()
+    assert err <= 2e-2, err
+
+
+def test_fp32_two_phase_is_refused():
+    plan = make_plan(W(1, 32, 32, 8, 8, dtype="float32"), TileConfig(4, 4, 2, 1, True, "twophase"), SOCS["ascend910b2"])
+    with pytest.raises(MegafuseError, match="float16 only"):
+        emit_kernel(plan, "b")
+
+
+def test_policy_picks_two_phase_on_ascend_fp16_only():
+    """Where the model prefers it, `-t ascend` now emits the two-phase kernel; fp32 blocks keep
+    the vector-PW kernel (the cube kernels are fp16 only)."""
+    wl = W(1, 256, 256, 28, 28, dtype=F16)
+    for soc in ("ascend910b2", "ascend310p3"):
+        sim = choose_tile(wl, parse_target(f"sim:{soc}")).plan
+        asc = choose_tile(wl, parse_target(f"ascend:{soc}")).plan
+        assert sim.variant == asc.variant == "two-phase" and sim.tile == asc.tile
+    f32 = W(1, 256, 256, 28, 28, dtype="float32")
+    assert choose_tile(f32, parse_target("ascend:910b2")).plan.variant == "vector-pw"
+
+
+def test_check_ascend_310p_odd_channels():
+    """`check -t ascend:310p3` on a block whose channels are not multiples of 16: the default
+    plan is two-phase, the kernel matches ONNX Runtime and its GM bytes the model's."""
+    m = models.build("odd_c40_56_h28")
+    cm = compile_model(m, target="ascend:310p3", dtype=F16)
+    assert [b.plan.variant for b in cm.fused_blocks] == ["two-phase"]
+    res = check_ascend(cm, m, seed=0)
+    assert res.passed, res
+    (blk,) = res.blocks
+    assert blk.variant == "two-phase"
+    assert blk.gm_bytes_match, (blk.counters, blk.model_gm_read_bytes, blk.model_gm_write_bytes)
