@@ -32,6 +32,8 @@ FP16_TOL = 2e-2
 # (id, soc, expected variant, engine, act1, act2, residual, double buffering, fixpipe epilogue)
 GROUPS = [
     ("vec-910b-relu", "ascend910b2", "vector-pw", "vector", "relu", "relu", False, True, False),
+    ("vec-910b-res-noact2", "ascend910b2", "vector-pw", "vector", "hardswish", "none", True, False, False),
+    ("vec-310p-relu", "ascend310p3", "vector-pw", "vector", "relu", "relu", False, True, False),
     ("vec-310p-res-hswish", "ascend310p3", "vector-pw", "vector", "relu6", "hardswish", True, False, False),
     ("cube-310p-relu", "ascend310p3", "cube-pw", "cube", "relu", "relu", False, True, False),
     ("cube-310p-res-noact2", "ascend310p3", "cube-pw", "cube", "hardswish", "none", True, False, False),
