@@ -6,7 +6,8 @@
   kernel; 910B: the MIX kernel);
 * the cube kernels are what the plan says: LoadData / Mmad, L0C -> UB on 310P, Fixpipe (bias table
   or the AIV epilogue) and KERNEL_TYPE_MIX_AIC_1_2 on 910B;
-* the code comes from the plan: a different tile gives different code;
+* the code comes from the plan: a different tile gives different tiling data (the kernel text
+  holds only compile-time choices, so plans that share them share one build);
 * the emulator's GM byte counters equal the cost model's figures for the same plan (vector and cube);
 * the emitted package is complete, its op_contract.yaml parses and agrees with the kernel;
 * the CLI runs it (`megafuse check -t ascend:910b2`, `megafuse compile -t ascend -o DIR`).

@@ -1,11 +1,12 @@
 """Emit the Ascend C kernel of one fused DW→PW block from its KernelPlan.
 
-Everything that shapes the code comes from the plan: the tiling struct's values (shapes, tile
-sizes, loop trip counts, the core split), the InitBuffer sizes and queue depths (one per plan
-buffer the kernel allocates, `bytes_per_copy` × `copies`, so the emulator's budget checks enforce
-the plan's budget on every memory), single or double buffering, resident or streamed PW weights,
-the activations, the residual, the storage dtype and the PW engine. No kernel is written by hand
-per shape; a different tile gives different code.
+Everything that shapes the code comes from the plan. Compile-time (the kernel text): the variant,
+the arch, the storage dtype, the activations, the residual, the Fixpipe epilogue and the queue
+depths (single or double buffering). Runtime tiling data (the host fills it): shapes, tile sizes,
+loop trip counts, the core split, resident or streamed PW weights and every InitBuffer size (one
+per plan buffer the kernel allocates, `bytes_per_copy`, so the emulator's budget checks enforce
+the plan's budget on every memory). Plans that share the compile-time choices share one kernel
+text, hence one emulator build; a different tile gives different tiling data.
 
 Three variants, one per data flow of fusion/costmodel/:
 
