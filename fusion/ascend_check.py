@@ -125,18 +125,22 @@ def build_emitted(ek: EmittedKernel, root: Path | None = None) -> dict[str, EmuK
 
 
 def build_all(kernels: list[EmittedKernel], jobs: int | None = None) -> tuple[list[dict], list[float]]:
-    """Builds in parallel (each build is a g++ process)."""
-    jobs = jobs or max(1, min(len(kernels), os.cpu_count() or 1))
+    """Builds in parallel (each build is a g++ process); kernels with the same text (plans that
+    differ only in their tiling data) are built once."""
+    distinct = list({(ek.source, ek.tiling_header): ek for ek in kernels}.values())
+    jobs = jobs or max(1, min(len(distinct), os.cpu_count() or 1))
 
     def one(ek):
         t0 = time.perf_counter()
         return build_emitted(ek), time.perf_counter() - t0
 
-    if jobs == 1 or len(kernels) <= 1:
-        out = [one(ek) for ek in kernels]
+    if jobs == 1 or len(distinct) <= 1:
+        done = [one(ek) for ek in distinct]
     else:
         with ThreadPoolExecutor(jobs) as pool:
-            out = list(pool.map(one, kernels))
+            done = list(pool.map(one, distinct))
+    by_text = {(ek.source, ek.tiling_header): d for ek, d in zip(distinct, done)}
+    out = [by_text[ek.source, ek.tiling_header] for ek in kernels]
     return [o[0] for o in out], [o[1] for o in out]
 
 

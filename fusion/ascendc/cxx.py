@@ -72,6 +72,11 @@ def const_name(buffer_name: str) -> str:
     return "k" + "".join(p.capitalize() for p in buffer_name.split("_"))
 
 
+def buffer_field(buffer_name: str) -> str:
+    """The tiling field holding a buffer's bytes per copy: x_tile -> xTileBytes."""
+    return const_name(buffer_name)[1].lower() + const_name(buffer_name)[2:] + "Bytes"
+
+
 def buffer_code(plan: KernelPlan, ns: str, scopes: set[str]) -> tuple[list[str], list[str]]:
     """(member declarations, InitBuffer lines) of the plan's kernel buffers in `scopes`."""
     members, inits = [], []
@@ -84,11 +89,11 @@ def buffer_code(plan: KernelPlan, ns: str, scopes: set[str]) -> tuple[list[str],
         member, decl, is_que = MEMBERS[b.name, b.scope]
         members.append(f"    {decl.replace('@COPIES@', f'{ns}::{cname}Copies')} {member};")
         if is_que:
-            inits.append(f"        pipe.InitBuffer({member}, {ns}::{cname}Copies, {ns}::{cname}Bytes);")
+            inits.append(f"        pipe.InitBuffer({member}, {ns}::{cname}Copies, t.{buffer_field(b.name)});")
         else:
             if b.copies != 1:
                 raise ValueError(f"scratch buffer {b.name} with {b.copies} copies")
-            inits.append(f"        pipe.InitBuffer({member}, {ns}::{cname}Bytes);")
+            inits.append(f"        pipe.InitBuffer({member}, t.{buffer_field(b.name)});")
     return members, inits
 
 

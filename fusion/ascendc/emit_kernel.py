@@ -1,11 +1,12 @@
 """Emit the Ascend C kernel of one fused DW→PW block from its KernelPlan.
 
-Everything that shapes the code comes from the plan: the tiling struct's values (shapes, tile
-sizes, loop trip counts, the core split), the InitBuffer sizes and queue depths (one per plan
-buffer the kernel allocates, `bytes_per_copy` × `copies`, so the emulator's budget checks enforce
-the plan's budget on every memory), single or double buffering, resident or streamed PW weights,
-the activations, the residual, the storage dtype and the PW engine. No kernel is written by hand
-per shape; a different tile gives different code.
+Everything that shapes the code comes from the plan. Compile-time (the kernel text): the variant,
+the arch, the storage dtype, the activations, the residual, the Fixpipe epilogue and the queue
+depths (single or double buffering). Runtime tiling data (the host fills it): shapes, tile sizes,
+loop trip counts, the core split, resident or streamed PW weights and every InitBuffer size (one
+per plan buffer the kernel allocates, `bytes_per_copy`, so the emulator's budget checks enforce
+the plan's budget on every memory). Plans that share the compile-time choices share one kernel
+text, hence one emulator build; a different tile gives different tiling data.
 
 Four variants, one per data flow of fusion/costmodel/ (two-phase: fusion/ascendc/emit_twophase.py):
 
@@ -66,7 +67,7 @@ from fusion.ascendc.emit_cube import emit_body as _emit_cube
 from fusion.ascendc.emit_mix import emit_body as _emit_mix
 from fusion.ascendc import emit_twophase
 from fusion.ascendc.emit_vector import emit_body as _emit_vector
-from fusion.ascendc.cxx import act_function, const_name, fill, template
+from fusion.ascendc.cxx import act_function, buffer_field, const_name, fill, template
 from fusion.ascendc.cxx import fill as _fill  # noqa: F401  (emit_host fills its templates with it)
 from fusion.ascendc.kernel_types import ArgSpec, EmittedKernel, Launch  # noqa: F401
 from fusion.errors import MegafuseError
@@ -120,7 +121,9 @@ def tiling_fields(plan: KernelPlan) -> tuple[tuple[str, int], ...]:
         ("cib", plan.cib), ("cob", plan.cob), ("ciSteps", plan.ci_steps), ("coSteps", plan.co_steps),
         ("tilesH", plan.tiles_h), ("tilesW", plan.tiles_w), ("nTiles", plan.n_tiles),
         ("blockDim", plan.cores), ("thwAl", plan.thw_al), ("aicNum", plan.aic_cores),
-    ) + (emit_twophase.tiling_fields(plan) if plan.two_phase else ())
+        ("wPwResident", int(plan.pw_weights_resident)),
+    ) + tuple((buffer_field(b.name), b.bytes_per_copy) for b in plan.kernel_buffers) \
+        + (emit_twophase.tiling_fields(plan) if plan.two_phase else ())
 
 
 def kernel_args(plan: KernelPlan) -> tuple[ArgSpec, ...]:
@@ -188,17 +191,14 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
     tiling_struct = op_type + "Tiling"
     fields = tiling_fields(plan)
     args = kernel_args(plan)
-    resident = plan.pw_weights_resident
     ns = sym + "_plan"
     bufs = plan.kernel_buffers
     names = {b.name for b in bufs}
 
-    consts = []
-    for b in bufs:
-        cname = const_name(b.name)
-        consts.append(f"constexpr uint32_t {cname}Bytes = {b.bytes_per_copy};   "
-                      f"// {b.name} {b.scope} {tuple(b.shape)} {b.dtype}: {b.role}")
-        consts.append(f"constexpr uint32_t {cname}Copies = {b.copies};")
+    # queue depths are template arguments (compile-time); the bytes per copy are tiling fields, so
+    # plans that differ only in geometry share one kernel text (and one emulator build)
+    consts = [f"constexpr uint32_t {const_name(b.name)}Copies = {b.copies};   // {b.name} {b.scope} {b.dtype}: {b.role}"
+              for b in bufs]
     needed = {"x_tile", "w_dw", "b_dw", "dw_acc", "dw_out"}
     needed |= ({"w_pw", "pw_acc", "b_pw", "y_tile"} if variant == "vector-pw" else
                {"a_l1", "b_l1", "a_l0a", "b_l0b", "pw_acc"} if variant == "two-phase" else
@@ -216,21 +216,13 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         raise ValueError(f"plan lacks buffers {sorted(missing)} for the {variant} kernel")
 
     res = wl.residual
-    tmp = ("actTmpBuf.Get<float>(), static_cast<int32_t>(@NS@::kActTmpBytes / sizeof(float))"
+    tmp = ("actTmpBuf.Get<float>(), static_cast<int32_t>(tl.actTmpBytes / sizeof(float))"
            if "act_tmp" in names else "acc, 0")
-    scope_use = ", ".join(f"{s} {used:,}/{plan.capacity(s):,} B" for s, used in plan.scope_bytes.items())
     values = dict(
         VERSION=VERSION, SYM=sym, OPTYPE=op_type, BLOCK=block_name, TILING=tiling_struct,
-        WORKLOAD=wl.describe(), TILE=plan.tile.describe(), SOC=soc.name,
-        PLANKEY=plan.workload.key() + "/" + plan.tile.key(), VARIANT=variant, VARIANT_WHAT=VARIANTS[variant],
-        T="half" if fp16 else "float", PB=2 if not fp16 else 1, CIN=wl.cin,
-        TH=plan.th, TW=plan.tw, IH=plan.in_tile_h, IW=plan.in_tile_w, CIB=plan.cib, COB=plan.cob,
-        CISTEPS=plan.ci_steps, COSTEPS=plan.co_steps, NTILES=plan.n_tiles, CORES=plan.cores,
-        CORE_KIND={"vector-pw": "AIV cores" if not soc.coupled else "AI cores", "cube-pw": "AI cores",
-                   "cube-pw-mix": f"AIVs, served by {plan.aic_cores} AICs (2 AIVs each)",
-                   "two-phase": "vector cores (DW units); GEMM tiles on the cube cores"}[variant],
-        MEMORY=f"{scope_use} ({'double' if plan.tile.double_buffer else 'single'} buffering)",
-        ACT1=wl.act1, ACT2=wl.act2, RES="yes" if res else "no", RESIDENT="true" if resident else "false",
+        SOC=soc.name, VARIANT=variant, VARIANT_WHAT=VARIANTS[variant],
+        T="half" if fp16 else "float", PB=2 if not fp16 else 1,
+        ACT1=wl.act1, ACT2=wl.act2, RES="yes" if res else "no",
         LOOPNEST=template(f"loopnest_{variant.replace('-', '_')}.h"),
         EXTRA=template("extra_mix.h") if variant == "cube-pw-mix" else "",
         RES_PARAM="GM_ADDR res, " if res else "", RES_ARG="res, " if res else "",
@@ -255,8 +247,7 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
     body, entry, launch = _EMITTERS[variant](plan, ns, values, args, sym)
     values["NS"] = ns
     header = fill(template("tiling_header.h"), **values, FIELDS="\n".join(f"    uint32_t {name};" for name, _ in fields),
-                   FIELD_VALUES="\n".join(f"    {v},  // {name}" for name, v in fields),
-                   NFIELDS=len(fields), CONSTS="\n".join(consts))
+                   CONSTS="\n".join(consts))
     source = fill(template("prelude.h") + body + entry, **values)
     mix = variant == "cube-pw-mix"
     if variant == "two-phase":

@@ -13,7 +13,7 @@ blocks of kb channel blocks; so the emulator's GM bytes and cube fractals equal 
 
 from __future__ import annotations
 
-from fusion.ascendc.cxx import const_name, sub, template
+from fusion.ascendc.cxx import buffer_field, const_name, sub, template
 from fusion.ascendc.kernel_types import ArgSpec, Launch
 from fusion.ir import C0
 from schedules.plan import KernelPlan
@@ -61,9 +61,9 @@ def buffer_code(plan: KernelPlan, ns: str, scopes: set[str]) -> tuple[list[str],
         member, decl, is_que = MEMBERS[b.name, b.scope]
         members.append(f"    {decl.replace('@COPIES@', f'{ns}::{cname}Copies')} {member};")
         if is_que:
-            inits.append(f"        pipe.InitBuffer({member}, {ns}::{cname}Copies, {ns}::{cname}Bytes);")
+            inits.append(f"        pipe.InitBuffer({member}, {ns}::{cname}Copies, t.{buffer_field(b.name)});")
         else:
-            inits.append(f"        pipe.InitBuffer({member}, {ns}::{cname}Copies * {ns}::{cname}Bytes);")
+            inits.append(f"        pipe.InitBuffer({member}, {ns}::{cname}Copies * t.{buffer_field(b.name)});")
     return members, inits
 
 
@@ -101,7 +101,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
     res, bufs = wl.residual, plan.kernel_buffers
     fix = fixpipe(wl, soc)
     names = {b.name for b in bufs}
-    act2_tmp = (f"act2TmpBuf.Get<float>(), static_cast<int32_t>({ns}::kAct2TmpBytes / sizeof(float))"
+    act2_tmp = ("act2TmpBuf.Get<float>(), static_cast<int32_t>(tl.act2TmpBytes / sizeof(float))"
                 if "act2_tmp" in names else "acc, 0")
     res_in = template("twophase_res_in.h") if res else ""
     res_free = "                resQue.FreeTensor(resT);\n" if res else ""

@@ -29,7 +29,7 @@ public:
             CrossCoreSetFlag<2, PIPE_FIX>(FLAG_PW);
         }
         if (rounds > 0) {
-            if (RESIDENT_W_PW) wL1Que.FreeTensor(wPwRes);
+            if (tl.wPwResident) wL1Que.FreeTensor(wPwRes);
 @B_PW_FREE@        }
     }
 
@@ -46,7 +46,7 @@ private:
     // ---- resident, once per AIC: the whole w_pw in L1 with one co-step[, b_pw in L1] -------
     __aicore__ inline void LoadResident()
     {
-        if (RESIDENT_W_PW) {
+        if (tl.wPwResident) {
             LocalTensor<T> wp = wL1Que.AllocTensor<T>();
             DataCopy(wp, wPwGm, tl.co1 * tl.c1 * C0 * C0);   // FRACTAL_Z is the layout L1 holds B in
             wL1Que.EnQue(wp);
@@ -77,16 +77,16 @@ private:
         LocalTensor<T> aL0 = aL0Que.DeQue<T>();
         for (uint32_t q = 0; q < tl.coSteps; ++q) {
             @CO_STEP@
-            if (!RESIDENT_W_PW) {  // the co-step's cbo FRACTAL_Z blocks are contiguous in GM
+            if (!tl.wPwResident) {  // the co-step's cbo FRACTAL_Z blocks are contiguous in GM
                 LocalTensor<T> wp = wL1Que.AllocTensor<T>();
                 DataCopy(wp, wPwGm[o0 * tl.c1 * C0 * C0], cbo * tl.c1 * C0 * C0);
                 wL1Que.EnQue(wp);
             }
-            LocalTensor<T> w1 = RESIDENT_W_PW ? wPwRes : wL1Que.DeQue<T>();
+            LocalTensor<T> w1 = tl.wPwResident ? wPwRes : wL1Que.DeQue<T>();
             LocalTensor<T> b2 = bL0Que.AllocTensor<T>();
-            LoadB(b2, w1, RESIDENT_W_PW ? o0 * tl.c1 : 0, cbo);
+            LoadB(b2, w1, tl.wPwResident ? o0 * tl.c1 : 0, cbo);
             bL0Que.EnQue(b2);
-            if (!RESIDENT_W_PW) wL1Que.FreeTensor(w1);
+            if (!tl.wPwResident) wL1Que.FreeTensor(w1);
             b2 = bL0Que.DeQue<T>();
 @BIAS_BT@            LocalTensor<float> c = cQue.AllocTensor<float>();
             MmadParams mp;

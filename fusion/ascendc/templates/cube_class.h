@@ -27,7 +27,7 @@ public:
         wDwQue.FreeTensor(wDw);
         bDwQue.FreeTensor(bDw);
         bPwQue.FreeTensor(bPw);
-@SLOPE_FREE@        if (RESIDENT_W_PW) wL1Que.FreeTensor(wPwRes);
+@SLOPE_FREE@        if (tl.wPwResident) wL1Que.FreeTensor(wPwRes);
     }
 
 private:
@@ -37,7 +37,7 @@ private:
 @RESIDENT_UB@        LocalTensor<float> b2 = bPwQue.AllocTensor<float>();
         DataCopy(b2, bPwGm, tl.co1 * C0);
         bPwQue.EnQue(b2);
-        if (RESIDENT_W_PW) {
+        if (tl.wPwResident) {
             LocalTensor<T> wp = wL1Que.AllocTensor<T>();
             DataCopy(wp, wPwGm, tl.co1 * tl.c1 * C0 * C0);   // FRACTAL_Z is the layout L1 holds B in
             wL1Que.EnQue(wp);
@@ -85,7 +85,7 @@ private:
     __aicore__ inline void CopyInPw(uint32_t q)
     {
         @CO_STEP@
-        if (!RESIDENT_W_PW) {  // the co-step's cbo FRACTAL_Z blocks are contiguous in GM
+        if (!tl.wPwResident) {  // the co-step's cbo FRACTAL_Z blocks are contiguous in GM
             LocalTensor<T> wp = wL1Que.AllocTensor<T>();
             DataCopy(wp, wPwGm[o0 * tl.c1 * C0 * C0], cbo * tl.c1 * C0 * C0);
             wL1Que.EnQue(wp);
@@ -95,11 +95,11 @@ private:
     __aicore__ inline void Mma(uint32_t q)
     {
         @CO_STEP@
-        LocalTensor<T> w1 = RESIDENT_W_PW ? wPwRes : wL1Que.DeQue<T>();
+        LocalTensor<T> w1 = tl.wPwResident ? wPwRes : wL1Que.DeQue<T>();
         LocalTensor<T> b2 = bL0Que.AllocTensor<T>();
-        LoadB(b2, w1, RESIDENT_W_PW ? o0 * tl.c1 : 0, cbo);
+        LoadB(b2, w1, tl.wPwResident ? o0 * tl.c1 : 0, cbo);
         bL0Que.EnQue(b2);
-        if (!RESIDENT_W_PW) wL1Que.FreeTensor(w1);
+        if (!tl.wPwResident) wL1Que.FreeTensor(w1);
         b2 = bL0Que.DeQue<T>();
         LocalTensor<float> c = cQue.AllocTensor<float>();
         MmadParams mp;

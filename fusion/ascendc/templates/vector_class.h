@@ -27,7 +27,7 @@ public:
         wDwQue.FreeTensor(wDw);
         bDwQue.FreeTensor(bDw);
         bPwQue.FreeTensor(bPw);
-@SLOPE_FREE@        if (RESIDENT_W_PW) wPwQue.FreeTensor(wPwRes);
+@SLOPE_FREE@        if (tl.wPwResident) wPwQue.FreeTensor(wPwRes);
     }
 
 private:
@@ -37,7 +37,7 @@ private:
 @RESIDENT_UB@        LocalTensor<float> b2 = bPwQue.AllocTensor<float>();
         DataCopy(b2, bPwGm, tl.co1 * C0);
         bPwQue.EnQue(b2);
-        if (RESIDENT_W_PW) {
+        if (tl.wPwResident) {
             LocalTensor<T> wp = wPwQue.AllocTensor<T>();
             LoadPwWeights(wp, 0, tl.co1);
             wPwQue.EnQue(wp);
@@ -68,14 +68,14 @@ private:
 
 @GEOMETRY@
 @DW@
-    __aicore__ inline uint32_t PwAccLen() const { return @NS@::kPwAccBytes / sizeof(float); }
-    __aicore__ inline uint32_t DwAccLen() const { return @NS@::kDwAccBytes / sizeof(float); }
+    __aicore__ inline uint32_t PwAccLen() const { return tl.pwAccBytes / sizeof(float); }
+    __aicore__ inline uint32_t DwAccLen() const { return tl.dwAccBytes / sizeof(float); }
 
     // ---- PW -----------------------------------------------------------------------------
     __aicore__ inline void CopyInPw(uint32_t q)
     {
         @CO_STEP@
-        if (!RESIDENT_W_PW) {
+        if (!tl.wPwResident) {
             LocalTensor<T> wp = wPwQue.AllocTensor<T>();
             LoadPwWeights(wp, o0, cbo);
             wPwQue.EnQue(wp);
@@ -86,12 +86,12 @@ private:
     {
         @CO_STEP@
         const uint32_t row = cbo * C0;  // pw_acc is pixel-major: (pixel, co block, C0)
-        LocalTensor<T> wp = RESIDENT_W_PW ? wPwRes : wPwQue.DeQue<T>();
+        LocalTensor<T> wp = tl.wPwResident ? wPwRes : wPwQue.DeQue<T>();
         LocalTensor<T> dwOut = dwOutBuf.Get<T>();
         LocalTensor<float> acc = pwAccBuf.Get<float>();
         Duplicate(acc, 0.0f, thw * row);
         // acc[p, :, :] += dw_out[p, ci] * w_pw[ci, :, :]  (fp32, input channels in order)
-        for (uint32_t ci = 0; ci < CIN; ++ci) {
+        for (uint32_t ci = 0; ci < tl.cin; ++ci) {
             const LocalTensor<T> wRow = wp[ci * row];
             const uint32_t base = (ci / C0) * thw * C0 + ci % C0;
             for (uint32_t p = 0; p < thw; ++p) {
@@ -114,7 +114,7 @@ private:
 @CAST_Y@
         }
         yQue.EnQue(yT);
-        if (!RESIDENT_W_PW) wPwQue.FreeTensor(wp);
+        if (!tl.wPwResident) wPwQue.FreeTensor(wp);
 @RES_FREE@    }
 
     __aicore__ inline void CopyOut(uint32_t q)

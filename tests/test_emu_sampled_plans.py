@@ -1,0 +1,130 @@
+"""Sampled plans on the emulator: emulator counters == lowered program counts == cost-model counts.
+
+For each kernel variant and arch (vector PW on 910B and 310P, the 310P cube kernel, the 910B MIX
+kernel with and without the Fixpipe epilogue, with and without residual / act2) 20 plans are drawn
+from a fixed seed: odd shapes, strides, pads, tiles that do not divide the output, cib / cob tails,
+resident and streamed PW weights, core counts. Each runs on the emulator with random inputs; its GM
+bytes, vector instructions and repeats and cube fractals must equal the program's and the cost
+model's, and its output the NumPy block reference.
+
+The kernel text holds only compile-time choices (variant, arch, dtype, activations, residual,
+Fixpipe epilogue, queue depths); the plan is tiling data. So each group below is ONE g++ build
+(asserted), and the 20 plans of a group are 20 runs of it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fusion.ascend_check import build_all, build_emitted, run_emitted
+from fusion.ascendc import emit_kernel
+from fusion.costmodel import model_fused
+from fusion.soc import get_soc
+from schedules.plan import make_plan
+from schedules.program import build_program
+from schedules.reference import kernel_layout_reference
+from schedules.workload import DwSepWorkload, TileConfig
+
+PLANS_PER_GROUP = 20
+FP16_TOL = 2e-2
+
+# (id, soc, expected variant, engine, act1, act2, residual, double buffering, fixpipe epilogue)
+GROUPS = [
+    ("vec-910b-relu", "ascend910b2", "vector-pw", "vector", "relu", "relu", False, True, False),
+    ("vec-910b-res-noact2", "ascend910b2", "vector-pw", "vector", "hardswish", "none", True, False, False),
+    ("vec-310p-relu", "ascend310p3", "vector-pw", "vector", "relu", "relu", False, True, False),
+    ("vec-310p-res-hswish", "ascend310p3", "vector-pw", "vector", "relu6", "hardswish", True, False, False),
+    ("cube-310p-relu", "ascend310p3", "cube-pw", "cube", "relu", "relu", False, True, False),
+    ("cube-310p-res-noact2", "ascend310p3", "cube-pw", "cube", "hardswish", "none", True, False, False),
+    ("mix-910b-fixpipe", "ascend910b2", "cube-pw-mix", "cube", "relu6", "relu", False, True, True),
+    ("mix-910b-res-relu6", "ascend910b2", "cube-pw-mix", "cube", "relu", "relu6", True, True, False),
+]
+COUNTERS = (("gm_read_bytes", "gm_read_bytes"), ("gm_write_bytes", "gm_write_bytes"),
+            ("vector_instrs", "vector_instructions"), ("vector_repeats", "vector_repeats"),
+            ("cube_fractals", "cube_fractals"))
+
+
+def _sample(group, rng):
+    """One legal plan of the group: a random small workload and tile that make_plan accepts."""
+    _id, soc, variant, engine, act1, act2, res, db, fix = group
+    spec = get_soc(soc)
+    while True:
+        k = int(rng.choice([1, 3, 5]))
+        s = int(rng.choice([1, 2]))
+        pads = tuple(int(p) for p in rng.integers(0, k // 2 + 1, 4)) if k > 1 else (0, 0, 0, 0)
+        cin = int(rng.integers(1, 49))
+        cout = cin if res else int(rng.integers(1, 49))
+        h, w = (int(v) for v in rng.integers(max(k, 2), 12, 2))
+        if res:
+            s, pads = 1, (k // 2,) * 4   # the residual has the output's shape: the input's
+        wl = DwSepWorkload(int(rng.integers(1, 3)), cin, cout, h, w, (k, k), (s, s), pads,
+                           act1=act1, act2=act2, residual=res, dtype="float16")
+        if wl.out_height < 1 or wl.out_width < 1:
+            continue
+        tile = TileConfig(int(rng.integers(1, wl.out_height + 1)), int(rng.integers(1, wl.out_width + 1)),
+                          int(rng.integers(1, wl.co1 + 1)), int(rng.integers(0, wl.c1 + 1)), db, engine,
+                          int(rng.integers(0, 6)))
+        try:
+            plan = make_plan(wl, tile, spec)
+        except ValueError:
+            continue
+        if plan.fits() and plan.variant == variant and plan.fixpipe_epilogue == fix:
+            return plan
+
+
+def _random_args(wl, rng):
+    ci, co = np.arange(wl.c1 * 16) < wl.cin, np.arange(wl.co1 * 16) < wl.cout
+    mi, mo = ci.reshape(wl.c1, 16), co.reshape(wl.co1, 16)
+    kh, kw = wl.kernel
+    a = {
+        "x": rng.standard_normal((wl.batch, wl.c1, wl.height, wl.width, 16)) * mi[None, :, None, None, :],
+        "w_dw": rng.standard_normal((wl.c1, kh, kw, 16)) / kh * mi[:, None, None, :],
+        "b_dw": rng.standard_normal((wl.c1, 16)) * mi,
+        "w_pw": rng.standard_normal((wl.co1, wl.c1, 16, 16)) / np.sqrt(wl.cin) * mi[None, :, :, None]
+        * mo[:, None, None, :],
+        "b_pw": rng.standard_normal((wl.co1, 16)) * mo,
+    }
+    if wl.residual:
+        a["res"] = rng.standard_normal((wl.batch, wl.co1, wl.out_height, wl.out_width, 16)) * mo[None, :, None, None, :]
+    f32 = ("b_dw", "b_pw")
+    return {k: np.ascontiguousarray(v.astype("float32" if k in f32 else wl.dtype)) for k, v in a.items()}
+
+
+@pytest.fixture(scope="module")
+def sampled():
+    """Per group: its plans' kernels (one source text each group) and their one build, built in parallel."""
+    out = {}
+    for g, group in enumerate(GROUPS):
+        rng = np.random.default_rng(1000 + g)
+        out[group[0]] = [emit_kernel(_sample(group, rng), "sampled") for _ in range(PLANS_PER_GROUP)]
+    build_all([eks[0] for eks in out.values()])
+    return out
+
+
+@pytest.mark.parametrize("group", GROUPS, ids=[g[0] for g in GROUPS])
+def test_sampled_plans_counters_equal_program_and_model(sampled, group):
+    eks = sampled[group[0]]
+    # one kernel text per group: every plan runs on the same build, with its own tiling data
+    assert len({(ek.source, ek.tiling_header) for ek in eks}) == 1
+    assert len({ek.tiling_bytes() for ek in eks}) == len(eks)   # the plans differ
+    built = build_emitted(eks[0])
+    rng = np.random.default_rng(7)
+    resident = set()
+    for ek in eks:
+        plan, wl = ek.plan, ek.plan.workload
+        assert ek.variant == group[2] and plan.soc.name == group[1]
+        resident.add(plan.pw_weights_resident)
+        args = _random_args(wl, rng)
+        y, counters, _runs = run_emitted(ek, built, args)
+        prog = build_program(plan).counts
+        cost = model_fused(plan, timeline=False)
+        model = dict(cost.counts, gm_read_bytes=cost.gm_read_bytes, gm_write_bytes=cost.gm_write_bytes)
+        where = f"{wl.describe()} | {plan.tile.describe()} c{plan.cores} on {plan.soc.name}"
+        for pk, ek_name in COUNTERS:
+            assert counters[ek_name] == prog[pk] == model[pk], (pk, counters[ek_name], prog[pk], model[pk], where)
+        assert (counters["cube_fractals"] > 0) == plan.pw_on_cube, where
+        ref = kernel_layout_reference(wl, **args)
+        err = np.abs(y.astype(np.float64) - ref).max() / max(np.abs(ref).max(), 1e-6)
+        assert err <= FP16_TOL, (err, where)
+    assert resident == {True, False}, "the samples cover resident and streamed PW weights"
