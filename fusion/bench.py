@@ -3,7 +3,7 @@
 sim targets: every figure is MODELED by the cost model (fusion.costmodel) on the chosen SoC.
 llvm: every figure is MEASURED on this CPU (3 warm-ups + 50 samples, interleaved; p50/p95/CV),
 with ONNX Runtime on the same model as a peer in the same run.
-The report follows the template of seed 000 (commit, model, batch, dtype, target, avg/p95
+The report carries what a measurement report needs (commit, model, batch, dtype, target, avg/p95
 latency, throughput, memory peak, traffic ratios, per-kernel rows, modeled or measured).
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 
 from fusion.errors import MegafuseError
 
-REGRESSION_LIMIT = 0.05  # seed 000: flag a latency more than 5 % above the baseline
+REGRESSION_LIMIT = 0.05  # bench --baseline: a latency more than 5 % above the baseline fails
 
 
 def git_commit() -> str:
