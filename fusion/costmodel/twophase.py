@@ -15,12 +15,10 @@ from fusion.costmodel.l2 import _l2_policy
 from fusion.costmodel.pipes import CoreRun, _sim, _st
 from fusion.costmodel.primitives import ACC_BYTES, VecWork, cycles_to_us
 from fusion.costmodel.results import KernelCost, _Acc, _assemble
+from fusion.program_totals import MOVE_RATE as _MOVE_RATE
 from fusion.traffic import _input_bytes, fused_min_bytes, weight_bytes
 from schedules.plan import KernelPlan
 from schedules.program import Copy, CubeOp, Move, VectorOp, build_program
-
-_MOVE_RATE = {"L1->L0A": "l1_to_l0a_bytes_per_cycle", "L1->L0B": "l1_to_l0b_bytes_per_cycle",
-              "UB->L1": "ub_to_l1_bytes_per_cycle"}
 
 
 def sync_all_us(soc) -> float:
@@ -72,7 +70,7 @@ class _Timer:
                 if s.path == "L0C->UB":
                     vec_cyc += s.nbytes / soc.l0c_to_ub_bytes_per_cycle
                 else:
-                    cube_cyc += s.nbytes / getattr(soc, _MOVE_RATE[s.path])
+                    cube_cyc += s.nbytes / _MOVE_RATE[s.path](soc)
             elif isinstance(s, CubeOp):
                 fractals += s.fractals
         t_cube = cycles_to_us(soc, cube_cyc) + (acc.cube(soc, fractals, self.dtype, times) if fractals else 0.0)
