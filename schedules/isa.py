@@ -59,54 +59,30 @@ def count_form(soc, elems: int, elem_bytes: int, calls: int = 1) -> VecWork:
     return VecWork(calls, calls * ceil_div(elems * elem_bytes, soc.vector_repeat_bytes))
 
 
-def ragged_rows(soc, row_elems: int, elem_bytes: int, rows: int) -> VecWork:
-    """A masked multiply-add per row (the DW taps: strided source, broadcast taps, so no count
-    form): the whole repeats in one instruction (up to max_repeat), a ragged last repeat in a
-    second one, because a continuous mask applies to every repeat."""
-    lanes = soc.vector_repeat_bytes // elem_bytes
-    full, rem = divmod(row_elems, lanes)
-    instrs = ceil_div(full, soc.max_repeat) + (1 if rem else 0)
-    return VecWork(rows * instrs, rows * (full + (1 if rem else 0)))
-
-
-def tap_scratch_rows(th: int, tw: int):
-    """Rows of the 2002 DW scratch (tap_prod, tap_wide): the whole tile when a row fits one
-    16-bit repeat (tw <= 8), else one row (NumPy arrays welcome)."""
-    return np.where(np.asarray(tw) <= 8, th, 1) if np.ndim(tw) or np.ndim(th) else (th if tw <= 8 else 1)
-
-
-def has_muladddst(soc) -> bool:
-    """Arch 2201 (910B) has MulAddDst (dst += src0 * src1 with a broadcast DataBlock); arch 2002
-    (310P) has not, so a DW tap with per-channel weights is one masked scalar Axpy per channel."""
-    return soc.arch == "2201"
-
-
 def dw_taps(soc, th: int, tw: int, src_bytes: int, cb: int) -> VecWork:
-    """One DW tap over cb channel blocks of a th x tw tile into the fp32 accumulator, as the fused
-    kernel issues it (fusion/ascendc/templates/tap_*.h):
-      2201, 16-bit source: per output row one MulAddDst covering 4 pixels per repeat, plus one for
-                           a ragged last repeat (ragged_rows); when a row fits one repeat
-                           (tw <= 4) one MulAddDst over every row (repeat r reads input row r*sh);
-      2201, fp32 source:   the same per channel half (8 channels = one DataBlock), 8 pixels per
-                           repeat: two instructions per row plus two for a ragged repeat;
-      2002, 16-bit source: a Mul by the tap's broadcast DataBlock into tap_prod (8 pixels per
-                           repeat), a Cast to fp32 into tap_wide and an Add into the accumulator
-                           (4 pixels a repeat), a ragged last repeat apart: when a row fits one
-                           repeat (tw <= 8) over the whole tile at once (the Mul's repeat stride
-                           steps to the next input row), else row by row;
-      2002, fp32 source:   one masked Axpy per channel lane (C0 of them) per row instruction of
-                           the 16-bit MulAddDst form: C0 x ragged_rows."""
-    if has_muladddst(soc):
-        if src_bytes == 2:
-            if tw <= 4:
-                return VecWork(ceil_div(th, soc.max_repeat), th) * cb
-            return ragged_rows(soc, tw * C0, ACC_BYTES, cb * th)
-        return _per_row(soc, tw, 8) * (2 * cb * th)
+    """One DW tap over cb channel blocks of a th x tw tile, as the fused kernel issues it
+    (fusion/ascendc/templates/tap_mad16.h, tap_mad_float.h). Both arches' AI cores have
+    MulAddDst (dst += src0 * src1; the vendor's API reference lists Atlas A2/A3 and the Atlas
+    inference-series AI Core, half and float):
+      16-bit source: the taps accumulate in the storage dtype (as the vendor's vector depthwise
+                     does), one pixel a DataBlock, 8 pixels a repeat, the tap's 16 weights one
+                     DataBlock read by every pixel; when a row fits one repeat (tw <= 8) one
+                     MulAddDst covers every row of the tile (repeat r reads input row r*sh),
+                     else one per row, a ragged last repeat apart;
+      fp32 source:   per output row one MulAddDst per channel half (8 channels = one DataBlock),
+                     8 pixels a repeat, a ragged last repeat apart."""
     if src_bytes == 2:
         if tw <= 8:
-            return (VecWork(ceil_div(th, soc.max_repeat), th) + ragged_rows(soc, th * tw * C0, ACC_BYTES, 1) * 2) * cb
-        return (_per_row(soc, tw, 8) + ragged_rows(soc, tw * C0, ACC_BYTES, 1) * 2) * (cb * th)
-    return ragged_rows(soc, tw * C0, ACC_BYTES, cb * th) * C0
+            return VecWork(ceil_div(th, soc.max_repeat), th) * cb
+        return _per_row(soc, tw, 8) * (cb * th)
+    return _per_row(soc, tw, 8) * (2 * cb * th)
+
+
+def bias_halves(soc, px: int) -> VecWork:
+    """+ a 16-channel fp32 bias over px pixels in two channel halves (templates/prelude.h
+    AddBiasHalves): 8 pixels a repeat, a ragged last group in its own instruction."""
+    groups, rem = divmod(px, 8)
+    return (VecWork(ceil_div(groups, soc.max_repeat), groups) + (VecWork(1, 1) if rem else VecWork())) * 2
 
 
 def _per_row(soc, tw: int, px_per_repeat: int) -> VecWork:
@@ -128,5 +104,5 @@ def act_work(soc, act: str, elems: int) -> VecWork:
     return vec_op(soc, elems, ACC_BYTES) * ACT_OPS[act]
 
 
-__all__ = ["ACC_BYTES", "ACT_OPS", "C0", "VecWork", "act_work", "count_form", "cube_cycles", "cube_fractals",
-           "dw_taps", "has_muladddst", "tap_scratch_rows", "itemsize", "ragged_rows", "vec_op"]
+__all__ = ["ACC_BYTES", "ACT_OPS", "C0", "VecWork", "act_work", "bias_halves", "count_form", "cube_cycles", "cube_fractals",
+           "dw_taps", "itemsize", "vec_op"]

@@ -15,7 +15,7 @@ from fusion.errors import UBOverflowError
 from fusion.ir import C0
 from fusion.soc import SocSpec
 from schedules.activations import needs_scratch, needs_slope
-from schedules.isa import has_muladddst, itemsize, tap_scratch_rows
+from schedules.isa import itemsize
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 
 ACC_BYTES = 4  # fp32 accumulators and biases
@@ -286,10 +286,6 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube: bo
         add("s_dw", "UB", (c1, C0), "float32", 1, "act1 per-channel slopes (PRelu), resident", in_tir=False)
     out.append(dw_acc)
     add("dw_out", "UB", (c1, th, tw, C0), dt, 1, "DW result after bias+act: the fused intermediate")
-    if not has_muladddst(soc) and itemsize(dt) == 2:   # 310P's DW taps: Mul, then Cast + Add (isa.dw_taps)
-        rows = tap_scratch_rows(th, tw)
-        add("tap_prod", "UB", (rows, tw, C0), dt, 1, "one tap's products (16-bit)", in_tir=False)
-        add("tap_wide", "UB", (rows, tw, C0), "float32", 1, "one tap's products widened to fp32", in_tir=False)
     if not cube:
         add("w_pw", "UB", (c1 * C0, cob * C0), dt, copies, "PW weight block", in_tir=False)
         add("pw_acc", "UB", (cob, th, tw, C0), "float32", 1, "PW accumulator")

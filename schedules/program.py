@@ -14,7 +14,7 @@ counts, so counting the program (Program.counts) gives the GM traffic, vector in
 repeats and cube fractals of the whole kernel. The cost model times these very steps on its pipes.
 The fused kernel's vector ops are counted as its Ascend C templates issue them (dw_ops,
 vector_pw_ops, block_epilogue_ops), so the emulator's counters equal Program.counts; the unfused
-kernels' ops (dw_vector_ops, epilogue_vector_ops) keep the one-op-per-row convention.
+kernels' ops are in schedules/program_unfused.py.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from functools import cached_property, lru_cache
 
 from fusion.ir import C0
 from schedules.activations import needs_scratch, needs_slope
-from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, count_form, cube_fractals, dw_taps, itemsize, vec_op
+from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, bias_halves, count_form, cube_fractals, dw_taps, itemsize
 from schedules.plan import KernelPlan
 from schedules.workload import DwSepWorkload, ceil_div
 
@@ -48,7 +48,7 @@ class Copy:
 
 @dataclass(frozen=True)
 class VectorOp:
-    op: str          # pad | zero | dw_taps | bias1 | act1 | cast | pw_mac | bias2 | act2 | residual
+    op: str          # pad | zero | dw_taps | widen | bias1 | act1 | cast | pw_mac | bias2 | act2 | residual
     buffer: str      # the plan buffer written
     elements: int
     instrs: int
@@ -155,8 +155,14 @@ def out_io(plan: KernelPlan, cbo: int, r, c) -> tuple[int, int]:
 
 
 # the fp32 scratch each activation stage of the fused kernel chunks through (needs_scratch):
-# the vector-PW kernel borrows its other accumulator, the others hold act_tmp (one tile block)
-_ACT_SCRATCH = {"vector-pw": {"act1": "pw_acc", "act2": "dw_acc"}}
+# the vector-PW kernel borrows its other accumulator, the two-phase epilogue holds act2_tmp (one
+# GEMM tile block), the others act_tmp (one tile block). The emitters pass the buffer named here.
+_ACT_SCRATCH = {"vector-pw": {"act1": "pw_acc", "act2": "dw_acc"}, "two-phase": {"act2": "act2_tmp"}}
+
+
+def act_scratch(variant: str, stage: str) -> str:
+    """The plan buffer an activation stage (act1 | act2) of `variant` uses as scratch."""
+    return _ACT_SCRATCH.get(variant, {}).get(stage, "act_tmp")
 
 
 def act_ops(plan: KernelPlan, stage: str, elems: int, calls: int = 1) -> VecWork:
@@ -171,19 +177,35 @@ def act_ops(plan: KernelPlan, stage: str, elems: int, calls: int = 1) -> VecWork
         return VecWork(blocks * ceil_div(thw, plan.soc.max_repeat), blocks * thw) * ACT_OPS[act]
     if not needs_scratch(act):
         return count_form(plan.soc, elems, ACC_BYTES, calls) * ACT_OPS[act]
-    buf = _ACT_SCRATCH.get(plan.variant, {}).get(stage, "act_tmp")
-    tmp = plan.buffer(buf).bytes_per_copy // ACC_BYTES
+    tmp = plan.buffer(act_scratch(plan.variant, stage)).bytes_per_copy // ACC_BYTES
     full, rem = divmod(elems, tmp)
     return (count_form(plan.soc, tmp, ACC_BYTES, full * calls) + count_form(plan.soc, rem, ACC_BYTES, calls)) \
         * ACT_OPS[act]
+
+
+def _tap_ops(soc, b: int, th: int, tw: int, cb: int, kernel: tuple[int, int]) -> list[VectorOp]:
+    """Zero the accumulators, the taps, and (16-bit: the taps accumulate in the storage dtype
+    into dw_out) the Cast widening the cb blocks into the fp32 dw_acc for bias and act1."""
+    n = th * tw * C0
+    acc = "dw_out" if b != ACC_BYTES else "dw_acc"
+    w = count_form(soc, n, b, cb)
+    ops = [VectorOp("zero", acc, cb * n, w.instrs, w.repeats)]
+    w = dw_taps(soc, th, tw, b, cb) * (kernel[0] * kernel[1])
+    ops.append(VectorOp("dw_taps", acc, cb * n * kernel[0] * kernel[1], w.instrs, w.repeats))
+    if b != ACC_BYTES:
+        w = count_form(soc, cb * n, ACC_BYTES)
+        ops.append(VectorOp("widen", "dw_acc", cb * n, w.instrs, w.repeats))
+    return ops
 
 
 @lru_cache(maxsize=4096)
 def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
     """The DW of one ci-block of the fused kernel's tile, as templates/dw.h issues it: (padded
     tile) one Duplicate zeroing the whole x tile; per channel block a Duplicate zeroing its
-    accumulator, the kh·kw taps (isa.dw_taps) and + b_dw (one pixel a repeat); act1 over the
-    cb blocks (in chunks of act_tmp, one block, when it needs scratch); the cast to fp16."""
+    accumulator and the kh·kw taps (isa.dw_taps; 16-bit: the accumulator is the block's dw_out
+    slice, then one Cast widens the cb blocks into dw_acc); per block + b_dw (isa.bias_halves);
+    act1 over the cb blocks (in chunks of act_tmp, one block, when it needs scratch);
+    the cast to the storage dtype."""
     soc, wl = plan.soc, plan.workload
     b = itemsize(wl.dtype)
     n = plan.th * plan.tw * C0
@@ -191,12 +213,8 @@ def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
     if pad_elems:
         w = count_form(soc, cb * plan.in_tile_h * plan.in_tile_w * C0, b)
         ops.append(VectorOp("pad", "x_tile", cb * pad_elems, w.instrs, w.repeats))
-    w = count_form(soc, n, ACC_BYTES, cb)
-    ops.append(VectorOp("zero", "dw_acc", cb * n, w.instrs, w.repeats))
-    w = dw_taps(soc, plan.th, plan.tw, b, cb) * (wl.kernel[0] * wl.kernel[1])
-    ops.append(VectorOp("dw_taps", "dw_acc", cb * n * wl.kernel[0] * wl.kernel[1], w.instrs, w.repeats))
-    thw = plan.th * plan.tw
-    w = VecWork(ceil_div(thw, soc.max_repeat), thw) * cb
+    ops += _tap_ops(soc, b, plan.th, plan.tw, cb, wl.kernel)
+    w = bias_halves(soc, plan.th * plan.tw) * cb
     ops.append(VectorOp("bias1", "dw_acc", cb * n, w.instrs, w.repeats))
     if ACT_OPS[wl.act1]:
         w = act_ops(plan, "act1", cb * n)
@@ -205,72 +223,6 @@ def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
         w = count_form(soc, cb * n, ACC_BYTES)
         ops.append(VectorOp("cast", "dw_out", cb * n, w.instrs, w.repeats))
     return tuple(ops)
-
-
-def _act_work(soc, act: str, pixels: int, blocks: int) -> VecWork:
-    """An activation over `blocks` channel blocks of `pixels` pixels: one op over them all, or for
-    a per-channel one (PreluBlock of the Ascend C kernels) its ACT_OPS instructions per block and
-    per MAX_REPEAT pixels, one pixel (16 fp32 lanes) a repeat, as the bias add reads its vector."""
-    if not needs_slope(act):
-        return vec_op(soc, blocks * pixels * C0, ACC_BYTES) * ACT_OPS[act]
-    return VecWork(blocks * -(-pixels // soc.max_repeat), blocks * pixels) * ACT_OPS[act]
-
-
-@lru_cache(maxsize=65536)
-def dw_vector_ops(soc, dtype: str, kernel: tuple[int, int], act1: str, th: int, tw: int, cb: int,
-                  pad_elems: int, epilogue: bool = True) -> tuple[VectorOp, ...]:
-    """The DW of cb channel blocks of a th x tw tile: padding fill, kh·kw multiply-adds per output
-    row (isa.dw_taps: what the Ascend C of each arch issues), then (epilogue) bias and act1,
-    and the cast to the storage dtype. The unfused DW kernel counts the same ops."""
-    kh, kw = kernel
-    b = itemsize(dtype)
-    n = th * tw * C0
-    ops = []
-    if pad_elems:
-        w = vec_op(soc, pad_elems, b, rows=cb)
-        ops.append(VectorOp("pad", "x_tile", cb * pad_elems, w.instrs, w.repeats))
-    w = dw_taps(soc, th, tw, b, cb) * (kh * kw)
-    ops.append(VectorOp("dw_taps", "dw_acc", cb * n * kh * kw, w.instrs, w.repeats))
-    if epilogue:
-        w = vec_op(soc, n, ACC_BYTES, rows=cb)
-        ops.append(VectorOp("bias1", "dw_acc", cb * n, w.instrs, w.repeats))
-        if ACT_OPS[act1]:
-            w = _act_work(soc, act1, th * tw, cb)
-            ops.append(VectorOp("act1", "dw_acc", cb * n, w.instrs, w.repeats))
-    if b != ACC_BYTES:
-        w = vec_op(soc, cb * n, ACC_BYTES)
-        ops.append(VectorOp("cast", "dw_out", cb * n, w.instrs, w.repeats))
-    return tuple(ops)
-
-
-@lru_cache(maxsize=65536)
-def epilogue_vector_ops(soc, dtype: str, act2: str, pixels: int, cbo: int, acc: str = "pw_acc",
-                        bias_act: bool = True, residual: bool = False) -> tuple[VectorOp, ...]:
-    """The PW epilogue of cbo output blocks of `pixels` pixels in `acc`: (bias_act) bias and act2,
-    the cast to the storage dtype, (residual) + the residual. The unfused PW kernels count the same."""
-    b = itemsize(dtype)
-    n = pixels * C0
-    ops = []
-    if bias_act:
-        w = vec_op(soc, n, ACC_BYTES, rows=cbo)
-        ops.append(VectorOp("bias2", acc, cbo * n, w.instrs, w.repeats))
-        if ACT_OPS[act2]:
-            w = _act_work(soc, act2, pixels, cbo)
-            ops.append(VectorOp("act2", acc, cbo * n, w.instrs, w.repeats))
-    if b != ACC_BYTES:
-        w = vec_op(soc, cbo * n, ACC_BYTES)
-        ops.append(VectorOp("cast", "y_tile", cbo * n, w.instrs, w.repeats))
-    if residual:
-        w = vec_op(soc, cbo * n, b)
-        ops.append(VectorOp("residual", "y_tile", cbo * n, w.instrs, w.repeats))
-    return tuple(ops)
-
-
-def total_work(ops) -> VecWork:
-    w = VecWork()
-    for op in ops:
-        w += op.work
-    return w
 
 
 def _slots(plan: KernelPlan) -> int:
@@ -400,17 +352,18 @@ def epi_iters(plan: KernelPlan, r, c) -> tuple[Iteration, ...]:
 
 
 @lru_cache(maxsize=4096)
-def block_epilogue_ops(plan: KernelPlan, cbo: int, widen: bool) -> tuple[VectorOp, ...]:
+def block_epilogue_ops(plan: KernelPlan, cbo: int, widen: bool, pixels: int = 0) -> tuple[VectorOp, ...]:
     """The PW epilogue of cbo output blocks landed from the cube, block by block as
     templates/epilogue_block.h issues it: (widen: the 910B AIV reads the fp16 pre-activation
     back, aiv_epilogue.h) a Cast to fp32, + b_pw in two channel halves (8 pixels a repeat, a
     ragged group apart), act2 (act_tmp holds one block: one chunk), [+ residual (Axpy)], the
-    cast to the storage dtype."""
+    cast to the storage dtype. `pixels`: the block's pixels when not the tile's (the two-phase
+    GEMM tile's rows)."""
     soc, wl = plan.soc, plan.workload
-    n = plan.th * plan.tw * C0
+    pixels = pixels or plan.th * plan.tw
+    n = pixels * C0
     whole = count_form(soc, n, ACC_BYTES, cbo)
-    groups, rem = divmod(plan.th * plan.tw, 8)
-    bias = (VecWork(ceil_div(groups, soc.max_repeat), groups) + (VecWork(1, 1) if rem else VecWork())) * (2 * cbo)
+    bias = bias_halves(soc, pixels) * cbo
     ops = [VectorOp("cast", "dw_acc", cbo * n, whole.instrs, whole.repeats)] if widen else []
     ops.append(VectorOp("bias2", "dw_acc", cbo * n, bias.instrs, bias.repeats))
     if ACT_OPS[wl.act2]:

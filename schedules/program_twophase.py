@@ -27,9 +27,9 @@ from schedules.program import (
     CubeOp,
     Move,
     _fmt,
+    block_epilogue_ops,
     count_steps,
-    dw_vector_ops,
-    epilogue_vector_ops,
+    dw_ops,
     rows_bursts,
     split,
     tile_axes,
@@ -128,7 +128,7 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
                     units.append(((
                         Copy("input", "in", "x_tile", "x", cb * r[1] * c[1] * C0 * b,
                              rows_bursts(cb, r[1], c[1] == wl.width), 2 if plan.tile.double_buffer else 1),
-                        *dw_vector_ops(soc, wl.dtype, wl.kernel, wl.act1, plan.th, plan.tw, cb, pad),
+                        *dw_ops(plan, cb, pad),
                         Copy("handoff", "out", "dw_out", "dw_ws", cb * r[0] * c[0] * C0 * b,
                              rows_bursts(cb, r[0], c[0] == wl.out_width)),
                     ),))
@@ -173,7 +173,7 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
                         if wl.residual:
                             it.insert(2, Copy("residual", "in", "res_tile", "res", out_bytes, out_bursts, slots))
                         it.append(Move("L0C->UB", "pw_acc", "y_acc", cbo * rows_al * C0 * ACC_BYTES))
-                        it += epilogue_vector_ops(soc, wl.dtype, wl.act2, rows_al, cbo, "y_acc", True, wl.residual)
+                        it += block_epilogue_ops(plan, cbo, False, rows_al)
                         it.append(Copy("output", "out", "y_tile", "y", out_bytes, out_bursts, slots))
                 its.append(tuple(it))
             units.append(tuple(its))
@@ -206,7 +206,7 @@ def epi_phase(plan: KernelPlan, bm: int) -> Phase:
             it: list = [Copy("handoff", "in", "pre_tile", "pre_ws", cbo * rows_al * C0 * b, cbo, slots)]
             if wl.residual:
                 it.append(Copy("residual", "in", "res_tile", "res", out_bytes, out_bursts, slots))
-            it += epilogue_vector_ops(soc, wl.dtype, wl.act2, rows_al, cbo, "y_acc", True, wl.residual)
+            it += block_epilogue_ops(plan, cbo, True, rows_al)
             it.append(Copy("output", "out", "y_tile", "y", out_bytes, out_bursts, slots))
             units.append((tuple(it),))
     cores = min(soc.vector_cores, len(units))

@@ -22,7 +22,7 @@ from __future__ import annotations
 from fusion.ir import C0
 from fusion.soc import SocSpec
 from schedules.activations import needs_scratch
-from schedules.isa import has_muladddst, itemsize, tap_scratch_rows
+from schedules.isa import itemsize
 from schedules.workload import DwSepWorkload, ceil_div
 
 ENGINE = "twophase"          # TileConfig.pw_engine of the variant
@@ -34,9 +34,9 @@ BM_CAP = 512                 # rows of one GEMM tile at most (more gives no reus
 
 
 def tap_row_fit(soc: SocSpec) -> int:
-    """Widest tile row one DW tap instruction covers in one repeat (schedules/isa.dw_taps): 4
-    pixels on 2201 (MulAddDst into fp32), 8 on 2002 (16-bit Mul); phase 1 favours such rows."""
-    return 4 if has_muladddst(soc) else 8
+    """Widest tile row one DW tap instruction covers in one repeat (schedules/isa.dw_taps: a
+    16-bit MulAddDst, 8 pixels a repeat); phase 1 favours such rows."""
+    return 8
 
 
 def gemm_m(wl: DwSepWorkload) -> int:
@@ -98,10 +98,6 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db) -> list[
     add("b_dw", "UB", (c1, C0), "float32", 1, "folded BN1 bias, resident", in_tir=False)
     add("dw_acc", "UB", (cib, th, tw, C0), "float32", 1, "DW accumulator")
     add("dw_out", "UB", (cib, th, tw, C0), dt, copies, "DW result after bias+act1, on its way to the GM workspace")
-    if not has_muladddst(soc) and itemsize(dt) == 2:
-        rows = tap_scratch_rows(th, tw)
-        add("tap_prod", "UB", (rows, tw, C0), dt, 1, "one tap's products (16-bit)", in_tir=False)
-        add("tap_wide", "UB", (rows, tw, C0), "float32", 1, "one tap's products widened to fp32", in_tir=False)
     if needs_scratch(wl.act1):
         add("act_tmp", "UB", (th, tw, C0), "float32", 1, "activation scratch", in_tir=False)
     add("sync_ub", "UB", (soc.vector_cores * 8,), "int32", 1,

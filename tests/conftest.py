@@ -27,3 +27,11 @@ def run_cli(capsys, *argv):
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+@pytest.fixture(scope="module")
+def emu_cache(tmp_path_factory):
+    """One emulator build cache per test module: hermetic, and each kernel compiles once."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MEGAFUSE_CACHE_DIR", str(tmp_path_factory.mktemp("megafuse-cache")))
+        yield

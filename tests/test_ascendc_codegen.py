@@ -75,8 +75,9 @@ def _check_block(model, cm, soc):
     (blk,) = res.blocks
     plan = cm.fused_blocks[0].plan
     assert blk.variant == variant_of(plan) and blk.soc == soc
-    # the kernel is the fused computation itself: it agrees with the CPU kernel of the block
-    assert blk.max_rel <= 1e-3, blk.describe()
+    # the kernel is the fused computation itself: it agrees with the CPU kernel of the block up to
+    # the 16-bit DW taps accumulating in fp16 (one rounding per tap: <= 9 * 2^-11 of the tap sum)
+    assert blk.max_rel <= 5e-3, blk.describe()
     # one core per plan core (a MIX launch: one block per AIC), every byte the cost model counts
     assert blk.block_dim == (plan.aic_cores if blk.variant == "cube-pw-mix" else
                              launch_cores(plan)[2] if plan.two_phase else plan.cores)

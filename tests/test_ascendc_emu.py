@@ -21,12 +21,7 @@ from fusion.errors import MegafuseError
 KERNELS = Path(__file__).parent / "ascendc_kernels"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cache(tmp_path_factory):
-    # One build cache per test session: hermetic, and each kernel compiles once.
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("MEGAFUSE_CACHE_DIR", str(tmp_path_factory.mktemp("megafuse-cache")))
-        yield
+pytestmark = pytest.mark.usefixtures("emu_cache")   # tests/conftest.py
 
 
 @pytest.fixture(scope="module")

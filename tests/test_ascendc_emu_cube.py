@@ -24,11 +24,7 @@ from fusion.ascendc_emu import EmulationError, build_kernel
 KERNELS = Path(__file__).parent / "ascendc_kernels"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cache(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("MEGAFUSE_CACHE_DIR", str(tmp_path_factory.mktemp("megafuse-cache")))
-        yield
+pytestmark = pytest.mark.usefixtures("emu_cache")   # tests/conftest.py
 
 
 def assert_within_one_fp16_ulp(got: np.ndarray, ref32: np.ndarray) -> None:
@@ -202,13 +198,13 @@ def test_legal_counterparts(mode, soc):
     kernel.run([x, None, np.array([mode, x.size], np.uint32)], block_dim=1, soc=soc)
 
 
-# ---- MulAddDst (arch 2201): the depthwise tap row ---------------------------------------------
+# ---- MulAddDst (both arches' AI cores): the depthwise tap row ----------------------------------
 
 MAD_TILING = np.dtype([("pixels", "<u4"), ("stride", "<u4")])
 
 
-@pytest.mark.parametrize("stride", [1, 2])
-def test_muladddst_tap_row_half_to_float(stride):
+@pytest.mark.parametrize("stride,soc", [(1, "ascend910b2"), (2, "ascend910b2"), (2, "ascend310p3")])
+def test_muladddst_tap_row_half_to_float(stride, soc):
     kernel = build_kernel(KERNELS / "muladddst.cpp", "mad_tap_row")
     pixels = 8
     rng = np.random.default_rng(5)
@@ -216,7 +212,7 @@ def test_muladddst_tap_row_half_to_float(stride):
     w = rng.standard_normal(16).astype(np.float16)
     acc = rng.standard_normal((pixels, 16)).astype(np.float32)
     want = (x[::stride].astype(np.float64) * w.astype(np.float64) + acc).astype(np.float32)
-    res = kernel.run([x, w, acc, None, np.array([(pixels, stride)], MAD_TILING)], block_dim=1, soc="ascend910b2")
+    res = kernel.run([x, w, acc, None, np.array([(pixels, stride)], MAD_TILING)], block_dim=1, soc=soc)
     np.testing.assert_array_equal(acc, want)   # one rounding of an exact product: fp64 then fp32
     assert res.counters["vector_instructions"] == 1 and res.counters["vector_repeats"] == pixels // 4
 
@@ -228,10 +224,3 @@ def test_muladddst_count_form_float():
     want = (a.astype(np.float64) * b + acc).astype(np.float32)   # exact product, (near) one rounding
     kernel.run([a, b, acc, None, np.array([(4, 1)], MAD_TILING)], block_dim=1, soc="ascend910b2")
     np.testing.assert_allclose(acc, want, rtol=1e-6, atol=1e-6)
-
-
-def test_muladddst_is_refused_on_310p():
-    kernel = build_kernel(KERNELS / "muladddst.cpp", "mad_tap_row")
-    x, w, acc = np.zeros((4, 16), np.float16), np.zeros(16, np.float16), np.zeros((4, 16), np.float32)
-    with pytest.raises(EmulationError, match=r"line \d+: MulAddDst is not available on ascend310p3"):
-        kernel.run([x, w, acc, None, np.array([(4, 1)], MAD_TILING)], block_dim=1, soc="ascend310p3")

@@ -22,11 +22,7 @@ FAULT_SRC = KERNELS / "mix_faults.cpp"
 FAULT_LINES = FAULT_SRC.read_text().splitlines()
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cache(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("MEGAFUSE_CACHE_DIR", str(tmp_path_factory.mktemp("megafuse-cache")))
-        yield
+pytestmark = pytest.mark.usefixtures("emu_cache")   # tests/conftest.py
 
 
 def run_bounded(kernel, *args, timeout: float = 60.0, **kwargs):

@@ -14,11 +14,7 @@ KERNELS = Path(__file__).parent / "ascendc_kernels"
 N = 128
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cache(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("MEGAFUSE_CACHE_DIR", str(tmp_path_factory.mktemp("megafuse-cache")))
-        yield
+pytestmark = pytest.mark.usefixtures("emu_cache")   # tests/conftest.py
 
 
 @pytest.fixture(scope="module")

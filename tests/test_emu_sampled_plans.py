@@ -1,7 +1,8 @@
 """Sampled plans on the emulator: emulator counters == lowered program counts == cost-model counts.
 
 For each kernel variant and arch (vector PW on 910B and 310P, the 310P cube kernel, the 910B MIX
-kernel with and without the Fixpipe epilogue, with and without residual / act2) 20 plans are drawn
+kernel with and without the Fixpipe epilogue, the two-phase kernel on both, with and without
+residual / act2) 20 plans are drawn
 from a fixed seed: odd shapes, strides, pads, tiles that do not divide the output, cib / cob tails,
 resident and streamed PW weights, core counts. Each runs on the emulator with random inputs; its GM
 bytes, vector instructions and repeats and cube fractals must equal the program's and the cost
@@ -27,18 +28,33 @@ from schedules.reference import kernel_layout_reference
 from schedules.workload import DwSepWorkload, TileConfig
 
 PLANS_PER_GROUP = 20
-FP16_TOL = 2e-2
+TOL = {"float16": 2e-2, "float32": 1e-4}   # relative to the output range
 
-# (id, soc, expected variant, engine, act1, act2, residual, double buffering, fixpipe epilogue)
+# (id, soc, expected variant, engine, act1, act2, residual, double buffering, fixpipe epilogue:
+# None = either, the two-phase GEMM's epilogue is its own (schedules/twophase.fixpipe); dtype).
+# The Fixpipe epilogue applies to act2 none / relu only (SocSpec.fixpipe_acts): both are sampled.
 GROUPS = [
-    ("vec-910b-relu", "ascend910b2", "vector-pw", "vector", "relu", "relu", False, True, False),
-    ("vec-910b-res-noact2", "ascend910b2", "vector-pw", "vector", "hardswish", "none", True, False, False),
-    ("vec-310p-relu", "ascend310p3", "vector-pw", "vector", "relu", "relu", False, True, False),
-    ("vec-310p-res-hswish", "ascend310p3", "vector-pw", "vector", "relu6", "hardswish", True, False, False),
-    ("cube-310p-relu", "ascend310p3", "cube-pw", "cube", "relu", "relu", False, True, False),
-    ("cube-310p-res-noact2", "ascend310p3", "cube-pw", "cube", "hardswish", "none", True, False, False),
-    ("mix-910b-fixpipe", "ascend910b2", "cube-pw-mix", "cube", "relu6", "relu", False, True, True),
-    ("mix-910b-res-relu6", "ascend910b2", "cube-pw-mix", "cube", "relu", "relu6", True, True, False),
+    ("vec-910b-relu", "ascend910b2", "vector-pw", "vector", "relu", "relu", False, True, False, "float16"),
+    ("vec-910b-res-noact2", "ascend910b2", "vector-pw", "vector", "hardswish", "none", True, False, False,
+     "float16"),
+    ("vec-310p-relu", "ascend310p3", "vector-pw", "vector", "relu", "relu", False, True, False, "float16"),
+    ("vec-310p-res-hswish", "ascend310p3", "vector-pw", "vector", "relu6", "hardswish", True, False, False,
+     "float16"),
+    ("cube-310p-relu", "ascend310p3", "cube-pw", "cube", "relu", "relu", False, True, False, "float16"),
+    ("cube-310p-res-noact2", "ascend310p3", "cube-pw", "cube", "hardswish", "none", True, False, False,
+     "float16"),
+    ("mix-910b-fixpipe", "ascend910b2", "cube-pw-mix", "cube", "relu6", "relu", False, True, True, "float16"),
+    ("mix-910b-fixpipe-noact2", "ascend910b2", "cube-pw-mix", "cube", "hardswish", "none", False, True, True,
+     "float16"),
+    ("mix-910b-res-relu6", "ascend910b2", "cube-pw-mix", "cube", "relu", "relu6", True, True, False, "float16"),
+    # fp32 storage: the DW taps as two fp32 MulAddDst per row (one per channel half), both arches
+    ("vec-910b-fp32", "ascend910b2", "vector-pw", "vector", "relu6", "relu", False, True, False, "float32"),
+    ("vec-310p-fp32-res", "ascend310p3", "vector-pw", "vector", "relu", "none", True, True, False, "float32"),
+    # two-phase: DW units on every core -> GM workspace, SyncAll, the M x N GEMM (fp16 only)
+    ("tp-310p-relu", "ascend310p3", "two-phase", "twophase", "relu", "relu", False, True, None, "float16"),
+    ("tp-910b-fixpipe", "ascend910b2", "two-phase", "twophase", "relu6", "relu", False, True, None, "float16"),
+    ("tp-910b-res-relu6", "ascend910b2", "two-phase", "twophase", "hardswish", "relu6", True, False, None,
+     "float16"),
 ]
 COUNTERS = (("gm_read_bytes", "gm_read_bytes"), ("gm_write_bytes", "gm_write_bytes"),
             ("vector_instrs", "vector_instructions"), ("vector_repeats", "vector_repeats"),
@@ -47,7 +63,7 @@ COUNTERS = (("gm_read_bytes", "gm_read_bytes"), ("gm_write_bytes", "gm_write_byt
 
 def _sample(group, rng):
     """One legal plan of the group: a random small workload and tile that make_plan accepts."""
-    _id, soc, variant, engine, act1, act2, res, db, fix = group
+    _id, soc, variant, engine, act1, act2, res, db, fix, dtype = group
     spec = get_soc(soc)
     while True:
         k = int(rng.choice([1, 3, 5]))
@@ -59,7 +75,7 @@ def _sample(group, rng):
         if res:
             s, pads = 1, (k // 2,) * 4   # the residual has the output's shape: the input's
         wl = DwSepWorkload(int(rng.integers(1, 3)), cin, cout, h, w, (k, k), (s, s), pads,
-                           act1=act1, act2=act2, residual=res, dtype="float16")
+                           act1=act1, act2=act2, residual=res, dtype=dtype)
         if wl.out_height < 1 or wl.out_width < 1:
             continue
         tile = TileConfig(int(rng.integers(1, wl.out_height + 1)), int(rng.integers(1, wl.out_width + 1)),
@@ -69,7 +85,7 @@ def _sample(group, rng):
             plan = make_plan(wl, tile, spec)
         except ValueError:
             continue
-        if plan.fits() and plan.variant == variant and plan.fixpipe_epilogue == fix:
+        if plan.fits() and plan.variant == variant and fix in (None, plan.fixpipe_epilogue):
             return plan
 
 
@@ -123,8 +139,9 @@ def test_sampled_plans_counters_equal_program_and_model(sampled, group):
         where = f"{wl.describe()} | {plan.tile.describe()} c{plan.cores} on {plan.soc.name}"
         for pk, ek_name in COUNTERS:
             assert counters[ek_name] == prog[pk] == model[pk], (pk, counters[ek_name], prog[pk], model[pk], where)
-        assert (counters["cube_fractals"] > 0) == plan.pw_on_cube, where
+        assert (counters["cube_fractals"] > 0) == (plan.pw_on_cube or plan.variant == "two-phase"), where
         ref = kernel_layout_reference(wl, **args)
         err = np.abs(y.astype(np.float64) - ref).max() / max(np.abs(ref).max(), 1e-6)
-        assert err <= FP16_TOL, (err, where)
-    assert resident == {True, False}, "the samples cover resident and streamed PW weights"
+        assert err <= TOL[wl.dtype], (err, where)
+    if group[2] != "two-phase":   # its GEMM streams K through L1 in blocks
+        assert resident == {True, False}, "the samples cover resident and streamed PW weights"

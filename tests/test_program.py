@@ -44,11 +44,11 @@ def test_vector_pw_program_step_by_step():
         Loop("ci", (1,), ((
             Copy("input", "in", "x_tile", "x", 3 * 4 * 16 * 2, 1, 2),
             VectorOp("pad", "x_tile", (24 - 12) * 16, 1, 3),          # zeroes the 24-pixel x tile: 12 fall outside
-            VectorOp("zero", "dw_acc", 128, 1, 2),
-            # per tap one Mul over both rows (a 4-pixel row is one repeat), one Cast and one Add over
-            # the 8 pixels (2 repeats each): 2002 has no MulAddDst
-            VectorOp("dw_taps", "dw_acc", 8 * 16 * 9, 3 * 9, 6 * 9),
-            VectorOp("bias1", "dw_acc", 128, 1, 8),
+            VectorOp("zero", "dw_out", 128, 1, 1),                    # the fp16 accumulator is dw_out
+            # per tap one MulAddDst (fp16 -> fp16) over both rows: a 4-pixel row is one repeat
+            VectorOp("dw_taps", "dw_out", 8 * 16 * 9, 9, 2 * 9),
+            VectorOp("widen", "dw_acc", 128, 1, 2),                   # one Cast to fp32 for bias and act1
+            VectorOp("bias1", "dw_acc", 128, 2, 2),                   # two channel halves, 8 pixels a repeat
             VectorOp("act1", "dw_acc", 128, 1, 2),
             VectorOp("cast", "dw_out", 128, 1, 2),
         ),)),
@@ -57,7 +57,7 @@ def test_vector_pw_program_step_by_step():
     c = prog.counts
     assert c["gm_read_bytes"] == 2 * (288 + 64 + 128 + 384 + 2 * 512)
     assert c["gm_write_bytes"] == 2 * 2 * 256
-    assert c["vector_instrs"] == 2 * (1 + 1 + 3 * 9 + 1 + 1 + 1 + 2 * (1 + 128 + 3))
+    assert c["vector_instrs"] == 2 * (1 + 1 + 9 + 1 + 2 + 1 + 1 + 2 * (1 + 128 + 3))
 
 
 def test_mix_program_roles_and_handoff():

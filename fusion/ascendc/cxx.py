@@ -53,8 +53,6 @@ MEMBERS = {
     ("res_tile", "UB"): ("resQue", "TQue<TPosition::VECIN, @COPIES@>", True),
     ("y_tile", "UB"): ("yQue", "TQue<TPosition::VECOUT, @COPIES@>", True),
     ("act_tmp", "UB"): ("actTmpBuf", "TBuf<TPosition::VECCALC>", False),
-    ("tap_prod", "UB"): ("tapProdBuf", "TBuf<TPosition::VECCALC>", False),
-    ("tap_wide", "UB"): ("tapWideBuf", "TBuf<TPosition::VECCALC>", False),
     ("pre_tile", "UB"): ("preQue", "TQue<TPosition::VECIN, @COPIES@>", True),
     # UB -> L1 is an MTE3 move on 310P: explicit flags, not an A1 queue (whose events assume MTE2)
     ("dw_out_l1", "L1"): ("aL1Buf", "TBuf<TPosition::A1>", False),
@@ -108,3 +106,17 @@ def act_function(fn: str, act: str) -> str:
     return (f"    __aicore__ inline void {fn}(const LocalTensor<float>& a, int32_t n, "
             f"const LocalTensor<float>& tmp, int32_t tmpLen)\n"
             f"    {{\n        (void)tmp;\n        (void)tmpLen;\n        {ascendc_body(act)}\n    }}\n")
+
+
+def act_tmp_args(plan, stage: str) -> str:
+    """The (scratch, length) arguments of the Act1 / Act2 call of a kernel: the fp32 buffer the
+    lowered program names for the stage (schedules/program.act_scratch), its length a tiling
+    field; `acc, 0` when the plan holds no such buffer (the activation needs no scratch)."""
+    from schedules.program import act_scratch
+
+    buf = act_scratch(plan.variant, stage)
+    if buf not in {b.name for b in plan.kernel_buffers}:
+        return "acc, 0"
+    member = buffer_field(buf)[:-len("Bytes")] + "Buf"   # a TBuf member: act_tmp -> actTmpBuf
+    return f"{member}.Get<float>(), static_cast<int32_t>(tl.{buffer_field(buf)} / sizeof(float))"
+

@@ -10,12 +10,11 @@ from schedules.plan import KernelPlan
 def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...], sym: str) -> tuple[str, str, Launch]:
     """(kernel class text, entry point text, launch) of this variant; `values` fill the slots."""
     res, bufs = plan.workload.residual, plan.kernel_buffers
-    tmp = values["ACT_TMP"]   # the fp32 scratch of the activations
     members, inits = buffer_code(plan, ns, {"UB", "L1", "L0A", "L0B", "L0C"})
     if len(members) != len(bufs):
         raise ValueError("the 310P cube kernel holds UB / L1 / L0 buffers only")
     body = sub(template("cube_class.h"), INIT_ONE_CORE=template("init_one_core.h"), DW=template("dw.h"),
-               ACT1_TMP=tmp, ACT2_TMP=tmp, EPILOGUE_BLOCK=template("epilogue_block.h"),
+               EPILOGUE_BLOCK=template("epilogue_block.h"),
                MEMBERS="\n".join(members), INITS="\n".join(inits), LOAD_A=template("load_a.h"),
                LOAD_B=template("load_b.h"),
                  RES_EPI_DEQ="        LocalTensor<T> resT = resQue.DeQue<T>();\n" if res else "",

@@ -35,16 +35,14 @@ Four variants, one per data flow of fusion/costmodel/ (two-phase: fusion/ascendc
 
 Vector formulation (fp16 x fp16 products are exact in fp32 and every multiply-add rounds once,
 so the two DW forms give the same bits):
-  DW tap  arch 2201: one MulAddDst per tap row (fp16; two for fp32), the 16 taps one DataBlock
-          read by every pixel of the repeat (src1 strides 0): one vector instruction per tap
-          row, as the cost model counts; fp16 tiles of <= 4 columns (one repeat a row): one
-          MulAddDst per tap over every row. Arch 2002 has no MulAddDst: fp16, per tap a Mul by the
-          broadcast tap DataBlock into tap_prod (8 pixels a repeat, all rows in one instruction
-          when a row fits a repeat; the product is rounded to fp16 once, within the fp16
-          tolerance), then one Cast to fp32 and one Add into the accumulator over the tile; fp32, one masked Axpy per channel lane k (lanes {16p + k}
-          of a 64-lane fp32 repeat are 4 output pixels, the scalar is w_dw[c, i, j, k]), 16x the
-          instructions. Either way the source block stride is the conv stride, so strided convs
-          need no gather.
+  DW tap  both arches have MulAddDst (the vendor's API reference lists it for Atlas A2/A3 and
+          the inference-series AI Core, half and float). 16-bit: the taps accumulate in the
+          storage dtype in dw_out (as the vendor's vector depthwise does), 8 pixels a repeat,
+          the 16 taps one DataBlock read by every pixel (src1 strides 0); a row of <= 8 pixels
+          is one repeat, so one MulAddDst covers the tile per tap, wider rows one per row; then
+          one Cast widens the block group into dw_acc for the fp32 bias and act1. fp32: per tap
+          row one MulAddDst per channel half. The source block stride is the conv stride, so
+          strided convs need no gather.
   PW      acc[p, co, :] += dw_out[p, ci] · w_pw[ci, co, :] — one Axpy per (input channel,
           pixel) covering every output block of the co-step (pw_acc is laid out pixel-major,
           w_pw in UB as (Cin, cob·C0), the plan's shape): no vector op broadcasts one element
@@ -65,9 +63,9 @@ import re
 
 from fusion.ascendc.emit_cube import emit_body as _emit_cube
 from fusion.ascendc.emit_mix import emit_body as _emit_mix
-from fusion.ascendc import emit_twophase
+import fusion.ascendc.emit_twophase as emit_twophase
 from fusion.ascendc.emit_vector import emit_body as _emit_vector
-from fusion.ascendc.cxx import act_function, buffer_field, const_name, fill, template
+from fusion.ascendc.cxx import act_function, act_tmp_args, buffer_field, const_name, fill, template
 from fusion.ascendc.cxx import fill as _fill  # noqa: F401  (emit_host fills its templates with it)
 from fusion.ascendc.kernel_types import ArgSpec, EmittedKernel, Launch  # noqa: F401
 from fusion.errors import MegafuseError
@@ -187,7 +185,6 @@ def emit_kernel(plan: KernelPlan, block_name: str = "block") -> EmittedKernel:
 def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: str) -> EmittedKernel:
     wl, soc = plan.workload, plan.soc
     fp16 = wl.dtype == "float16"
-    mad = soc.arch == "2201"   # DW taps by MulAddDst (Atlas A2/A3); 2002 lacks it: Axpy per lane
     tiling_struct = op_type + "Tiling"
     fields = tiling_fields(plan)
     args = kernel_args(plan)
@@ -209,15 +206,12 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         needed |= {"dw_in_l1"} | ({"b_pw_l1", "bias_bt"} if plan.fixpipe_epilogue else {"pre_tile", "b_pw", "y_tile"})
     if wl.residual:
         needed.add("res_tile")
-    if not mad and fp16:
-        needed |= {"tap_prod", "tap_wide"}
     missing = needed - names
     if missing:
         raise ValueError(f"plan lacks buffers {sorted(missing)} for the {variant} kernel")
 
     res = wl.residual
-    tmp = ("actTmpBuf.Get<float>(), static_cast<int32_t>(tl.actTmpBytes / sizeof(float))"
-           if "act_tmp" in names else "acc, 0")
+    tmp = act_tmp_args(plan, "act1")
     values = dict(
         VERSION=VERSION, SYM=sym, OPTYPE=op_type, BLOCK=block_name, TILING=tiling_struct,
         SOC=soc.name, VARIANT=variant, VARIANT_WHAT=VARIANTS[variant],
@@ -232,14 +226,14 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         RES_COPYIN=template("res_copyin.h") if res else "",
         ACT1_FN=act_function("Act1", wl.act1), ACT2_FN=act_function("Act2", wl.act2) + "@PRELU_FN@",
         CAST_DW=template("cast_dw_half.h") if fp16 else template("cast_dw_float.h"),
-        TAP_LANES=((template("tap_mad_half.h") if fp16 else template("tap_mad_float.h")) if mad else
-                   (template("tap_mul_half.h") if fp16 else template("tap_lanes_float.h"))),
-        TAP_CALL=(template("tap_call_tile.h") if fp16 else
-                  template("tap_call_vector.h") if mad else template("tap_call_lanes.h")),
+        TAP_LANES=template("tap_mad16.h") if fp16 else template("tap_mad_float.h"),
+        TAP_CALL=template("tap_call_tile.h") if fp16 else template("tap_call_vector.h"),
+        TAP_ACC=template("tap_acc_half.h") if fp16 else template("tap_acc_float.h"),
+        WIDEN_DW=template("widen_dw.h") if fp16 else "", DW_BASE="c0 * thw * C0",
         GEOMETRY=template("geometry.h"), GEOM_MEMBERS=template("geom_members.h"),
         RES_EPI_PARAM="const LocalTensor<T>& r, " if res else "",
         CO_STEP=template("co_step.h"), RESIDENT_UB=template("resident_ub.h"), COPY_OUT=template("copy_out.h"),
-        LAG=MIX_LAG, FLAG_DW=FLAG_DW, FLAG_PW=FLAG_PW, ACT_TMP=tmp,
+        LAG=MIX_LAG, FLAG_DW=FLAG_DW, FLAG_PW=FLAG_PW, ACT1_TMP=tmp, ACT2_TMP=act_tmp_args(plan, "act2"),
         RES_EPI_ADD=("        Axpy(acc, r, static_cast<T>(1), static_cast<int32_t>(thw * C0));  // + residual, after act2\n"
                      if res else ""),
     )

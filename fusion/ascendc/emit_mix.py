@@ -12,13 +12,12 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
     """(kernel class text, entry point text, launch) of this variant; `values` fill the slots."""
     wl = plan.workload
     res, bufs = plan.workload.residual, plan.kernel_buffers
-    tmp = values["ACT_TMP"]   # the fp32 scratch of the activations
     fix = plan.fixpipe_epilogue
     aiv_members, aiv_inits = buffer_code(plan, ns, {"UB"})
     aic_members, aic_inits = buffer_code(plan, ns, {"L1", "L0A", "L0B", "L0C", "BT"})
     if len(aiv_members) + len(aic_members) != len(bufs):
         raise ValueError("the MIX kernel holds UB (AIV) and L1 / L0 / BT (AIC) buffers only")
-    aiv = sub(template("aiv_class.h"), DW=template("dw.h"), ACT1_TMP=tmp, ACT2_TMP=tmp, MEMBERS="\n".join(aiv_members),
+    aiv = sub(template("aiv_class.h"), DW=template("dw.h"), MEMBERS="\n".join(aiv_members),
                 INITS="\n".join(aiv_inits), EPILOGUE_BLOCK=template("epilogue_block.h") if not fix else "",
                 AIV_EPILOGUE=template("aiv_epilogue.h") if not fix else "",
                 B_PW_PARAM="" if fix else "GM_ADDR b_pw, ", SLOPE_FREE_AIV=values["SLOPE_FREE"],

@@ -28,8 +28,6 @@ MEMBERS = {
     ("b_dw", "UB"): ("bDwQue", "TQue<TPosition::VECIN, 1>", True),
     ("dw_acc", "UB"): ("dwAccBuf", "TBuf<TPosition::VECCALC>", False),
     ("dw_out", "UB"): ("dwOutBuf", "TBuf<TPosition::VECCALC>", False),
-    ("tap_prod", "UB"): ("tapProdBuf", "TBuf<TPosition::VECCALC>", False),
-    ("tap_wide", "UB"): ("tapWideBuf", "TBuf<TPosition::VECCALC>", False),
     ("act_tmp", "UB"): ("actTmpBuf", "TBuf<TPosition::VECCALC>", False),
     ("sync_ub", "UB"): ("syncUbBuf", "TBuf<TPosition::VECCALC>", False),
     ("a_l1", "L1"): ("aL1Que", "TQue<TPosition::A1, @COPIES@>", True),
@@ -101,14 +99,12 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
     res, bufs = wl.residual, plan.kernel_buffers
     fix = fixpipe(wl, soc)
     names = {b.name for b in bufs}
-    act2_tmp = ("act2TmpBuf.Get<float>(), static_cast<int32_t>(tl.act2TmpBytes / sizeof(float))"
-                if "act2_tmp" in names else "acc, 0")
     res_in = template("twophase_res_in.h") if res else ""
     res_free = "                resQue.FreeTensor(resT);\n" if res else ""
     common = dict(TP_GM=template("twophase_gm.h"), TP_MEMBERS=template("twophase_members.h"),
                   TP_DW=template("twophase_dw.h"), TP_GEMM_TILE=template("twophase_gemm_tile.h"),
-                  TP_GEMM=template("twophase_gemm.h"), DW=template("dw.h"), ACT1_TMP=values["ACT_TMP"],
-                  ACT2_TMP=act2_tmp, CAST_DW="Cast(dwOut, acc, RoundMode::CAST_NONE, cb * thw * C0);",
+                  TP_GEMM=template("twophase_gemm.h"), DW=template("dw.h"), CAST_DW=values["CAST_DW"], TAP_ACC=values["TAP_ACC"],
+                  WIDEN_DW=values["WIDEN_DW"], DW_BASE="0",   # a unit's DW result sits at the start of dw_out
                   TP_RES_IN=res_in, TP_RES_ARG="resT[j * rows * C0], " if res else "", TP_RES_FREE=res_free,
                   RES_EPI_PARAM="const LocalTensor<T>& r, " if res else "",
                   RES_EPI_ADD=("        Axpy(acc, r, static_cast<T>(1), static_cast<int32_t>(thw * C0));"

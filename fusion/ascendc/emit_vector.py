@@ -15,7 +15,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
     members, inits = buffer_code(plan, ns, {"UB"})
     if len(members) != len(bufs):
         raise ValueError("the vector-PW kernel holds UB buffers only")
-    body = sub(template("vector_class.h"), INIT_ONE_CORE=template("init_one_core.h"), DW=template("dw.h"), ACT1_TMP="pwAccBuf.Get<float>(), static_cast<int32_t>(PwAccLen())",
+    body = sub(template("vector_class.h"), INIT_ONE_CORE=template("init_one_core.h"), DW=template("dw.h"),
                  MEMBERS="\n".join(members), INITS="\n".join(inits), RES_ADD=template("res_add.h") if res else "",
                  RES_FREE="        resQue.FreeTensor(resT);\n" if res else "",
                  CAST_Y=template("cast_y_half.h") if fp16 else template("cast_y_float.h"))

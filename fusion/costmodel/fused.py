@@ -9,24 +9,19 @@ from fusion.costmodel.l2 import _L2, _l2_policy
 from fusion.costmodel.pipes import CoreRun, CStage, _sim, _st
 from fusion.costmodel.primitives import ACC_BYTES, VecWork, cycles_to_us
 from fusion.costmodel.results import KernelCost, _Acc, _assemble
+from fusion.costmodel.steps import iteration_us
 from fusion.errors import UBOverflowError
 from fusion.soc import SocSpec
-from fusion.program_totals import MOVE_RATE as _MOVE_RATE
 from fusion.program_totals import dma_bytes
 from fusion.traffic import _input_bytes, fused_min_bytes, weight_bytes
 from schedules.plan import KernelPlan, check_budget, make_plan
 from schedules.program import (
     Copy,
-    CubeOp,
-    Move,
-    VectorOp,
     build_program,
-    dw_vector_ops,
-    epilogue_vector_ops,
     resident_loads,
     tile_loops,
-    total_work,
 )
+from schedules.program_unfused import dw_vector_ops, epilogue_vector_ops, total_work
 from schedules.workload import DwSepWorkload, TileConfig
 
 
@@ -43,13 +38,13 @@ def pw_weights_resident(plan: KernelPlan) -> bool:
 
 def _dw_vector_work(soc: SocSpec, wl: DwSepWorkload, th: int, tw: int, cb: int, pad_elems: int,
                     epilogue: bool) -> VecWork:
-    """The program's DW ops of one ci-step (schedules/program.dw_vector_ops), summed."""
+    """The unfused DW kernel's ops of one ci-step (schedules/program_unfused.dw_vector_ops), summed."""
     return total_work(dw_vector_ops(soc, wl.dtype, wl.kernel, wl.act1, th, tw, cb, pad_elems, epilogue))
 
 
 def _pw_epilogue_work(soc: SocSpec, wl: DwSepWorkload, th: int, tw: int, cbo: int,
                       bias_act: bool = True, residual: bool | None = None) -> VecWork:
-    """The program's PW epilogue ops of one output block (schedules/program.epilogue_vector_ops)."""
+    """The program's PW epilogue ops of one output block (schedules/program_unfused.epilogue_vector_ops)."""
     residual = wl.residual if residual is None else residual
     return total_work(epilogue_vector_ops(soc, wl.dtype, wl.act2, th * tw, cbo, "pw_acc", bias_act, residual))
 
@@ -148,30 +143,8 @@ class _Fused:
 
     def iteration_us(self, acc, it, times: int = 1) -> tuple[float, float, float, float]:
         """(MTE2, cube, vector, MTE3) µs of one program iteration; counts go to acc x times."""
-        soc = self.soc
-        mte2 = mte3 = 0.0
-        cube_cyc = l0c_cyc = 0.0
-        fractals = 0
-        work = VecWork()
-        for s in it:
-            if isinstance(s, Copy):
-                t = self.dma(acc, s.kind, s.nbytes, s.bursts, s.direction, times)
-                if s.direction == "in":
-                    mte2 += t
-                else:
-                    mte3 += t
-            elif isinstance(s, VectorOp):
-                work += s.work
-            elif isinstance(s, Move):
-                if s.path == "L0C->UB":
-                    l0c_cyc += s.nbytes / soc.l0c_to_ub_bytes_per_cycle
-                else:
-                    cube_cyc += s.nbytes / _MOVE_RATE[s.path](soc)
-            elif isinstance(s, CubeOp):
-                fractals += s.fractals
-        t_cube = cycles_to_us(soc, cube_cyc) + acc.cube(soc, fractals, self.wl.dtype, times) if fractals else 0.0
-        t_vec = (cycles_to_us(soc, l0c_cyc) if l0c_cyc else 0.0) + acc.vec(soc, work, times)
-        return mte2, t_cube, t_vec, mte3
+        return iteration_us(self.soc, self.wl.dtype, acc, it, times,
+                            lambda s: self.dma(acc, s.kind, s.nbytes, s.bursts, s.direction, times))
 
     def _part(self, key: tuple, build):
         """(value, acc) of one part, built once per (workload, SoC, self.sig, key)."""

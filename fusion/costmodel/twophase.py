@@ -13,12 +13,12 @@ from collections import Counter
 
 from fusion.costmodel.l2 import _l2_policy
 from fusion.costmodel.pipes import CoreRun, _sim, _st
-from fusion.costmodel.primitives import ACC_BYTES, VecWork, cycles_to_us
+from fusion.costmodel.primitives import ACC_BYTES, cycles_to_us
 from fusion.costmodel.results import KernelCost, _Acc, _assemble
-from fusion.program_totals import MOVE_RATE as _MOVE_RATE
+from fusion.costmodel.steps import iteration_us
 from fusion.traffic import _input_bytes, fused_min_bytes, weight_bytes
 from schedules.plan import KernelPlan
-from schedules.program import Copy, CubeOp, Move, VectorOp, build_program
+from schedules.program import build_program
 
 
 def sync_all_us(soc) -> float:
@@ -51,31 +51,13 @@ class _Timer:
 
     def iteration(self, acc: _Acc, it, times: int, to_l1: bool) -> tuple[float, float, float, float]:
         """(MTE2, cube, vector, MTE3) µs of one iteration; counts go to acc x times."""
-        soc = self.soc
-        mte2 = mte3 = cube_cyc = vec_cyc = 0.0
-        fractals, work = 0, VecWork()
-        for s in it:
-            if isinstance(s, Copy):
-                d = s.direction
-                hit = (self.hit_in if d == "in" else self.hit_out).get(s.kind, 0.0)
-                side = self.l1_side if (to_l1 and d == "in") else soc
-                t = acc.dma(side, s.kind, s.nbytes, s.bursts, d, self.active, times, hit)
-                if d == "in":
-                    mte2 += t
-                else:
-                    mte3 += t
-            elif isinstance(s, VectorOp):
-                work += s.work
-            elif isinstance(s, Move):
-                if s.path == "L0C->UB":
-                    vec_cyc += s.nbytes / soc.l0c_to_ub_bytes_per_cycle
-                else:
-                    cube_cyc += s.nbytes / _MOVE_RATE[s.path](soc)
-            elif isinstance(s, CubeOp):
-                fractals += s.fractals
-        t_cube = cycles_to_us(soc, cube_cyc) + (acc.cube(soc, fractals, self.dtype, times) if fractals else 0.0)
-        t_vec = cycles_to_us(soc, vec_cyc) + acc.vec(soc, work, times)
-        return mte2, t_cube, t_vec, mte3
+        def copy_us(s) -> float:
+            d = s.direction
+            hit = (self.hit_in if d == "in" else self.hit_out).get(s.kind, 0.0)
+            side = self.l1_side if (to_l1 and d == "in") else self.soc
+            return acc.dma(side, s.kind, s.nbytes, s.bursts, d, self.active, times, hit)
+
+        return iteration_us(self.soc, self.dtype, acc, it, times, copy_us)
 
 
 def _unit_steps(phase, unit, timed, db: bool) -> tuple:

@@ -1,1 +1,1 @@
-DataCopy(dwOut[c0 * thw * C0], acc, cb * thw * C0);
+DataCopy(dwOut[@DW_BASE@], acc, cb * thw * C0);

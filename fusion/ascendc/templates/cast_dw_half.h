@@ -1,1 +1,1 @@
-Cast(dwOut[c0 * thw * C0], acc, RoundMode::CAST_NONE, cb * thw * C0);
+Cast(dwOut[@DW_BASE@], acc, RoundMode::CAST_NONE, cb * thw * C0);

@@ -33,19 +33,16 @@
         LocalTensor<T> dwOut = dwOutBuf.Get<T>();
         for (uint32_t c = 0; c < cb; ++c) {
             const uint32_t cg = c0 + c;
-            LocalTensor<float> accC = acc[c * thw * C0];
-            Duplicate(accC, 0.0f, thw * C0);
-            for (uint32_t i = 0; i < tl.kh; ++i) {
+@TAP_ACC@            for (uint32_t i = 0; i < tl.kh; ++i) {
                 for (uint32_t j = 0; j < tl.kw; ++j) {
 @TAP_CALL@
                 }
             }
-            // + b_dw[cg]: one pixel (16 lanes) per repeat, the bias row repeated (repStride 0)
-            for (uint32_t p0 = 0; p0 < thw; p0 += MAX_REPEAT) {
-                const uint32_t reps = thw - p0 < MAX_REPEAT ? thw - p0 : MAX_REPEAT;
-                Add(accC[p0 * C0], accC[p0 * C0], bDw[cg * C0], static_cast<uint64_t>(C0), reps,
-                    BinaryRepeatParams(1, 1, 1, 2, 2, 0));
-            }
+        }
+@WIDEN_DW@        for (uint32_t c = 0; c < cb; ++c) {
+            const uint32_t cg = c0 + c;
+            LocalTensor<float> accC = acc[c * thw * C0];
+            AddBiasHalves(accC, bDw[cg * C0], thw);   // + b_dw[cg]
 @ACT1_CH@        }
         Act1(acc, static_cast<int32_t>(cb * thw * C0), @ACT1_TMP@);
         @CAST_DW@

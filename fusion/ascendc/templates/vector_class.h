@@ -68,8 +68,6 @@ private:
 
 @GEOMETRY@
 @DW@
-    __aicore__ inline uint32_t PwAccLen() const { return tl.pwAccBytes / sizeof(float); }
-    __aicore__ inline uint32_t DwAccLen() const { return tl.dwAccBytes / sizeof(float); }
 
     // ---- PW -----------------------------------------------------------------------------
     __aicore__ inline void CopyInPw(uint32_t q)
@@ -108,7 +106,7 @@ private:
                     reps, BinaryRepeatParams(1, 1, 1, 2 * cbo, 2 * cbo, 0));
             }
         }
-        Act2(acc, static_cast<int32_t>(thw * row), dwAccBuf.Get<float>(), static_cast<int32_t>(DwAccLen()));
+        Act2(acc, static_cast<int32_t>(thw * row), @ACT2_TMP@);
 @ACT2_CH@@RES_ADD@        LocalTensor<T> yT = yQue.AllocTensor<T>();
         for (uint32_t c = 0; c < cbo; ++c) {
 @CAST_Y@

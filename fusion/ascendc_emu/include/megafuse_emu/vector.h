@@ -170,12 +170,12 @@ void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask, m
                                loc);
 }
 
-// MulAddDst: dst = src0 * src1 + dst, one rounding (see megafuse_emu::MulAddDstLane); arch 2201 only.
+// MulAddDst: dst = src0 * src1 + dst, one rounding (see megafuse_emu::MulAddDstLane); both arches
+// (the vendor's API reference lists Atlas A2/A3 and the Atlas inference-series AI Core).
 template <typename T, typename U>
 void MulAddDst(const LocalTensor<T>& dst, const LocalTensor<U>& src0, const LocalTensor<U>& src1, const int32_t& count,
                megafuse_emu::Loc loc = megafuse_emu::Loc::current())
 {
-    megafuse_emu::RequireMulAddDst(loc);
     megafuse_emu::RunCount<3>("MulAddDst", {megafuse_emu::Op(dst, "dst"), megafuse_emu::Op(src0, "src0"),
                                             megafuse_emu::Op(src1, "src1")},
                               count, megafuse_emu::MulAddDstLane<T, U>(), loc);

@@ -410,21 +410,12 @@ auto MulAddDstLane()
     };
 }
 
-// MulAddDst is listed for Atlas A2/A3 (arch 2201) only; the inference-series AI Core (2002) lacks it.
-inline void RequireMulAddDst(const Loc& loc)
-{
-    if (!IsArch2201())
-        Fail(loc, Str("MulAddDst is not available on ", Core(loc).soc_name,
-                      " (the devkit lists it for Atlas A2/A3 only; use Axpy or Mul + Add)"));
-}
-
 // The repeat form of MulAddDst for either mask form.
 template <typename T, typename U>
 void MulAddDstRepeat(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>& src0,
                      const AscendC::LocalTensor<U>& src1, const LaneMask& mask, const RepeatTimes& repeat,
                      const AscendC::BinaryRepeatParams& p, const Loc& loc)
 {
-    RequireMulAddDst(loc);
     RunRepeat<3>("MulAddDst",
                  {Op(dst, "dst", p.dstBlkStride, p.dstRepStride), Op(src0, "src0", p.src0BlkStride, p.src0RepStride),
                   Op(src1, "src1", p.src1BlkStride, p.src1RepStride)},

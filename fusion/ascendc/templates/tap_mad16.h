@@ -1,0 +1,30 @@
+    // 16-bit source, both arches (MulAddDst half -> half): the taps accumulate in the storage
+    // dtype, as the vendor's vector depthwise does. Lane 16p + k of a 128-lane repeat is output
+    // pixel p, channel k (one pixel a DataBlock); the source pixel sits p*sw DataBlocks further
+    // (blkStride = conv stride); the tap's 16 weights are one DataBlock read by every pixel
+    // (src1 strides 0). A row of <= 8 pixels is one repeat, so one MulAddDst covers every row
+    // of the tile (dst repeat stride tw pixels, source repeat stride sh input rows); wider rows
+    // go row by row, a ragged last repeat masked.
+    __aicore__ inline void TapTile(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& wk)
+    {
+        if (tl.tw <= 8) {
+            const BinaryRepeatParams rp(1, tl.sw, 0, tl.tw, tl.sh * tl.iw, 0);
+            for (uint32_t r0 = 0; r0 < tl.th; r0 += MAX_REPEAT) {
+                const uint32_t reps = tl.th - r0 < MAX_REPEAT ? tl.th - r0 : MAX_REPEAT;
+                MulAddDst(dst[r0 * tl.tw * C0], src[r0 * tl.sh * tl.iw * C0], wk, static_cast<uint64_t>(tl.tw * C0),
+                          reps, rp);
+            }
+            return;
+        }
+        const uint32_t full = tl.tw / 8, rem = tl.tw % 8;
+        const BinaryRepeatParams rp(1, tl.sw, 0, 8, 8 * tl.sw, 0);
+        for (uint32_t r = 0; r < tl.th; ++r) {
+            const uint32_t d0 = r * tl.tw * C0, s0 = r * tl.sh * tl.iw * C0;
+            for (uint32_t r0 = 0; r0 < full; r0 += MAX_REPEAT) {
+                const uint32_t reps = full - r0 < MAX_REPEAT ? full - r0 : MAX_REPEAT;
+                MulAddDst(dst[d0 + r0 * 8 * C0], src[s0 + r0 * 8 * tl.sw * C0], wk, static_cast<uint64_t>(128), reps, rp);
+            }
+            if (rem != 0)
+                MulAddDst(dst[d0 + full * 8 * C0], src[s0 + full * 8 * tl.sw * C0], wk, static_cast<uint64_t>(rem * C0), 1, rp);
+        }
+    }
