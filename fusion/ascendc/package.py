@@ -19,7 +19,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from fusion.ascendc import emit_host, yaml_lite
+import fusion.ascendc.emit_host as emit_host
+import fusion.ascendc.yaml_lite as yaml_lite
 from fusion.ascendc.emit_kernel import VERSION, EmittedKernel, emit_kernel
 from fusion.errors import MegafuseError
 from fusion.sanitize import display, inside

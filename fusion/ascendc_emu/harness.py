@@ -192,7 +192,9 @@ def _atomic_build(target: Path, cmd_for: Callable[[Path], list[str]], what: str)
 
 
 def _emulator_parts() -> list[bytes]:
-    parts = [_compiler_version().encode(), " ".join(CXX_FLAGS).encode(), RUNTIME_SRC.read_bytes()]
+    parts = [_compiler_version().encode(), " ".join(CXX_FLAGS).encode()]
+    for f in sorted(RUNTIME_SRC.parent.iterdir()):   # emu_runtime.cpp and the parts it includes
+        parts += [f.name.encode(), f.read_bytes()]
     for f in _header_files([INCLUDE_DIR], recursive=True):
         parts += [str(f.relative_to(INCLUDE_DIR)).encode(), f.read_bytes()]
     return parts
