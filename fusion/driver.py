@@ -20,6 +20,7 @@ from fusion.targets import Target, parse_target, per_channel_acts
 from fusion.tile_policy import TileOverride
 from passes import optimize
 from passes.conv_epilogue import fold_conv_epilogues
+from passes.stem_layout import convs_write_blocked
 from passes.fuse_dwsep import FUSED_OP, fused_data_inputs, fused_slope_inputs, fused_weight_inputs, fused_workload
 from passes.records import Refusal
 from schedules.build import build_fused, build_op, fused_params
@@ -132,7 +133,7 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
         g, refusals = optimize(g, tgt.soc, dtype, fuse=fuse, gate=gate if fallback else None,
                                per_channel=per_channel_acts(tgt))
         if tgt.kind == "llvm":   # conv + bias + act (+ residual) per kernel, as a runtime runs them
-            g = fold_conv_epilogues(g)
+            g = fold_conv_epilogues(convs_write_blocked(g))
     for r in refusals:
         log.info("not fused: %s", r.describe())
 

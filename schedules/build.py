@@ -15,7 +15,7 @@ from tvm import s_tir
 from fusion import kernel_cache
 from fusion.ir import C0
 from fusion.targets import llvm_target
-from schedules.cpu_conv import schedule_conv, schedule_conv_blocked
+from schedules.cpu_conv import schedule_conv, schedule_conv_blocked, schedule_conv_to_blocked
 from schedules.cpu_dense import schedule_dense
 from schedules.cpu_elementwise import schedule_elementwise
 from schedules.dwsep_schedule import schedule_dwsep
@@ -89,6 +89,9 @@ def _schedule_op(mod, spec: KernelSpec):
         return sch.mod
     if spec.schedule == "conv_blocked":
         schedule_conv_blocked(sch)
+        return sch.mod
+    if spec.schedule == "conv_to_blocked":
+        schedule_conv_to_blocked(sch)
         return sch.mod
     if spec.schedule == "cpu_dense":
         schedule_dense(sch)

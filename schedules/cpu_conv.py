@@ -13,9 +13,10 @@ from __future__ import annotations
 import numpy as np
 from tvm import te, tirx
 
+from fusion.ir import C0
 from schedules.cpu_epilogue import Epilogue
 from schedules.dwsep_te import ACC
-from schedules.ops import KernelSpec
+from schedules.ops import KernelSpec, blocked_bias
 from schedules.workload import ceil_div
 
 MAX_LANES = 16   # fp32 lanes of one AVX-512 register
@@ -240,3 +241,67 @@ def schedule_conv_blocked(sch) -> None:
     sch.unroll(cj)
     sch.vectorize(ck)
     sch.decompose_reduction(conv, rc1)
+
+# --- a dense conv that writes NC1HWC0 (the stem before the first fused block) --------------------
+def conv_to_blocked_kernel(n, ctx) -> KernelSpec:
+    """A dense (group 1) conv reading NCHW and writing NC1HWC0 (passes/stem_layout.py): the C0
+    output channels of a block are the vector, so the blocked store costs nothing extra. Weights
+    packed [co1, C, kh, kw, C0] with a zero channel tail; padding is a stage of its own."""
+    xt = ctx.ttype(n.inputs[0])
+    w = np.asarray(ctx.graph.constants[n.inputs[1]], np.float32)
+    o, c, kh, kw = w.shape
+    co1 = ceil_div(o, C0)
+    wpad = np.zeros((co1 * C0, c, kh, kw), np.float32)
+    wpad[:o] = w
+    wb = np.ascontiguousarray(wpad.reshape(co1, C0, c, kh, kw).transpose(0, 2, 3, 4, 1)).astype(ctx.dtype)
+    has_b = len(n.inputs) > 2 and n.inputs[2]
+    bb = blocked_bias(ctx.const(n.inputs[2], ACC) if has_b else np.zeros(o, np.float32), o)
+    N, _, h, wd = xt.shape
+    sh, sw = n.attr("strides", (1, 1))
+    pt, pl, pb, pr = n.attr("pads", (0, 0, 0, 0))
+    oh, ow = (h + pt + pb - kh) // sh + 1, (wd + pl + pr - kw) // sw + 1
+    X = te.placeholder((N, c, h, wd), ctx.dtype, name="x")
+    W = te.placeholder(wb.shape, ctx.dtype, name="w")
+    B = te.placeholder(bb.shape, ACC, name="b")
+    P = X
+    if any((pt, pl, pb, pr)):
+        P = te.compute((N, c, h + pt + pb, wd + pl + pr), lambda b, ci, i, j: tirx.if_then_else(
+            tirx.all(i >= pt, i < h + pt, j >= pl, j < wd + pl), X[b, ci, i - pt, j - pl],
+            tirx.const(0, ctx.dtype)), name="pad0")
+    rc, rh, rw = (te.reduce_axis((0, e), name=nm) for e, nm in ((c, "rc"), (kh, "rh"), (kw, "rw")))
+    out = (N, co1, oh, ow, C0)
+    conv = te.compute(out, lambda b, o1, i, j, k: te.sum(
+        P[b, rc, i * sh + rh, j * sw + rw].astype(ACC) * W[o1, rc, rh, rw, k].astype(ACC), axis=[rc, rh, rw]),
+        name="conv")
+    epi = Epilogue.of(n)
+    R = epi.placeholders(out, ctx.dtype)
+    y = te.compute(out, lambda b, o1, i, j, k: epi.value(conv[b, o1, i, j, k] + B[o1, k], (b, o1, i, j, k), R)
+                   .astype(ctx.dtype), name="y")
+    return KernelSpec(n.name, te.create_prim_func([X, W, B, *R, y]), (n.inputs[0], wb, bb, *epi.params()), out,
+                      ctx.dtype, schedule="conv_to_blocked")
+
+
+def schedule_conv_to_blocked(sch) -> None:
+    """Per output row (parallel): its padded input rows once, then register tiles of (2 output
+    blocks x up to 8 pixels) x C0 lanes accumulated over every (channel, tap): one weight vector
+    load per block and one broadcast input per pixel feed ro·rj FMAs."""
+    y = sch.get_sblock("y")
+    conv = sch.get_sblock("conv")
+    b, o, i, j, k = sch.get_loops(y)
+    co1, ow = int(sch.get(o).extent), int(sch.get(j).extent)
+    ro = largest_divisor(co1, 2)
+    rj = largest_divisor(ow, MAX_ACC // ro // 2 if ro > 1 else MAX_ACC // 2)
+    oo, oi = sch.split(o, [None, ro])
+    jo, ji = sch.split(j, [None, rj])
+    sch.reorder(b, i, oo, jo, oi, ji, k)
+    outer = sch.fuse(b, i)
+    sch.parallel(outer)
+    sch.vectorize(k)
+    sch.compute_at(conv, jo, preserve_unit_loops=True)
+    co, ci, cj, ck, rc, rh, rw = sch.get_loops(conv)[-7:]
+    sch.reorder(rc, rh, rw, co, ci, cj, ck)
+    sch.unroll(co)
+    sch.unroll(cj)
+    sch.vectorize(ck)
+    _place_pad(sch, outer)
+    sch.decompose_reduction(conv, rc)

@@ -284,7 +284,9 @@ def op_kernel(n: Node, ctx: OpContext) -> KernelSpec:
     if op == "Conv":
         if blocked:
             return _conv1x1_blocked(n, ctx)
-        from schedules.cpu_conv import conv_kernel  # scheduled CPU convs (lazy: it imports this module)
+        from schedules.cpu_conv import conv_kernel, conv_to_blocked_kernel  # (lazy: they import this module)
+        if ctx.ttype(n.outputs[0]).layout == NC1HWC0:   # passes/stem_layout.py
+            return conv_to_blocked_kernel(n, ctx)
         return conv_kernel(n, ctx) or _conv_nchw(n, ctx)
     if op in ("Relu", "Relu6", "HardSwish", "Sigmoid", "HardSigmoid", "Clip", "Identity"):
         return _unary(n, ctx)
