@@ -19,6 +19,10 @@ from schedules.isa import itemsize
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 
 ACC_BYTES = 4  # fp32 accumulators and biases
+# rounds a 910B MIX AIV runs ahead of its AIC: it starts round k + 1 once the AIC has finished
+# round k - MIX_LAG, so at most MIX_LAG + 1 cross-core flags are outstanding (the counters stop at
+# 15). The emitted kernel paces by it and the cost model gates the AIV's tiles by it.
+MIX_LAG = 2
 
 
 def align(nbytes: int, to: int) -> int:
@@ -168,6 +172,11 @@ class KernelPlan:
     def aic_ratio(self) -> int:
         """AIV cores per AIC (910B: 2); tiles of AIV i are served by AIC i // aic_ratio."""
         return max(1, self.soc.vector_cores // max(1, self.soc.cube_cores))
+
+    @property
+    def mix_lag(self) -> int:
+        """See MIX_LAG (910B MIX plans)."""
+        return MIX_LAG
 
     @property
     def aic_cores(self) -> int:

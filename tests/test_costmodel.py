@@ -790,3 +790,20 @@ def test_memoized_and_cached_paths_equal_fresh_ones():
     for p, w in zip(plans, warm):
         cm.clear_caches()
         assert model_fused(p).as_dict() == w
+
+
+def test_mix_lag_gates_the_aiv(monkeypatch):
+    """The 910B MIX AIV starts tile k + 1 only after its AIC finished tile k - MIX_LAG (the emitted
+    kernel's pacing): with no lag the AIV waits for every tile's PW; two rounds of lag hide it."""
+    import schedules.plan as plan_mod
+
+    wl = DwSepWorkload(1, 128, 128, 56, 56, dtype="float16")
+    tile = TileConfig(4, 14, 1, 1, True, "cube")
+    times = {}
+    for lag in (0, 2, 10_000):
+        monkeypatch.setattr(plan_mod, "MIX_LAG", lag)
+        cm.clear_caches()
+        times[lag] = model_fused(make_plan(wl, tile, B910), timeline=False).time_us
+    cm.clear_caches()
+    assert times[0] > 1.03 * times[2]
+    assert times[2] == pytest.approx(times[10_000], rel=1e-9)

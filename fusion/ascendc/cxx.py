@@ -75,23 +75,26 @@ def buffer_field(buffer_name: str) -> str:
     return const_name(buffer_name)[1].lower() + const_name(buffer_name)[2:] + "Bytes"
 
 
-def buffer_code(plan: KernelPlan, ns: str, scopes: set[str]) -> tuple[list[str], list[str]]:
-    """(member declarations, InitBuffer lines) of the plan's kernel buffers in `scopes`."""
+def buffer_code(plan: KernelPlan, ns: str, scopes: set[str], members_of: dict | None = None,
+                scratch_copies: bool = False) -> tuple[list[str], list[str]]:
+    """(member declarations, InitBuffer lines) of the plan's kernel buffers in `scopes`, each from
+    templates/buffer_*.h. `members_of`: the variant's member table (MEMBERS); `scratch_copies`:
+    a scratch buffer of several copies is one TBuf of all of them (the two-phase hand-off is
+    serialised by flags), else a scratch buffer has one copy."""
+    table = MEMBERS if members_of is None else members_of
     members, inits = [], []
     for b in plan.kernel_buffers:
         if b.scope not in scopes:
             continue
-        cname = const_name(b.name)
-        if (b.name, b.scope) not in MEMBERS:
+        if (b.name, b.scope) not in table:
             raise ValueError(f"plan buffer {b.name} ({b.scope}) has no kernel member")
-        member, decl, is_que = MEMBERS[b.name, b.scope]
-        members.append(f"    {decl.replace('@COPIES@', f'{ns}::{cname}Copies')} {member};")
-        if is_que:
-            inits.append(f"        pipe.InitBuffer({member}, {ns}::{cname}Copies, t.{buffer_field(b.name)});")
-        else:
-            if b.copies != 1:
-                raise ValueError(f"scratch buffer {b.name} with {b.copies} copies")
-            inits.append(f"        pipe.InitBuffer({member}, t.{buffer_field(b.name)});")
+        member, decl, is_que = table[b.name, b.scope]
+        copies = f"{ns}::{const_name(b.name)}Copies"
+        members.append(sub(template("buffer_member.h"), DECL=decl, COPIES=copies, MEMBER=member))
+        if not is_que and b.copies != 1 and not scratch_copies:
+            raise ValueError(f"scratch buffer {b.name} with {b.copies} copies")
+        kind = "buffer_init_que.h" if is_que else "buffer_init_buf.h"
+        inits.append(sub(template(kind), MEMBER=member, COPIES=copies, BYTES=f"t.{buffer_field(b.name)}"))
     return members, inits
 
 
@@ -115,8 +118,19 @@ def act_tmp_args(plan, stage: str) -> str:
     from schedules.program import act_scratch
 
     buf = act_scratch(plan.variant, stage)
-    if buf not in {b.name for b in plan.kernel_buffers}:
+    tensor = act_scratch_tensor(plan, stage)
+    if tensor is None:
         return "acc, 0"
-    member = buffer_field(buf)[:-len("Bytes")] + "Buf"   # a TBuf member: act_tmp -> actTmpBuf
-    return f"{member}.Get<float>(), static_cast<int32_t>(tl.{buffer_field(buf)} / sizeof(float))"
+    return f"{tensor}, static_cast<int32_t>(tl.{buffer_field(buf)} / sizeof(float))"
+
+
+def act_scratch_tensor(plan, stage: str) -> str | None:
+    """The fp32 scratch tensor of an activation stage (schedules/program.act_scratch), or None
+    when the plan holds no such buffer."""
+    from schedules.program import act_scratch
+
+    buf = act_scratch(plan.variant, stage)
+    if buf not in {b.name for b in plan.kernel_buffers}:
+        return None
+    return buffer_field(buf)[:-len("Bytes")] + "Buf.Get<float>()"   # a TBuf member: act_tmp -> actTmpBuf
 

@@ -3,7 +3,7 @@ a data generator / verifier with a NumPy reference, and the README saying how to
 
 from __future__ import annotations
 
-from fusion.ascendc.emit_kernel import MIX_LAG, VARIANTS, VERSION, EmittedKernel, _fill
+from fusion.ascendc.emit_kernel import VARIANTS, VERSION, EmittedKernel, _fill
 from fusion.check import TOLERANCE
 from fusion.sanitize import comment_text
 
@@ -420,10 +420,12 @@ if __name__ == "__main__":
 def _variant_notes(ek: EmittedKernel) -> str:
     """What the kernel does on its units, per variant (the data flow fusion/costmodel/ models)."""
     p, wl = ek.plan, ek.plan.workload
-    axpy = "half→float" if wl.dtype == "float16" else "float→float"
-    dw = (f"- DW taps: one masked `Axpy` ({axpy}) per channel lane per output row — lanes {{16p + k}} of a\n"
-          "  64-lane repeat are 4 pixels of channel k, the source block stride is the conv stride; exact\n"
-          "  products, one rounding per tap, like the fp32 accumulation of the CPU kernel.\n")
+    dw = ("- DW taps: one fp16 `MulAddDst` per tap over the tile (8 pixels a repeat, the tap's 16 weights one\n"
+          "  DataBlock read by every pixel, the source block stride the conv stride), accumulating in fp16\n"
+          "  as the vendor's vector depthwise does; one `Cast` to fp32 for the bias and act1.\n"
+          if wl.dtype == "float16" else
+          "- DW taps: per output row one fp32 `MulAddDst` per channel half (8 channels a DataBlock), the\n"
+          "  source block stride the conv stride; one rounding per tap.\n")
     rows = ("- Every GM row segment is a whole number of 32 B DataBlocks (one pixel of 16 channels is 32 B in\n"
             "  fp16, 64 B in fp32), so `DataCopy` with `DataCopyParams` covers the tails; `DataCopyPad` is\n"
             "  not needed (and is unavailable on 310P).\n")
@@ -462,7 +464,7 @@ def _variant_notes(ek: EmittedKernel) -> str:
             "  slot GM → L1 → L0A, the weights GM → L1 → L0B, and runs `Mmad`.\n" + epi
             + f"- Cross-core flags (mode 2) pace the sides by rounds: AIVs set FLAG_DW after round k's hand-off\n"
             f"  (both AIVs every round, with or without a tile), the AIC sets FLAG_PW after the round; an AIV\n"
-            f"  finishes a round {MIX_LAG} rounds later, so at most {MIX_LAG + 1} flags are outstanding (the counters stop at 15).\n"
+            f"  finishes a round {p.mix_lag} rounds later, so at most {p.mix_lag + 1} flags are outstanding (the counters stop at 15).\n"
             f"- Workspace: {ek.workspace_bytes:,} B of hand-off slots after the "
             f"{ek.system_workspace_bytes // 2**20} MiB system workspace; the host allocates "
             f"{ek.device_workspace_bytes:,} B.\n" + cube + rows)

@@ -65,7 +65,7 @@ from fusion.ascendc.emit_cube import emit_body as _emit_cube
 from fusion.ascendc.emit_mix import emit_body as _emit_mix
 import fusion.ascendc.emit_twophase as emit_twophase
 from fusion.ascendc.emit_vector import emit_body as _emit_vector
-from fusion.ascendc.cxx import act_function, act_tmp_args, buffer_field, const_name, fill, template
+from fusion.ascendc.cxx import act_function, act_scratch_tensor, act_tmp_args, buffer_field, const_name, fill, sub, template
 from fusion.ascendc.cxx import fill as _fill  # noqa: F401  (emit_host fills its templates with it)
 from fusion.ascendc.kernel_types import ArgSpec, EmittedKernel, Launch  # noqa: F401
 from fusion.errors import MegafuseError
@@ -78,7 +78,6 @@ MAX_REPEAT = 255
 # arch 2201 reserves this much system workspace in front of the user workspace that
 # GetUserWorkspace() returns [devkit kernel_utils_constants.h RESERVED_WORKSPACE, 16 MiB]
 SYSTEM_WORKSPACE_2201 = 16 * 1024 * 1024
-MIX_LAG = 2       # rounds an AIV runs ahead of its AIC (outstanding cross-core flags <= MIX_LAG + 1)
 # Needed: without it the AIV would wait for FLAG_PW right after its own FLAG_DW and the DW and the
 # GEMM would not overlap. Not in the cost model, which runs an AIV's epilogues after its DW loop.
 FLAG_DW, FLAG_PW = 1, 2   # cross-core flag ids: DW result handed off / PW of the round done
@@ -233,11 +232,11 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         GEOMETRY=template("geometry.h"), GEOM_MEMBERS=template("geom_members.h"),
         RES_EPI_PARAM="const LocalTensor<T>& r, " if res else "",
         CO_STEP=template("co_step.h"), RESIDENT_UB=template("resident_ub.h"), COPY_OUT=template("copy_out.h"),
-        LAG=MIX_LAG, FLAG_DW=FLAG_DW, FLAG_PW=FLAG_PW, ACT1_TMP=tmp, ACT2_TMP=act_tmp_args(plan, "act2"),
+        LAG=plan.mix_lag, FLAG_DW=FLAG_DW, FLAG_PW=FLAG_PW, ACT1_TMP=tmp, ACT2_TMP=act_tmp_args(plan, "act2"),
         RES_EPI_ADD=("        Axpy(acc, r, static_cast<T>(1), static_cast<int32_t>(thw * C0));  // + residual, after act2\n"
                      if res else ""),
     )
-    values.update(slope_values(plan, "actTmpBuf.Get<float>()" if "act_tmp" in names else None))
+    values.update(slope_values(plan))
     body, entry, launch = _EMITTERS[variant](plan, ns, values, args, sym)
     values["NS"] = ns
     header = fill(template("tiling_header.h"), **values, FIELDS="\n".join(f"    uint32_t {name};" for name, _ in fields),
@@ -254,38 +253,29 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
                          SYSTEM_WORKSPACE_2201 if mix else 0, ())
 
 
-def slope_values(plan: KernelPlan, tmp: str | None) -> dict[str, str]:
+def slope_values(plan: KernelPlan) -> dict[str, str]:
     """The template slots of per-channel PRelu: the slope operands s_dw / s_pw (kernel arguments,
-    GM tensors, resident UB copies) and the per-channel-block act applied right after each
-    block's bias add, with the bias add's repeat layout (PreluBlock); `tmp`: the fp32 scratch of
-    the cube variants' activations (the vector variant uses its idle accumulator)."""
+    GM tensors, resident UB copies: templates/slope_*.h) and the per-channel-block act applied
+    right after each block's bias add, with the bias add's repeat layout (PreluBlock), its fp32
+    scratch the stage's (schedules/program.act_scratch)."""
     wl = plan.workload
     out = dict(SLOPE_PARAMS="", SLOPE_ARGS="", SLOPE_SET="", SLOPE_LOAD="", SLOPE_DECL="", SLOPE_FREE="",
                ACT1_CH="", ACT2_CH="", PRELU_FN="")
-    vector = plan.variant == "vector-pw"
     for name, act, member, blocks in (("s_dw", wl.act1, "sDw", "c1"), ("s_pw", wl.act2, "sPw", "co1")):
         if not needs_slope(act):
             continue
         out["SLOPE_PARAMS"] += f"GM_ADDR {name}, "
         out["SLOPE_ARGS"] += f"{name}, "
-        out["SLOPE_SET"] += f"        {member}Gm.SetGlobalBuffer((__gm__ float*){name}, t.{blocks} * C0);\n"
-        out["SLOPE_LOAD"] += (f"        LocalTensor<float> {name}Ub = {member}Que.AllocTensor<float>();\n"
-                              f"        DataCopy({name}Ub, {member}Gm, tl.{blocks} * C0);\n"
-                              f"        {member}Que.EnQue({name}Ub);\n        {member} = {member}Que.DeQue<float>();\n")
-        out["SLOPE_DECL"] += f"    GlobalTensor<float> {member}Gm;\n    LocalTensor<float> {member};\n"
-        out["SLOPE_FREE"] += f"        {member}Que.FreeTensor({member});\n"
-    if needs_slope(wl.act1):
-        t = "pwAccBuf.Get<float>()" if vector else tmp
-        out["ACT1_CH"] = f"            PreluBlock(accC, thw, 2, sDw[cg * C0], {t});  // act1\n"
-    if needs_slope(wl.act2):
-        out["ACT2_CH"] = (
-            "        for (uint32_t c = 0; c < cbo; ++c)  // act2 per output block (pixel-major acc)\n"
-            "            PreluBlock(acc[c * C0], thw, static_cast<uint8_t>(2 * cbo), sPw[(o0 + c) * C0], "
-            "dwAccBuf.Get<float>());\n" if vector else
-            f"        PreluBlock(acc, thw, 2, sPw[cg * C0], {tmp});  // act2\n")
-    if out["ACT1_CH"] or out["ACT2_CH"]:
-        if tmp is None and not vector:
-            raise ValueError("the plan has no act_tmp scratch for the per-channel activation")
+        for slot in ("SET", "LOAD", "DECL", "FREE"):
+            out[f"SLOPE_{slot}"] += sub(template(f"slope_{slot.lower()}.h"), NAME=name, MEMBER=member, BLOCKS=blocks)
+    for stage in ("act1", "act2"):
+        if not needs_slope(getattr(wl, stage)):
+            continue
+        scratch = act_scratch_tensor(plan, stage)
+        if scratch is None:
+            raise ValueError(f"the plan has no fp32 scratch for the per-channel {stage}")
+        form = "_vector" if stage == "act2" and plan.variant == "vector-pw" else ""   # pixel-major acc
+        out[f"{stage.upper()}_CH"] = sub(template(f"prelu_{stage}{form}.h"), SCRATCH=scratch)
         out["PRELU_FN"] = template("prelu_block.h")
     return out
 

@@ -13,7 +13,8 @@ blocks of kb channel blocks; so the emulator's GM bytes and cube fractals equal 
 
 from __future__ import annotations
 
-from fusion.ascendc.cxx import buffer_field, const_name, sub, template
+import fusion.ascendc.cxx as cxx
+from fusion.ascendc.cxx import buffer_field, sub, template
 from fusion.ascendc.kernel_types import ArgSpec, Launch
 from fusion.ir import C0
 from schedules.plan import KernelPlan
@@ -47,22 +48,8 @@ MEMBERS = {
 
 
 def buffer_code(plan: KernelPlan, ns: str, scopes: set[str]) -> tuple[list[str], list[str]]:
-    """(member declarations, InitBuffer lines) of the plan's buffers in `scopes`. A scratch
-    buffer with two copies (dw_out) is one TBuf of both: the hand-off is serialised by flags."""
-    members, inits = [], []
-    for b in plan.kernel_buffers:
-        if b.scope not in scopes:
-            continue
-        if (b.name, b.scope) not in MEMBERS:
-            raise ValueError(f"two-phase plan buffer {b.name} ({b.scope}) has no kernel member")
-        cname = const_name(b.name)
-        member, decl, is_que = MEMBERS[b.name, b.scope]
-        members.append(f"    {decl.replace('@COPIES@', f'{ns}::{cname}Copies')} {member};")
-        if is_que:
-            inits.append(f"        pipe.InitBuffer({member}, {ns}::{cname}Copies, t.{buffer_field(b.name)});")
-        else:
-            inits.append(f"        pipe.InitBuffer({member}, {ns}::{cname}Copies * t.{buffer_field(b.name)});")
-    return members, inits
+    """cxx.buffer_code with the two-phase members; dw_out's two copies are one TBuf."""
+    return cxx.buffer_code(plan, ns, scopes, MEMBERS, scratch_copies=True)
 
 
 def launch_cores(plan: KernelPlan) -> tuple[int, int, int]:

@@ -280,6 +280,70 @@ class _Fused:
             acc.merge(used[key][1], n)
 
 
+def _mix_pass(f: _Fused, mine: dict, groups: dict, gates: dict, db: bool, cores: int):
+    """One simulation of a 910B MIX launch: every AIV's DW tiles (each after its gate, if any),
+    then every AIC's PW over its AIVs' tiles in the order their DW results are ready. Returns
+    (AIV runs, {aic: (run, {(aiv, tile index): end})}, the AIVs' epilogue work, part counts)."""
+    total: dict[tuple, int] = {}
+    aiv: dict[int, CoreRun] = {}
+    ready: dict[int, list[float]] = {}
+    by_gates: dict[tuple, list[int]] = {}
+    for key, ids in groups.items():
+        for ci in ids:
+            by_gates.setdefault((key, gates.get(ci)), []).append(ci)
+    for (key, gate), ids in by_gates.items():
+        seq, counts = f.seq("aiv", key, list(gate) if gate else None)
+        run = _sim(seq, db)
+        _add_counts(total, counts, len(ids))
+        step_end, sync, n = run.step_end, f.sync_us, 0
+        rdy = []
+        for _k, _r, steps in seq:   # a tile's DW result is ready after its last ci-step
+            n += len(steps)
+            rdy.append(step_end[n - 1] + sync)
+        for ci in ids:
+            aiv[ci] = run
+            ready[ci] = rdy
+    aic: dict[int, tuple] = {}
+    aic_cache: dict[tuple, tuple] = {}
+    back: dict[int, list] = {ci: [] for ci in range(cores)}
+    n_co = f.plan.co_steps
+    prog = f.program
+    for a in range(f.n_aic):
+        served = [int(name[3:]) for name in prog.cores[cores + a].serves]
+        key = tuple(mine[ci] for ci in served) + tuple(tuple(ready[ci]) for ci in served)
+        if key not in aic_cache:
+            order = sorted(((ready[ci][k], pos, k) for pos, ci in enumerate(served)
+                            for k in range(len(mine[ci]))))
+            seq, counts = f.seq("aic", [mine[served[pos]][k] for _t, pos, k in order],
+                                [t for t, _pos, _k in order])
+            aic_cache[key] = (_sim(seq, db), order, counts)
+        run, order, counts = aic_cache[key]
+        _add_counts(total, counts, 1)
+        ends = {(served[pos], k): run.step_end[idx * n_co + n_co - 1] for idx, (_t, pos, k) in enumerate(order)}
+        aic[a] = (run, ends)
+        if f.fix_epi:
+            continue
+        for idx, (_t, pos, k) in enumerate(order):
+            dst, t_k = back[served[pos]], mine[served[pos]][k]
+            for q in range(n_co):
+                dst.append((run.step_end[idx * n_co + q] + f.sync_us, k, t_k, q))
+    return aiv, aic, back, total
+
+
+def _lag_gates(f: _Fused, aic: dict, cores: int, lag: int) -> dict[int, tuple]:
+    """Per AIV the earliest start of each of its tiles: tile k + 1 waits for the AIC's flag of
+    tile k - lag (templates/aiv_class.h: Finish(k - LAG) before the next round)."""
+    ends: dict[tuple, float] = {}
+    for _run, e in aic.values():
+        ends.update(e)
+    out = {}
+    for ci in range(cores):
+        n = sum(1 for (c, _k) in ends if c == ci)
+        if n > lag + 1:
+            out[ci] = tuple(0.0 if k <= lag else ends[ci, k - 1 - lag] + f.sync_us for k in range(n))
+    return out
+
+
 def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = True) -> KernelCost:
     """Walk the plan's loop nest tile by tile and replay it through the pipes of every core.
     Cores that get the same sequence of tile shapes are simulated once."""
@@ -310,43 +374,15 @@ def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = Tr
                 runs[f"core{ci}"] = run
         launched = cores
     else:
-        aiv: dict[int, CoreRun] = {}
-        ready: dict[int, list[float]] = {}
-        for key, ids in groups.items():
-            seq, counts = f.seq("aiv", key)
-            run = _sim(seq, db)
-            _add_counts(total, counts, len(ids))
-            step_end, sync, n = run.step_end, f.sync_us, 0
-            rdy = []
-            for _k, _r, steps in seq:   # a tile's DW result is ready after its last ci-step
-                n += len(steps)
-                rdy.append(step_end[n - 1] + sync)
-            for ci in ids:
-                aiv[ci] = run
-                ready[ci] = rdy
-        aic: dict[int, CoreRun] = {}
-        aic_cache: dict[tuple, tuple[CoreRun, list, dict]] = {}
-        back: dict[int, list] = {ci: [] for ci in range(cores)}
-        n_co = plan.co_steps
-        for a in range(f.n_aic):
-            served = [int(name[3:]) for name in prog.cores[cores + a].serves]
-            key = tuple(mine[ci] for ci in served)
-            if key not in aic_cache:
-                order = sorted(((ready[ci][k], pos, k) for pos, ci in enumerate(served)
-                                for k in range(len(mine[ci]))))
-                seq, counts = f.seq("aic", [mine[served[pos]][k] for _t, pos, k in order],
-                                    [t for t, _pos, _k in order])
-                aic_cache[key] = (_sim(seq, db), order, counts)
-            run, order, counts = aic_cache[key]
-            _add_counts(total, counts, 1)
-            aic[a] = run
-            if f.fix_epi:
-                continue
-            step_end, sync = run.step_end, f.sync_us
-            for idx, (_t, pos, k) in enumerate(order):
-                dst, t_k = back[served[pos]], mine[served[pos]][k]
-                for q in range(n_co):
-                    dst.append((step_end[idx * n_co + q] + sync, k, t_k, q))
+        # the AIV runs at most MIX_LAG rounds ahead of its AIC (it waits for round k - LAG before
+        # starting round k + 1): simulate freely, then again with those gates until they settle
+        gates: dict[int, tuple] = {}
+        for _ in range(4):
+            aiv, aic, back, total = _mix_pass(f, mine, groups, gates, db, cores)
+            new = _lag_gates(f, aic, cores, plan.mix_lag)
+            if new == gates:
+                break
+            gates = new
         if not f.fix_epi:  # the AIV finishes act2 / residual after the cube
             epi_cache: dict[tuple, CoreRun] = {}
             dw_runs = dict(aiv)   # keeps every DW run alive while its id keys the cache
@@ -357,6 +393,7 @@ def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = Tr
                 if ekey not in epi_cache:
                     epi_cache[ekey] = _sim(seq, db, dw_runs[ci].copy())
                 aiv[ci] = epi_cache[ekey]
+        aic = {a: run for a, (run, _ends) in aic.items()}
         runs = {**{f"aiv{ci}": aiv[ci] for ci in range(cores)},
                 **{f"aic{a}": aic[a] for a in range(f.n_aic)}}
         launched = cores + f.n_aic

@@ -1,0 +1,1 @@
+        pipe.InitBuffer(@MEMBER@, @COPIES@ * @BYTES@);   // a TBuf: bytes of all its copies

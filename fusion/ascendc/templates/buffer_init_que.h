@@ -1,0 +1,1 @@
+        pipe.InitBuffer(@MEMBER@, @COPIES@, @BYTES@);

@@ -1,0 +1,2 @@
+    GlobalTensor<float> @MEMBER@Gm;
+    LocalTensor<float> @MEMBER@;

@@ -1,0 +1,1 @@
+        @MEMBER@Que.FreeTensor(@MEMBER@);

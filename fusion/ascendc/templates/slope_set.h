@@ -1,0 +1,1 @@
+        @MEMBER@Gm.SetGlobalBuffer((__gm__ float*)@NAME@, t.@BLOCKS@ * C0);
