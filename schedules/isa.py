@@ -104,5 +104,5 @@ def act_work(soc, act: str, elems: int) -> VecWork:
     return vec_op(soc, elems, ACC_BYTES) * ACT_OPS[act]
 
 
-__all__ = ["ACC_BYTES", "ACT_OPS", "C0", "VecWork", "act_work", "bias_halves", "count_form", "cube_cycles", "cube_fractals",
-           "dw_taps", "itemsize", "vec_op"]
+__all__ = ["ACC_BYTES", "ACT_OPS", "C0", "VecWork", "act_work", "bias_halves", "count_form", "cube_cycles",
+           "cube_fractals", "dw_taps", "itemsize", "vec_op"]

@@ -65,7 +65,8 @@ from fusion.ascendc.emit_cube import emit_body as _emit_cube
 from fusion.ascendc.emit_mix import emit_body as _emit_mix
 import fusion.ascendc.emit_twophase as emit_twophase
 from fusion.ascendc.emit_vector import emit_body as _emit_vector
-from fusion.ascendc.cxx import act_function, act_scratch_tensor, act_tmp_args, buffer_field, const_name, fill, sub, template
+from fusion.ascendc.cxx import (act_function, act_scratch_tensor, act_tmp_args, buffer_field, const_name, fill,
+                                sub, template)
 from fusion.ascendc.cxx import fill as _fill  # noqa: F401  (emit_host fills its templates with it)
 from fusion.ascendc.kernel_types import ArgSpec, EmittedKernel, Launch  # noqa: F401
 from fusion.errors import MegafuseError

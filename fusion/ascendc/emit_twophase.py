@@ -105,8 +105,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                    EPILOGUE_BLOCK=template("epilogue_block.h"),
                    GEMM_PROLOGUE=template("b_pw_load.h"), GEMM_FREE="        bPwQue.FreeTensor(bPw);\n",
                    GEMM_MMAD=template("twophase_mmad.h"), GEMM_EPILOGUE=template("twophase_epi_ub.h"))
-        entry_body = (f"    TwoPhase{values['OPTYPE']} op;\n"
-                      f"    op.Init(x, w_dw, b_dw, w_pw, b_pw, {values['RES_ARG']}y, usr, t);\n    op.Process();\n")
+        entry_body = template("twophase_entry_core.h")
         task = ""
     else:
         members, inits = buffer_code(plan, ns, {"UB"})
@@ -127,9 +126,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                    GEMM_MMAD=template("twophase_mmad_bias.h") if fix else template("twophase_mmad.h"),
                    GEMM_EPILOGUE=template("twophase_fixpipe_y.h") if fix else template("twophase_fixpipe_pre.h"),
                    RELU="true" if wl.act2 == "relu" else "false")
-        call = f"        op.Init(x, w_dw, b_dw, w_pw, b_pw, {values['RES_ARG']}y, usr, t);\n        op.Process();\n"
-        entry_body = (f"    if ASCEND_IS_AIV {{\n        TwoPhaseAiv{values['OPTYPE']} op;\n{call}    }}\n"
-                      f"    if ASCEND_IS_AIC {{\n        TwoPhaseAic{values['OPTYPE']} op;\n{call}    }}\n")
+        entry_body = template("twophase_entry_mix.h")
         task = "    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);  // per block: 1 AIC (GEMM) + 2 AIVs (DW, epilogue)\n"
     entry = sub(template("entry_two_phase.cpp"), TASK_TYPE=task, ENTRY_BODY=entry_body)
     gemm, epi, dim = launch_cores(plan)

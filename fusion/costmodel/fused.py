@@ -44,7 +44,8 @@ def _dw_vector_work(soc: SocSpec, wl: DwSepWorkload, th: int, tw: int, cb: int, 
 
 def _pw_epilogue_work(soc: SocSpec, wl: DwSepWorkload, th: int, tw: int, cbo: int,
                       bias_act: bool = True, residual: bool | None = None) -> VecWork:
-    """The program's PW epilogue ops of one output block (schedules/program_unfused.epilogue_vector_ops)."""
+    """The unfused PW kernels' epilogue ops of one output block
+    (schedules/program_unfused.epilogue_vector_ops)."""
     residual = wl.residual if residual is None else residual
     return total_work(epilogue_vector_ops(soc, wl.dtype, wl.act2, th * tw, cbo, "pw_acc", bias_act, residual))
 
