@@ -14,6 +14,8 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
     if len(members) != len(bufs):
         raise ValueError("the 310P cube kernel holds UB / L1 / L0 buffers only")
     body = sub(template("cube_class.h"), INIT_ONE_CORE=template("init_one_core.h"), DW=template("dw.h"),
+               CORE_RESIDENT=template("core_resident.h"), CORE_FREE=template("core_free.h"), W_QUE="wL1Que",
+               W_LOAD="DataCopy(wp, wPwGm, tl.co1 * tl.c1 * C0 * C0);   // FRACTAL_Z is the layout L1 holds B in",
                EPILOGUE_BLOCK=template("epilogue_block.h"),
                MEMBERS="\n".join(members), INITS="\n".join(inits), LOAD_A=template("load_a.h"),
                LOAD_B=template("load_b.h"),

@@ -22,28 +22,18 @@ from schedules.program_twophase import build_twophase
 from schedules.twophase import fixpipe, gemm_m, workspace_bytes
 from schedules.workload import ceil_div
 
-# kernel member of each two-phase plan buffer (name, scope): (member, declaration, queue?)
+# kernel member of each two-phase plan buffer (name, scope): the one-phase table (cxx.MEMBERS)
+# with the GEMM's double-buffered L0 queues and the buffers only this variant has
 MEMBERS = {
-    ("x_tile", "UB"): ("xQue", "TQue<TPosition::VECIN, @COPIES@>", True),
-    ("w_dw", "UB"): ("wDwQue", "TQue<TPosition::VECIN, 1>", True),
-    ("b_dw", "UB"): ("bDwQue", "TQue<TPosition::VECIN, 1>", True),
-    ("dw_acc", "UB"): ("dwAccBuf", "TBuf<TPosition::VECCALC>", False),
-    ("dw_out", "UB"): ("dwOutBuf", "TBuf<TPosition::VECCALC>", False),
-    ("act_tmp", "UB"): ("actTmpBuf", "TBuf<TPosition::VECCALC>", False),
+    **cxx.MEMBERS,
     ("sync_ub", "UB"): ("syncUbBuf", "TBuf<TPosition::VECCALC>", False),
     ("a_l1", "L1"): ("aL1Que", "TQue<TPosition::A1, @COPIES@>", True),
     ("b_l1", "L1"): ("bL1Que", "TQue<TPosition::B1, @COPIES@>", True),
     ("a_l0a", "L0A"): ("aL0Que", "TQue<TPosition::A2, @COPIES@>", True),
     ("b_l0b", "L0B"): ("bL0Que", "TQue<TPosition::B2, @COPIES@>", True),
     ("pw_acc", "L0C"): ("cQue", "TQue<TPosition::CO1, @COPIES@>", True),
-    ("b_pw_l1", "L1"): ("bPwL1Que", "TQue<TPosition::C1, 1>", True),
-    ("bias_bt", "BT"): ("btQue", "TQue<TPosition::C2, 1>", True),
-    ("b_pw", "UB"): ("bPwQue", "TQue<TPosition::VECIN, 1>", True),
     ("y_acc", "UB"): ("yAccBuf", "TBuf<TPosition::VECCALC>", False),
-    ("pre_tile", "UB"): ("preQue", "TQue<TPosition::VECIN, @COPIES@>", True),
     ("act2_tmp", "UB"): ("act2TmpBuf", "TBuf<TPosition::VECCALC>", False),
-    ("res_tile", "UB"): ("resQue", "TQue<TPosition::VECIN, @COPIES@>", True),
-    ("y_tile", "UB"): ("yQue", "TQue<TPosition::VECOUT, @COPIES@>", True),
 }
 
 
@@ -102,6 +92,8 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
         if len(members) != len(bufs):
             raise ValueError("the 310P two-phase kernel holds UB / L1 / L0 buffers only")
         body = sub(template("twophase_core.h"), **common, MEMBERS="\n".join(members), INITS="\n".join(inits),
+                   TP_INIT_MAIN=sub(template("twophase_init.h"), CLASS="TwoPhase@OPTYPE@",
+                                    SCOPES="UB, L1, L0A, L0B, L0C"),
                    EPILOGUE_BLOCK=template("epilogue_block.h"),
                    GEMM_PROLOGUE=template("b_pw_load.h"), GEMM_FREE="        bPwQue.FreeTensor(bPw);\n",
                    GEMM_MMAD=template("twophase_mmad.h"), GEMM_EPILOGUE=template("twophase_epi_ub.h"))
@@ -118,6 +110,9 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
         phase3 = ("        SyncAll<false>();  // every pre-activation tile is in the workspace\n"
                   "        EpiPhase(GetBlockIdx());\n") if not fix else ""
         body = sub(template("twophase_aiv.h"), **common, MEMBERS="\n".join(members), INITS="\n".join(inits),
+                   TP_INIT_MAIN=sub(template("twophase_init.h"), CLASS="TwoPhaseAiv@OPTYPE@", SCOPES="UB"),
+                   TP_INIT_AIC=sub(template("twophase_init.h"), CLASS="TwoPhaseAic@OPTYPE@",
+                                   SCOPES="L1 / L0A / L0B / L0C / BT"),
                    AIC_MEMBERS="\n".join(aic_members), AIC_INITS="\n".join(aic_inits), PHASE3=phase3,
                    AIC_PHASE3="        SyncAll<false>();\n" if not fix else "",
                    TP_EPI=("" if fix else template("twophase_epi_phase.h") + template("epilogue_block.h")),

@@ -16,6 +16,8 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
     if len(members) != len(bufs):
         raise ValueError("the vector-PW kernel holds UB buffers only")
     body = sub(template("vector_class.h"), INIT_ONE_CORE=template("init_one_core.h"), DW=template("dw.h"),
+               CORE_RESIDENT=template("core_resident.h"), CORE_FREE=template("core_free.h"), W_QUE="wPwQue",
+               W_LOAD="LoadPwWeights(wp, 0, tl.co1);",
                  MEMBERS="\n".join(members), INITS="\n".join(inits), RES_ADD=template("res_add.h") if res else "",
                  RES_FREE="        resQue.FreeTensor(resT);\n" if res else "",
                  CAST_Y=template("cast_y_half.h") if fp16 else template("cast_y_float.h"))

@@ -24,33 +24,10 @@ public:
             }
             aL0Que.FreeTensor(aL0);
         }
-        wDwQue.FreeTensor(wDw);
-        bDwQue.FreeTensor(bDw);
-        bPwQue.FreeTensor(bPw);
-@SLOPE_FREE@        if (tl.wPwResident) wL1Que.FreeTensor(wPwRes);
-    }
+@CORE_FREE@    }
 
 private:
-    // ---- resident: w_dw, b_dw, b_pw in UB (and the whole w_pw in L1 with one co-step), once per core
-    __aicore__ inline void LoadResident()
-    {
-@RESIDENT_UB@        LocalTensor<float> b2 = bPwQue.AllocTensor<float>();
-        DataCopy(b2, bPwGm, tl.co1 * C0);
-        bPwQue.EnQue(b2);
-        if (tl.wPwResident) {
-            LocalTensor<T> wp = wL1Que.AllocTensor<T>();
-            DataCopy(wp, wPwGm, tl.co1 * tl.c1 * C0 * C0);   // FRACTAL_Z is the layout L1 holds B in
-            wL1Que.EnQue(wp);
-            wPwRes = wL1Que.DeQue<T>();
-        }
-        wDw = wDwQue.DeQue<T>();
-        bDw = bDwQue.DeQue<float>();
-        bPw = bPwQue.DeQue<float>();
-        // the DW taps are read by the scalar unit
-        SetFlag<HardEvent::MTE2_S>(0);
-        WaitFlag<HardEvent::MTE2_S>(0);
-    }
-
+@CORE_RESIDENT@
 @GEOMETRY@
 @DW@
     // ---- the cube's A operand: dw_out (UB) -> L1 (on chip, MTE3) -> L0A, once per tile -----

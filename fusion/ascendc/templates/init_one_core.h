@@ -1,12 +1,4 @@
     __aicore__ inline void Init(GM_ADDR x, GM_ADDR w_dw, GM_ADDR b_dw, GM_ADDR w_pw, GM_ADDR b_pw, @SLOPE_PARAMS@@RES_PARAM@GM_ADDR y,
                                 const @TILING@& t)
     {
-        tl = t;
-        thw = t.th * t.tw;
-        thwAl = t.thwAl;
-        xGm.SetGlobalBuffer((__gm__ T*)x, t.batch * t.c1 * t.h * t.w * C0);
-        wDwGm.SetGlobalBuffer((__gm__ T*)w_dw, t.c1 * t.kh * t.kw * C0);
-        bDwGm.SetGlobalBuffer((__gm__ float*)b_dw, t.c1 * C0);
-        wPwGm.SetGlobalBuffer((__gm__ T*)w_pw, t.co1 * t.c1 * C0 * C0);
-        bPwGm.SetGlobalBuffer((__gm__ float*)b_pw, t.co1 * C0);
-@RES_GM_SET@@SLOPE_SET@        yGm.SetGlobalBuffer((__gm__ T*)y, t.batch * t.co1 * t.oh * t.ow * C0);
+@GM_TENSORS@

@@ -1,14 +1,7 @@
 // ---- one AI core (vector + cube): phase 1, SyncAll, phase 2 ---------------------------------
 class TwoPhase@OPTYPE@ {
 public:
-    __aicore__ inline TwoPhase@OPTYPE@() {}
-
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR w_dw, GM_ADDR b_dw, GM_ADDR w_pw, GM_ADDR b_pw, @RES_PARAM@GM_ADDR y,
-                                GM_ADDR usr, const @TILING@& t)
-    {
-        SetGm(x, w_dw, b_dw, w_pw, b_pw, @RES_ARG@y, usr, t);
-        // one InitBuffer per KernelPlan buffer (UB, L1, L0A, L0B, L0C): bytes per copy x copies
-@INITS@
+@TP_INIT_MAIN@@INITS@
     }
 
     __aicore__ inline void Process()

@@ -24,33 +24,10 @@ public:
                 CopyOut(q);
             }
         }
-        wDwQue.FreeTensor(wDw);
-        bDwQue.FreeTensor(bDw);
-        bPwQue.FreeTensor(bPw);
-@SLOPE_FREE@        if (tl.wPwResident) wPwQue.FreeTensor(wPwRes);
-    }
+@CORE_FREE@    }
 
 private:
-    // ---- resident weights: w_dw, b_dw, b_pw (and w_pw with one co-step), once per core ----
-    __aicore__ inline void LoadResident()
-    {
-@RESIDENT_UB@        LocalTensor<float> b2 = bPwQue.AllocTensor<float>();
-        DataCopy(b2, bPwGm, tl.co1 * C0);
-        bPwQue.EnQue(b2);
-        if (tl.wPwResident) {
-            LocalTensor<T> wp = wPwQue.AllocTensor<T>();
-            LoadPwWeights(wp, 0, tl.co1);
-            wPwQue.EnQue(wp);
-            wPwRes = wPwQue.DeQue<T>();
-        }
-        wDw = wDwQue.DeQue<T>();
-        bDw = bDwQue.DeQue<float>();
-        bPw = bPwQue.DeQue<float>();
-        // the DW taps are read by the scalar unit
-        SetFlag<HardEvent::MTE2_S>(0);
-        WaitFlag<HardEvent::MTE2_S>(0);
-    }
-
+@CORE_RESIDENT@
     // GM [co1][c1][ci0][co0] -> UB (Cin, cbo*C0): row ci holds the cbo output blocks side by side
     __aicore__ inline void LoadPwWeights(const LocalTensor<T>& wp, uint32_t o0, uint32_t cbo)
     {
