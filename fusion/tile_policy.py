@@ -202,7 +202,7 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride):
             shapes.append((base.th, base.tw))
     # tiles whose DW row fits one vector repeat (one tap instruction over the whole tile)
     fit_w = max(w for w in balanced_sizes(wl.out_width) if w <= tap_row_fit(soc) or w == 1)
-    shapes += [(th, fit_w) for th in balanced_sizes(wl.out_height) if th * fit_w <= 64][-2:]
+    shapes += [(th, fit_w) for th in balanced_sizes(wl.out_height) if th * fit_w <= 512][-4:]
     best = min(dict.fromkeys(shapes), key=lambda hw: cost(TileConfig(*hw, cob0, 1, db, "twophase")),
                default=None)
     if best is None:
