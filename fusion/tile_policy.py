@@ -191,9 +191,8 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride):
             costs[cand] = (plan, model_fused(plan, timeline=False).time_us if plan.fits() else float("inf"))
         return costs[cand][1]
 
-    # coordinate descent: the DW tile (phase 1), then the GEMM tile's N (cob), then cib x cores
+    # the DW tile (phase 1) x the GEMM tile's N (cob), then cib x cores
     cobs = [c for c in balanced_sizes(wl.co1) if c <= TWO_PHASE_MAX_COB]
-    cob0 = max(c for c in cobs if c <= 4)
     shapes = []
     for k in TWO_PHASE_TILES_PER_CORE:
         base = suggest_tile(wl, soc, like=TileConfig(1, 1, pw_engine="twophase"),
@@ -203,12 +202,11 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride):
     # tiles whose DW row fits one vector repeat (one tap instruction over the whole tile)
     fit_w = max(w for w in balanced_sizes(wl.out_width) if w <= tap_row_fit(soc) or w == 1)
     shapes += [(th, fit_w) for th in balanced_sizes(wl.out_height) if th * fit_w <= 512][-4:]
-    best = min(dict.fromkeys(shapes), key=lambda hw: cost(TileConfig(*hw, cob0, 1, db, "twophase")),
-               default=None)
-    if best is None:
+    pairs = [(hw, c) for hw in dict.fromkeys(shapes) for c in cobs]
+    if not pairs:
         _TWO_PHASE_BEST[key] = None
         return None
-    cob = min(cobs, key=lambda c: cost(TileConfig(*best, c, 1, db, "twophase")))
+    best, cob = min(pairs, key=lambda p: cost(TileConfig(*p[0], p[1], 1, db, "twophase")))
     final = min((TileConfig(*best, cob, cib, db, "twophase", cores)
                  for cib, cores in product(sorted({1, min(2, wl.c1)}), _two_phase_cores(soc))), key=cost)
     best = None if costs[final][1] == float("inf") else costs[final]
