@@ -154,6 +154,7 @@ def _fastest_candidate(wl: DwSepWorkload, target: Target, override: TileOverride
 # two-phase candidates (schedules/twophase.py): DW tiles for a few unit counts, the GEMM tile's N
 TWO_PHASE_TILES_PER_CORE = (1 / 8, 1 / 2, 1)
 TWO_PHASE_MAX_COB = 8
+TWO_PHASE_MAX_DW_PIXELS = 512   # the tallest fit-width DW tile tried: its taps are one instruction each
 _TWO_PHASE_BEST: dict = {}
 
 
@@ -201,7 +202,7 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride):
             shapes.append((base.th, base.tw))
     # tiles whose DW row fits one vector repeat (one tap instruction over the whole tile)
     fit_w = max(w for w in balanced_sizes(wl.out_width) if w <= tap_row_fit(soc) or w == 1)
-    shapes += [(th, fit_w) for th in balanced_sizes(wl.out_height) if th * fit_w <= 512][-4:]
+    shapes += [(th, fit_w) for th in balanced_sizes(wl.out_height) if th * fit_w <= TWO_PHASE_MAX_DW_PIXELS][-4:]
     pairs = [(hw, c) for hw in dict.fromkeys(shapes) for c in cobs]
     if not pairs:
         _TWO_PHASE_BEST[key] = None
