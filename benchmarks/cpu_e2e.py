@@ -234,13 +234,16 @@ def main(argv=None) -> int:
 
     from fusion.bench import git_commit
 
+    from fusion.measure import NO_SPIN_ENV
+
     runs = []
     for t in args.threads:
         with tempfile.TemporaryDirectory() as d:
             dst = Path(d) / "run.json"
             cmd = [sys.executable, __file__, "--worker", "--worker-out", str(dst), "--models", ",".join(args.models),
                    "--samples", str(args.samples), "--warmup", str(args.warmup)] + (["--db", args.db] if args.db else [])
-            env = dict(os.environ, TVM_NUM_THREADS=str(t), PYTHONPATH=str(ROOT))
+            # neither TVM's nor ORT's pool spins between the interleaved runs (fusion/measure.no_spin)
+            env = {**NO_SPIN_ENV, **os.environ, "TVM_NUM_THREADS": str(t), "PYTHONPATH": str(ROOT)}
             subprocess.run(cmd, env=env, check=True)
             runs.append(json.loads(dst.read_text()))
     res = {"commit": git_commit(), "command": " ".join(["python", "benchmarks/cpu_e2e.py"] + (argv or sys.argv[1:])),

@@ -200,7 +200,8 @@ def bench_llvm(cm, cm_unfused, model_proto, model_path: str, warmup: int = 3, sa
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     # ORT's idle workers spin by default and would steal the cores from the TVM kernels that
-    # run next in the interleaved loop; TVM's pool does not spin between calls.
+    # run next in the interleaved loop; TVM's are set not to (measure.no_spin, before the process's
+    # first parallel TVM call).
     so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     sess = ort.InferenceSession(model_proto.SerializeToString(), so, providers=["CPUExecutionProvider"])
     ort_feeds = {k: v.astype(np.float32) for k, v in feeds.items()}

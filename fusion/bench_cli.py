@@ -92,6 +92,9 @@ def cmd_bench(args) -> int:
     from fusion.cli import _compile_from_args
     from fusion.errors import MegafuseError
 
+    from fusion.measure import no_spin
+
+    no_spin()   # measured runs interleave TVM with ONNX Runtime: neither pool spins
     baseline = load_report(args.baseline) if args.baseline else None
     cm = _compile_from_args(args)
     if cm.target.kind == "llvm":

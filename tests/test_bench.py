@@ -1,6 +1,7 @@
 """megafuse bench: modeled report, trace, plot, baseline regression check; measured llvm mode."""
 
 import json
+import os
 
 import onnx
 import pytest
@@ -122,3 +123,14 @@ def test_pipeline_bubbles_are_classed_by_their_busiest_pipe():
     assert memory_or_compute(cost("pipeline-bubbles", MTE2=1, cube=3)) == "compute-bound"
     assert memory_or_compute(cost("compute-bound (vector)", MTE2=9)) == "compute-bound"
     assert memory_or_compute(cost("launch-bound")) == "launch-bound"
+
+
+def test_measured_bench_turns_the_tvm_spin_off_unless_the_user_set_it(monkeypatch):
+    from fusion.measure import NO_SPIN_ENV, no_spin
+
+    monkeypatch.delenv("TVM_THREAD_POOL_SPIN_COUNT", raising=False)
+    no_spin()
+    assert os.environ["TVM_THREAD_POOL_SPIN_COUNT"] == NO_SPIN_ENV["TVM_THREAD_POOL_SPIN_COUNT"] == "0"
+    monkeypatch.setenv("TVM_THREAD_POOL_SPIN_COUNT", "1000")
+    no_spin()
+    assert os.environ["TVM_THREAD_POOL_SPIN_COUNT"] == "1000"
