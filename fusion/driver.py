@@ -20,9 +20,9 @@ from fusion.targets import Target, parse_target, per_channel_acts
 from fusion.tile_policy import TileOverride
 from passes import optimize
 from passes.conv_epilogue import fold_conv_epilogues
-from passes.stem_layout import convs_write_blocked
 from passes.fuse_dwsep import FUSED_OP, fused_data_inputs, fused_slope_inputs, fused_weight_inputs, fused_workload
 from passes.records import Refusal
+from passes.stem_layout import convs_write_blocked
 from schedules.build import build_fused, build_op, fused_params
 from schedules.ops import OpContext, op_kernel
 from schedules.plan import KernelPlan, check_budget
