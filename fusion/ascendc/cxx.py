@@ -18,6 +18,23 @@ def template(name: str) -> str:
     return (files("fusion.ascendc") / "templates" / name).read_text()
 
 
+@functools.cache
+def _snippets() -> dict[str, str]:
+    out, name = {}, None
+    for line in template("snippets.h").splitlines(keepends=True):
+        if line.startswith("//@ "):
+            name = line[4:].strip()
+            out[name] = ""
+        elif name is not None:
+            out[name] += line
+    return out
+
+
+def snippet(name: str) -> str:
+    """A small C++ fragment of templates/snippets.h (its lines, each ending in a newline)."""
+    return _snippets()[name]
+
+
 def sub(template: str, **values) -> str:
     """Fills the @KEY@ slots given (until none is left: a value may hold slots of its own)."""
     out = template

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fusion.ascendc.cxx import buffer_code, sub, template
+from fusion.ascendc.cxx import buffer_code, snippet, sub, template
 from fusion.ascendc.kernel_types import ArgSpec, Launch
 from schedules.plan import KernelPlan
 
@@ -19,9 +19,9 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                EPILOGUE_BLOCK=template("epilogue_block.h"),
                MEMBERS="\n".join(members), INITS="\n".join(inits), LOAD_A=template("load_a.h"),
                LOAD_B=template("load_b.h"),
-                 RES_EPI_DEQ="        LocalTensor<T> resT = resQue.DeQue<T>();\n" if res else "",
+                 RES_EPI_DEQ=snippet("RES_EPI_DEQ") if res else "",
                  RES_EPI_ARG="resT[j * thw * C0], " if res else "",
-                 RES_EPI_FREE="        resQue.FreeTensor(resT);\n" if res else "")
+                 RES_EPI_FREE=snippet("RES_FREE") if res else "")
     entry = template("entry.cpp").replace("@TASK_TYPE@", "")
     launch = Launch(sym, plan.cores, "AICORE", tuple(a.name for a in args),
                     "fused DW (vector) -> PW (cube) on each AI core")

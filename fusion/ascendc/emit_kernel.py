@@ -66,7 +66,7 @@ from fusion.ascendc.emit_mix import emit_body as _emit_mix
 import fusion.ascendc.emit_twophase as emit_twophase
 from fusion.ascendc.emit_vector import emit_body as _emit_vector
 from fusion.ascendc.cxx import (act_function, act_scratch_tensor, act_tmp_args, buffer_field, const_name, fill,
-                                sub, template)
+                                snippet, sub, template)
 from fusion.ascendc.cxx import fill as _fill  # noqa: F401  (emit_host fills its templates with it)
 from fusion.ascendc.kernel_types import ArgSpec, EmittedKernel, Launch  # noqa: F401
 from fusion.errors import MegafuseError
@@ -194,8 +194,8 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
 
     # queue depths are template arguments (compile-time); the bytes per copy are tiling fields, so
     # plans that differ only in geometry share one kernel text (and one emulator build)
-    consts = [f"constexpr uint32_t {const_name(b.name)}Copies = {b.copies};   // {b.name} {b.scope} {b.dtype}: {b.role}"
-              for b in bufs]
+    consts = [sub(snippet("COPIES_CONST"), CNAME=const_name(b.name), COPIES=b.copies, BUF=b.name, SCOPE=b.scope,
+                  DTYPE=b.dtype, ROLE=b.role).rstrip("\n") for b in bufs]
     needed = {"x_tile", "w_dw", "b_dw", "dw_acc", "dw_out"}
     needed |= ({"w_pw", "pw_acc", "b_pw", "y_tile"} if variant == "vector-pw" else
                {"a_l1", "b_l1", "a_l0a", "b_l0b", "pw_acc"} if variant == "two-phase" else
@@ -220,9 +220,8 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         LOOPNEST=template(f"loopnest_{variant.replace('-', '_')}.h"),
         EXTRA=template("extra_mix.h") if variant == "cube-pw-mix" else "",
         RES_PARAM="GM_ADDR res, " if res else "", RES_ARG="res, " if res else "",
-        RES_GM_DECL="    GlobalTensor<T> resGm;\n" if res else "",
-        RES_GM_SET=("        resGm.SetGlobalBuffer((__gm__ T*)res, t.batch * t.co1 * t.oh * t.ow * C0);\n"
-                    if res else ""),
+        RES_GM_DECL=snippet("RES_GM_DECL") if res else "",
+        RES_GM_SET=snippet("RES_GM_SET") if res else "",
         RES_COPYIN=template("res_copyin.h") if res else "",
         ACT1_FN=act_function("Act1", wl.act1), ACT2_FN=act_function("Act2", wl.act2) + "@PRELU_FN@",
         CAST_DW=template("cast_dw_half.h") if fp16 else template("cast_dw_float.h"),
@@ -234,13 +233,12 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         RES_EPI_PARAM="const LocalTensor<T>& r, " if res else "",
         CO_STEP=template("co_step.h"), RESIDENT_UB=template("resident_ub.h"), COPY_OUT=template("copy_out.h"),
         LAG=plan.mix_lag, FLAG_DW=FLAG_DW, FLAG_PW=FLAG_PW, ACT1_TMP=tmp, ACT2_TMP=act_tmp_args(plan, "act2"),
-        RES_EPI_ADD=("        Axpy(acc, r, static_cast<T>(1), static_cast<int32_t>(thw * C0));  // + residual, after act2\n"
-                     if res else ""),
+        RES_EPI_ADD=snippet("RES_EPI_ADD") if res else "",
     )
     values.update(slope_values(plan))
     body, entry, launch = _EMITTERS[variant](plan, ns, values, args, sym)
     values["NS"] = ns
-    header = fill(template("tiling_header.h"), **values, FIELDS="\n".join(f"    uint32_t {name};" for name, _ in fields),
+    header = fill(template("tiling_header.h"), **values, FIELDS="\n".join(sub(snippet("TILING_FIELD"), NAME=name).rstrip("\n") for name, _ in fields),
                    CONSTS="\n".join(consts))
     source = fill(template("prelude.h") + body + entry, **values)
     mix = variant == "cube-pw-mix"

@@ -3,7 +3,7 @@ the DW result (and the pre-activation) handed over through GM slots."""
 
 from __future__ import annotations
 
-from fusion.ascendc.cxx import buffer_code, sub, template
+from fusion.ascendc.cxx import buffer_code, snippet, sub, template
 from fusion.ascendc.kernel_types import ArgSpec, Launch
 from schedules.plan import KernelPlan
 
@@ -21,28 +21,28 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                 INITS="\n".join(aiv_inits), EPILOGUE_BLOCK=template("epilogue_block.h") if not fix else "",
                 AIV_EPILOGUE=template("aiv_epilogue.h") if not fix else "",
                 B_PW_PARAM="" if fix else "GM_ADDR b_pw, ", SLOPE_FREE_AIV=values["SLOPE_FREE"],
-                B_PW_SET="" if fix else "        bPwGm.SetGlobalBuffer((__gm__ float*)b_pw, t.co1 * C0);\n",
-                B_PW_LOAD="" if fix else template("b_pw_load.h"), B_PW_FREE="" if fix else "        bPwQue.FreeTensor(bPw);\n",
-                B_PW_DECL="" if fix else "    GlobalTensor<float> bPwGm;\n    LocalTensor<float> bPw;\n",
-                FINISH_EPI="        (void)k;\n        (void)mine;\n" if fix else template("finish_epi.h"),
-                PRE_SET="" if fix else "        preGm.SetGlobalBuffer(usr + PreOffset(), t.nTiles * t.co1 * thw * C0);\n",
-                PRE_DECL="" if fix else "    GlobalTensor<T> preGm;\n",
+                B_PW_SET="" if fix else snippet("B_PW_SET"),
+                B_PW_LOAD="" if fix else template("b_pw_load.h"), B_PW_FREE="" if fix else snippet("B_PW_FREE"),
+                B_PW_DECL="" if fix else snippet("B_PW_DECL"),
+                FINISH_EPI=snippet("FINISH_NONE") if fix else template("finish_epi.h"),
+                PRE_SET="" if fix else snippet("PRE_SET"),
+                PRE_DECL="" if fix else snippet("PRE_DECL"),
                 RES_PARAM_AIV="GM_ADDR res, " if res and not fix else "",
                 RES_GM_SET_AIV=values["RES_GM_SET"] if not fix else "",
                 RES_GM_DECL_AIV=values["RES_GM_DECL"] if not fix else "",
-                RES_EPI_DEQ="        LocalTensor<T> resT = resQue.DeQue<T>();\n" if res else "",
+                RES_EPI_DEQ=snippet("RES_EPI_DEQ") if res else "",
                 RES_EPI_ARG="resT[j * thw * C0], " if res else "",
-                RES_EPI_FREE="        resQue.FreeTensor(resT);\n" if res else "")
+                RES_EPI_FREE=snippet("RES_FREE") if res else "")
     aic = sub(template("aic_class.h"), MEMBERS="\n".join(aic_members), INITS="\n".join(aic_inits), LOAD_A=template("load_a.h"),
                 LOAD_B=template("load_b.h"),
                 B_PW_PARAM="GM_ADDR b_pw, " if fix else "",
-                B_PW_SET="        bPwGm.SetGlobalBuffer((__gm__ float*)b_pw, t.co1 * C0);\n" if fix else "",
-                B_PW_DECL="    GlobalTensor<float> bPwGm;\n    LocalTensor<float> bPwL1;\n" if fix else "",
-                B_PW_LOAD=template("aic_b_pw_load.h") if fix else "", B_PW_FREE="        bPwL1Que.FreeTensor(bPwL1);\n" if fix else "",
+                B_PW_SET=snippet("B_PW_SET") if fix else "",
+                B_PW_DECL=snippet("B_PW_L1_DECL") if fix else "",
+                B_PW_LOAD=template("aic_b_pw_load.h") if fix else "", B_PW_FREE=snippet("B_PW_L1_FREE") if fix else "",
                 BIAS_BT=template("aic_bias_bt.h") if fix else "", MMAD=template("aic_mmad_bias.h") if fix else template("aic_mmad.h"),
                 FIXPIPE=template("aic_fixpipe_y.h") if fix else template("aic_fixpipe_pre.h"),
-                PRE_SET="" if fix else "        preGm.SetGlobalBuffer(usr + PreOffset(), t.nTiles * t.co1 * thw * C0);\n",
-                PRE_DECL="" if fix else "    GlobalTensor<T> preGm;\n",
+                PRE_SET="" if fix else snippet("PRE_SET"),
+                PRE_DECL="" if fix else snippet("PRE_DECL"),
                 RELU="true" if wl.act2 == "relu" else "false")
     body = aiv + aic
     entry = sub(template("entry_mix.cpp"), AIV_ARGS=("x, w_dw, b_dw, " + ("" if fix else "b_pw, ") + values["SLOPE_ARGS"]

@@ -14,7 +14,7 @@ blocks of kb channel blocks; so the emulator's GM bytes and cube fractals equal 
 from __future__ import annotations
 
 import fusion.ascendc.cxx as cxx
-from fusion.ascendc.cxx import buffer_field, sub, template
+from fusion.ascendc.cxx import buffer_field, snippet, sub, template
 from fusion.ascendc.kernel_types import ArgSpec, Launch
 from fusion.ir import C0
 from schedules.plan import KernelPlan
@@ -77,15 +77,12 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
     fix = fixpipe(wl, soc)
     names = {b.name for b in bufs}
     res_in = template("twophase_res_in.h") if res else ""
-    res_free = "                resQue.FreeTensor(resT);\n" if res else ""
+    res_free = snippet("RES_FREE_TP") if res else ""
     common = dict(TP_GM=template("twophase_gm.h"), TP_MEMBERS=template("twophase_members.h"),
                   TP_DW=template("twophase_dw.h"), TP_GEMM_TILE=template("twophase_gemm_tile.h"),
                   TP_GEMM=template("twophase_gemm.h"), DW=template("dw.h"), CAST_DW=values["CAST_DW"], TAP_ACC=values["TAP_ACC"],
                   WIDEN_DW=values["WIDEN_DW"], DW_BASE="0",   # a unit's DW result sits at the start of dw_out
-                  TP_RES_IN=res_in, TP_RES_ARG="resT[j * rows * C0], " if res else "", TP_RES_FREE=res_free,
-                  RES_EPI_PARAM="const LocalTensor<T>& r, " if res else "",
-                  RES_EPI_ADD=("        Axpy(acc, r, static_cast<T>(1), static_cast<int32_t>(thw * C0));"
-                               "  // + residual, after act2\n" if res else ""))
+                  TP_RES_IN=res_in, TP_RES_ARG="resT[j * rows * C0], " if res else "", TP_RES_FREE=res_free)
     gm_prologue = gm_free = ""
     if soc.coupled:
         members, inits = buffer_code(plan, ns, {"UB", "L1", "L0A", "L0B", "L0C"})
@@ -95,7 +92,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                    TP_INIT_MAIN=sub(template("twophase_init.h"), CLASS="TwoPhase@OPTYPE@",
                                     SCOPES="UB, L1, L0A, L0B, L0C"),
                    EPILOGUE_BLOCK=template("epilogue_block.h"),
-                   GEMM_PROLOGUE=template("b_pw_load.h"), GEMM_FREE="        bPwQue.FreeTensor(bPw);\n",
+                   GEMM_PROLOGUE=template("b_pw_load.h"), GEMM_FREE=snippet("B_PW_FREE"),
                    GEMM_MMAD=template("twophase_mmad.h"), GEMM_EPILOGUE=template("twophase_epi_ub.h"))
         entry_body = template("twophase_entry_core.h")
         task = ""
@@ -106,15 +103,14 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
             raise ValueError("the 910B two-phase kernel holds UB (AIV) and L1 / L0 / BT (AIC) buffers only")
         if fix:
             gm_prologue = template("aic_b_pw_load.h")
-            gm_free = "        bPwL1Que.FreeTensor(bPwL1);\n"
-        phase3 = ("        SyncAll<false>();  // every pre-activation tile is in the workspace\n"
-                  "        EpiPhase(GetBlockIdx());\n") if not fix else ""
+            gm_free = snippet("B_PW_L1_FREE")
+        phase3 = snippet("TP_PHASE3") if not fix else ""
         body = sub(template("twophase_aiv.h"), **common, MEMBERS="\n".join(members), INITS="\n".join(inits),
                    TP_INIT_MAIN=sub(template("twophase_init.h"), CLASS="TwoPhaseAiv@OPTYPE@", SCOPES="UB"),
                    TP_INIT_AIC=sub(template("twophase_init.h"), CLASS="TwoPhaseAic@OPTYPE@",
                                    SCOPES="L1 / L0A / L0B / L0C / BT"),
                    AIC_MEMBERS="\n".join(aic_members), AIC_INITS="\n".join(aic_inits), PHASE3=phase3,
-                   AIC_PHASE3="        SyncAll<false>();\n" if not fix else "",
+                   AIC_PHASE3=snippet("TP_AIC_PHASE3") if not fix else "",
                    TP_EPI=("" if fix else template("twophase_epi_phase.h") + template("epilogue_block.h")),
                    B_PW_LOAD=template("b_pw_load.h"),
                    GEMM_PROLOGUE=gm_prologue, GEMM_FREE=gm_free,
@@ -122,7 +118,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                    GEMM_EPILOGUE=template("twophase_fixpipe_y.h") if fix else template("twophase_fixpipe_pre.h"),
                    RELU="true" if wl.act2 == "relu" else "false")
         entry_body = template("twophase_entry_mix.h")
-        task = "    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);  // per block: 1 AIC (GEMM) + 2 AIVs (DW, epilogue)\n"
+        task = snippet("TASK_MIX_1_2")
     entry = sub(template("entry_two_phase.cpp"), TASK_TYPE=task, ENTRY_BODY=entry_body)
     gemm, epi, dim = launch_cores(plan)
     if soc.coupled:

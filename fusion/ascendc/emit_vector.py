@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fusion.ascendc.cxx import buffer_code, sub, template
+from fusion.ascendc.cxx import buffer_code, snippet, sub, template
 from fusion.ascendc.kernel_types import ArgSpec, Launch
 from schedules.plan import KernelPlan
 
@@ -19,10 +19,10 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                CORE_RESIDENT=template("core_resident.h"), CORE_FREE=template("core_free.h"), W_QUE="wPwQue",
                W_LOAD="LoadPwWeights(wp, 0, tl.co1);",
                  MEMBERS="\n".join(members), INITS="\n".join(inits), RES_ADD=template("res_add.h") if res else "",
-                 RES_FREE="        resQue.FreeTensor(resT);\n" if res else "",
+                 RES_FREE=snippet("RES_FREE") if res else "",
                  CAST_Y=template("cast_y_half.h") if fp16 else template("cast_y_float.h"))
     entry = template("entry.cpp").replace("@TASK_TYPE@", "" if soc.coupled else
-                           "    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);  // a vector-core (AIV) kernel\n")
+                           snippet("TASK_AIV_ONLY"))
     launch = Launch(sym, plan.cores, "AICORE" if soc.coupled else "AIV", tuple(a.name for a in args),
                     "fused DW -> PW (vector)")
     return body, entry, launch

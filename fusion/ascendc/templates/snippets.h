@@ -1,0 +1,46 @@
+// Small C++ fragments the emitters put into the kernel templates' slots, one per section
+// (cxx.snippet): a section starts at a line "//@ NAME" and runs to the next one.
+//@ RES_GM_DECL
+    GlobalTensor<T> resGm;
+//@ RES_GM_SET
+        resGm.SetGlobalBuffer((__gm__ T*)res, t.batch * t.co1 * t.oh * t.ow * C0);
+//@ RES_EPI_ADD
+        Axpy(acc, r, static_cast<T>(1), static_cast<int32_t>(thw * C0));  // + residual, after act2
+//@ RES_EPI_DEQ
+        LocalTensor<T> resT = resQue.DeQue<T>();
+//@ RES_FREE
+        resQue.FreeTensor(resT);
+//@ RES_FREE_TP
+                resQue.FreeTensor(resT);
+//@ B_PW_SET
+        bPwGm.SetGlobalBuffer((__gm__ float*)b_pw, t.co1 * C0);
+//@ B_PW_FREE
+        bPwQue.FreeTensor(bPw);
+//@ B_PW_L1_FREE
+        bPwL1Que.FreeTensor(bPwL1);
+//@ B_PW_DECL
+    GlobalTensor<float> bPwGm;
+    LocalTensor<float> bPw;
+//@ B_PW_L1_DECL
+    GlobalTensor<float> bPwGm;
+    LocalTensor<float> bPwL1;
+//@ FINISH_NONE
+        (void)k;
+        (void)mine;
+//@ PRE_SET
+        preGm.SetGlobalBuffer(usr + PreOffset(), t.nTiles * t.co1 * thw * C0);
+//@ PRE_DECL
+    GlobalTensor<T> preGm;
+//@ TP_PHASE3
+        SyncAll<false>();  // every pre-activation tile is in the workspace
+        EpiPhase(GetBlockIdx());
+//@ TP_AIC_PHASE3
+        SyncAll<false>();
+//@ TASK_MIX_1_2
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);  // per block: 1 AIC (GEMM) + 2 AIVs (DW, epilogue)
+//@ TASK_AIV_ONLY
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);  // a vector-core (AIV) kernel
+//@ COPIES_CONST
+constexpr uint32_t @CNAME@Copies = @COPIES@;   // @BUF@ @SCOPE@ @DTYPE@: @ROLE@
+//@ TILING_FIELD
+    uint32_t @NAME@;
