@@ -155,6 +155,7 @@ def _fastest_candidate(wl: DwSepWorkload, target: Target, override: TileOverride
 TWO_PHASE_TILES_PER_CORE = (1 / 8, 1 / 2, 1)
 TWO_PHASE_MAX_COB = 8
 TWO_PHASE_MAX_DW_PIXELS = 512   # the tallest fit-width DW tile tried: its taps are one instruction each
+TWO_PHASE_FINALISTS = 3         # (DW shape, cob) pairs whose cib x cores are searched
 _TWO_PHASE_BEST: dict = {}
 
 
@@ -207,8 +208,10 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride):
     if not pairs:
         _TWO_PHASE_BEST[key] = None
         return None
-    best, cob = min(pairs, key=lambda p: cost(TileConfig(*p[0], p[1], 1, db, "twophase")))
-    final = min((TileConfig(*best, cob, cib, db, "twophase", cores)
+    # the best few (shape, cob) at the default cores, then cib x cores for each: a shape that loses
+    # on all cores can win on fewer (fewer cores launch faster)
+    top = sorted(pairs, key=lambda p: cost(TileConfig(*p[0], p[1], 1, db, "twophase")))[:TWO_PHASE_FINALISTS]
+    final = min((TileConfig(*hw, cob, cib, db, "twophase", cores) for hw, cob in top
                  for cib, cores in product(sorted({1, min(2, wl.c1)}), _two_phase_cores(soc))), key=cost)
     best = None if costs[final][1] == float("inf") else costs[final]
     if best is not None:

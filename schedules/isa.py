@@ -59,23 +59,42 @@ def count_form(soc, elems: int, elem_bytes: int, calls: int = 1) -> VecWork:
     return VecWork(calls, calls * ceil_div(elems * elem_bytes, soc.vector_repeat_bytes))
 
 
-def dw_taps(soc, th: int, tw: int, src_bytes: int, cb: int) -> VecWork:
-    """One DW tap over cb channel blocks of a th x tw tile, as the fused kernel issues it
-    (fusion/ascendc/templates/tap_mad16.h, tap_mad_float.h). Both arches' AI cores have
-    MulAddDst (dst += src0 * src1; the vendor's API reference lists Atlas A2/A3 and the Atlas
-    inference-series AI Core, half and float):
+def _tap_rows(soc, th: int, tw: int) -> VecWork:
+    """A tap row by row: per output row one op over its tw pixels, 8 a repeat."""
+    return _per_row(soc, tw, 8) * th
+
+
+def _tap_columns(soc, th: int, tw: int) -> VecWork:
+    """A tap by column groups: per group of 8 output columns one op whose repeats walk the rows
+    (repeat r reads input row r*sh), a ragged last group masked."""
+    groups = ceil_div(tw, 8)
+    return VecWork(groups * ceil_div(th, soc.max_repeat), groups * th)
+
+
+def tap_columns(soc, th: int, tw: int, sh: int, iw: int, src_bytes: int) -> bool:
+    """Whether the fused kernel issues a DW tap by column groups (fewer instructions than row by
+    row, and the repeat strides -- tw output pixels, sh input rows of iw pixels -- fit the 8-bit
+    repeat stride). The kernel reads this choice from its tiling (tapCols)."""
+    blocks = 1 if src_bytes == 2 else 2   # DataBlocks per pixel in the lanes of one op
+    if tw * blocks > 255 or sh * iw * blocks > 255:
+        return False
+    return _tap_columns(soc, th, tw).instrs <= _tap_rows(soc, th, tw).instrs
+
+
+def dw_taps(soc, th: int, tw: int, src_bytes: int, cb: int, sh: int = 1, iw: int = 0) -> VecWork:
+    """One DW tap over cb channel blocks of a th x tw tile (input rows sh apart, iw pixels wide),
+    as the fused kernel issues it (fusion/ascendc/templates/tap_mad16.h, tap_mad_float.h). Both
+    arches' AI cores have MulAddDst (dst += src0 * src1; the vendor's API reference lists Atlas
+    A2/A3 and the Atlas inference-series AI Core, half and float):
       16-bit source: the taps accumulate in the storage dtype (as the vendor's vector depthwise
                      does), one pixel a DataBlock, 8 pixels a repeat, the tap's 16 weights one
-                     DataBlock read by every pixel; when a row fits one repeat (tw <= 8) one
-                     MulAddDst covers every row of the tile (repeat r reads input row r*sh),
-                     else one per row, a ragged last repeat apart;
-      fp32 source:   per output row one MulAddDst per channel half (8 channels = one DataBlock),
-                     8 pixels a repeat, a ragged last repeat apart."""
-    if src_bytes == 2:
-        if tw <= 8:
-            return VecWork(ceil_div(th, soc.max_repeat), th) * cb
-        return _per_row(soc, tw, 8) * (cb * th)
-    return _per_row(soc, tw, 8) * (2 * cb * th)
+                     DataBlock read by every pixel;
+      fp32 source:   the same per channel half (8 channels = one DataBlock, 8 pixels a repeat);
+    by column groups when tap_columns says so (a tile of rows <= 8 pixels is one op), else row by
+    row; a ragged last repeat masked."""
+    iw = iw or tw
+    form = _tap_columns if tap_columns(soc, th, tw, sh, iw, src_bytes) else _tap_rows
+    return form(soc, th, tw) * (cb * (1 if src_bytes == 2 else 2))
 
 
 def bias_halves(soc, px: int) -> VecWork:

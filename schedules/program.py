@@ -183,14 +183,14 @@ def act_ops(plan: KernelPlan, stage: str, elems: int, calls: int = 1) -> VecWork
         * ACT_OPS[act]
 
 
-def _tap_ops(soc, b: int, th: int, tw: int, cb: int, kernel: tuple[int, int]) -> list[VectorOp]:
+def _tap_ops(soc, b: int, th: int, tw: int, cb: int, kernel: tuple[int, int], sh: int, iw: int) -> list[VectorOp]:
     """Zero the accumulators, the taps, and (16-bit: the taps accumulate in the storage dtype
     into dw_out) the Cast widening the cb blocks into the fp32 dw_acc for bias and act1."""
     n = th * tw * C0
     acc = "dw_out" if b != ACC_BYTES else "dw_acc"
     w = count_form(soc, n, b, cb)
     ops = [VectorOp("zero", acc, cb * n, w.instrs, w.repeats)]
-    w = dw_taps(soc, th, tw, b, cb) * (kernel[0] * kernel[1])
+    w = dw_taps(soc, th, tw, b, cb, sh, iw) * (kernel[0] * kernel[1])
     ops.append(VectorOp("dw_taps", acc, cb * n * kernel[0] * kernel[1], w.instrs, w.repeats))
     if b != ACC_BYTES:
         w = count_form(soc, cb * n, ACC_BYTES)
@@ -213,7 +213,7 @@ def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
     if pad_elems:
         w = count_form(soc, cb * plan.in_tile_h * plan.in_tile_w * C0, b)
         ops.append(VectorOp("pad", "x_tile", cb * pad_elems, w.instrs, w.repeats))
-    ops += _tap_ops(soc, b, plan.th, plan.tw, cb, wl.kernel)
+    ops += _tap_ops(soc, b, plan.th, plan.tw, cb, wl.kernel, wl.stride[0], plan.in_tile_w)
     w = bias_halves(soc, plan.th * plan.tw) * cb
     ops.append(VectorOp("bias1", "dw_acc", cb * n, w.instrs, w.repeats))
     if ACT_OPS[wl.act1]:

@@ -25,7 +25,7 @@ def _act_work(soc, act: str, pixels: int, blocks: int) -> VecWork:
 
 @lru_cache(maxsize=65536)
 def dw_vector_ops(soc, dtype: str, kernel: tuple[int, int], act1: str, th: int, tw: int, cb: int,
-                  pad_elems: int, epilogue: bool = True) -> tuple[VectorOp, ...]:
+                  pad_elems: int, epilogue: bool = True, stride: tuple[int, int] = (1, 1)) -> tuple[VectorOp, ...]:
     """The DW of cb channel blocks of a th x tw tile: padding fill, kh·kw multiply-adds per output
     row (isa.dw_taps: what the Ascend C of each arch issues), then (epilogue) bias and act1,
     and the cast to the storage dtype. The unfused DW kernel counts the same ops."""
@@ -36,7 +36,7 @@ def dw_vector_ops(soc, dtype: str, kernel: tuple[int, int], act1: str, th: int, 
     if pad_elems:
         w = vec_op(soc, pad_elems, b, rows=cb)
         ops.append(VectorOp("pad", "x_tile", cb * pad_elems, w.instrs, w.repeats))
-    ops += _tap_ops(soc, b, th, tw, cb, kernel)
+    ops += _tap_ops(soc, b, th, tw, cb, kernel, stride[0], (tw - 1) * stride[1] + kw)
     if epilogue:
         w = vec_op(soc, n, ACC_BYTES, rows=cb)
         ops.append(VectorOp("bias1", "dw_acc", cb * n, w.instrs, w.repeats))

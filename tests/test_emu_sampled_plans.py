@@ -128,20 +128,56 @@ def test_sampled_plans_counters_equal_program_and_model(sampled, group):
     rng = np.random.default_rng(7)
     resident = set()
     for ek in eks:
-        plan, wl = ek.plan, ek.plan.workload
-        assert ek.variant == group[2] and plan.soc.name == group[1]
-        resident.add(plan.pw_weights_resident)
-        args = _random_args(wl, rng)
-        y, counters, _runs = run_emitted(ek, built, args)
-        prog = build_program(plan).counts
-        cost = model_fused(plan, timeline=False)
-        model = dict(cost.counts, gm_read_bytes=cost.gm_read_bytes, gm_write_bytes=cost.gm_write_bytes)
-        where = f"{wl.describe()} | {plan.tile.describe()} c{plan.cores} on {plan.soc.name}"
-        for pk, ek_name in COUNTERS:
-            assert counters[ek_name] == prog[pk] == model[pk], (pk, counters[ek_name], prog[pk], model[pk], where)
-        assert (counters["cube_fractals"] > 0) == (plan.pw_on_cube or plan.variant == "two-phase"), where
-        ref = kernel_layout_reference(wl, **args)
-        err = np.abs(y.astype(np.float64) - ref).max() / max(np.abs(ref).max(), 1e-6)
-        assert err <= TOL[wl.dtype], (err, where)
+        assert ek.variant == group[2] and ek.plan.soc.name == group[1]
+        resident.add(ek.plan.pw_weights_resident)
+        _check_plan(ek, built, rng)
     if group[2] != "two-phase":   # its GEMM streams K through L1 in blocks
         assert resident == {True, False}, "the samples cover resident and streamed PW weights"
+
+
+def _check_plan(ek, built, rng):
+    """Run one plan on its group's build: counters == program == model, output == reference."""
+    plan, wl = ek.plan, ek.plan.workload
+    args = _random_args(wl, rng)
+    y, counters, _runs = run_emitted(ek, built, args)
+    prog = build_program(plan).counts
+    cost = model_fused(plan, timeline=False)
+    model = dict(cost.counts, gm_read_bytes=cost.gm_read_bytes, gm_write_bytes=cost.gm_write_bytes)
+    where = f"{wl.describe()} | {plan.tile.describe()} c{plan.cores} on {plan.soc.name}"
+    for pk, ek_name in COUNTERS:
+        assert counters[ek_name] == prog[pk] == model[pk], (pk, counters[ek_name], prog[pk], model[pk], where)
+    assert (counters["cube_fractals"] > 0) == (plan.pw_on_cube or plan.variant == "two-phase"), where
+    ref = kernel_layout_reference(wl, **args)
+    err = np.abs(y.astype(np.float64) - ref).max() / max(np.abs(ref).max(), 1e-6)
+    assert err <= TOL[wl.dtype], (err, where)
+
+
+# Rows wider than 8 pixels: the DW taps by column groups or row by row (schedules/isa.tap_columns:
+# fewer instructions, and the 8-bit repeat strides) -- (group, H, W, stride, th, tw, columns).
+TAP_FORMS = [
+    ("vec-910b-relu", 5, 23, 1, 3, 13, True),     # 2 groups of rows walked by 3 repeats
+    ("vec-910b-relu", 4, 45, 2, 1, 20, False),    # one row: 2 ops (16 + 4 pixels) < 3 groups
+    ("vec-910b-relu", 9, 131, 2, 4, 64, False),   # source repeat stride 2 x 129 > 255: by rows
+    ("vec-910b-fp32", 6, 21, 1, 2, 20, True),     # fp32: per channel half, 3 groups x 2 rows
+    ("vec-910b-fp32", 3, 21, 1, 1, 20, False),
+    ("vec-910b-fp32", 5, 70, 1, 2, 70, False),    # fp32 repeat stride 2 x 70 pixels > 255
+]
+
+
+@pytest.mark.parametrize("case", TAP_FORMS, ids=[f"{c[0]}-{c[4]}x{c[5]}-s{c[3]}" for c in TAP_FORMS])
+def test_dw_tap_forms(sampled, case):
+    """Both tap forms on the group's build: the choice is tiling data (tapCols), and the kernel
+    issues what the program counts."""
+    from schedules.isa import itemsize, tap_columns
+
+    name, h, w, s, th, tw, columns = case
+    group = next(g for g in GROUPS if g[0] == name)
+    _id, soc, variant, engine, act1, act2, res, db, _fix, dtype = group
+    wl = DwSepWorkload(1, 24, 20, h, w, (3, 3), (s, s), (1, 1, 1, 1), act1=act1, act2=act2, residual=res,
+                       dtype=dtype)
+    plan = make_plan(wl, TileConfig(th, tw, 1, 1, db, engine, 2), get_soc(soc))
+    assert plan.fits() and plan.variant == variant and (plan.th, plan.tw) == (th, tw)
+    assert tap_columns(plan.soc, th, tw, s, plan.in_tile_w, itemsize(dtype)) == columns
+    ek = emit_kernel(plan, "sampled")
+    assert ek.source == sampled[name][0].source   # the group's kernel text: no rebuild
+    _check_plan(ek, build_emitted(sampled[name][0]), np.random.default_rng(11))

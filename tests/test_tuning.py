@@ -93,7 +93,9 @@ def test_sim_sweep_bound_prunes_and_never_exceeds_the_model():
     wl = DwSepWorkload(1, 384, 64, 14, 14, act1="relu6", act2="none", residual=True)
     res = sweep_modeled("blk", wl, SIM, TuningDB(None))
     assert res.space.n_legal > 5000
-    assert len(res.points) < res.space.n_legal / 10, (len(res.points), res.space.n_legal)
+    # 883 of 6433 evaluated (73 before the column-group DW taps: they cut the fp32 one-phase
+    # tiles' vector bound, so more of them bound below the 2nd-best latency and get modeled)
+    assert len(res.points) < res.space.n_legal / 5, (len(res.points), res.space.n_legal)
     assert not res.bound_fallback and not res.stopped_early
     assert res.covered >= res.space.n_legal
     d = res.default_point
@@ -262,10 +264,13 @@ def test_corrupt_and_foreign_lines_are_skipped(tmp_path, capsys):
 def test_tune_then_compile_uses_tuned_tiles(tmp_path, capsys):
     from fusion.costmodel import model_fused
 
+    # on 310P tuning beats the default tile (on 910B the two-phase default wins these shapes); the
+    # fused block loses to its vendor-like pair there, hence --no-fallback
+    target = "sim:ascend310p3"
     model = tmp_path / "m.onnx"
     onnx.save(models.dwsep_block(cin=64, cout=128, h=56, stride=2), model)
     db = tmp_path / "db.jsonl"
-    assert main(["tune", str(model), "-t", "sim", "--db", str(db), "--quiet", "--top", "3",
+    assert main(["tune", str(model), "-t", target, "--db", str(db), "--quiet", "--top", "3",
                  "--csv", str(tmp_path / "p.csv"), "--json", str(tmp_path / "p.json"),
                  "--plot", str(tmp_path / "plots")]) == 0
     out = capsys.readouterr().out
@@ -276,24 +281,25 @@ def test_tune_then_compile_uses_tuned_tiles(tmp_path, capsys):
     assert (tmp_path / "plots" / f"{blk['name']}.png").stat().st_size > 1000
     assert (tmp_path / "p.csv").read_text().count("\n") > blk["space"]["legal"]
 
-    assert main(["compile", str(model), "-t", "sim", "--db", str(db), "--json"]) == 0
+    assert main(["compile", str(model), "-t", target, "--no-fallback", "--db", str(db), "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["fused_blocks"][0]["tile_source"] == "tuned"
     assert any("tuning database" in n and "1 of 1" in n for n in got["notes"])
-    assert main(["compile", str(model), "-t", "sim", "--db", str(db)]) == 0
+    assert main(["compile", str(model), "-t", target, "--no-fallback", "--db", str(db)]) == 0
     out = capsys.readouterr().out
     assert "[tuned]" in out and f"tuning database {db}" in out
 
     from fusion.driver import compile_model
 
-    soc = SIM.soc
+    tgt = parse_target(target)
+    soc = tgt.soc
     hook = TunedTiles(TuningDB(db))
-    cm = compile_model(str(model), target="sim", tuned_tiles=hook)
+    cm = compile_model(str(model), target=target, tuned_tiles=hook)
     for b in cm.fused_blocks:
         tuned = model_fused(b.plan).time_us
-        dflt = model_fused(make_plan(b.workload, default_tile(b.workload, SIM), soc)).time_us
+        dflt = model_fused(make_plan(b.workload, default_tile(b.workload, tgt), soc)).time_us
         assert b.tile_source == "tuned" and tuned <= dflt
-    assert main(["compile", str(model), "-t", "sim", "--db", str(db), "--no-db"]) == 0
+    assert main(["compile", str(model), "-t", target, "--no-fallback", "--db", str(db), "--no-db"]) == 0
     assert "[default]" in capsys.readouterr().out
 
 

@@ -38,11 +38,12 @@ so the two DW forms give the same bits):
   DW tap  both arches have MulAddDst (the vendor's API reference lists it for Atlas A2/A3 and
           the inference-series AI Core, half and float). 16-bit: the taps accumulate in the
           storage dtype in dw_out (as the vendor's vector depthwise does), 8 pixels a repeat,
-          the 16 taps one DataBlock read by every pixel (src1 strides 0); a row of <= 8 pixels
-          is one repeat, so one MulAddDst covers the tile per tap, wider rows one per row; then
-          one Cast widens the block group into dw_acc for the fp32 bias and act1. fp32: per tap
-          row one MulAddDst per channel half. The source block stride is the conv stride, so
-          strided convs need no gather.
+          the 16 taps one DataBlock read by every pixel (src1 strides 0); per tap one MulAddDst
+          per group of 8 output columns whose repeats walk the rows (a tile of rows <= 8 pixels:
+          one MulAddDst per tap), or one per row where that issues fewer (isa.tap_columns, the
+          tiling's tapCols); then one Cast widens the block group into dw_acc for the fp32 bias
+          and act1. fp32: the same per channel half. The source block stride is the conv
+          stride, so strided convs need no gather.
   PW      acc[p, co, :] += dw_out[p, ci] · w_pw[ci, co, :] — one Axpy per (input channel,
           pixel) covering every output block of the co-step (pw_acc is laid out pixel-major,
           w_pw in UB as (Cin, cob·C0), the plan's shape): no vector op broadcasts one element
@@ -72,6 +73,7 @@ from fusion.ascendc.kernel_types import ArgSpec, EmittedKernel, Launch  # noqa: 
 from fusion.errors import MegafuseError
 from fusion.ir import C0
 from schedules.activations import needs_slope
+from schedules.isa import itemsize, tap_columns
 from schedules.plan import KernelPlan
 
 VERSION = "0.2.0"
@@ -120,6 +122,7 @@ def tiling_fields(plan: KernelPlan) -> tuple[tuple[str, int], ...]:
         ("tilesH", plan.tiles_h), ("tilesW", plan.tiles_w), ("nTiles", plan.n_tiles),
         ("blockDim", plan.cores), ("thwAl", plan.thw_al), ("aicNum", plan.aic_cores),
         ("wPwResident", int(plan.pw_weights_resident)),
+        ("tapCols", int(tap_columns(plan.soc, plan.th, plan.tw, wl.stride[0], plan.in_tile_w, itemsize(wl.dtype)))),
     ) + tuple((buffer_field(b.name), b.bytes_per_copy) for b in plan.kernel_buffers) \
         + (emit_twophase.tiling_fields(plan) if plan.two_phase else ())
 
@@ -226,7 +229,7 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         ACT1_FN=act_function("Act1", wl.act1), ACT2_FN=act_function("Act2", wl.act2) + "@PRELU_FN@",
         CAST_DW=template("cast_dw_half.h") if fp16 else template("cast_dw_float.h"),
         TAP_LANES=template("tap_mad16.h") if fp16 else template("tap_mad_float.h"),
-        TAP_CALL=template("tap_call_tile.h") if fp16 else template("tap_call_vector.h"),
+        TAP_CALL=template("tap_call_tile.h"),
         TAP_ACC=template("tap_acc_half.h") if fp16 else template("tap_acc_float.h"),
         WIDEN_DW=template("widen_dw.h") if fp16 else "", DW_BASE="c0 * thw * C0",
         GEOMETRY=template("geometry.h"), GEOM_MEMBERS=template("geom_members.h"), GM_TENSORS=template("gm_tensors.h"),

@@ -39,7 +39,8 @@ def pw_weights_resident(plan: KernelPlan) -> bool:
 def _dw_vector_work(soc: SocSpec, wl: DwSepWorkload, th: int, tw: int, cb: int, pad_elems: int,
                     epilogue: bool) -> VecWork:
     """The unfused DW kernel's ops of one ci-step (schedules/program_unfused.dw_vector_ops), summed."""
-    return total_work(dw_vector_ops(soc, wl.dtype, wl.kernel, wl.act1, th, tw, cb, pad_elems, epilogue))
+    return total_work(dw_vector_ops(soc, wl.dtype, wl.kernel, wl.act1, th, tw, cb, pad_elems, epilogue,
+                                    wl.stride))
 
 
 def _pw_epilogue_work(soc: SocSpec, wl: DwSepWorkload, th: int, tw: int, cbo: int,

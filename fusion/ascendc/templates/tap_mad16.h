@@ -2,17 +2,20 @@
     // dtype, as the vendor's vector depthwise does. Lane 16p + k of a 128-lane repeat is output
     // pixel p, channel k (one pixel a DataBlock); the source pixel sits p*sw DataBlocks further
     // (blkStride = conv stride); the tap's 16 weights are one DataBlock read by every pixel
-    // (src1 strides 0). A row of <= 8 pixels is one repeat, so one MulAddDst covers every row
-    // of the tile (dst repeat stride tw pixels, source repeat stride sh input rows); wider rows
-    // go row by row, a ragged last repeat masked.
+    // (src1 strides 0). tapCols (schedules/isa.tap_columns): one MulAddDst per group of 8 output
+    // columns, its repeats walking the rows (dst repeat stride tw pixels, source repeat stride
+    // sh input rows); else row by row. A ragged last group / repeat is masked.
     __aicore__ inline void TapTile(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& wk)
     {
-        if (tl.tw <= 8) {
+        if (tl.tapCols != 0) {
             const BinaryRepeatParams rp(1, tl.sw, 0, tl.tw, tl.sh * tl.iw, 0);
-            for (uint32_t r0 = 0; r0 < tl.th; r0 += MAX_REPEAT) {
-                const uint32_t reps = tl.th - r0 < MAX_REPEAT ? tl.th - r0 : MAX_REPEAT;
-                MulAddDst(dst[r0 * tl.tw * C0], src[r0 * tl.sh * tl.iw * C0], wk, static_cast<uint64_t>(tl.tw * C0),
-                          reps, rp);
+            for (uint32_t g = 0; g < tl.tw; g += 8) {
+                const uint32_t n = tl.tw - g < 8 ? tl.tw - g : 8;
+                for (uint32_t r0 = 0; r0 < tl.th; r0 += MAX_REPEAT) {
+                    const uint32_t reps = tl.th - r0 < MAX_REPEAT ? tl.th - r0 : MAX_REPEAT;
+                    MulAddDst(dst[(r0 * tl.tw + g) * C0], src[(r0 * tl.sh * tl.iw + g * tl.sw) * C0], wk,
+                              static_cast<uint64_t>(n * C0), reps, rp);
+                }
             }
             return;
         }
