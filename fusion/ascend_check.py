@@ -90,10 +90,12 @@ class BlockCheck:
 @dataclass(frozen=True)
 class AscendCheckResult(CheckResult):
     blocks: tuple[BlockCheck, ...] = field(default=())
+    chains: tuple = field(default=())   # fusion/chain_check.ChainCheck
 
     def to_json(self) -> dict:
         d = super().to_json()
         d["blocks"] = [b.to_json() for b in self.blocks]
+        d["chains"] = [c.to_json() for c in self.chains]
         return d
 
 
@@ -208,6 +210,11 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
     for name, (shape, dtype) in prog.inputs.items():
         env[name] = tvm.runtime.tensor(np.ascontiguousarray(feeds[name].astype(dtype)), dev)
     reports: list[BlockCheck] = []
+    chain_end = {c.blocks[-1]: c for c in cm.chains}
+    chain_checks = []
+    block_x: dict[str, np.ndarray] = {}
+    block_w: dict[str, dict] = {}
+    block_counters: dict[str, dict] = {}
     for st in prog.steps:
         args = [env[p] if isinstance(p, str) else p for p in st.params]
         cpu_out = tvm.runtime.empty(st.out_shape, st.out_dtype, dev)
@@ -229,12 +236,21 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
         reports.append(BlockCheck(st.name, ek.symbol, p.soc.name, ek.variant, p.tile.describe(), ek.block_dim,
                                   err, rel, counters, cost.gm_read_bytes, cost.gm_write_bytes, bs, run_s,
                                   ek.notes, int(cost.counts.get("vector_instrs", 0))))
+        block_x[st.name] = arrays["x"]
+        block_w[st.name] = arrays
+        block_counters[st.name] = counters
+        if st.name in chain_end:   # the chain kernel's output feeds the rest of the model
+            from fusion.chain_check import check_chain
+            cc, y = check_chain(chain_end[st.name], {k.block: k for k in kernels}, block_x, block_w, y,
+                                block_counters)
+            chain_checks.append(cc)
         env[st.out] = tvm.runtime.tensor(y, dev)
     got = {name: env[name].numpy() for name in prog.outputs}
     reference = (lambda f: ort_reference(model, f)) if model is not None else prog.run
     ref = reference(feeds)
     whole = compare(got, ref, tol, seed)
     rows = list(whole.outputs) + [OutputError(f"{b.name} (kernel vs CPU)", b.max_abs, b.max_rel) for b in reports]
+    rows += [OutputError(f"{c.name} (chain kernel vs its blocks' kernels)", c.max_abs, c.max_rel) for c in chain_checks]
     from fusion.sensitivity import input_sensitivity
     return AscendCheckResult(tuple(rows), tol, seed, input_sensitivity(reference, cm, seed, ref),
-                             blocks=tuple(reports))
+                             blocks=tuple(reports), chains=tuple(chain_checks))

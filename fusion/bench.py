@@ -139,6 +139,12 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
             "bound": memory_or_compute(cost),
             "roofline_us": cost.roofline_us, **efficiency(cost),
             "unfused_kernels": len(unf.kernels), "pipes_us": pipes, "figures": "modeled"})
+    from fusion.chain import chain_cost
+    by_name = dict(costs)
+    chains = [chain_cost(c, by_name, soc) for c in cm.chains]
+    saved = sum(c.saved_us for c in chains)
+    unchained_total = fused_total
+    fused_total -= saved
     others = [other_kernel_cost(cm, st, soc) for st in cm.program.steps if st.kind == "op"]
     other_us = sum(o["time_us"] for o in others)
     total_f, total_u = fused_total + other_us, unfused_total + other_us
@@ -149,6 +155,8 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
         "vendor_latency_us": vendor.time_us, "fused_in_vendor_network_us": fused_in_vendor,
         "speedup_vs_vendor": vendor.time_us / fused_in_vendor, "vendor_blocks_us": vendor_blocks,
         "vendor_kernels": len(vendor.kernels), "vendor_launch_us": vendor.launch_us,
+        "chains": [c.to_json() for c in chains], "chain_saved_us": saved,
+        "fused_unchained_in_vendor_network_us": unchained_total + vendor.time_us - vendor_blocks,
         "baseline_note": "headline = vendor-like unfused baseline (what an ATC-compiled network runs: conv+BN+act "
                          "per kernel, DW with its act, PW on the cube with a Fixpipe epilogue, TransData at the "
                          "format boundaries; fusion/vendor_baseline.py) vs the same network with the fused "

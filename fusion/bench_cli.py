@@ -50,7 +50,13 @@ def _print(report: dict) -> None:
         print(f"  {r['name']:<12} {r['fused_us']:>10.2f} {r['unfused_us']:>11.2f} {r['speedup']:>7.2f}x  {extra}")
     for fb in report.get("fallback_blocks", []):
         print(f"  {fb['nodes'][0]:<12} unfused (fallback): {fb['reason']}")
+    for c in report.get("chains", []):
+        print(f"  {c['name']}: {len(c['blocks'])} blocks in one launch: {c['time_us']:.1f} us = launch "
+              f"{c['launch_us']:.1f} + blocks {c['body_us']:.1f} + {len(c['blocks']) - 1} SyncAll {c['sync_us']:.1f} "
+              f"(launched one by one {c['unchained_us']:.1f} us; saves {c['saved_us']:.1f} us)  [MODELED]")
     if modeled:
+        if report.get("chains"):
+            print(f"  without chains (--no-chain): fused {report['fused_unchained_in_vendor_network_us']:.1f} us")
         print(f"  whole model: fused {report['fused_in_vendor_network_us']:.1f} us vs vendor-like unfused "
               f"{report['vendor_latency_us']:.1f} us ({report['speedup_vs_vendor']:.2f}x; {report['vendor_kernels']} "
               f"vendor kernels, {report['vendor_launch_us']:.0f} us of launches)  [MODELED]")

@@ -111,6 +111,9 @@ def _add_model_args(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
     p.add_argument("--no-double-buffer", action="store_true", help="single-buffer the tiles (halves their UB)")
     p.add_argument("--pw-engine", choices=["vector", "cube"], help="unit for the pointwise GEMM")
     p.add_argument("--no-fuse", action="store_true", help="compile every node as its own kernel")
+    p.add_argument("--chain", action=argparse.BooleanOptionalAction, default=True,
+                   help="sim/ascend: run consecutive fused two-phase blocks as one persistent launch with a SyncAll "
+                        "between blocks (910B; default; --no-chain launches every block on its own)")
     p.add_argument("--fallback", action=argparse.BooleanOptionalAction, default=True,
                    help="sim/ascend: leave a block unfused where every fused design is modeled slower than "
                         "the vendor-like DW + PW kernels (default; --no-fallback fuses every block)")
@@ -147,7 +150,7 @@ def _compile_from_args(args):
                            pw_engine=override.pw_engine, double_buffer=override.double_buffer)
     cm = compile_model(args.model, target=args.target, input_shapes=shapes or None, dtype=args.dtype,
                        tile=override, fuse=not args.no_fuse, tuned_tiles=tuned,
-                       fallback=getattr(args, "fallback", True))
+                       fallback=getattr(args, "fallback", True), chain=getattr(args, "chain", True))
     _check_forced_blocks(cm, args)
     if cap is not None:
         cm.max_dma_ratio = cap
@@ -254,6 +257,8 @@ def cmd_check(args) -> int:
         if not args.json:
             for block in result.blocks:
                 print(f"  {display_message(block.describe())}")
+            for c in result.chains:
+                print(f"  {display_message(c.describe())}")
     else:
         result = check_model(read_model(args.model), cm, seed=args.seed, tolerance=args.tolerance)
     if args.json:

@@ -71,6 +71,7 @@ class CompiledModel:
     max_dma_ratio: float | None = None   # the DMA cap the tiles were chosen under (cli --max-dma-ratio)
     phases_s: dict[str, float] = field(default_factory=dict)  # wall seconds per compile phase
     kernel_cache: str = ""               # hits/misses of the on-disk kernel cache in this compile
+    chains: list = field(default_factory=list)   # fusion/chain.Chain: blocks run as one launch (sim/ascend)
 
     def describe_phases(self) -> str:
         parts = ", ".join(f"{k} {v:.2f} s" for k, v in self.phases_s.items())
@@ -94,16 +95,18 @@ class CompiledModel:
                 "refusals": [r.to_json() for r in self.refusals], "notes": self.notes,
                 "max_dma_ratio": self.max_dma_ratio,
                 "kernels": len(self.program.steps), "compile_phases_s": self.phases_s,
-                "kernel_cache": self.kernel_cache}
+                "kernel_cache": self.kernel_cache,
+                "chains": [{"name": c.name, "blocks": list(c.blocks)} for c in self.chains]}
 
 
 def compile_model(model, target="sim", input_shapes=None, dtype: str | None = None,
                   tile: TileOverride | None = None, fuse: bool = True, tuned_tiles=None,
-                  inputs=None, outputs=None, fallback: bool = False) -> CompiledModel:
+                  inputs=None, outputs=None, fallback: bool = False, chain: bool = True) -> CompiledModel:
     """tuned_tiles: optional callable (workload, target) → TileConfig | None (the tuning database).
     inputs/outputs: tensor names (list or 'a,b') that cut the model first (fusion.subgraph).
     fallback: on sim/ascend, a block whose fused kernel is modeled slower than its vendor-like
-    DW + PW kernels is left unfused (fusion/fallback.py), with a profitability Refusal."""
+    DW + PW kernels is left unfused (fusion/fallback.py), with a profitability Refusal.
+    chain: on sim/ascend, consecutive chainable fused blocks run as one launch (fusion/chain.py)."""
     from fusion import kernel_cache
 
     phases: dict[str, float] = {}
@@ -169,6 +172,9 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
             program.steps.append(Step(n.name, "op", ex["main"], params, n.outputs[0],
                                       spec.out_shape, spec.out_dtype, ex))
     cm = CompiledModel(g, tgt, dtype, program, blocks, refusals, phases_s=phases)
+    if chain and tgt.kind in ("sim", "ascend"):
+        from fusion.chain import find_chains
+        cm.chains = find_chains(cm)
     if kernel_cache.enabled():
         cm.kernel_cache = (f"{kernel_cache.STATS.hits - hits0} hit(s), {kernel_cache.STATS.misses - miss0} "
                            f"miss(es) in {kernel_cache.cache_dir()}")

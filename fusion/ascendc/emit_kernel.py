@@ -243,13 +243,15 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
     values["NS"] = ns
     header = fill(template("tiling_header.h"), **values, FIELDS="\n".join(sub(snippet("TILING_FIELD"), NAME=name).rstrip("\n") for name, _ in fields),
                    CONSTS="\n".join(consts))
-    source = fill(template("prelude.h") + body + entry, **values)
+    source = fill(template("prelude.h") + template("prelude_ns.h") + body + entry, **values)
+    # what a chain kernel (emit_chain.py) composes: the helpers and classes, without includes or entry
+    values["CHAIN_BODY"] = fill(template("prelude_ns.h") + body, **values)
     mix = variant == "cube-pw-mix"
     if variant == "two-phase":
         ws = emit_twophase.workspace_total(plan)
         return EmittedKernel(block_name, sym, op_type, plan, variant, source, header, tiling_struct, args, fields,
                              (launch,), ws, 0 if soc.coupled else SYSTEM_WORKSPACE_2201, (),
-                             emit_twophase.workspace_bytes(wl, soc)["sync_ws"])
+                             emit_twophase.workspace_bytes(wl, soc)["sync_ws"], values["CHAIN_BODY"])
     return EmittedKernel(block_name, sym, op_type, plan, variant, source, header, tiling_struct, args, fields,
                          (launch,), plan.handoff_bytes if mix else 0,
                          SYSTEM_WORKSPACE_2201 if mix else 0, ())

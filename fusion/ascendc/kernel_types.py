@@ -53,6 +53,7 @@ class EmittedKernel:
     system_workspace_bytes: int = 0        # reserved in front of it on the device (GetUserWorkspace)
     notes: tuple[str, ...] = field(default_factory=tuple)
     workspace_zeroed_bytes: int = 0        # leading workspace bytes the host zeroes (SyncAll flags)
+    chain_body: str = ""                   # two-phase: helpers + classes, what a chain kernel composes
 
     @property
     def source_name(self) -> str:

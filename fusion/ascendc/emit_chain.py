@@ -1,0 +1,182 @@
+"""The Ascend C of a block chain (fusion/chain.py): several two-phase blocks, one MIX launch.
+
+The chain kernel composes the blocks' own emitted code (EmittedKernel.chain_body: helpers and
+classes, each block in its own namespace) and runs them in order from one entry point with a hard
+SyncAll<false>() between blocks. Five GM arguments whatever the chain's length:
+
+  x          the first block's input (NC1HWC0)
+  weights    every block's w_dw, b_dw, w_pw, b_pw packed, each at a 512 B-aligned offset
+  y          the last block's output (NC1HWC0)
+  workspace  per block its own two-phase workspace (SyncAll flags, DW result, pre-activation),
+             then the boundary tensors between blocks (NC1HWC0), each 512 B-aligned
+  tiling     every block's tiling struct, 8 B-aligned
+
+The layouts are data (ChainLayout) that the host writes and the emulator run reads: one source.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from fusion.ascendc.cxx import fill, sub, template
+from fusion.ascendc.emit_kernel import VERSION, EmittedKernel
+from fusion.ascendc.kernel_types import ArgSpec, Launch
+from fusion.errors import MegafuseError
+from schedules.workload import ceil_div
+
+ALIGN = 512           # packed GM operands start on a 512 B boundary (full-bandwidth DMA bursts)
+TILING_ALIGN = 8
+WEIGHTS = ("w_dw", "b_dw", "w_pw", "b_pw")
+
+
+def _align(n: int, a: int) -> int:
+    return ceil_div(n, a) * a
+
+
+@dataclass(frozen=True)
+class Region:
+    block: str
+    what: str          # w_dw | b_dw | w_pw | b_pw | workspace | boundary
+    offset: int
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class EmittedChain:
+    name: str
+    symbol: str
+    blocks: tuple[EmittedKernel, ...]
+    source: str
+    headers: tuple[tuple[str, str], ...]     # (file name, text): each block's tiling header
+    weights: tuple[Region, ...]
+    workspace: tuple[Region, ...]
+    tiling_offsets: tuple[int, ...]
+    block_dim: int
+
+    @property
+    def source_name(self) -> str:
+        return f"{self.symbol}.cpp"
+
+    @property
+    def launch(self) -> Launch:
+        return Launch(self.symbol, self.block_dim, "MIX_AIC_1_2", ("x", "weights", "y", "workspace", "tiling"),
+                      f"chain of {len(self.blocks)} two-phase blocks, SyncAll between blocks", "mix_aic_1_2")
+
+    @property
+    def weights_bytes(self) -> int:
+        return max((r.offset + r.nbytes for r in self.weights), default=0)
+
+    @property
+    def workspace_bytes(self) -> int:
+        return max((r.offset + r.nbytes for r in self.workspace), default=0)
+
+    def args(self) -> tuple[ArgSpec, ...]:
+        first, last = self.blocks[0], self.blocks[-1]
+        return (first.arg("x"),
+                ArgSpec("weights", "weight", "uint8", "ND", (self.weights_bytes,),
+                        "every block's w_dw, b_dw, w_pw, b_pw (layouts of the block kernels), packed"),
+                last.arg("y"),
+                ArgSpec("workspace", "workspace", "uint8", "ND", (self.workspace_bytes,),
+                        "per block its two-phase workspace, then the boundary tensors"),
+                ArgSpec("tiling", "tiling", "uint8", "ND", (len(self.tiling_bytes()),), "every block's tiling struct"))
+
+    def tiling_bytes(self) -> bytes:
+        out = bytearray()
+        for off, ek in zip(self.tiling_offsets, self.blocks):
+            out += bytes(off - len(out)) + ek.tiling_bytes()
+        return bytes(out)
+
+    def zeroed(self) -> tuple[tuple[int, int], ...]:
+        """(offset, bytes) of the workspace the host zeroes: each block's SyncAll flags."""
+        return tuple((r.offset, ek.workspace_zeroed_bytes) for r, ek in
+                     zip((r for r in self.workspace if r.what == "workspace"), self.blocks) if ek.workspace_zeroed_bytes)
+
+    def manifest(self) -> str:
+        """The host's layout of the packed arguments (JSON)."""
+        return json.dumps({
+            "symbol": self.symbol, "blocks": [ek.block for ek in self.blocks], "block_dim": self.block_dim,
+            "kernel_type": "KERNEL_TYPE_MIX_AIC_1_2",
+            "args": [{"name": a.name, "dtype": a.dtype, "format": a.fmt, "shape": list(a.shape)} for a in self.args()],
+            "weights": [r.__dict__ for r in self.weights], "workspace": [r.__dict__ for r in self.workspace],
+            "workspace_zeroed": [list(z) for z in self.zeroed()],
+            "tiling_offsets": list(self.tiling_offsets),
+            "tiling_structs": [ek.tiling_struct for ek in self.blocks],
+        }, indent=2) + "\n"
+
+
+def emit_chain(name: str, kernels: list[EmittedKernel]) -> EmittedChain:
+    """The chain kernel of `kernels` (two-phase, 910B, in order; block k's y is block k+1's x)."""
+    if len(kernels) < 2:
+        raise MegafuseError(f"chain {name}: needs at least two blocks")
+    for ek in kernels:
+        if ek.variant != "two-phase" or ek.plan.soc.coupled or not ek.chain_body:
+            raise MegafuseError(f"chain {name}: block {ek.block} is not a 910B two-phase kernel")
+        if {a.name for a in ek.args} != {"x", *WEIGHTS, "y", "workspace", "tiling"}:
+            raise MegafuseError(f"chain {name}: block {ek.block} has inputs besides x and its weights")
+    for a, b in zip(kernels, kernels[1:]):
+        if a.arg("y").shape != b.arg("x").shape or a.arg("y").dtype != b.arg("x").dtype:
+            raise MegafuseError(f"chain {name}: {a.block}'s output does not match {b.block}'s input")
+    sym = f"megafuse_{name}"
+    weights, off = [], 0
+    for ek in kernels:
+        for w in WEIGHTS:
+            n = ek.arg(w).nbytes
+            weights.append(Region(ek.block, w, off, n))
+            off = _align(off + n, ALIGN)
+    work, off = [], 0
+    for ek in kernels:
+        work.append(Region(ek.block, "workspace", off, ek.workspace_bytes))
+        off = _align(off + ek.workspace_bytes, ALIGN)
+    for ek in kernels[:-1]:
+        n = ek.arg("y").nbytes
+        work.append(Region(ek.block, "boundary", off, n))
+        off = _align(off + n, ALIGN)
+    tiling_offsets, off = [], 0
+    for ek in kernels:
+        tiling_offsets.append(off)
+        off = _align(off + len(ek.tiling_bytes()), TILING_ALIGN)
+
+    w_at = {(r.block, r.what): r.offset for r in weights}
+    ws_at = {r.block: r.offset for r in work if r.what == "workspace"}
+    out_at = {r.block: r.offset for r in work if r.what == "boundary"}
+    stages, bodies = [], []
+    last = len(kernels) - 1
+    for k, ek in enumerate(kernels):
+        ns = f"{sym}_b{k}"
+        bodies.append(f"namespace {ns} {{\n{ek.chain_body}}}  // namespace {ns}\n")
+        prev = kernels[k - 1].block if k else ""
+        stages.append(sub(template("chain_block.h"), K=k, BLOCK=ek.block, NS=ns, OPTYPE=ek.op_type,
+                          TILING=ek.tiling_struct, TILING_OFF=tiling_offsets[k], WS_OFF=ws_at[ek.block],
+                          IN="x" if k == 0 else f"ws + {out_at[prev]}",
+                          OUT="y" if k == last else f"ws + {out_at[ek.block]}",
+                          IN_WHAT="x" if k == 0 else f"{prev}'s output (workspace)",
+                          OUT_WHAT="y" if k == last else "its output (workspace)",
+                          **{w.upper(): w_at[ek.block, w] for w in WEIGHTS}))
+        if k != last:
+            stages.append("    SyncAll<false>();  // AIVs and AICs: this block's output is in GM before the next reads it\n")
+    source = fill(template("chain_entry.cpp"), VERSION=VERSION, SYM=sym, N=len(kernels),
+                  BLOCKS=", ".join(ek.block for ek in kernels),
+                  INCLUDES="".join(f'#include "{ek.tiling_header_name}"\n' for ek in kernels),
+                  BODIES="\n".join(bodies), STAGES="".join(stages))
+    headers = tuple((ek.tiling_header_name, ek.tiling_header) for ek in kernels)
+    return EmittedChain(name, sym, tuple(kernels), source, headers, tuple(weights), tuple(work),
+                        tuple(tiling_offsets), max(ek.block_dim for ek in kernels))
+
+
+def pack_weights(ec: EmittedChain, arrays: dict[str, dict]) -> "np.ndarray":
+    """arrays: block name -> {w_dw, b_dw, w_pw, b_pw: NumPy arrays in the block kernel's layout}."""
+    import numpy as np
+
+    out = np.zeros(ec.weights_bytes, np.uint8)
+    by_block = {ek.block: ek for ek in ec.blocks}
+    for r in ec.weights:
+        spec = by_block[r.block].arg(r.what)
+        a = np.ascontiguousarray(arrays[r.block][r.what], dtype=np.dtype(spec.dtype))
+        if a.shape != spec.shape:
+            raise MegafuseError(f"chain {ec.name}: {r.block}.{r.what} has shape {a.shape}, expected {spec.shape}")
+        out[r.offset:r.offset + r.nbytes] = a.reshape(-1).view(np.uint8)
+    return out
+
+
+__all__ = ["ALIGN", "EmittedChain", "Region", "emit_chain", "pack_weights"]

@@ -1,0 +1,101 @@
+"""`check -t ascend` for block chains: the chain kernel (fusion/ascendc/emit_chain.py) built
+against the host emulation and run on the chain's input with every block's weights; its output is
+compared with the same blocks' own kernels run one after the other, and feeds the rest of the model
+(so the whole-model comparison with ONNX Runtime goes through the chain kernel)."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from fusion.ascendc.emit_chain import EmittedChain, emit_chain, pack_weights
+
+
+@dataclass(frozen=True)
+class ChainCheck:
+    name: str
+    symbol: str
+    blocks: tuple[str, ...]
+    block_dim: int
+    max_abs: float           # vs the blocks' own kernels, run one by one
+    max_rel: float
+    counters: dict[str, int]
+    blocks_counters: dict[str, int]   # the same counters summed over the blocks' own kernels
+    build_s: float
+    run_s: float
+
+    @property
+    def counters_match(self) -> bool:
+        keys = ("gm_read_bytes", "gm_write_bytes", "vector_instructions", "vector_repeats", "cube_fractals")
+        return all(self.counters.get(k, 0) == self.blocks_counters.get(k, 0) for k in keys)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "kernel": self.symbol, "blocks": list(self.blocks), "block_dim": self.block_dim,
+                "max_abs": self.max_abs, "max_rel": self.max_rel, "counters": dict(self.counters),
+                "blocks_counters": dict(self.blocks_counters), "counters_match": self.counters_match,
+                "build_s": round(self.build_s, 3), "run_s": round(self.run_s, 3)}
+
+    def describe(self) -> str:
+        c = self.counters
+        return (f"{self.name:<14} {len(self.blocks)} blocks in one launch ({self.blocks[0]} .. {self.blocks[-1]}), "
+                f"{self.block_dim} x (AIC + 2 AIV)  max rel {self.max_rel:.2e} vs the blocks' own kernels  "
+                f"GM r/w {c.get('gm_read_bytes', 0):,}/{c.get('gm_write_bytes', 0):,} B, vec "
+                f"{c.get('vector_instructions', 0):,} instr, cube {c.get('cube_fractals', 0):,} fractals "
+                f"({'equal to' if self.counters_match else 'DIFFERENT from'} the blocks' sum)")
+
+
+def chain_dir(ec: EmittedChain):
+    from fusion.ascendc_emu import cache_dir
+
+    text = ec.source + "".join(t for _, t in ec.headers)
+    return cache_dir() / "ascendc" / f"{ec.symbol}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+
+
+def build_chain(ec: EmittedChain):
+    from fusion.ascendc_emu import build_kernel
+
+    d = chain_dir(ec)
+    d.mkdir(parents=True, exist_ok=True)
+    for name, text in ((ec.source_name, ec.source), *ec.headers):
+        p = d / name
+        if not p.exists() or p.read_text() != text:
+            p.write_text(text)
+    return build_kernel(d / ec.source_name, ec.symbol)
+
+
+def run_chain(ec: EmittedChain, kernel, x: np.ndarray, arrays: dict[str, dict]):
+    """(y, counters) of one emulated run. arrays: block -> its weight arrays (kernel layouts)."""
+    last = ec.blocks[-1]
+    y = np.full(last.arg("y").shape, np.nan, dtype=np.dtype(last.arg("y").dtype))
+    ws = np.full(ec.workspace_bytes // 2, np.nan, np.float16).view(np.uint8)
+    for off, n in ec.zeroed():
+        ws[off:off + n] = 0
+    xa = np.ascontiguousarray(x, dtype=np.dtype(ec.blocks[0].arg("x").dtype))
+    res = kernel.run([xa, pack_weights(ec, arrays), y, ws, ec.tiling_bytes()], block_dim=ec.block_dim,
+                     soc=ec.blocks[0].plan.soc, kernel_type="mix_aic_1_2")
+    return y, dict(res.counters)
+
+
+def check_chain(chain, kernels: dict, inputs: dict, arrays: dict, y_blocks: np.ndarray,
+                counters: dict[str, dict]) -> tuple[ChainCheck, np.ndarray]:
+    """kernels / arrays / counters: block -> EmittedKernel / weights / its own run's counters;
+    inputs: block -> its x; y_blocks: the last block's output from the blocks' own kernels."""
+    ec = emit_chain(chain.name, [kernels[b] for b in chain.blocks])
+    t0 = time.perf_counter()
+    kernel = build_chain(ec)
+    build_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    y, got = run_chain(ec, kernel, inputs[chain.blocks[0]], arrays)
+    run_s = time.perf_counter() - t0
+    g, r = np.asarray(y, np.float64), np.asarray(y_blocks, np.float64)
+    err = float("inf") if np.isnan(g).any() else float(np.abs(g - r).max())
+    scale = float(np.abs(r).max())
+    summed: dict[str, int] = {}
+    for b in chain.blocks:
+        for k, v in counters[b].items():
+            summed[k] = summed.get(k, 0) + v
+    return (ChainCheck(chain.name, ec.symbol, chain.blocks, ec.block_dim, err, err / scale if scale else err,
+                       got, summed, build_s, run_s), y)
