@@ -84,8 +84,9 @@ def fused_weight_inputs_of(block) -> tuple:
                                  ("s_pw", needs_slope(wl.act2))) if on)
 
 
-def find_chains(cm) -> list[Chain]:
-    """Maximal runs of chainable consecutive fused blocks (at least MIN_BLOCKS each)."""
+def find_chains(cm) -> tuple[list[Chain], list[str]]:
+    """Maximal runs of chainable consecutive fused blocks (at least MIN_BLOCKS each), and why
+    each pair of consecutive fused blocks that is not chained is not (one line each)."""
     blocks = {b.name: b for b in cm.fused_blocks}
     uses: dict[str, int] = {}
     for st in cm.program.steps:
@@ -95,6 +96,7 @@ def find_chains(cm) -> list[Chain]:
     outputs = set(cm.program.outputs)
     soc = cm.target.soc
     runs: list[list] = []
+    breaks: list[str] = []
     prev = None
     for st in cm.program.steps:
         cur = (st, blocks[st.name]) if st.kind == "fused" and st.name in blocks else None
@@ -106,12 +108,13 @@ def find_chains(cm) -> list[Chain]:
             runs[-1].append(cur)
         else:
             if prev is not None:
-                log.info("chain: %s and %s not chained: %s", prev[1].name, cur[1].name, why)
+                breaks.append(f"{prev[1].name} and {cur[1].name} not chained: {why}")
+                log.info("chain: %s", breaks[-1])
             runs.append([cur])
         prev = cur
     runs = [run for run in runs if len(run) >= MIN_BLOCKS]
-    return [Chain(f"chain{k + 1}", tuple(b.name for _, b in run), tuple(st.out for st, _ in run[:-1]))
-            for k, run in enumerate(runs)]
+    return ([Chain(f"chain{k + 1}", tuple(b.name for _, b in run), tuple(st.out for st, _ in run[:-1]))
+             for k, run in enumerate(runs)], breaks)
 
 
 def chain_cost(chain: Chain, costs: dict, soc) -> ChainCost:

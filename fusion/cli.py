@@ -219,6 +219,10 @@ def _print_compiled(cm) -> None:
             print(f"  {'':<14} {', '.join(others)} B")
         if b.engine_reason and b.tile_source == "default":
             print(f"  {'':<14} {b.engine_reason}")
+    for c in cm.chains:
+        print(f"{c.name}: {', '.join(c.blocks)} in one launch (SyncAll between blocks; --no-chain: one launch each)")
+    for line in cm.chain_breaks:
+        print(f"  {display_message(line)}")
     if cm.refusals:
         print(f"not fused / not folded ({len(cm.refusals)}):")
         for r in cm.refusals:

@@ -72,6 +72,7 @@ class CompiledModel:
     phases_s: dict[str, float] = field(default_factory=dict)  # wall seconds per compile phase
     kernel_cache: str = ""               # hits/misses of the on-disk kernel cache in this compile
     chains: list = field(default_factory=list)   # fusion/chain.Chain: blocks run as one launch (sim/ascend)
+    chain_breaks: list = field(default_factory=list)   # why consecutive fused blocks are not chained
 
     def describe_phases(self) -> str:
         parts = ", ".join(f"{k} {v:.2f} s" for k, v in self.phases_s.items())
@@ -96,7 +97,8 @@ class CompiledModel:
                 "max_dma_ratio": self.max_dma_ratio,
                 "kernels": len(self.program.steps), "compile_phases_s": self.phases_s,
                 "kernel_cache": self.kernel_cache,
-                "chains": [{"name": c.name, "blocks": list(c.blocks)} for c in self.chains]}
+                "chains": [{"name": c.name, "blocks": list(c.blocks)} for c in self.chains],
+                "not_chained": list(self.chain_breaks)}
 
 
 def compile_model(model, target="sim", input_shapes=None, dtype: str | None = None,
@@ -174,7 +176,7 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
     cm = CompiledModel(g, tgt, dtype, program, blocks, refusals, phases_s=phases)
     if chain and tgt.kind in ("sim", "ascend"):
         from fusion.chain import find_chains
-        cm.chains = find_chains(cm)
+        cm.chains, cm.chain_breaks = find_chains(cm)
     if kernel_cache.enabled():
         cm.kernel_cache = (f"{kernel_cache.STATS.hits - hits0} hit(s), {kernel_cache.STATS.misses - miss0} "
                            f"miss(es) in {kernel_cache.cache_dir()}")

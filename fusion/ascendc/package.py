@@ -5,6 +5,8 @@ docs} with op_contract.yaml and benchmark.json).
     DIR/ascend.json                                      index of the blocks and their files
     DIR/<block>/kernel/<sym>.cpp, <sym>_tiling.h
     DIR/<block>/host/<sym>_host.{h,cpp}, main.cpp, CMakeLists.txt, README.md
+    DIR/<chain>/kernel/megafuse_<chain>.cpp, the blocks' <sym>_tiling.h   (fusion/chain.py, 910B)
+    DIR/<chain>/megafuse_<chain>.json       the chain's packed weights / workspace / tiling layout
     DIR/op_pkg/<OpType>/<version>/op_contract.yaml, benchmark.json
                                  /op_proto/<OpType>.json, <sym>_proto.h
                                  /op_impl/ai_core/<sym>.cpp, <sym>_tiling.h
@@ -259,8 +261,32 @@ def write_ascend_package(cm, out: Path, model_name: str | None = None) -> list[E
                                 "variant": ek.variant, "tile": ek.plan.tile.describe(),
                                 "block_dim": ek.block_dim, "files": sorted(files)})
         kernels.append(ek)
+    index["chains"] = _write_chains(cm, out, {ek.block: ek for ek in kernels})
     (out / "ascend.json").write_text(json.dumps(index, indent=2) + "\n")
     return kernels
+
+
+def _write_chains(cm, out: Path, kernels: dict[str, EmittedKernel]) -> list[dict]:
+    """Each chain's kernel (fusion/ascendc/emit_chain.py) beside the blocks' own kernels: the
+    blocks' op packages stay usable one by one; the chain is the faster launch of the same code."""
+    from fusion.ascendc.emit_chain import emit_chain
+
+    rows = []
+    for chain in cm.chains:
+        ec = emit_chain(chain.name, [kernels[b] for b in chain.blocks])
+        files = {f"{chain.name}/kernel/{ec.source_name}": ec.source,
+                 f"{chain.name}/{ec.symbol}.json": ec.manifest()}
+        files.update({f"{chain.name}/kernel/{name}": text for name, text in ec.headers})
+        for rel, text in files.items():
+            path = inside(out, rel)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+            except OSError as e:
+                raise MegafuseError(f"cannot write '{display(str(path))}': {e.strerror}") from None
+        rows.append({"chain": chain.name, "kernel": ec.symbol, "blocks": list(chain.blocks),
+                     "block_dim": ec.block_dim, "files": sorted(files)})
+    return rows
 
 
 def verify_package(out: Path) -> list[str]:
