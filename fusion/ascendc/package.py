@@ -250,13 +250,7 @@ def write_ascend_package(cm, out: Path, model_name: str | None = None) -> list[E
         pkg = op_pkg_dir(ek)
         files.update({f"{pkg}/{k}": v for k, v in
                       package_files(ek, block.members, model_name, None, cost).items()})
-        for rel, text in files.items():
-            path = inside(out, rel)
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text)
-            except OSError as e:
-                raise MegafuseError(f"cannot write '{display(str(path))}': {e.strerror}") from None
+        _write_files(out, files)
         index["blocks"].append({"block": block.name, "kernel": ek.symbol, "op_type": ek.op_type,
                                 "variant": ek.variant, "tile": ek.plan.tile.describe(),
                                 "block_dim": ek.block_dim, "files": sorted(files)})
@@ -264,6 +258,16 @@ def write_ascend_package(cm, out: Path, model_name: str | None = None) -> list[E
     index["chains"] = _write_chains(cm, out, {ek.block: ek for ek in kernels})
     (out / "ascend.json").write_text(json.dumps(index, indent=2) + "\n")
     return kernels
+
+
+def _write_files(out: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = inside(out, rel)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        except OSError as e:
+            raise MegafuseError(f"cannot write '{display(str(path))}': {e.strerror}") from None
 
 
 def _write_chains(cm, out: Path, kernels: dict[str, EmittedKernel]) -> list[dict]:
@@ -277,13 +281,7 @@ def _write_chains(cm, out: Path, kernels: dict[str, EmittedKernel]) -> list[dict
         files = {f"{chain.name}/kernel/{ec.source_name}": ec.source,
                  f"{chain.name}/{ec.symbol}.json": ec.manifest()}
         files.update({f"{chain.name}/kernel/{name}": text for name, text in ec.headers})
-        for rel, text in files.items():
-            path = inside(out, rel)
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text)
-            except OSError as e:
-                raise MegafuseError(f"cannot write '{display(str(path))}': {e.strerror}") from None
+        _write_files(out, files)
         rows.append({"chain": chain.name, "kernel": ec.symbol, "blocks": list(chain.blocks),
                      "block_dim": ec.block_dim, "files": sorted(files)})
     return rows
