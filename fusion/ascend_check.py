@@ -199,7 +199,8 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
         from fusion.onnx_import import read_model
         model = read_model(model)
     tol = TOLERANCE[cm.dtype] if tolerance is None else tolerance
-    kernels = [emit_kernel(b.plan, b.name) for b in cm.fused_blocks]
+    stages = {g.steps[-1]: g for g in getattr(cm, "chain_stages", {}).values()}   # by their last step
+    kernels = [emit_kernel(b.plan, b.name) for b in [*cm.fused_blocks, *stages.values()]]
     built, build_s = build_all(kernels, jobs)
     by_name = {ek.block: (ek, kb, bs) for ek, kb, bs in zip(kernels, built, build_s)}
 
@@ -219,29 +220,35 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
         args = [env[p] if isinstance(p, str) else p for p in st.params]
         cpu_out = tvm.runtime.empty(st.out_shape, st.out_dtype, dev)
         st.func(*args, cpu_out)
-        if st.kind != "fused" or st.name not in by_name:
+        if st.name in stages:   # a chain's GEMM stage: its kernel on the conv's input, the stage's weights
+            from fusion.chain_stage import stage_arrays
+            g = stages[st.name]
+            name, arrays = g.name, {"x": env[g.x].numpy(), **stage_arrays(g, cm)}
+        elif st.kind == "fused" and st.name in by_name:
+            name = st.name
+            wl = by_name[name][0].plan.workload   # the fused step's operand order: biases, slopes, residual
+            names = (["x", "w_dw", "b_dw", "w_pw", "b_pw"] + [n for n, act in (("s_dw", wl.act1), ("s_pw", wl.act2))
+                                                               if needs_slope(act)] + (["res"] if wl.residual else []))
+            arrays = {n: a.numpy() for n, a in zip(names, args)}
+        else:
             env[st.out] = cpu_out
             continue
-        ek, kb, bs = by_name[st.name]
-        wl = ek.plan.workload   # the fused step's operand order: biases, slopes (FUSED_SLOPES), residual
-        names = (["x", "w_dw", "b_dw", "w_pw", "b_pw"] + [n for n, act in (("s_dw", wl.act1), ("s_pw", wl.act2))
-                                                           if needs_slope(act)] + (["res"] if wl.residual else []))
-        arrays = {n: a.numpy() for n, a in zip(names, args)}
+        ek, kb, bs = by_name[name]
         t0 = time.perf_counter()
         y, counters, _ = run_emitted(ek, kb, arrays)
         run_s = time.perf_counter() - t0
         err, rel = _max_err(y, cpu_out.numpy())
         cost = model_fused(ek.plan, timeline=False)  # the plan the kernel was generated from
         p = ek.plan
-        reports.append(BlockCheck(st.name, ek.symbol, p.soc.name, ek.variant, p.tile.describe(), ek.block_dim,
+        reports.append(BlockCheck(name, ek.symbol, p.soc.name, ek.variant, p.tile.describe(), ek.block_dim,
                                   err, rel, counters, cost.gm_read_bytes, cost.gm_write_bytes, bs, run_s,
                                   ek.notes, int(cost.counts.get("vector_instrs", 0))))
-        block_x[st.name] = arrays["x"]
-        block_w[st.name] = arrays
-        block_counters[st.name] = counters
-        if st.name in chain_end:   # the chain kernel's output feeds the rest of the model
+        block_x[name] = arrays["x"]
+        block_w[name] = arrays
+        block_counters[name] = counters
+        if name in chain_end:   # the chain kernel's output feeds the rest of the model
             from fusion.chain_check import check_chain
-            cc, y = check_chain(chain_end[st.name], {k.block: k for k in kernels}, block_x, block_w, y,
+            cc, y = check_chain(chain_end[name], {k.block: k for k in kernels}, block_x, block_w, y,
                                 block_counters)
             chain_checks.append(cc)
         env[st.out] = tvm.runtime.tensor(y, dev)

@@ -1,21 +1,26 @@
 """Block chains: consecutive fused blocks run as one persistent kernel launch. MODELED.
 
 On 910B a fused two-phase block costs 5-6 µs of launch next to 3-5 µs of work (the launch cost is
-fitted: fusion/soc.py launch_base_us). A chain runs blocks b_i .. b_j in one MIX launch: every
-core runs block i's phases, a hard SyncAll (all AIVs and AICs: block i's output is complete in GM),
-then block i+1's, and so on. The chain pays one launch and one SyncAll per block boundary
-instead of one launch per block. Its Ascend C is fusion/ascendc/emit_chain.py.
+fitted: fusion/soc.py launch_base_us). A chain runs its members in one MIX launch: every core runs
+member i's phases, a hard SyncAll (all AIVs and AICs: member i's output is complete in GM), then
+member i+1's, and so on. The chain pays one launch and one SyncAll per boundary instead of one
+launch per member. Members are fused blocks and GEMM stages (fusion/chain_stage.py: a 1x1 conv +
+activation between blocks, MobileNetV2's expansion convs, run as an identity-DW two-phase kernel).
+Its Ascend C is fusion/ascendc/emit_chain.py.
 
-Pattern: consecutive fused steps of the compiled program, each reading the previous one's output
-as its input x. Legality (a refusal names the first rule that fails):
-  - the boundary tensor feeds only the next block and is not a model output (it lives in the
-    chain's workspace, never returned);
-  - both blocks are two-phase plans (their phases already end at a barrier, so no core of block
-    i+1 can read a tile block i has not written once the SyncAll between them returns);
+Pattern: consecutive members in the compiled program, each reading the previous one's output as
+its input x. Legality (a refusal names the first rule that fails):
+  - every reader of a boundary tensor is a later member of the chain (the next member's x, or a
+    block's residual) and the tensor is not a model output: it lives in the chain's workspace,
+    never returned; a residual is the chain's input or a boundary tensor;
+  - every member is a two-phase plan (its phases already end at a barrier, so no core of member
+    i+1 can read a tile member i has not written once the SyncAll between them returns) without
+    per-channel slopes;
   - the SoC has the hard SyncAll (decoupled 910B: soc.coupled is False). 310P has the soft,
     GM-polled SyncAll only (2.2 µs modeled against a 2.9 µs launch) and its fused blocks fall back
-    to the unfused kernels where they lose, so chains are not built there.
-Rewrite: a Chain record (blocks in order); bench and compile report it, `--no-chain` turns it off.
+    to the unfused kernels where they lose, so chains are not built there;
+  - a chain holds at least one fused block and two members.
+Rewrite: a Chain record (members in order); bench and compile report it, `--no-chain` turns it off.
 """
 
 from __future__ import annotations
@@ -25,104 +30,170 @@ from dataclasses import dataclass
 
 log = logging.getLogger("megafuse.chain")
 
-MIN_BLOCKS = 2
+MIN_MEMBERS = 2
 
 
 @dataclass(frozen=True)
 class Chain:
     name: str                    # chain1, chain2, ... in program order (kernel megafuse_chain1)
-    blocks: tuple[str, ...]      # fused block names, in program order
-    boundaries: tuple[str, ...]  # the tensors between consecutive blocks (workspace, not outputs)
+    blocks: tuple[str, ...]      # members (fused blocks and GEMM stages), in program order
+    boundaries: tuple[str, ...]  # the tensors between consecutive members (workspace, not outputs)
+    stages: tuple[str, ...] = ()             # the members that are GEMM stages (fusion/chain_stage.py)
+    residual_from: tuple[int | None, ...] = ()   # per member: its residual's producer (-1: the chain's x)
 
 
 @dataclass(frozen=True)
 class ChainCost:
-    """One launch for the chain's blocks. MODELED."""
+    """One launch for the chain's members. MODELED."""
     chain: Chain
-    launch_us: float          # the chain's launch (its widest block's)
-    body_us: float            # every block's time without its launch
-    sync_us: float            # one SyncAll per block boundary
+    launch_us: float          # the chain's launch (its widest member's)
+    body_us: float            # every member's time without its launch
+    sync_us: float            # one SyncAll per boundary
     time_us: float
-    unchained_us: float       # the same blocks launched one by one
+    unchained_us: float       # the blocks launched one by one, the GEMM stages as the vendor's kernels
 
     @property
     def saved_us(self) -> float:
         return self.unchained_us - self.time_us
 
     def to_json(self) -> dict:
-        return {"name": self.chain.name, "blocks": list(self.chain.blocks), "launch_us": self.launch_us,
-                "body_us": self.body_us, "sync_us": self.sync_us, "time_us": self.time_us,
-                "unchained_us": self.unchained_us, "saved_us": self.saved_us, "figures": "modeled"}
+        return {"name": self.chain.name, "blocks": list(self.chain.blocks), "stages": list(self.chain.stages),
+                "launch_us": self.launch_us, "body_us": self.body_us, "sync_us": self.sync_us,
+                "time_us": self.time_us, "unchained_us": self.unchained_us, "saved_us": self.saved_us,
+                "figures": "modeled"}
 
 
-def _why_not(prev, nxt, soc, uses: dict[str, int], outputs: set[str]) -> str | None:
-    """The first chain rule the pair (prev, nxt) of fused steps + blocks breaks, or None."""
-    st_a, blk_a = prev
-    st_b, blk_b = nxt
-    if not st_b.params or st_b.params[0] != st_a.out:
-        return f"{blk_b.name} does not read {blk_a.name}'s output as its input"
-    if st_a.out in outputs:
-        return f"{blk_a.name}'s output is a model output"
-    if uses.get(st_a.out, 0) != 1:
-        return f"{blk_a.name}'s output has {uses.get(st_a.out, 0)} consumers"
+@dataclass(frozen=True)
+class _Member:
+    name: str
+    steps: tuple[str, ...]    # program steps it covers
+    x: str
+    out: str
+    res: str | None
+    plan: object
+    slopes: bool
+    stage: bool
+
+
+def _members(cm, stages: dict) -> list[_Member | None]:
+    """The program as members and None for every other step (which ends a chain)."""
+    from schedules.activations import needs_slope
+
+    blocks = {b.name: b for b in cm.fused_blocks}
+    out: list[_Member | None] = []
+    skip: set[str] = set()
+    for st in cm.program.steps:
+        if st.name in skip:
+            continue
+        if st.kind == "fused" and st.name in blocks:
+            b = blocks[st.name]
+            wl = b.workload
+            out.append(_Member(b.name, (st.name,), st.params[0], st.out, st.params[-1] if wl.residual else None,
+                               b.plan, needs_slope(wl.act1) or needs_slope(wl.act2), False))
+        elif st.kind == "op" and st.name in stages:
+            g = stages[st.name]
+            skip.update(g.steps[1:])
+            out.append(_Member(g.name, g.steps, g.x, g.out, None, g.plan, False, True))
+        else:
+            out.append(None)
+    return out
+
+
+def _why_not(a: _Member, b: _Member, soc, outputs: set[str]) -> str | None:
+    """The first chain rule the consecutive pair (a, b) breaks, or None."""
+    if b.x != a.out:
+        return f"{b.name} does not read {a.name}'s output as its input"
+    if a.out in outputs:
+        return f"{a.name}'s output is a model output"
     if soc.coupled:
         return f"{soc.name} has the soft (GM-polled) SyncAll only"
-    for b in (blk_a, blk_b):
-        if not b.plan.two_phase:
-            return f"{b.name} is a {b.plan.variant} plan (chains hold two-phase plans)"
-        if len(fused_weight_inputs_of(b)) != 0:
-            return f"{b.name} has inputs besides x and its weights (residual or per-channel slopes)"
+    for m in (a, b):
+        if not m.plan.two_phase:
+            return f"{m.name} is a {m.plan.variant} plan (chains hold two-phase plans)"
+        if m.slopes:
+            return f"{m.name} has per-channel activation slopes"
     return None
 
 
-def fused_weight_inputs_of(block) -> tuple:
-    """The block kernel's inputs other than x, w_dw, b_dw, w_pw, b_pw (a chain packs only those)."""
-    from schedules.activations import needs_slope
+def _split(run: list[_Member], readers: dict[str, set[str]]) -> tuple[list[list[_Member]], list[str]]:
+    """Cuts a connected run where a boundary tensor is read outside it or a residual comes from
+    outside it; (pieces, why each cut was made)."""
+    steps = {s for m in run for s in m.steps}
+    avail = {run[0].x}
+    for k, m in enumerate(run):
+        if k and m.res is not None and m.res not in avail:
+            why = f"{run[k - 1].name} and {m.name} not chained: {m.name}'s residual is read from outside the chain"
+            a, wa = _split(run[:k], readers)
+            b, wb = _split(run[k:], readers)
+            return a + b, [why] + wa + wb
+        avail.add(m.out)
+        if k < len(run) - 1 and not readers.get(m.out, set()) <= steps:
+            n = len(readers.get(m.out, ()))
+            why = f"{m.name} and {run[k + 1].name} not chained: {m.name}'s output has {n} consumers"
+            outside = readers[m.out] - steps
+            if outside:
+                why += " (one outside the chain)" if len(outside) == 1 else f" ({len(outside)} outside the chain)"
+            a, wa = _split(run[:k + 1], readers)
+            b, wb = _split(run[k + 1:], readers)
+            return a + b, [why] + wa + wb
+    return [run], []
 
-    wl = block.workload
-    return tuple(n for n, on in (("res", wl.residual), ("s_dw", needs_slope(wl.act1)),
-                                 ("s_pw", needs_slope(wl.act2))) if on)
 
-
-def find_chains(cm) -> tuple[list[Chain], list[str]]:
-    """Maximal runs of chainable consecutive fused blocks (at least MIN_BLOCKS each), and why
-    each pair of consecutive fused blocks that is not chained is not (one line each)."""
-    blocks = {b.name: b for b in cm.fused_blocks}
-    uses: dict[str, int] = {}
+def find_chains(cm, stages: dict | None = None) -> tuple[list[Chain], list[str]]:
+    """Maximal runs of chainable consecutive members (at least MIN_MEMBERS, one a fused block), and
+    why consecutive members are not chained (one line each). stages: GEMM stages by first step
+    (fusion/chain_stage.find_stages); None: fused blocks only."""
+    members = _members(cm, stages or {})
+    readers: dict[str, set[str]] = {}
     for st in cm.program.steps:
         for p in st.params:
             if isinstance(p, str):
-                uses[p] = uses.get(p, 0) + 1
+                readers.setdefault(p, set()).add(st.name)
     outputs = set(cm.program.outputs)
     soc = cm.target.soc
-    runs: list[list] = []
+    runs: list[list[_Member]] = []
     breaks: list[str] = []
     prev = None
-    for st in cm.program.steps:
-        cur = (st, blocks[st.name]) if st.kind == "fused" and st.name in blocks else None
+    for cur in members:
         if cur is None:
             prev = None
             continue
-        why = _why_not(prev, cur, soc, uses, outputs) if prev is not None else "start"
+        why = _why_not(prev, cur, soc, outputs) if prev is not None else "start"
         if why is None:
             runs[-1].append(cur)
         else:
-            if prev is not None:
-                breaks.append(f"{prev[1].name} and {cur[1].name} not chained: {why}")
-                log.info("chain: %s", breaks[-1])
+            if prev is not None and not (prev.stage and cur.stage):
+                breaks.append(f"{prev.name} and {cur.name} not chained: {why}")
             runs.append([cur])
         prev = cur
-    runs = [run for run in runs if len(run) >= MIN_BLOCKS]
-    return ([Chain(f"chain{k + 1}", tuple(b.name for _, b in run), tuple(st.out for st, _ in run[:-1]))
-             for k, run in enumerate(runs)], breaks)
+    pieces = []
+    for run in runs:
+        got, why = _split(run, readers)
+        pieces += got
+        breaks += why
+    for line in breaks:
+        log.info("chain: %s", line)
+    chains = []
+    for run in pieces:
+        if len(run) < MIN_MEMBERS or all(m.stage for m in run):
+            continue
+        at = {m.out: k for k, m in enumerate(run)}
+        at[run[0].x] = -1
+        chains.append(Chain(f"chain{len(chains) + 1}", tuple(m.name for m in run), tuple(m.out for m in run[:-1]),
+                            tuple(m.name for m in run if m.stage),
+                            tuple(None if m.res is None else at[m.res] for m in run)))
+    return chains, breaks
 
 
-def chain_cost(chain: Chain, costs: dict, soc) -> ChainCost:
-    """costs: block name -> its KernelCost (fusion/costmodel.model_fused)."""
+def chain_cost(chain: Chain, costs: dict, soc, stage_vendor_us: dict | None = None) -> ChainCost:
+    """costs: member name -> its KernelCost (fusion/costmodel.model_fused); stage_vendor_us: GEMM
+    stage -> what the vendor-like kernels it replaces cost (its members run so when unchained)."""
     from fusion.costmodel.twophase import sync_all_us
 
     ks = [costs[n] for n in chain.blocks]
     launch = max(k.launch_us for k in ks)
     body = sum(k.time_us - k.launch_us for k in ks)
     sync = (len(ks) - 1) * sync_all_us(soc)
-    return ChainCost(chain, launch, body, sync, launch + body + sync, sum(k.time_us for k in ks))
+    vendor = stage_vendor_us or {}
+    unchained = sum(vendor[n] if n in chain.stages else costs[n].time_us for n in chain.blocks)
+    return ChainCost(chain, launch, body, sync, launch + body + sync, unchained)

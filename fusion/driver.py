@@ -73,6 +73,7 @@ class CompiledModel:
     kernel_cache: str = ""               # hits/misses of the on-disk kernel cache in this compile
     chains: list = field(default_factory=list)   # fusion/chain.Chain: blocks run as one launch (sim/ascend)
     chain_breaks: list = field(default_factory=list)   # why consecutive fused blocks are not chained
+    chain_stages: dict = field(default_factory=dict)   # fusion/chain_stage.GemmStage of the chains, by name
 
     def describe_phases(self) -> str:
         parts = ", ".join(f"{k} {v:.2f} s" for k, v in self.phases_s.items())
@@ -97,7 +98,7 @@ class CompiledModel:
                 "max_dma_ratio": self.max_dma_ratio,
                 "kernels": len(self.program.steps), "compile_phases_s": self.phases_s,
                 "kernel_cache": self.kernel_cache,
-                "chains": [{"name": c.name, "blocks": list(c.blocks)} for c in self.chains],
+                "chains": [{"name": c.name, "blocks": list(c.blocks), "stages": list(c.stages)} for c in self.chains],
                 "not_chained": list(self.chain_breaks)}
 
 
@@ -176,7 +177,12 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
     cm = CompiledModel(g, tgt, dtype, program, blocks, refusals, phases_s=phases)
     if chain and tgt.kind in ("sim", "ascend"):
         from fusion.chain import find_chains
-        cm.chains, cm.chain_breaks = find_chains(cm)
+        from fusion.chain_stage import find_stages
+        with phase("chains"):
+            stages = find_stages(cm, idents) if blocks else {}
+            cm.chains, cm.chain_breaks = find_chains(cm, stages)
+            chained = {n for c in cm.chains for n in c.stages}
+            cm.chain_stages = {g.name: g for g in stages.values() if g.name in chained}
     if kernel_cache.enabled():
         cm.kernel_cache = (f"{kernel_cache.STATS.hits - hits0} hit(s), {kernel_cache.STATS.misses - miss0} "
                            f"miss(es) in {kernel_cache.cache_dir()}")

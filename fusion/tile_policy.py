@@ -170,6 +170,13 @@ def two_phase_enabled(target: Target, override: TileOverride) -> bool:
     return target.kind in ("sim", "ascend") and override.pw_engine in (None, "twophase") and not override.forced
 
 
+def two_phase_plan(wl: DwSepWorkload, target: Target) -> KernelPlan | None:
+    """The fastest modeled two-phase plan of `wl` (default knobs), or None where none fits or the
+    target has no two-phase kernel: what a chain's GEMM stage runs (fusion/chain_stage.py)."""
+    best = _two_phase_best(wl, target, TileOverride())
+    return None if best is None else best[0]
+
+
 def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride):
     """(plan, modeled µs) of the fastest two-phase candidate, or None."""
     if not two_phase_enabled(target, override) or "cube" not in pw_engines(target, wl.dtype):

@@ -2,7 +2,8 @@
 
 The chain kernel composes the blocks' own emitted code (EmittedKernel.chain_body: helpers and
 classes, each block in its own namespace) and runs them in order from one entry point with a hard
-SyncAll<false>() between blocks. Five GM arguments whatever the chain's length:
+SyncAll<false>() between blocks. A block's residual is the chain's x or an earlier block's output
+(a boundary tensor, still in the workspace). Five GM arguments whatever the chain's length:
 
   x          the first block's input (NC1HWC0)
   weights    every block's w_dw, b_dw, w_pw, b_pw packed, each at a 512 B-aligned offset
@@ -53,6 +54,7 @@ class EmittedChain:
     workspace: tuple[Region, ...]
     tiling_offsets: tuple[int, ...]
     block_dim: int
+    residual_from: tuple[int | None, ...] = ()   # per block: -1 the chain's x, j block j's output
 
     @property
     def source_name(self) -> str:
@@ -100,23 +102,40 @@ class EmittedChain:
             "args": [{"name": a.name, "dtype": a.dtype, "format": a.fmt, "shape": list(a.shape)} for a in self.args()],
             "weights": [r.__dict__ for r in self.weights], "workspace": [r.__dict__ for r in self.workspace],
             "workspace_zeroed": [list(z) for z in self.zeroed()],
-            "tiling_offsets": list(self.tiling_offsets),
+            "tiling_offsets": list(self.tiling_offsets), "residual_from": list(self.residual_from),
             "tiling_structs": [ek.tiling_struct for ek in self.blocks],
         }, indent=2) + "\n"
 
 
-def emit_chain(name: str, kernels: list[EmittedKernel]) -> EmittedChain:
-    """The chain kernel of `kernels` (two-phase, 910B, in order; block k's y is block k+1's x)."""
+def _res_source(name: str, kernels: list[EmittedKernel], residual_from) -> list[int | None]:
+    """Per block: where its residual comes from (-1: the chain's x, j: block j's output, None)."""
+    res = list(residual_from) if residual_from else [None] * len(kernels)
+    if len(res) != len(kernels):
+        raise MegafuseError(f"chain {name}: {len(res)} residual sources for {len(kernels)} blocks")
+    for k, (ek, j) in enumerate(zip(kernels, res)):
+        has = any(a.name == "res" for a in ek.args)
+        if has != (j is not None) or (j is not None and not -1 <= j < k):
+            raise MegafuseError(f"chain {name}: block {ek.block}'s residual source {j} does not match its kernel")
+        src = kernels[0].arg("x") if j == -1 else kernels[j].arg("y") if j is not None else None
+        if src is not None and (src.shape, src.dtype) != (ek.arg("res").shape, ek.arg("res").dtype):
+            raise MegafuseError(f"chain {name}: block {ek.block}'s residual does not match its source")
+    return res
+
+
+def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None) -> EmittedChain:
+    """The chain kernel of `kernels` (two-phase, 910B, in order; block k's y is block k+1's x).
+    residual_from: per block, the producer of its residual (-1: the chain's x; None: none)."""
     if len(kernels) < 2:
         raise MegafuseError(f"chain {name}: needs at least two blocks")
     for ek in kernels:
         if ek.variant != "two-phase" or ek.plan.soc.coupled or not ek.chain_body:
             raise MegafuseError(f"chain {name}: block {ek.block} is not a 910B two-phase kernel")
-        if {a.name for a in ek.args} != {"x", *WEIGHTS, "y", "workspace", "tiling"}:
-            raise MegafuseError(f"chain {name}: block {ek.block} has inputs besides x and its weights")
+        if {a.name for a in ek.args} - {"res"} != {"x", *WEIGHTS, "y", "workspace", "tiling"}:
+            raise MegafuseError(f"chain {name}: block {ek.block} has inputs besides x, its weights and a residual")
     for a, b in zip(kernels, kernels[1:]):
         if a.arg("y").shape != b.arg("x").shape or a.arg("y").dtype != b.arg("x").dtype:
             raise MegafuseError(f"chain {name}: {a.block}'s output does not match {b.block}'s input")
+    res = _res_source(name, kernels, residual_from)
     sym = f"megafuse_{name}"
     weights, off = [], 0
     for ek in kernels:
@@ -151,6 +170,8 @@ def emit_chain(name: str, kernels: list[EmittedKernel]) -> EmittedChain:
                           IN="x" if k == 0 else f"ws + {out_at[prev]}",
                           OUT="y" if k == last else f"ws + {out_at[ek.block]}",
                           IN_WHAT="x" if k == 0 else f"{prev}'s output (workspace)",
+                          RES_ARG=("" if res[k] is None else "x, " if res[k] == -1
+                                   else f"ws + {out_at[kernels[res[k]].block]}, "),
                           OUT_WHAT="y" if k == last else "its output (workspace)",
                           **{w.upper(): w_at[ek.block, w] for w in WEIGHTS}))
         if k != last:
@@ -161,7 +182,7 @@ def emit_chain(name: str, kernels: list[EmittedKernel]) -> EmittedChain:
                   BODIES="\n".join(bodies), STAGES="".join(stages))
     headers = tuple((ek.tiling_header_name, ek.tiling_header) for ek in kernels)
     return EmittedChain(name, sym, tuple(kernels), source, headers, tuple(weights), tuple(work),
-                        tuple(tiling_offsets), max(ek.block_dim for ek in kernels))
+                        tuple(tiling_offsets), max(ek.block_dim for ek in kernels), tuple(res))
 
 
 def pack_weights(ec: EmittedChain, arrays: dict[str, dict]) -> "np.ndarray":

@@ -5,12 +5,12 @@
         GM_ADDR usr = ws + @WS_OFF@;
         if ASCEND_IS_AIV {
             @NS@::TwoPhaseAiv@OPTYPE@ op;
-            op.Init(in, weights + @W_DW@, weights + @B_DW@, weights + @W_PW@, weights + @B_PW@, out, usr, t);
+            op.Init(in, weights + @W_DW@, weights + @B_DW@, weights + @W_PW@, weights + @B_PW@, @RES_ARG@out, usr, t);
             op.Process();
         }
         if ASCEND_IS_AIC {
             @NS@::TwoPhaseAic@OPTYPE@ op;
-            op.Init(in, weights + @W_DW@, weights + @B_DW@, weights + @W_PW@, weights + @B_PW@, out, usr, t);
+            op.Init(in, weights + @W_DW@, weights + @B_DW@, weights + @W_PW@, weights + @B_PW@, @RES_ARG@out, usr, t);
             op.Process();
         }
     }
