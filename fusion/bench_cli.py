@@ -51,8 +51,10 @@ def _print(report: dict) -> None:
     for fb in report.get("fallback_blocks", []):
         print(f"  {fb['nodes'][0]:<12} unfused (fallback): {fb['reason']}")
     for c in report.get("chains", []):
-        print(f"  {c['name']}: {len(c['blocks'])} blocks in one launch: {c['time_us']:.1f} us = launch "
-              f"{c['launch_us']:.1f} + blocks {c['body_us']:.1f} + {len(c['blocks']) - 1} SyncAll {c['sync_us']:.1f} "
+        n, stages = len(c["blocks"]), len(c.get("stages", ()))
+        what = f"{n} blocks" if not stages else f"{n - stages} blocks + {stages} GEMM stages"
+        print(f"  {c['name']}: {what} in one launch: {c['time_us']:.1f} us = launch "
+              f"{c['launch_us']:.1f} + bodies {c['body_us']:.1f} + {n - 1} SyncAll {c['sync_us']:.1f} "
               f"(launched one by one {c['unchained_us']:.1f} us; saves {c['saved_us']:.1f} us)  [MODELED]")
     if modeled:
         if report.get("chains"):

@@ -83,7 +83,7 @@ def check_chain(chain, kernels: dict, inputs: dict, arrays: dict, y_blocks: np.n
                 counters: dict[str, dict]) -> tuple[ChainCheck, np.ndarray]:
     """kernels / arrays / counters: block -> EmittedKernel / weights / its own run's counters;
     inputs: block -> its x; y_blocks: the last block's output from the blocks' own kernels."""
-    ec = emit_chain(chain.name, [kernels[b] for b in chain.blocks], chain.residual_from)
+    ec = emit_chain(chain.name, [kernels[b] for b in chain.blocks], chain.residual_from, chain.stages)
     t0 = time.perf_counter()
     kernel = build_chain(ec)
     build_s = time.perf_counter() - t0

@@ -221,6 +221,8 @@ def _print_compiled(cm) -> None:
             print(f"  {'':<14} {b.engine_reason}")
     for c in cm.chains:
         print(f"{c.name}: {', '.join(c.blocks)} in one launch (SyncAll between blocks; --no-chain: one launch each)")
+        if c.stages:
+            print(f"  GEMM stages (1x1 conv + activation as an identity-DW two-phase kernel): {', '.join(c.stages)}")
     for line in cm.chain_breaks:
         print(f"  {display_message(line)}")
     if cm.refusals:

@@ -55,6 +55,7 @@ class EmittedChain:
     tiling_offsets: tuple[int, ...]
     block_dim: int
     residual_from: tuple[int | None, ...] = ()   # per block: -1 the chain's x, j block j's output
+    stages: tuple[str, ...] = ()                 # blocks that are GEMM stages (fusion/chain_stage.py)
 
     @property
     def source_name(self) -> str:
@@ -103,6 +104,10 @@ class EmittedChain:
             "weights": [r.__dict__ for r in self.weights], "workspace": [r.__dict__ for r in self.workspace],
             "workspace_zeroed": [list(z) for z in self.zeroed()],
             "tiling_offsets": list(self.tiling_offsets), "residual_from": list(self.residual_from),
+            "stages": list(self.stages),
+            "stage_weights": "a GEMM stage's w_dw is 1 and its b_dw 0 on the real channels (the identity "
+                             "depthwise); its w_pw / b_pw are the 1x1 conv's folded weights and bias in the "
+                             "PW layouts of the block kernel" if self.stages else "",
             "tiling_structs": [ek.tiling_struct for ek in self.blocks],
         }, indent=2) + "\n"
 
@@ -122,9 +127,10 @@ def _res_source(name: str, kernels: list[EmittedKernel], residual_from) -> list[
     return res
 
 
-def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None) -> EmittedChain:
+def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stages=()) -> EmittedChain:
     """The chain kernel of `kernels` (two-phase, 910B, in order; block k's y is block k+1's x).
-    residual_from: per block, the producer of its residual (-1: the chain's x; None: none)."""
+    residual_from: per block, the producer of its residual (-1: the chain's x; None: none);
+    stages: the blocks that are GEMM stages (identity DW; the host packs their weights so)."""
     if len(kernels) < 2:
         raise MegafuseError(f"chain {name}: needs at least two blocks")
     for ek in kernels:
@@ -136,6 +142,9 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None) -> E
         if a.arg("y").shape != b.arg("x").shape or a.arg("y").dtype != b.arg("x").dtype:
             raise MegafuseError(f"chain {name}: {a.block}'s output does not match {b.block}'s input")
     res = _res_source(name, kernels, residual_from)
+    if not set(stages) <= {ek.block for ek in kernels}:
+        raise MegafuseError(f"chain {name}: GEMM stages {sorted(set(stages) - {ek.block for ek in kernels})} "
+                            f"are not among its blocks")
     sym = f"megafuse_{name}"
     weights, off = [], 0
     for ek in kernels:
@@ -159,13 +168,13 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None) -> E
     w_at = {(r.block, r.what): r.offset for r in weights}
     ws_at = {r.block: r.offset for r in work if r.what == "workspace"}
     out_at = {r.block: r.offset for r in work if r.what == "boundary"}
-    stages, bodies = [], []
+    calls, bodies = [], []
     last = len(kernels) - 1
     for k, ek in enumerate(kernels):
         ns = f"{sym}_b{k}"
         bodies.append(f"namespace {ns} {{\n{ek.chain_body}}}  // namespace {ns}\n")
         prev = kernels[k - 1].block if k else ""
-        stages.append(sub(template("chain_block.h"), K=k, BLOCK=ek.block, NS=ns, OPTYPE=ek.op_type,
+        calls.append(sub(template("chain_block.h"), K=k, BLOCK=ek.block, NS=ns, OPTYPE=ek.op_type,
                           TILING=ek.tiling_struct, TILING_OFF=tiling_offsets[k], WS_OFF=ws_at[ek.block],
                           IN="x" if k == 0 else f"ws + {out_at[prev]}",
                           OUT="y" if k == last else f"ws + {out_at[ek.block]}",
@@ -175,14 +184,14 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None) -> E
                           OUT_WHAT="y" if k == last else "its output (workspace)",
                           **{w.upper(): w_at[ek.block, w] for w in WEIGHTS}))
         if k != last:
-            stages.append("    SyncAll<false>();  // AIVs and AICs: this block's output is in GM before the next reads it\n")
+            calls.append("    SyncAll<false>();  // AIVs and AICs: this block's output is in GM before the next reads it\n")
     source = fill(template("chain_entry.cpp"), VERSION=VERSION, SYM=sym, N=len(kernels),
                   BLOCKS=", ".join(ek.block for ek in kernels),
                   INCLUDES="".join(f'#include "{ek.tiling_header_name}"\n' for ek in kernels),
-                  BODIES="\n".join(bodies), STAGES="".join(stages))
+                  BODIES="\n".join(bodies), STAGES="".join(calls))
     headers = tuple((ek.tiling_header_name, ek.tiling_header) for ek in kernels)
     return EmittedChain(name, sym, tuple(kernels), source, headers, tuple(weights), tuple(work),
-                        tuple(tiling_offsets), max(ek.block_dim for ek in kernels), tuple(res))
+                        tuple(tiling_offsets), max(ek.block_dim for ek in kernels), tuple(res), tuple(stages))
 
 
 def pack_weights(ec: EmittedChain, arrays: dict[str, dict]) -> "np.ndarray":

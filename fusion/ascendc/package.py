@@ -255,7 +255,8 @@ def write_ascend_package(cm, out: Path, model_name: str | None = None) -> list[E
                                 "variant": ek.variant, "tile": ek.plan.tile.describe(),
                                 "block_dim": ek.block_dim, "files": sorted(files)})
         kernels.append(ek)
-    index["chains"] = _write_chains(cm, out, {ek.block: ek for ek in kernels})
+    stages = {g.name: emit_kernel(g.plan, g.name) for g in getattr(cm, "chain_stages", {}).values()}
+    index["chains"] = _write_chains(cm, out, {**{ek.block: ek for ek in kernels}, **stages})
     (out / "ascend.json").write_text(json.dumps(index, indent=2) + "\n")
     return kernels
 
@@ -272,17 +273,18 @@ def _write_files(out: Path, files: dict[str, str]) -> None:
 
 def _write_chains(cm, out: Path, kernels: dict[str, EmittedKernel]) -> list[dict]:
     """Each chain's kernel (fusion/ascendc/emit_chain.py) beside the blocks' own kernels: the
-    blocks' op packages stay usable one by one; the chain is the faster launch of the same code."""
+    blocks' op packages stay usable one by one; the chain is the faster launch of the same code.
+    `kernels` also holds the chains' GEMM stages (fusion/chain_stage.py), which have no package."""
     from fusion.ascendc.emit_chain import emit_chain
 
     rows = []
     for chain in cm.chains:
-        ec = emit_chain(chain.name, [kernels[b] for b in chain.blocks])
+        ec = emit_chain(chain.name, [kernels[b] for b in chain.blocks], chain.residual_from, chain.stages)
         files = {f"{chain.name}/kernel/{ec.source_name}": ec.source,
                  f"{chain.name}/{ec.symbol}.json": ec.manifest()}
         files.update({f"{chain.name}/kernel/{name}": text for name, text in ec.headers})
         _write_files(out, files)
-        rows.append({"chain": chain.name, "kernel": ec.symbol, "blocks": list(chain.blocks),
+        rows.append({"chain": chain.name, "kernel": ec.symbol, "blocks": list(chain.blocks), "stages": list(chain.stages),
                      "block_dim": ec.block_dim, "files": sorted(files)})
     return rows
 

@@ -1,0 +1,152 @@
+"""GEMM stages in chains (fusion/chain_stage.py, fusion/chain.py): MobileNetV2's expansion 1x1
+convs run inside the chain as identity-DW two-phase kernels, residuals come from the chain's x or
+a boundary tensor, and the chain kernel on the emulator equals its members' own kernels."""
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+
+from conftest import run_cli
+
+CUT = "b4_pw_bn"
+
+
+@pytest.fixture(scope="module")
+def small_v2(tmp_path_factory):
+    """MobileNetV2 at 64 px, width 0.35: b1-b4 (b3 with a residual), 8 and 16 output channels."""
+    from models.mobilenet import mobilenet_v2
+
+    p = tmp_path_factory.mktemp("stage") / "v2s.onnx"
+    onnx.save(mobilenet_v2(resolution=64, width=0.35), p)
+    return str(p)
+
+
+def _compile(path, target="sim:ascend910b2", outputs=CUT, **kw):
+    import fusion
+
+    return fusion.compile(path, target=target, dtype=kw.pop("dtype", "float16"), outputs=outputs, **kw)
+
+
+def test_expansion_convs_join_the_chain_as_gemm_stages(small_v2):
+    cm = _compile(small_v2)
+    (c,) = cm.chains
+    assert c.blocks == ("b1_fused", "b2_exp", "b2_fused", "b3_exp", "b3_fused", "b4_exp", "b4_fused")
+    assert c.stages == ("b2_exp", "b3_exp", "b4_exp")
+    # b3's residual is b2's output: boundary 2, still in the chain's workspace when b3 runs
+    assert c.residual_from == (None, None, None, None, 2, None, None)
+    assert c.boundaries == ("b1_pw_bn", "b2_exp_act", "b2_pw_bn", "b3_exp_act", "b3_add", "b4_exp_act")
+    assert cm.chain_breaks == []
+    g = cm.chain_stages["b3_exp"]
+    wl = g.workload
+    # the conv as the PW of an identity depthwise: 1x1 taps, no padding, no activation before it
+    assert (wl.kernel, wl.pads, wl.stride, wl.act1, wl.act2) == ((1, 1), (0, 0, 0, 0), (1, 1), "none", "relu6")
+    assert (wl.cin, wl.cout, wl.height, wl.width) == (8, 48, 16, 16)
+    assert g.steps == ("b3_exp", "b3_exp_act") and g.x == "b2_pw_bn" and g.out == "b3_exp_act"
+    assert g.plan.two_phase
+
+
+def test_identity_dw_is_exact(small_v2):
+    from fusion.chain_stage import identity_dw
+
+    w, b = identity_dw(20, "float16")
+    assert w.shape == (2, 1, 1, 16) and b.shape == (2, 16)
+    assert w.reshape(-1)[:20].tolist() == [1.0] * 20 and not w.reshape(-1)[20:].any() and not b.any()
+
+
+def test_no_stages_where_chains_cannot_run(small_v2):
+    assert _compile(small_v2, "sim:ascend310p3", fallback=False).chain_stages == {}
+    assert _compile(small_v2, "sim:ascend910b2", dtype="float32").chain_stages == {}
+    assert _compile(small_v2, "sim:ascend910b2", chain=False).chains == []
+    assert _compile(small_v2, "llvm").chains == []
+
+
+def test_a_tensor_read_outside_splits_the_chain_and_a_residual_may_be_its_input(small_v2):
+    """b2's output is a model output too (the exit conversion reads it): the chain stops after b2;
+    the next chain starts at b3_exp, whose input b3 also adds as its residual (-1: the chain's x)."""
+    cm = _compile(small_v2, outputs="b2_pw_bn," + CUT)
+    assert [(c.blocks, c.residual_from) for c in cm.chains] == [
+        (("b1_fused", "b2_exp", "b2_fused"), (None, None, None)),
+        (("b3_exp", "b3_fused", "b4_exp", "b4_fused"), (None, -1, None, None))]
+    assert cm.chain_breaks == ["b2_fused and b3_exp not chained: b2_fused's output has 3 consumers "
+                               "(one outside the chain)"]
+
+
+def test_bench_replaces_the_stages_vendor_kernels(small_v2, capsys, tmp_path):
+    out_json = tmp_path / "r.json"
+    code, out, _ = run_cli(capsys, "bench", small_v2, "-t", "sim:ascend910b2", "--dtype", "float16",
+                           "--no-db", "--outputs", CUT, "--json", str(out_json))
+    assert code == 0
+    assert "chain1: 4 blocks + 3 GEMM stages in one launch" in out
+    r = json.loads(out_json.read_text())
+    (c,) = r["chains"]
+    assert c["stages"] == ["b2_exp", "b3_exp", "b4_exp"]
+    fused = sum(k["fused_us"] for k in r["kernels"])
+    # unchained: the blocks one by one and the stages as the vendor's conv + act kernels
+    assert c["unchained_us"] > fused
+    assert r["fused_in_vendor_network_us"] == pytest.approx(r["fused_unchained_in_vendor_network_us"] - c["saved_us"])
+    assert r["fused_blocks_us"] == pytest.approx(c["time_us"])
+    assert not {o["name"] for o in r["other_kernels"]} & {"b2_exp", "b2_exp_act", "b3_exp", "b4_exp_act"}
+    code, _, _ = run_cli(capsys, "bench", small_v2, "-t", "sim:ascend910b2", "--dtype", "float16",
+                         "--no-db", "--outputs", CUT, "--no-chain", "--json", str(out_json))
+    r2 = json.loads(out_json.read_text())
+    assert r2["fused_in_vendor_network_us"] == pytest.approx(r["fused_unchained_in_vendor_network_us"])
+    assert r2["vendor_latency_us"] == pytest.approx(r["vendor_latency_us"])
+
+
+@pytest.mark.parametrize("outputs", [CUT, "b2_pw_bn," + CUT])
+def test_chain_with_stages_on_the_emulator(small_v2, emu_cache, capsys, outputs):
+    """Every stage's own kernel against the CPU conv + act, then the chain kernel: bitwise equal to
+    its members' kernels run one by one (the residual read from a boundary tensor, or from the
+    chain's x in the split cut), counters their sum, the model through the chains PASS vs ORT."""
+    code, out, _ = run_cli(capsys, "check", small_v2, "-t", "ascend:910b2", "--dtype", "float16", "--no-db",
+                           "--outputs", outputs, "--json")
+    assert code == 0
+    res = json.loads(out)
+    assert res["passed"]
+    rows = {b["name"]: b for b in res["blocks"]}
+    assert {"b2_exp", "b3_exp", "b4_exp"} <= set(rows)
+    for name in ("b2_exp", "b3_exp", "b4_exp"):
+        assert rows[name]["max_rel"] < 5e-3
+        assert rows[name]["gm_bytes_match"]
+    assert res["chains"]
+    for c in res["chains"]:
+        assert c["max_abs"] == 0.0 and c["counters_match"]
+        assert c["counters"]["cube_fractals"] > 0
+
+
+def test_emit_chain_checks_the_residual_sources(small_v2):
+    from fusion.ascendc import emit_kernel
+    from fusion.ascendc.emit_chain import emit_chain
+    from fusion.errors import MegafuseError
+
+    cm = _compile(small_v2, "ascend:910b2")
+    (c,) = cm.chains
+    members = {**{b.name: b for b in cm.fused_blocks}, **cm.chain_stages}
+    ks = [emit_kernel(members[n].plan, n) for n in c.blocks]
+    with pytest.raises(MegafuseError, match="residual source"):
+        emit_chain("c", ks)                       # b3 has a residual, none given
+    with pytest.raises(MegafuseError, match="residual source"):
+        emit_chain("c", ks, (None,) * 4 + (5,) + (None,) * 2)   # a later block's output
+    with pytest.raises(MegafuseError, match="does not match its source"):
+        emit_chain("c", ks, (None,) * 4 + (3,) + (None,) * 2)   # b3_exp's output: 48 channels, not 8
+    ec = emit_chain("c", ks, c.residual_from, c.stages)
+    bnd = {r.block: r.offset for r in ec.workspace if r.what == "boundary"}
+    b_pw = next(r.offset for r in ec.weights if (r.block, r.what) == ("b3_fused", "b_pw"))
+    assert f"weights + {b_pw}, ws + {bnd['b2_fused']}, out, usr, t);" in ec.source   # res, then y
+    manifest = json.loads(ec.manifest())
+    assert manifest["stages"] == ["b2_exp", "b3_exp", "b4_exp"] and manifest["residual_from"][4] == 2
+
+
+def test_compile_writes_the_stage_headers(small_v2, capsys, tmp_path):
+    out = tmp_path / "out"
+    code, text, _ = run_cli(capsys, "compile", small_v2, "-t", "ascend:910b2", "--dtype", "float16", "--no-db",
+                            "--outputs", CUT, "-o", str(out))
+    assert code == 0
+    assert "GEMM stages (1x1 conv + activation as an identity-DW two-phase kernel): b2_exp, b3_exp, b4_exp" in text
+    (row,) = json.loads((out / "ascend.json").read_text())["chains"]
+    assert row["stages"] == ["b2_exp", "b3_exp", "b4_exp"]
+    assert (out / "chain1" / "kernel" / "megafuse_b3_exp_tiling.h").is_file()
+    assert not (out / "b3_exp").exists()          # stages have no op package of their own
+    assert np.all([(out / rel).is_file() for rel in row["files"]])
