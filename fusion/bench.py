@@ -69,6 +69,17 @@ def efficiency(cost) -> dict:
 PIPE_KEYS = ("MTE2", "vector", "cube", "MTE3", "handoff", "fill", "launch")
 
 
+def _stage_split(chain, costs: dict, vendor, stages: dict) -> dict:
+    """A chain's GEMM stages against the vendor-like kernels they replace: the stages' bodies in
+    the chain vs those kernels' bodies and launches (the chain wins the launches, the identity-DW
+    copy costs body time)."""
+    names = set(chain.stages)
+    ks = [k for g in stages.values() if g.name in names for k in vendor.kernels_for(g.members[:1])]
+    return {"stages_body_us": sum(costs[n].time_us - costs[n].launch_us for n in chain.stages),
+            "stages_vendor_body_us": sum(k.body_us for k in ks),
+            "stages_vendor_launch_us": sum(k.launch_us for k in ks)}
+
+
 def pipe_breakdown(cost, vendor_kernels) -> dict:
     """Where the time goes, fused kernel vs its vendor-like kernels (MODELED, µs). Fused: busy time
     of each pipe on its busiest core (MTE2/MTE3 include the 910B hand-off copies), the hand-off
@@ -163,7 +174,8 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
         "vendor_latency_us": vendor.time_us, "fused_in_vendor_network_us": fused_in_vendor,
         "speedup_vs_vendor": vendor.time_us / fused_in_vendor, "vendor_blocks_us": vendor_blocks,
         "vendor_kernels": len(vendor.kernels), "vendor_launch_us": vendor.launch_us,
-        "chains": [c.to_json() for c in chains], "chain_saved_us": saved,
+        "chains": [{**c.to_json(), **_stage_split(c.chain, by_name, vendor, stages)} for c in chains],
+        "chain_saved_us": saved,
         "fused_unchained_in_vendor_network_us": unchained_total + vendor.time_us - vendor_blocks,
         "baseline_note": "headline = vendor-like unfused baseline (what an ATC-compiled network runs: conv+BN+act "
                          "per kernel, DW with its act, PW on the cube with a Fixpipe epilogue, TransData at the "

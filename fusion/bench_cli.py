@@ -56,6 +56,10 @@ def _print(report: dict) -> None:
         print(f"  {c['name']}: {what} in one launch: {c['time_us']:.1f} us = launch "
               f"{c['launch_us']:.1f} + bodies {c['body_us']:.1f} + {n - 1} SyncAll {c['sync_us']:.1f} "
               f"(launched one by one {c['unchained_us']:.1f} us; saves {c['saved_us']:.1f} us)  [MODELED]")
+        if stages:
+            print(f"    GEMM stages: bodies {c['stages_body_us']:.1f} us in the chain (identity-DW copy + GEMM) vs "
+                  f"the vendor's conv+act kernels {c['stages_vendor_body_us']:.1f} us of bodies + "
+                  f"{c['stages_vendor_launch_us']:.1f} us of launches  [MODELED]")
     if modeled:
         if report.get("chains"):
             print(f"  without chains (--no-chain): fused {report['fused_unchained_in_vendor_network_us']:.1f} us")
