@@ -121,7 +121,13 @@ def _split(run: list[_Member], readers: dict[str, set[str]]) -> tuple[list[list[
     steps = {s for m in run for s in m.steps}
     avail = {run[0].x}
     for k, m in enumerate(run):
-        if k and m.res is not None and m.res not in avail:
+        if m.res is not None and m.res not in avail:
+            if k == 0:   # not even a chain starting here holds it: m runs on its own
+                if len(run) == 1:
+                    return [run], []
+                why = f"{m.name} and {run[1].name} not chained: {m.name}'s residual is read from outside the chain"
+                b, wb = _split(run[1:], readers)
+                return [run[:1]] + b, [why] + wb
             why = f"{run[k - 1].name} and {m.name} not chained: {m.name}'s residual is read from outside the chain"
             a, wa = _split(run[:k], readers)
             b, wb = _split(run[k:], readers)

@@ -150,3 +150,30 @@ def test_compile_writes_the_stage_headers(small_v2, capsys, tmp_path):
     assert (out / "chain1" / "kernel" / "megafuse_b3_exp_tiling.h").is_file()
     assert not (out / "b3_exp").exists()          # stages have no op package of their own
     assert np.all([(out / rel).is_file() for rel in row["files"]])
+
+
+def test_split_rules_on_synthetic_runs():
+    """fusion/chain._split: a residual from outside the run cuts before its reader (or leaves a
+    first member alone), a boundary read outside the run cuts after its writer."""
+    from fusion.chain import _Member, _split
+
+    def m(name, x, out, res=None):
+        return _Member(name, (name,), x, out, res, None, False, False)
+
+    a, b, c = m("a", "x", "ta"), m("b", "ta", "tb", res="x"), m("c", "tb", "tc", res="ta")
+    readers = {"x": {"a", "b"}, "ta": {"b", "c"}, "tb": {"c"}}
+    assert _split([a, b, c], readers) == ([[a, b, c]], [])
+    # c's residual comes from before the run: the run is cut before c
+    c2 = m("c", "tb", "tc", res="t0")
+    pieces, why = _split([a, b, c2], {**readers, "ta": {"b"}, "t0": {"c"}})
+    assert [[p.name for p in q] for q in pieces] == [["a", "b"], ["c"]]
+    assert why == ["b and c not chained: c's residual is read from outside the chain"]
+    # the first member's residual is not the run's x: it stays alone, the rest may still chain
+    a2 = m("a", "x", "ta", res="t0")
+    pieces, why = _split([a2, b, c], {**readers, "t0": {"a"}})
+    assert [[p.name for p in q] for q in pieces] == [["a"], ["b"], ["c"]]
+    assert why[0] == "a and b not chained: a's residual is read from outside the chain"
+    # ta is read by a step outside the run: cut after a
+    pieces, why = _split([a, b, c], {**readers, "ta": {"b", "c", "other"}})
+    assert [[p.name for p in q] for q in pieces][0] == ["a"]
+    assert why[0] == "a and b not chained: a's output has 3 consumers (one outside the chain)"
