@@ -26,6 +26,7 @@ class ChainCheck:
     blocks_counters: dict[str, int]   # the same counters summed over the blocks' own kernels
     build_s: float
     run_s: float
+    stages: tuple[str, ...] = ()      # the members that are GEMM stages
 
     @property
     def counters_match(self) -> bool:
@@ -33,14 +34,17 @@ class ChainCheck:
         return all(self.counters.get(k, 0) == self.blocks_counters.get(k, 0) for k in keys)
 
     def to_json(self) -> dict:
-        return {"name": self.name, "kernel": self.symbol, "blocks": list(self.blocks), "block_dim": self.block_dim,
+        return {"name": self.name, "kernel": self.symbol, "blocks": list(self.blocks), "stages": list(self.stages),
+                "block_dim": self.block_dim,
                 "max_abs": self.max_abs, "max_rel": self.max_rel, "counters": dict(self.counters),
                 "blocks_counters": dict(self.blocks_counters), "counters_match": self.counters_match,
                 "build_s": round(self.build_s, 3), "run_s": round(self.run_s, 3)}
 
     def describe(self) -> str:
         c = self.counters
-        return (f"{self.name:<14} {len(self.blocks)} blocks in one launch ({self.blocks[0]} .. {self.blocks[-1]}), "
+        n, k = len(self.blocks), len(self.stages)
+        what = f"{n} blocks" if not k else f"{n - k} blocks + {k} GEMM stages"
+        return (f"{self.name:<14} {what} in one launch ({self.blocks[0]} .. {self.blocks[-1]}), "
                 f"{self.block_dim} x (AIC + 2 AIV)  max rel {self.max_rel:.2e} vs the blocks' own kernels  "
                 f"GM r/w {c.get('gm_read_bytes', 0):,}/{c.get('gm_write_bytes', 0):,} B, vec "
                 f"{c.get('vector_instructions', 0):,} instr, cube {c.get('cube_fractals', 0):,} fractals "
@@ -98,4 +102,4 @@ def check_chain(chain, kernels: dict, inputs: dict, arrays: dict, y_blocks: np.n
         for k, v in counters[b].items():
             summed[k] = summed.get(k, 0) + v
     return (ChainCheck(chain.name, ec.symbol, chain.blocks, ec.block_dim, err, err / scale if scale else err,
-                       got, summed, build_s, run_s), y)
+                       got, summed, build_s, run_s, chain.stages), y)

@@ -111,6 +111,7 @@ def test_chain_with_stages_on_the_emulator(small_v2, emu_cache, capsys, outputs)
         assert rows[name]["max_rel"] < 5e-3
         assert rows[name]["gm_bytes_match"]
     assert res["chains"]
+    assert sorted(n for c in res["chains"] for n in c["stages"]) == ["b2_exp", "b3_exp", "b4_exp"]
     for c in res["chains"]:
         assert c["max_abs"] == 0.0 and c["counters_match"]
         assert c["counters"]["cube_fractals"] > 0
