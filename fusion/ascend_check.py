@@ -201,8 +201,13 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
     tol = TOLERANCE[cm.dtype] if tolerance is None else tolerance
     stages = {g.steps[-1]: g for g in getattr(cm, "chain_stages", {}).values()}   # by their last step
     kernels = [emit_kernel(b.plan, b.name) for b in [*cm.fused_blocks, *stages.values()]]
-    built, build_s = build_all(kernels, jobs)
+    # the chains' members as they run in their chains (fusion/chain.chain_plans): the reference
+    # the chain kernel is compared with
+    in_chain = [emit_kernel(p, n) for n, p in getattr(cm, "chain_plans", {}).items()]
+    built, build_s = build_all(kernels + in_chain, jobs)
     by_name = {ek.block: (ek, kb, bs) for ek, kb, bs in zip(kernels, built, build_s)}
+    chain_kernels = {ek.block: ek for ek in in_chain}
+    chain_built = {ek.block: kb for ek, kb in zip(in_chain, built[len(kernels):])}
 
     feeds = random_inputs(cm, seed)
     dev = tvm.cpu(0)
@@ -215,7 +220,6 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
     chain_checks = []
     block_x: dict[str, np.ndarray] = {}
     block_w: dict[str, dict] = {}
-    block_counters: dict[str, dict] = {}
     for st in prog.steps:
         args = [env[p] if isinstance(p, str) else p for p in st.params]
         cpu_out = tvm.runtime.empty(st.out_shape, st.out_dtype, dev)
@@ -245,11 +249,10 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
                                   ek.notes, int(cost.counts.get("vector_instrs", 0))))
         block_x[name] = arrays["x"]
         block_w[name] = arrays
-        block_counters[name] = counters
         if name in chain_end:   # the chain kernel's output feeds the rest of the model
             from fusion.chain_check import check_chain
-            cc, y = check_chain(chain_end[name], {k.block: k for k in kernels}, block_x, block_w, y,
-                                block_counters)
+            c = chain_end[name]
+            cc, y = check_chain(c, chain_kernels, chain_built, block_x[c.blocks[0]], block_w)
             chain_checks.append(cc)
         env[st.out] = tvm.runtime.tensor(y, dev)
     got = {name: env[name].numpy() for name in prog.outputs}

@@ -66,6 +66,12 @@ def _print(report: dict) -> None:
         print(f"  whole model: fused {report['fused_in_vendor_network_us']:.1f} us vs vendor-like unfused "
               f"{report['vendor_latency_us']:.1f} us ({report['speedup_vs_vendor']:.2f}x; {report['vendor_kernels']} "
               f"vendor kernels, {report['vendor_launch_us']:.0f} us of launches)  [MODELED]")
+        if "vendor_superkernel_us" in report:
+            r = report["speedup_vs_vendor_superkernel"]
+            print(f"  vs the same vendor-like kernels in one SuperKernel-like launch (CANN SuperKernel: PyTorch "
+                  f"graph mode only, not an ATC/ONNX model): {report['vendor_superkernel_us']:.1f} us -> fused is "
+                  + (f"{r:.2f}x faster" if r >= 1 else f"{1 / r:.2f}x SLOWER (its kernels' bodies are larger than "
+                                                       f"the vendor kernels'; its gain is launches)") + "  [MODELED]")
         print(f"  per-op framework baseline: fused {report['avg_latency_us']:.1f} us, unfused {report['unfused_latency_us']:.1f} us "
               f"({report['speedup']:.2f}x); chains' traffic / minimal: DMA fused {report['traffic_ratio_fused']:.2f}x, "
               f"unfused {report['traffic_ratio_unfused']:.2f}x; HBM fused {report['hbm_traffic_ratio_fused']:.2f}x, "

@@ -191,15 +191,43 @@ def find_chains(cm, stages: dict | None = None) -> tuple[list[Chain], list[str]]
     return chains, breaks
 
 
-def chain_cost(chain: Chain, costs: dict, soc, stage_vendor_us: dict | None = None) -> ChainCost:
-    """costs: member name -> its KernelCost (fusion/costmodel.model_fused); stage_vendor_us: GEMM
-    stage -> what the vendor-like kernels it replaces cost (its members run so when unchained)."""
+def chain_cost(chain: Chain, costs: dict, soc, unchained_us: dict | None = None) -> ChainCost:
+    """costs: member name -> its KernelCost in the chain (fusion/costmodel.model_fused);
+    unchained_us: member name -> its time launched on its own (a block's standalone plan, a GEMM
+    stage's vendor-like kernels); default the costs' own times."""
     from fusion.costmodel.twophase import sync_all_us
 
     ks = [costs[n] for n in chain.blocks]
     launch = max(k.launch_us for k in ks)
     body = sum(k.time_us - k.launch_us for k in ks)
     sync = (len(ks) - 1) * sync_all_us(soc)
-    vendor = stage_vendor_us or {}
-    unchained = sum(vendor[n] if n in chain.stages else costs[n].time_us for n in chain.blocks)
+    alone = unchained_us or {}
+    unchained = sum(alone[n] if n in alone else costs[n].time_us for n in chain.blocks)
     return ChainCost(chain, launch, body, sync, launch + body + sync, unchained)
+
+
+def chain_plans(chains: list[Chain], members: dict, target) -> dict:
+    """The plan each chain member runs inside its chain, by name. Inside a chain the launch is paid
+    once (the widest member's), so a member's standalone plan -- which may use fewer cores to
+    launch faster -- is replaced by the plan with the shortest body (fusion.tile_policy
+    two_phase_plan(in_chain=True)) where that makes the whole chain faster. Forced tiles are kept.
+    members: name -> a fused block or GEMM stage (.plan, .workload, .tile_source)."""
+    from fusion.costmodel import model_fused
+    from fusion.tile_policy import two_phase_plan
+
+    soc = target.soc
+    out: dict = {}
+    for c in chains:
+        own = {n: members[n].plan for n in c.blocks}
+        alt = dict(own)
+        for n in c.blocks:
+            m = members[n]
+            if getattr(m, "tile_source", "default") != "forced":
+                alt[n] = two_phase_plan(m.workload, target, in_chain=True) or own[n]
+        t_own = chain_cost(c, {n: model_fused(p, n, timeline=False) for n, p in own.items()}, soc).time_us
+        t_alt = chain_cost(c, {n: model_fused(p, n, timeline=False) for n, p in alt.items()}, soc).time_us
+        pick = alt if t_alt < t_own else own
+        log.info("chain: %s members' plans %s: %.2f us modeled (standalone plans %.2f us)", c.name,
+                 "re-chosen for the shortest bodies" if pick is alt else "kept", min(t_alt, t_own), t_own)
+        out.update(pick)
+    return out

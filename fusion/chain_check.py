@@ -1,6 +1,7 @@
 """`check -t ascend` for block chains: the chain kernel (fusion/ascendc/emit_chain.py) built
 against the host emulation and run on the chain's input with every block's weights; its output is
-compared with the same blocks' own kernels run one after the other, and feeds the rest of the model
+compared with the same blocks' own kernels (built from the plans they run in the chain,
+fusion/chain.chain_plans) run one after the other, and feeds the rest of the model
 (so the whole-model comparison with ONNX Runtime goes through the chain kernel)."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fusion.ascendc.emit_chain import EmittedChain, emit_chain, pack_weights
+from fusion.ascendc.emit_chain import WEIGHTS, EmittedChain, emit_chain, pack_weights
 
 
 @dataclass(frozen=True)
@@ -83,23 +84,42 @@ def run_chain(ec: EmittedChain, kernel, x: np.ndarray, arrays: dict[str, dict]):
     return y, dict(res.counters)
 
 
-def check_chain(chain, kernels: dict, inputs: dict, arrays: dict, y_blocks: np.ndarray,
-                counters: dict[str, dict]) -> tuple[ChainCheck, np.ndarray]:
-    """kernels / arrays / counters: block -> EmittedKernel / weights / its own run's counters;
-    inputs: block -> its x; y_blocks: the last block's output from the blocks' own kernels."""
+def run_members(chain, kernels: dict, built: dict, x: np.ndarray, weights: dict[str, dict]):
+    """The chain's members' own kernels (its chain plans) run one after the other on the chain's
+    input, residuals from the chain's x or an earlier member's output: the reference the chain
+    kernel must equal bit for bit. Returns (last output, counters summed over the members)."""
+    from fusion.ascend_check import run_emitted
+
+    outs: list[np.ndarray] = []
+    summed: dict[str, int] = {}
+    cur = x
+    for k, name in enumerate(chain.blocks):
+        arrays = {"x": cur, **{w: weights[name][w] for w in WEIGHTS}}
+        j = chain.residual_from[k] if chain.residual_from else None
+        if j is not None:
+            arrays["res"] = x if j == -1 else outs[j]
+        y, counters, _ = run_emitted(kernels[name], built[name], arrays)
+        for key, v in counters.items():
+            summed[key] = summed.get(key, 0) + v
+        outs.append(y)
+        cur = y
+    return cur, summed
+
+
+def check_chain(chain, kernels: dict, built: dict, x: np.ndarray,
+                weights: dict[str, dict]) -> tuple[ChainCheck, np.ndarray]:
+    """kernels / built: member -> EmittedKernel of its chain plan / its emulator build; x: the
+    chain's input; weights: member -> w_dw, b_dw, w_pw, b_pw (kernel layouts)."""
     ec = emit_chain(chain.name, [kernels[b] for b in chain.blocks], chain.residual_from, chain.stages)
+    y_members, summed = run_members(chain, kernels, built, x, weights)
     t0 = time.perf_counter()
     kernel = build_chain(ec)
     build_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    y, got = run_chain(ec, kernel, inputs[chain.blocks[0]], arrays)
+    y, got = run_chain(ec, kernel, x, weights)
     run_s = time.perf_counter() - t0
-    g, r = np.asarray(y, np.float64), np.asarray(y_blocks, np.float64)
+    g, r = np.asarray(y, np.float64), np.asarray(y_members, np.float64)
     err = float("inf") if np.isnan(g).any() else float(np.abs(g - r).max())
     scale = float(np.abs(r).max())
-    summed: dict[str, int] = {}
-    for b in chain.blocks:
-        for k, v in counters[b].items():
-            summed[k] = summed.get(k, 0) + v
     return (ChainCheck(chain.name, ec.symbol, chain.blocks, ec.block_dim, err, err / scale if scale else err,
                        got, summed, build_s, run_s, chain.stages), y)

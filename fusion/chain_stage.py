@@ -99,7 +99,7 @@ def find_stages(cm, taken: set[str]) -> dict[str, GemmStage]:
         n, _, h, w, _ = tx.shape
         wl = DwSepWorkload(n, tx.channels, ty.channels, h, w, kernel=(1, 1), pads=(0, 0, 0, 0),
                            act1="none", act2=act, dtype=dtype)
-        plan = two_phase_plan(wl, cm.target)
+        plan = two_phase_plan(wl, cm.target, in_chain=True)   # a stage runs in a chain only
         if plan is None:
             log.info("chain: %s not a GEMM stage: no two-phase plan fits", st.name)
             continue

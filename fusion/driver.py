@@ -74,6 +74,7 @@ class CompiledModel:
     chains: list = field(default_factory=list)   # fusion/chain.Chain: blocks run as one launch (sim/ascend)
     chain_breaks: list = field(default_factory=list)   # why consecutive fused blocks are not chained
     chain_stages: dict = field(default_factory=dict)   # fusion/chain_stage.GemmStage of the chains, by name
+    chain_plans: dict = field(default_factory=dict)    # the plan each chain member runs in its chain, by name
 
     def describe_phases(self) -> str:
         parts = ", ".join(f"{k} {v:.2f} s" for k, v in self.phases_s.items())
@@ -183,6 +184,8 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
             cm.chains, cm.chain_breaks = find_chains(cm, stages)
             chained = {n for c in cm.chains for n in c.stages}
             cm.chain_stages = {g.name: g for g in stages.values() if g.name in chained}
+            from fusion.chain import chain_plans
+            cm.chain_plans = chain_plans(cm.chains, {**{b.name: b for b in blocks}, **cm.chain_stages}, tgt)
     if kernel_cache.enabled():
         cm.kernel_cache = (f"{kernel_cache.STATS.hits - hits0} hit(s), {kernel_cache.STATS.misses - miss0} "
                            f"miss(es) in {kernel_cache.cache_dir()}")

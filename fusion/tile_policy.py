@@ -170,21 +170,24 @@ def two_phase_enabled(target: Target, override: TileOverride) -> bool:
     return target.kind in ("sim", "ascend") and override.pw_engine in (None, "twophase") and not override.forced
 
 
-def two_phase_plan(wl: DwSepWorkload, target: Target) -> KernelPlan | None:
+def two_phase_plan(wl: DwSepWorkload, target: Target, in_chain: bool = False) -> KernelPlan | None:
     """The fastest modeled two-phase plan of `wl` (default knobs), or None where none fits or the
-    target has no two-phase kernel: what a chain's GEMM stage runs (fusion/chain_stage.py)."""
-    best = _two_phase_best(wl, target, TileOverride())
+    target has no two-phase kernel. in_chain: the plan with the shortest body (time without its
+    launch) -- inside a chain (fusion/chain.py) the launch is paid once for all members, so a
+    member need not trade its body for a cheaper launch on fewer cores."""
+    best = _two_phase_best(wl, target, TileOverride(), in_chain)
     return None if best is None else best[0]
 
 
-def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride):
-    """(plan, modeled µs) of the fastest two-phase candidate, or None."""
+def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, body: bool = False):
+    """(plan, modeled µs) of the fastest two-phase candidate, or None. body: rank by the time
+    without the launch (the µs returned are still the whole time)."""
     if not two_phase_enabled(target, override) or "cube" not in pw_engines(target, wl.dtype):
         return None
     if target.kind == "ascend" and (needs_slope(wl.act1) or needs_slope(wl.act2)):
         log.info("%s: two-phase not considered: its Ascend C has no per-channel activation", wl.describe())
         return None
-    key = (wl, target.soc, override.double_buffer)
+    key = (wl, target.soc, override.double_buffer, body)
     if key in _TWO_PHASE_BEST:
         return _TWO_PHASE_BEST[key]
     from fusion.costmodel import model_fused
@@ -197,8 +200,9 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride):
     def cost(cand: TileConfig) -> float:
         if cand not in costs:
             plan = make_plan(wl, cand, soc)
-            costs[cand] = (plan, model_fused(plan, timeline=False).time_us if plan.fits() else float("inf"))
-        return costs[cand][1]
+            kc = model_fused(plan, timeline=False) if plan.fits() else None
+            costs[cand] = (plan, kc.time_us if kc else float("inf"), kc.launch_us if kc and body else 0.0)
+        return costs[cand][1] - costs[cand][2]
 
     # the DW tile (phase 1) x the GEMM tile's N (cob), then cib x cores
     cobs = [c for c in balanced_sizes(wl.co1) if c <= TWO_PHASE_MAX_COB]

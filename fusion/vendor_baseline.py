@@ -85,6 +85,15 @@ class VendorNetwork:
         """Modeled time of the kernels anchored on any of these ONNX nodes."""
         return sum(k.time_us for k in self.kernels_for(members))
 
+    def one_launch_us(self, sync_us: float) -> float:
+        """The same kernels run as one SuperKernel-like launch: the widest kernel's launch, every
+        kernel's body, one all-core sync between consecutive kernels -- what fusion/chain.py
+        charges a chain of fused blocks, so the two differ only in the kernels' bodies."""
+        if not self.kernels:
+            return 0.0
+        return (max(k.launch_us for k in self.kernels) + sum(k.body_us for k in self.kernels)
+                + (len(self.kernels) - 1) * sync_us)
+
 
 def copy_us(soc: SocSpec, nbytes: float, n_instr: int, direction: str, active: int, hit: float,
              burst_bytes: float | None = None) -> float:

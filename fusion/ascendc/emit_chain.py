@@ -209,4 +209,4 @@ def pack_weights(ec: EmittedChain, arrays: dict[str, dict]) -> "np.ndarray":
     return out
 
 
-__all__ = ["ALIGN", "EmittedChain", "Region", "emit_chain", "pack_weights"]
+__all__ = ["ALIGN", "WEIGHTS", "EmittedChain", "Region", "emit_chain", "pack_weights"]

@@ -255,8 +255,8 @@ def write_ascend_package(cm, out: Path, model_name: str | None = None) -> list[E
                                 "variant": ek.variant, "tile": ek.plan.tile.describe(),
                                 "block_dim": ek.block_dim, "files": sorted(files)})
         kernels.append(ek)
-    stages = {g.name: emit_kernel(g.plan, g.name) for g in getattr(cm, "chain_stages", {}).values()}
-    index["chains"] = _write_chains(cm, out, {**{ek.block: ek for ek in kernels}, **stages})
+    # a chain composes its members as they run in it (fusion/chain.chain_plans), GEMM stages included
+    index["chains"] = _write_chains(cm, out, {n: emit_kernel(p, n) for n, p in getattr(cm, "chain_plans", {}).items()})
     (out / "ascend.json").write_text(json.dumps(index, indent=2) + "\n")
     return kernels
 
@@ -274,7 +274,7 @@ def _write_files(out: Path, files: dict[str, str]) -> None:
 def _write_chains(cm, out: Path, kernels: dict[str, EmittedKernel]) -> list[dict]:
     """Each chain's kernel (fusion/ascendc/emit_chain.py) beside the blocks' own kernels: the
     blocks' op packages stay usable one by one; the chain is the faster launch of the same code.
-    `kernels` also holds the chains' GEMM stages (fusion/chain_stage.py), which have no package."""
+    `kernels`: every chain member's kernel from its chain plan (GEMM stages have no package)."""
     from fusion.ascendc.emit_chain import emit_chain
 
     rows = []
