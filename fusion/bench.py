@@ -169,7 +169,9 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
     stages = getattr(cm, "chain_stages", {})
     # in a chain every member runs its chain plan (fusion/chain.chain_plans); launched on its own,
     # a block runs its standalone plan and a GEMM stage the vendor-like kernels it replaces
-    by_name = {n: model_fused(p, n, timeline=False) for n, p in getattr(cm, "chain_plans", {}).items()}
+    from fusion.chain import member_costs
+    plans = getattr(cm, "chain_plans", {})
+    by_name = {n: k for c in cm.chains for n, k in member_costs(c, plans).items()}
     stage_vendor = {g.name: vendor.for_members(g.members[:1]) for g in stages.values()}
     alone = {**{n: c.time_us for n, c in costs}, **stage_vendor}
     chains = [chain_cost(c, by_name, soc, alone) for c in cm.chains]

@@ -206,13 +206,27 @@ def chain_cost(chain: Chain, costs: dict, soc, unchained_us: dict | None = None)
     return ChainCost(chain, launch, body, sync, launch + body + sync, unchained)
 
 
+def member_costs(chain: Chain, plans: dict) -> dict:
+    """Each member's KernelCost as it runs in the chain: after the first, its x (and a residual)
+    was written or read earlier in the same launch, so its first touch hits L2 (the working set
+    of a MobileNet block is far below the 910B L2) -- the rule the vendor-like baseline applies
+    to every kernel's input. MODELED."""
+    from fusion.costmodel import model_fused
+
+    out = {}
+    for k, n in enumerate(chain.blocks):
+        res = chain.residual_from[k] if chain.residual_from else None
+        in_l2 = () if k == 0 else ("input",) + (("residual",) if res is not None else ())
+        out[n] = model_fused(plans[n], n, timeline=False, in_l2=in_l2)
+    return out
+
+
 def chain_plans(chains: list[Chain], members: dict, target) -> dict:
     """The plan each chain member runs inside its chain, by name. Inside a chain the launch is paid
     once (the widest member's), so a member's standalone plan -- which may use fewer cores to
     launch faster -- is replaced by the plan with the shortest body (fusion.tile_policy
     two_phase_plan(in_chain=True)) where that makes the whole chain faster. Forced tiles are kept.
     members: name -> a fused block or GEMM stage (.plan, .workload, .tile_source)."""
-    from fusion.costmodel import model_fused
     from fusion.tile_policy import two_phase_plan
 
     soc = target.soc
@@ -224,8 +238,8 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
             m = members[n]
             if getattr(m, "tile_source", "default") != "forced":
                 alt[n] = two_phase_plan(m.workload, target, in_chain=True) or own[n]
-        t_own = chain_cost(c, {n: model_fused(p, n, timeline=False) for n, p in own.items()}, soc).time_us
-        t_alt = chain_cost(c, {n: model_fused(p, n, timeline=False) for n, p in alt.items()}, soc).time_us
+        t_own = chain_cost(c, member_costs(c, own), soc).time_us
+        t_alt = chain_cost(c, member_costs(c, alt), soc).time_us
         pick = alt if t_alt < t_own else own
         log.info("chain: %s members' plans %s: %.2f us modeled (standalone plans %.2f us)", c.name,
                  "re-chosen for the shortest bodies" if pick is alt else "kept", min(t_alt, t_own), t_own)

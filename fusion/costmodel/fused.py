@@ -346,12 +346,16 @@ def _lag_gates(f: _Fused, aic: dict, cores: int, lag: int) -> dict[int, tuple]:
     return out
 
 
-def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = True) -> KernelCost:
+def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = True,
+                in_l2: tuple[str, ...] = ()) -> KernelCost:
     """Walk the plan's loop nest tile by tile and replay it through the pipes of every core.
-    Cores that get the same sequence of tile shapes are simulated once."""
+    Cores that get the same sequence of tile shapes are simulated once. in_l2 (two-phase plans,
+    chain members): input kinds an earlier kernel of the same launch left in L2."""
     if plan.two_phase:   # phases and barriers: its own timing (costmodel/twophase.py)
         from fusion.costmodel.twophase import model_twophase
-        return model_twophase(plan, name, timeline)
+        return model_twophase(plan, name, timeline, in_l2)
+    if in_l2:
+        raise ValueError("in_l2 applies to two-phase plans (chain members) only")
     wl, soc, tile = plan.workload, plan.soc, plan.tile
     f = _Fused(plan)
     db = tile.double_buffer

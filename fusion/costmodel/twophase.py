@@ -25,15 +25,21 @@ def sync_all_us(soc) -> float:
     return cycles_to_us(soc, soc.sync_all_cycles)
 
 
-def _l2(plan: KernelPlan, counts: Counter):
+def _l2(plan: KernelPlan, counts: Counter, in_l2: tuple[str, ...] = ()):
+    """in_l2: kinds (input, residual) already in L2 when the kernel starts -- a chain member's x
+    and residual were written by an earlier member of the same launch (fusion/chain.py), the rule
+    the vendor-like baseline applies to every kernel's input (fusion/vendor_baseline.py)."""
     wl, soc = plan.workload, plan.soc
     u_in = _input_bytes(wl, plan.th, plan.tw)[0]
     weights = sum(weight_bytes(wl))
     mins = fused_min_bytes(wl)
     ws = counts["write:handoff"]   # each workspace byte is written once
-    return _l2_policy(soc, u_in + weights + mins["residual"] + mins["output"] + ws,
-                      {"input": u_in, "weights": weights, "residual": mins["residual"]},
-                      {"input": counts["read:input"], "weights": counts["read:weights"]},
+    unique = {"input": u_in, "weights": weights, "residual": mins["residual"]}
+    reads = {"input": counts["read:input"], "weights": counts["read:weights"]}
+    for k in in_l2:
+        unique[k] = 0
+        reads[k] = counts[f"read:{k}"]
+    return _l2_policy(soc, u_in + weights + mins["residual"] + mins["output"] + ws, unique, reads,
                       ("handoff",))
 
 
@@ -83,11 +89,12 @@ def _unit_steps(phase, unit, timed, db: bool) -> tuple:
     return tuple(steps)
 
 
-def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = True) -> KernelCost:
+def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = True,
+                   in_l2: tuple[str, ...] = ()) -> KernelCost:
     wl, soc = plan.workload, plan.soc
     db = plan.tile.double_buffer
     prog = build_program(plan)
-    l2 = _l2(plan, prog.counts)
+    l2 = _l2(plan, prog.counts, in_l2)
     n_vec = max(len(ph.assignment) for ph in prog.phases if ph.role in ("aiv", "core"))
     n_aic = sum(len(ph.assignment) for ph in prog.phases if ph.role == "aic")
     launched = n_vec + n_aic

@@ -1,0 +1,95 @@
+"""What a chain changes in its members' cost (fusion/chain.py chain_plans, member_costs) and the
+SuperKernel-like vendor column of bench (fusion/vendor_baseline.VendorNetwork.one_launch_us)."""
+
+import json
+
+import onnx
+import pytest
+
+from conftest import run_cli
+
+
+@pytest.fixture(scope="module")
+def small_v1(tmp_path_factory):
+    from models.mobilenet import mobilenet_v1
+
+    p = tmp_path_factory.mktemp("plans") / "v1s.onnx"
+    onnx.save(mobilenet_v1(resolution=64, width=0.25), p)
+    return str(p)
+
+
+def _compile(path, target="sim:ascend910b2", **kw):
+    import fusion
+
+    return fusion.compile(path, target=target, dtype="float16", outputs="b4_pw_act", **kw)
+
+
+def test_chain_plans_trade_launch_for_body_and_make_the_chain_faster(small_v1):
+    from fusion.chain import chain_cost, member_costs
+    from fusion.tile_policy import two_phase_plan
+
+    cm = _compile(small_v1)
+    (c,) = cm.chains
+    blocks = {b.name: b for b in cm.fused_blocks}
+    own = {n: blocks[n].plan for n in c.blocks}
+    soc = cm.target.soc
+    t_own = chain_cost(c, member_costs(c, own), soc).time_us
+    t_chain = chain_cost(c, member_costs(c, cm.chain_plans), soc).time_us
+    assert set(cm.chain_plans) == set(c.blocks)
+    assert t_chain <= t_own
+    for n in c.blocks:
+        p = cm.chain_plans[n]
+        assert p.two_phase
+        # the in-chain plan is the body-optimal one (or the standalone plan, where that wins overall)
+        assert p in (own[n], two_phase_plan(blocks[n].workload, cm.target, in_chain=True))
+
+
+def test_forced_tiles_are_kept_in_a_chain(small_v1):
+    from fusion.tile_policy import TileOverride
+
+    cm = _compile(small_v1, tile=TileOverride(th=4, tw=4, pw_engine="twophase"))
+    assert cm.chains and all(b.tile_source == "forced" for b in cm.fused_blocks)
+    for c in cm.chains:
+        for n in c.blocks:
+            assert cm.chain_plans[n] == next(b.plan for b in cm.fused_blocks if b.name == n)
+
+
+def test_members_after_the_first_read_their_input_from_l2(small_v1):
+    from fusion.chain import member_costs
+    from fusion.costmodel import model_fused
+
+    cm = _compile(small_v1)
+    (c,) = cm.chains
+    costs = member_costs(c, cm.chain_plans)
+    first, second = c.blocks[0], c.blocks[1]
+    assert costs[first].time_us == pytest.approx(model_fused(cm.chain_plans[first], first, timeline=False).time_us)
+    alone = model_fused(cm.chain_plans[second], second, timeline=False)
+    assert costs[second].hbm_bytes < alone.hbm_bytes          # x is no first touch from HBM
+    assert costs[second].time_us <= alone.time_us
+    assert costs[second].gm_bytes == alone.gm_bytes           # the same DMA, served by L2
+    one_phase = next(b.plan for b in cm.fused_blocks if not b.plan.two_phase)
+    with pytest.raises(ValueError, match="two-phase"):
+        model_fused(one_phase, "b", timeline=False, in_l2=("input",))
+
+
+def test_superkernel_column(small_v1, capsys, tmp_path):
+    from fusion.bench import vendor_network
+    from fusion.costmodel.twophase import sync_all_us
+
+    out = tmp_path / "r.json"
+    code, text, _ = run_cli(capsys, "bench", small_v1, "-t", "sim:ascend910b2", "--dtype", "float16", "--no-db",
+                            "--outputs", "b4_pw_act", "--json", str(out))
+    assert code == 0 and "SuperKernel-like launch" in text
+    r = json.loads(out.read_text())
+    # one launch + every vendor kernel's body + one sync between consecutive kernels
+    bodies = r["vendor_latency_us"] - r["vendor_launch_us"]
+    syncs = (r["vendor_kernels"] - 1) * sync_all_us(_compile(small_v1).target.soc)
+    assert bodies + syncs < r["vendor_superkernel_us"] < bodies + syncs + r["vendor_launch_us"] / r["vendor_kernels"] * 2
+    assert r["speedup_vs_vendor_superkernel"] == pytest.approx(r["vendor_superkernel_us"] / r["fused_in_vendor_network_us"])
+    v = vendor_network(_compile(small_v1), small_v1)
+    ks = v.kernels
+    assert v.one_launch_us(0.5) == pytest.approx(max(k.launch_us for k in ks) + sum(k.body_us for k in ks) + (len(ks) - 1) * 0.5)
+    # 310P has no hard all-core sync: no such column
+    code, text, _ = run_cli(capsys, "bench", small_v1, "-t", "sim:ascend310p3", "--dtype", "float16", "--no-db",
+                            "--outputs", "b4_pw_act", "--json", str(out))
+    assert code == 0 and "vendor_superkernel_us" not in json.loads(out.read_text())
