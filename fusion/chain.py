@@ -236,7 +236,8 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
         alt = dict(own)
         for n in c.blocks:
             m = members[n]
-            if getattr(m, "tile_source", "default") != "forced":
+            # GEMM stages (their own in-chain plan already, maybe gemm_only) and forced tiles stay
+            if getattr(m, "tile_source", "default") != "forced" and not hasattr(m, "steps"):
                 alt[n] = two_phase_plan(m.workload, target, in_chain=True) or own[n]
         t_own = chain_cost(c, member_costs(c, own), soc).time_us
         t_alt = chain_cost(c, member_costs(c, alt), soc).time_us

@@ -9,7 +9,9 @@ The stage's kernel is the two-phase kernel (schedules/twophase.py) of an identit
 taps of weight 1, bias 0, no activation, so phase 1 copies x into the GEMM's A workspace exactly
 (x * 1 + 0 is x in fp16 and fp32) and phase 2 is the conv on the cube with bias and activation as
 any fused block's PW. Everything the fused blocks have (plan, cost model, Ascend C, emulator
-counters) holds for it unchanged; the copy is counted in its modeled time.
+counters) holds for it unchanged; the copy is counted in its modeled time. Where x already has the
+GEMM's A layout (one image, H x W a multiple of 16) the plan is gemm_only: no copy, no barrier,
+the GEMM reads x (schedules/program_twophase.gemm_only_ok).
 
 Pattern: an `op` step computing a blocked 1x1 Conv (group 1, stride 1, no padding, NC1HWC0 in and
 out), optionally followed by the activation step that is its output's only consumer.
@@ -21,13 +23,14 @@ Rewrite: a GemmStage record; fusion/chain.py decides whether it joins a chain.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from passes.fuse_dwsep import activation_of
 from schedules.activations import is_valid, needs_slope
 from schedules.plan import KernelPlan
+from schedules.program_twophase import gemm_only_ok
 from schedules.workload import DwSepWorkload
 
 log = logging.getLogger("megafuse.chain")
@@ -103,6 +106,8 @@ def find_stages(cm, taken: set[str]) -> dict[str, GemmStage]:
         if plan is None:
             log.info("chain: %s not a GEMM stage: no two-phase plan fits", st.name)
             continue
+        if gemm_only_ok(replace(plan, gemm_only=True)):   # x is already the A layout: no copy
+            plan = replace(plan, gemm_only=True)
         name = block_ident(st.name, len(taken), taken)
         out[st.name] = GemmStage(name, (st.name, *act_steps), (conv.name, *act_steps), st.params[0],
                                  (steps[i + 1].out if act_steps else st.out), wl, plan, conv.name)

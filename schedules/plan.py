@@ -69,6 +69,9 @@ class KernelPlan:
     tile: TileConfig
     soc: SocSpec
     buffers: tuple[BufferPlan, ...] = field(default=())
+    # two-phase, 910B: the DW is the identity and x already has the GEMM's A layout (a chain's GEMM
+    # stage, fusion/chain_stage.py), so phase 1 and its SyncAll are left out: the GEMM reads x
+    gemm_only: bool = False
 
     # --- loop structure -------------------------------------------------------------------
     @cached_property

@@ -1,7 +1,8 @@
 """The lowered program of a two-phase plan (schedules/twophase.py): its phases as data.
 
   dw    (aiv on 910B, core on 310P)  per (tile, ci-block) unit: x block in, DW ops, DW result out
-                                     to the GM workspace (kind handoff)
+                                     to the GM workspace (kind handoff); absent for a gemm_only plan
+                                     (an identity DW whose x is already the A layout: A reads x)
   gemm  (aic on 910B, core on 310P)  per (M, N) tile, per K block: A block from the workspace,
                                      B block of PW weights, L1 -> L0 moves, Mmad; after the last K
                                      block the epilogue: Fixpipe y (910B), the pre-activation to
@@ -147,6 +148,14 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
     per_image = wl.out_height * wl.out_width
     fix, coupled = fixpipe(wl, soc), soc.coupled
     slots = 2 if plan.tile.double_buffer else 1
+
+    def a_copy(nbytes: int, bursts: int, copies: int) -> Copy:
+        """A block: the DW result from the workspace, or (gemm_only) x itself, whose NC1HWC0
+        layout is the workspace's when the pixels are a multiple of 16."""
+        if plan.gemm_only:
+            return Copy("input", "in", "a_l1", "x", nbytes, bursts, copies)
+        return Copy("handoff", "in", "a_l1", "dw_ws", nbytes, bursts, copies)
+
     m_blocks = split(m_al, bm)
     n_blocks = split(wl.co1, plan.cob)
     k_blocks = split(wl.c1, kb)
@@ -159,7 +168,7 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
             out_bursts = cbo * _segments(m0, m0 + valid, per_image)
             its = []
             for q, kb in enumerate(k_blocks):
-                it: list = [Copy("handoff", "in", "a_l1", "dw_ws", kb * rows_al * C0 * b, kb, slots),
+                it: list = [a_copy(kb * rows_al * C0 * b, kb, slots),
                             Copy("weights", "in", "b_l1", "w_pw", kb * C0 * cbo * C0 * b, cbo, slots),
                             Move("L1->L0A", "a_l1", "a_l0a", kb * rows_al * C0 * b),
                             Move("L1->L0B", "b_l1", "b_l0b", kb * C0 * cbo * C0 * b),
@@ -214,6 +223,20 @@ def epi_phase(plan: KernelPlan, bm: int) -> Phase:
     return Phase("epi", "aiv", tuple(units), _round_robin(len(units), cores), pro)
 
 
+def gemm_only_ok(plan: KernelPlan) -> bool:
+    """x (NC1HWC0) is the GEMM's A workspace layout (C1, M padded to 16, C0): one image whose
+    pixels fill whole fractals, on a decoupled chip (the 910B kernel; the flag is the caller's
+    promise that the DW is the identity)."""
+    wl, soc = plan.workload, plan.soc
+    m = gemm_m(wl)
+    return (not soc.coupled and wl.batch == 1 and m % soc.cube_fractal[0] == 0 and wl.kernel == (1, 1)
+            and wl.stride == (1, 1) and tuple(wl.pads) == (0, 0, 0, 0) and wl.act1 == "none")
+
+
+def phase(prog: "TwoPhaseProgram", name: str) -> Phase | None:
+    return next((ph for ph in prog.phases if ph.name == name), None)
+
+
 def build_twophase(plan: KernelPlan) -> TwoPhaseProgram:
     """Lower a two-phase plan: DW units round-robin over plan.cores, GEMM tiles over the cube
     cores, (910B, vector epilogue) epilogue tiles over the AIVs."""
@@ -222,7 +245,9 @@ def build_twophase(plan: KernelPlan) -> TwoPhaseProgram:
     copies = 2 if plan.tile.double_buffer else 1
     bm = gemm_rows(wl, soc, plan.cob, copies)
     kb = gemm_k(wl, soc, plan.cob, bm, copies)
-    phases = [dw_phase(plan, "core" if coupled else "aiv")]
+    if plan.gemm_only and not gemm_only_ok(plan):
+        raise ValueError(f"gemm_only plan of {wl.describe()}: x is not the GEMM's A layout on {soc.name}")
+    phases = [] if plan.gemm_only else [dw_phase(plan, "core" if coupled else "aiv")]
     gemm, mt, nt = gemm_phase(plan, "core" if coupled else "aic", bm, kb)
     phases.append(gemm)
     if not coupled and not fixpipe(wl, soc):

@@ -95,12 +95,43 @@ def test_bench_replaces_the_stages_vendor_kernels(small_v2, capsys, tmp_path):
     assert r2["vendor_latency_us"] == pytest.approx(r["vendor_latency_us"])
 
 
-@pytest.mark.parametrize("outputs", [CUT, "b2_pw_bn," + CUT])
-def test_chain_with_stages_on_the_emulator(small_v2, emu_cache, capsys, outputs):
+@pytest.fixture(scope="module")
+def v2_56(tmp_path_factory):
+    """MobileNetV2 at 56 px: b3/b4's expansions run at 14 x 14 (196 pixels, not a multiple of 16),
+    so their stages keep the identity-DW copy; b2's (28 x 28) is gemm_only."""
+    from models.mobilenet import mobilenet_v2
+
+    p = tmp_path_factory.mktemp("stage56") / "v2s56.onnx"
+    onnx.save(mobilenet_v2(resolution=56, width=0.35), p)
+    return str(p)
+
+
+def test_gemm_only_where_x_is_the_a_layout(small_v2, v2_56):
+    from dataclasses import replace
+
+    from schedules.program_twophase import build_twophase, phase
+
+    cm = _compile(small_v2)
+    assert all(g.plan.gemm_only for g in cm.chain_stages.values())     # 32x32 and 16x16 pixels
+    prog = build_twophase(cm.chain_stages["b3_exp"].plan)
+    assert phase(prog, "dw") is None and [ph.name for ph in prog.phases][0] == "gemm"
+    a_loads = [s for u in phase(prog, "gemm").units for it in u for s in it if getattr(s, "buffer", "") == "a_l1"]
+    assert a_loads and all((s.kind, s.gm) == ("input", "x") for s in a_loads)
+    cm56 = _compile(v2_56)
+    forms = {n: g.plan.gemm_only for n, g in cm56.chain_stages.items()}
+    assert forms == {"b2_exp": True, "b3_exp": False, "b4_exp": False}
+    with pytest.raises(ValueError, match="not the GEMM's A layout"):
+        build_twophase(replace(cm56.chain_stages["b3_exp"].plan, gemm_only=True))
+
+
+@pytest.mark.parametrize("model,outputs", [("small_v2", CUT), ("small_v2", "b2_pw_bn," + CUT), ("v2_56", CUT)])
+def test_chain_with_stages_on_the_emulator(request, emu_cache, capsys, model, outputs):
     """Every stage's own kernel against the CPU conv + act, then the chain kernel: bitwise equal to
     its members' kernels run one by one (the residual read from a boundary tensor, or from the
-    chain's x in the split cut), counters their sum, the model through the chains PASS vs ORT."""
-    code, out, _ = run_cli(capsys, "check", small_v2, "-t", "ascend:910b2", "--dtype", "float16", "--no-db",
+    chain's x in the split cut; gemm_only stages and identity-copy stages), counters their sum,
+    the model through the chains PASS vs ORT."""
+    path = request.getfixturevalue(model)
+    code, out, _ = run_cli(capsys, "check", path, "-t", "ascend:910b2", "--dtype", "float16", "--no-db",
                            "--outputs", outputs, "--json")
     assert code == 0
     res = json.loads(out)

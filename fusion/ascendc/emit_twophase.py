@@ -45,9 +45,9 @@ def buffer_code(plan: KernelPlan, ns: str, scopes: set[str]) -> tuple[list[str],
 def launch_cores(plan: KernelPlan) -> tuple[int, int, int]:
     """(GEMM cores, epilogue AIVs, launch block_dim) from the lowered program."""
     prog = build_twophase(plan)
-    busy = [sum(1 for c in ph.assignment if c) for ph in prog.phases]
-    gemm = busy[1]
-    epi = busy[2] if len(busy) > 2 else 0
+    busy = {ph.name: sum(1 for c in ph.assignment if c) for ph in prog.phases}
+    gemm = busy["gemm"]
+    epi = busy.get("epi", 0)
     if plan.soc.coupled:
         return gemm, epi, max(plan.cores, gemm)
     ratio = plan.aic_ratio
@@ -82,8 +82,11 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                   TP_DW=template("twophase_dw.h"), TP_GEMM_TILE=template("twophase_gemm_tile.h"),
                   TP_GEMM=template("twophase_gemm.h"), DW=template("dw.h"), CAST_DW=values["CAST_DW"], TAP_ACC=values["TAP_ACC"],
                   WIDEN_DW=values["WIDEN_DW"], DW_BASE="0",   # a unit's DW result sits at the start of dw_out
-                  TP_RES_IN=res_in, TP_RES_ARG="resT[j * rows * C0], " if res else "", TP_RES_FREE=res_free)
+                  TP_RES_IN=res_in, TP_RES_ARG="resT[j * rows * C0], " if res else "", TP_RES_FREE=res_free,
+                  DW_GM="(__gm__ T*)x" if plan.gemm_only else "(__gm__ T*)(usr + t.wsSync)")
     gm_prologue = gm_free = ""
+    if plan.gemm_only and soc.coupled:
+        raise ValueError("a gemm_only two-phase plan is a 910B kernel")
     if soc.coupled:
         members, inits = buffer_code(plan, ns, {"UB", "L1", "L0A", "L0B", "L0C"})
         if len(members) != len(bufs):
@@ -110,6 +113,9 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                    TP_INIT_AIC=sub(template("twophase_init.h"), CLASS="TwoPhaseAic@OPTYPE@",
                                    SCOPES="L1 / L0A / L0B / L0C / BT"),
                    AIC_MEMBERS="\n".join(aic_members), AIC_INITS="\n".join(aic_inits), PHASE3=phase3,
+                   # gemm_only (an identity DW, x in the A layout): no phase 1, no barrier before the GEMM
+                   TP_PHASE1="" if plan.gemm_only else snippet("TP_PHASE1"),
+                   TP_WAIT1="" if plan.gemm_only else snippet("TP_WAIT1"),
                    AIC_PHASE3=snippet("TP_AIC_PHASE3") if not fix else "",
                    TP_EPI=("" if fix else template("twophase_epi_phase.h") + template("epilogue_block.h")),
                    B_PW_LOAD=template("b_pw_load.h"),
@@ -142,7 +148,10 @@ def twophase_notes(ek) -> str:
     tail = ("Fixpipe writes y (bias table, act2 on the fly)" if fix else
             f"the pre-activation goes to the workspace; after a second SyncAll {epi} AIVs add bias, act2, residual"
             if not p.soc.coupled else "L0C -> UB per output block, bias, act2, residual and the cast on the vector unit")
-    return (f"- Two phases, {where}: phase 1 runs the {p.n_tiles * p.ci_steps} DW units (tile x ci-block) round-robin on "
-            f"{p.cores} vector cores and writes the DW result to the GM workspace (C1, M = {gemm_m(p.workload)} pixels "
-            f"padded to 16, C0); phase 2 runs {prog.m_tiles} x {prog.n_tiles} GEMM tiles of {prog.bm} rows x {p.cob} "
+    first = (f"no phase 1: the DW is the identity and the GEMM reads x (C1, M = {gemm_m(p.workload)} pixels, C0) "
+             f"directly" if p.gemm_only else
+             f"phase 1 runs the {p.n_tiles * p.ci_steps} DW units (tile x ci-block) round-robin on "
+             f"{p.cores} vector cores and writes the DW result to the GM workspace (C1, M = {gemm_m(p.workload)} pixels "
+             f"padded to 16, C0)")
+    return (f"- Two phases, {where}: {first}; phase 2 runs {prog.m_tiles} x {prog.n_tiles} GEMM tiles of {prog.bm} rows x {p.cob} "
             f"output blocks on {gemm} cube cores, K in blocks of {prog.kb} channel blocks through L1 / L0; {tail}.\n")

@@ -19,6 +19,7 @@ from fusion.costmodel.steps import iteration_us
 from fusion.traffic import _input_bytes, fused_min_bytes, weight_bytes
 from schedules.plan import KernelPlan
 from schedules.program import build_program
+from schedules.program_twophase import phase
 
 
 def sync_all_us(soc) -> float:
@@ -95,7 +96,8 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
     db = plan.tile.double_buffer
     prog = build_program(plan)
     l2 = _l2(plan, prog.counts, in_l2)
-    n_vec = max(len(ph.assignment) for ph in prog.phases if ph.role in ("aiv", "core"))
+    # a gemm_only plan still launches its MIX kernel's AIVs (the plan's cores)
+    n_vec = max((len(ph.assignment) for ph in prog.phases if ph.role in ("aiv", "core")), default=plan.cores)
     n_aic = sum(len(ph.assignment) for ph in prog.phases if ph.role == "aic")
     launched = n_vec + n_aic
     timer = _Timer(plan, l2, launched)
@@ -135,10 +137,12 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
             runs[name_] = run
             end = max(end, run.end)
         ready = end + (sync if k < len(prog.phases) - 1 else 0.0)
-    notes = [f"two-phase: DW on {len(prog.phases[0].assignment)} {prog.phases[0].role} -> GM workspace "
-             f"(L2), {prog.barriers} SyncAll ({sync:.2f} us each, unfitted), GEMM {prog.m_tiles} x "
+    dw, gemm = phase(prog, "dw"), phase(prog, "gemm")
+    first = (f"DW on {len(dw.assignment)} {dw.role} -> GM workspace (L2)" if dw is not None
+             else "no DW phase (identity DW: the GEMM reads x)")
+    notes = [f"two-phase: {first}, {prog.barriers} SyncAll ({sync:.2f} us each, unfitted), GEMM {prog.m_tiles} x "
              f"{prog.n_tiles} tiles of {prog.bm} rows x {plan.cob} Cout blocks on "
-             f"{len(prog.phases[1].assignment)} {prog.phases[1].role}, K in blocks of {prog.kb}"]
+             f"{len(gemm.assignment)} {gemm.role}, K in blocks of {prog.kb}"]
     mins = fused_min_bytes(wl)
     kh, kw = wl.kernel
     px = wl.batch * wl.out_height * wl.out_width

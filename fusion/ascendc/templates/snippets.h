@@ -31,6 +31,11 @@
         preGm.SetGlobalBuffer(usr + PreOffset(), t.nTiles * t.co1 * thw * C0);
 //@ PRE_DECL
     GlobalTensor<T> preGm;
+//@ TP_PHASE1
+        DwPhase(GetBlockIdx());
+        SyncAll<false>();  // AIVs and AICs: the DW workspace is complete before any GEMM reads it
+//@ TP_WAIT1
+        SyncAll<false>();  // the DW workspace is complete
 //@ TP_PHASE3
         SyncAll<false>();  // every pre-activation tile is in the workspace
         EpiPhase(GetBlockIdx());

@@ -6,9 +6,7 @@ public:
 
     __aicore__ inline void Process()
     {
-        DwPhase(GetBlockIdx());
-        SyncAll<false>();  // AIVs and AICs: the DW workspace is complete before any GEMM reads it
-@PHASE3@    }
+@TP_PHASE1@@PHASE3@    }
 
 private:
 @TP_GM@
@@ -29,8 +27,7 @@ public:
 
     __aicore__ inline void Process()
     {
-        SyncAll<false>();  // the DW workspace is complete
-        GemmPhase(GetBlockIdx());
+@TP_WAIT1@        GemmPhase(GetBlockIdx());
 @AIC_PHASE3@    }
 
 private:
