@@ -223,6 +223,11 @@ def _print_compiled(cm) -> None:
         print(f"{c.name}: {', '.join(c.blocks)} in one launch (SyncAll between blocks; --no-chain: one launch each)")
         if c.stages:
             print(f"  GEMM stages (1x1 conv + activation as an identity-DW two-phase kernel): {', '.join(c.stages)}")
+        own = {b.name: b.plan for b in cm.fused_blocks}
+        moved = [f"{n} {p.tile.describe()} on {p.cores} cores" + (" (gemm_only)" if p.gemm_only else "")
+                 for n in c.blocks if (p := cm.chain_plans.get(n)) is not None and p != own.get(n)]
+        if moved:
+            print(f"  in-chain plans (shortest body; the launch is paid once): {'; '.join(moved)}")
     for line in cm.chain_breaks:
         print(f"  {display_message(line)}")
     if cm.refusals:

@@ -99,7 +99,10 @@ class CompiledModel:
                 "max_dma_ratio": self.max_dma_ratio,
                 "kernels": len(self.program.steps), "compile_phases_s": self.phases_s,
                 "kernel_cache": self.kernel_cache,
-                "chains": [{"name": c.name, "blocks": list(c.blocks), "stages": list(c.stages)} for c in self.chains],
+                "chains": [{"name": c.name, "blocks": list(c.blocks), "stages": list(c.stages),
+                            "plans": {n: {"tile": p.tile.describe(), "cores": p.cores, "gemm_only": p.gemm_only}
+                                      for n in c.blocks if (p := self.chain_plans.get(n)) is not None}}
+                           for c in self.chains],
                 "not_chained": list(self.chain_breaks)}
 
 
