@@ -75,6 +75,29 @@ class _Member:
     stage: bool
 
 
+def chain_member_plan(block, target):
+    """The plan a fused block would run in a chain: its own when two-phase; else (a one-phase plan
+    the default search or the tuner picked standalone) the two-phase plan with the shortest body,
+    where joining costs less than its own launch saves -- that body and one SyncAll against its
+    standalone time; forced tiles stay as forced. MODELED."""
+    p = block.plan
+    if p.two_phase or block.tile_source == "forced" or target.soc.coupled:
+        return p
+    from fusion.costmodel import model_fused
+    from fusion.costmodel.twophase import sync_all_us
+    from fusion.tile_policy import two_phase_plan
+
+    alt = two_phase_plan(block.workload, target, in_chain=True)
+    if alt is None:
+        return p
+    k = model_fused(alt, block.name, timeline=False)
+    if k.time_us - k.launch_us + sync_all_us(target.soc) >= model_fused(p, block.name, timeline=False).time_us:
+        return p
+    log.info("chain: %s joins as a two-phase member (%s) instead of its %s plan", block.name,
+             alt.tile.describe(), p.variant)
+    return alt
+
+
 def _members(cm, stages: dict) -> list[_Member | None]:
     """The program as members and None for every other step (which ends a chain)."""
     from schedules.activations import needs_slope
@@ -89,7 +112,8 @@ def _members(cm, stages: dict) -> list[_Member | None]:
             b = blocks[st.name]
             wl = b.workload
             out.append(_Member(b.name, (st.name,), st.params[0], st.out, st.params[-1] if wl.residual else None,
-                               b.plan, needs_slope(wl.act1) or needs_slope(wl.act2), False))
+                               chain_member_plan(b, cm.target), needs_slope(wl.act1) or needs_slope(wl.act2),
+                               False))
         elif st.kind == "op" and st.name in stages:
             g = stages[st.name]
             skip.update(g.steps[1:])
@@ -232,7 +256,8 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
     soc = target.soc
     out: dict = {}
     for c in chains:
-        own = {n: members[n].plan for n in c.blocks}
+        own = {n: members[n].plan if hasattr(members[n], "steps") else chain_member_plan(members[n], target)
+               for n in c.blocks}
         alt = dict(own)
         for n in c.blocks:
             m = members[n]

@@ -27,12 +27,19 @@ def _compile(path, target, **kw):
 
 
 def test_chains_follow_the_legality_rules(small_v1):
+    from fusion.tile_policy import TileOverride
+
     cm = _compile(small_v1, "sim:ascend910b2")
-    assert [(c.name, c.blocks) for c in cm.chains] == [("chain1", ("b1_fused", "b2_fused", "b3_fused"))]
-    assert cm.chains[0].boundaries == ("b1_pw_act", "b2_pw_act")
+    # b4's standalone plan is the one-phase MIX kernel; in the chain it runs a two-phase plan
+    # (its body and a SyncAll cost less than its own launch: fusion/chain.chain_member_plan)
+    assert [(c.name, c.blocks) for c in cm.chains] == [("chain1", ("b1_fused", "b2_fused", "b3_fused", "b4_fused"))]
+    assert cm.chains[0].boundaries == ("b1_pw_act", "b2_pw_act", "b3_pw_act")
     assert {b.name: b.plan.variant for b in cm.fused_blocks}["b4_fused"] == "cube-pw-mix"
-    assert cm.chain_breaks == ["b3_fused and b4_fused not chained: b4_fused is a cube-pw-mix plan "
-                               "(chains hold two-phase plans)"]
+    assert cm.chain_plans["b4_fused"].variant == "two-phase" and cm.chain_breaks == []
+    # a forced one-phase tile stays as forced: not chainable, and the reason says so
+    cm = _compile(small_v1, "sim:ascend910b2", tile=TileOverride(th=4, tw=4, pw_engine="cube"))
+    assert cm.chains == [] and cm.chain_breaks
+    assert all("is a cube-pw-mix plan (chains hold two-phase plans)" in b for b in cm.chain_breaks)
     # 310P has only the soft SyncAll: no chains, and the reason is given for every pair
     cm = _compile(small_v1, "sim:ascend310p3", fallback=False)
     assert cm.chains == [] and cm.chain_breaks
@@ -65,7 +72,7 @@ def test_chain_cost_is_one_launch_plus_bodies_plus_syncs(small_v1):
     ks = [costs[n] for n in cm.chains[0].blocks]
     assert cc.unchained_us == pytest.approx(sum(k.time_us for k in ks))
     assert cc.launch_us == max(k.launch_us for k in ks)
-    assert cc.sync_us == pytest.approx(2 * sync_all_us(soc))
+    assert cc.sync_us == pytest.approx((len(ks) - 1) * sync_all_us(soc))
     assert cc.time_us == pytest.approx(cc.launch_us + sum(k.time_us - k.launch_us for k in ks) + cc.sync_us)
     # 910B: a launch costs more than a SyncAll, so the chain saves what the launches cost less the syncs
     assert cc.saved_us == pytest.approx(sum(k.launch_us for k in ks) - cc.launch_us - cc.sync_us)
@@ -77,10 +84,10 @@ def test_bench_reports_the_chain(small_v1, capsys, tmp_path):
     code, out, _ = run_cli(capsys, "bench", small_v1, "-t", "sim:ascend910b2", "--dtype", "float16",
                            "--no-db", "--outputs", "b4_pw_act", "--json", str(out_json))
     assert code == 0
-    assert "chain1: 3 blocks in one launch" in out and "without chains (--no-chain)" in out
+    assert "chain1: 4 blocks in one launch" in out and "without chains (--no-chain)" in out
     r = json.loads(out_json.read_text())
     (c,) = r["chains"]
-    assert c["blocks"] == ["b1_fused", "b2_fused", "b3_fused"] and c["figures"] == "modeled"
+    assert c["blocks"] == ["b1_fused", "b2_fused", "b3_fused", "b4_fused"] and c["figures"] == "modeled"
     assert r["fused_in_vendor_network_us"] == pytest.approx(r["fused_unchained_in_vendor_network_us"] - c["saved_us"])
     code, out, _ = run_cli(capsys, "bench", small_v1, "-t", "sim:ascend910b2", "--dtype", "float16",
                            "--no-db", "--outputs", "b4_pw_act", "--no-chain", "--json", str(out_json))
@@ -99,11 +106,11 @@ def test_chain_kernel_on_the_emulator_equals_the_blocks_kernels(small_v1, emu_ca
     res = json.loads(out)
     assert res["passed"]
     (c,) = res["chains"]
-    assert c["blocks"] == ["b1_fused", "b2_fused", "b3_fused"]
+    assert c["blocks"] == ["b1_fused", "b2_fused", "b3_fused", "b4_fused"]
     assert c["max_abs"] == 0.0
     assert c["counters"]["gm_read_bytes"] > 0 and c["counters"]["cube_fractals"] > 0
     assert c["counters_match"]
-    assert c["block_dim"] == max(b["block_dim"] for b in res["blocks"][:3])
+    assert 1 <= c["block_dim"] <= 24   # the widest member's MIX block dim (910B2: 24 AICs)
 
 
 def test_emit_chain_refuses_what_it_cannot_compose(small_v1):
@@ -134,8 +141,8 @@ def test_compile_writes_the_chain_kernel(small_v1, capsys, tmp_path):
     code, text, _ = run_cli(capsys, "compile", small_v1, "-t", "ascend:910b2", "--dtype", "float16", "--no-db",
                             "--outputs", "b4_pw_act", "-o", str(out))
     assert code == 0
-    assert "chain1: b1_fused, b2_fused, b3_fused in one launch" in text
-    assert "b3_fused and b4_fused not chained" in text
+    assert "chain1: b1_fused, b2_fused, b3_fused, b4_fused in one launch" in text
+    assert "in-chain plans" in text and "b4_fused" in text.split("in-chain plans")[1]
     index = json.loads((out / "ascend.json").read_text())
     (row,) = index["chains"]
     assert row["kernel"] == "megafuse_chain1"

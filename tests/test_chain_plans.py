@@ -25,13 +25,14 @@ def _compile(path, target="sim:ascend910b2", **kw):
 
 
 def test_chain_plans_trade_launch_for_body_and_make_the_chain_faster(small_v1):
-    from fusion.chain import chain_cost, member_costs
+    from fusion.chain import chain_cost, chain_member_plan, member_costs
     from fusion.tile_policy import two_phase_plan
 
     cm = _compile(small_v1)
     (c,) = cm.chains
     blocks = {b.name: b for b in cm.fused_blocks}
-    own = {n: blocks[n].plan for n in c.blocks}
+    own = {n: chain_member_plan(blocks[n], cm.target) for n in c.blocks}   # b4: two-phase, not its MIX plan
+    assert own["b4_fused"].two_phase and not blocks["b4_fused"].plan.two_phase
     soc = cm.target.soc
     t_own = chain_cost(c, member_costs(c, own), soc).time_us
     t_chain = chain_cost(c, member_costs(c, cm.chain_plans), soc).time_us
