@@ -265,13 +265,11 @@ def _mbv1(cin, cout, h, s):
 BLOCKS = {"b1": (32, 64, 112, 1), "b2": (64, 128, 112, 2), "b3": (128, 128, 56, 1),
           "b4": (256, 256, 28, 1), "b5": (512, 512, 14, 1), "b6": (1024, 1024, 7, 1)}
 
-# Tiles picked by the model itself with tune_fused(wl, soc, max_tiles_per_axis=32):
-#   fast  = the fastest modeled plan;
-#   meets = the fastest plan whose DMA traffic is within 1.15x of the minimal bytes (when that
-#           is not already the fastest one);
-#   least = objective="traffic": the least DMA traffic this plan structure allows (blocks that
-#           miss 1.15x only), i.e. how far the miss is at best.
-# See test_pinned_tiles_are_what_the_search_picks (slow).
+# Pinned one-phase plans of the six MobileNetV1 blocks, the fixtures of the traffic and fused vs
+# unfused tests below. They were the picks of tune_fused(wl, soc, max_tiles_per_axis=32) when
+# recorded (fast = fastest; meets = fastest within 1.15x of the minimal DMA bytes; least = least
+# DMA traffic, for blocks that miss 1.15x); the search has moved since (DW tap forms, L2): what it
+# picks now is SEARCH_PICKS, checked by test_search_picks (slow).
 # (soc, block, kind, tile (th, tw, cob, cib, engine), DMA bytes / minimal bytes)
 TRAFFIC = [
     ("ascend910b2", "b1", "fast", (4, 112, 4, 1, "cube"), 1.8570),
@@ -404,18 +402,37 @@ def test_hbm_ratio_falls_back_to_dma_when_working_set_exceeds_l2(soc_name, block
     assert fits.l2_fits and fits.hbm_traffic_ratio == 1.0
 
 
+# What tune_fused(wl, soc, max_tiles_per_axis=32) picks today for the kinds TRAFFIC pins (recorded
+# 2026-11-26, after the column-group DW taps): a change of the search or the model shows here.
+SEARCH_PICKS = {
+    ("ascend310p3", "b1"): {"fast": (112, 7, 1, 1, "cube")},
+    ("ascend310p3", "b2"): {"fast": (28, 14, 1, 1, "cube")},
+    ("ascend310p3", "b3"): {"fast": (28, 7, 1, 1, "cube"), "least": (28, 14, 1, 1, "vector")},
+    ("ascend310p3", "b4"): {"fast": (14, 7, 1, 1, "cube"), "least": (28, 10, 1, 1, "vector")},
+    ("ascend310p3", "b5"): {"fast": (4, 7, 1, 1, "cube"), "least": (14, 7, 2, 1, "vector")},
+    ("ascend310p3", "b6"): {"fast": (4, 4, 2, 1, "cube"), "meets": (7, 7, 1, 1, "vector")},
+    ("ascend910b2", "b1"): {"fast": (28, 16, 4, 1, "cube"), "meets": (19, 19, 2, 1, "vector")},
+    ("ascend910b2", "b2"): {"fast": (19, 8, 8, 1, "cube"), "meets": (14, 14, 2, 1, "vector")},
+    ("ascend910b2", "b3"): {"fast": (14, 8, 1, 1, "cube"), "least": (19, 14, 1, 1, "vector")},
+    ("ascend910b2", "b4"): {"fast": (6, 7, 1, 1, "cube"), "least": (14, 14, 1, 1, "vector")},
+    ("ascend910b2", "b5"): {"fast": (4, 4, 4, 0, "cube"), "least": (14, 7, 1, 1, "vector")},
+    ("ascend910b2", "b6"): {"fast": (1, 7, 2, 0, "cube"), "least": (4, 7, 1, 1, "vector")},
+}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("soc_name,block", [(s, b) for s in ("ascend910b2", "ascend310p3") for b in BLOCKS])
-def test_pinned_tiles_are_what_the_search_picks(soc_name, block):
+@pytest.mark.parametrize("soc_name,block", sorted(SEARCH_PICKS))
+def test_search_picks(soc_name, block):
     soc, wl = get_soc(soc_name), _mbv1(*BLOCKS[block])
-    rows = {r[2]: r[3] for r in TRAFFIC if r[:2] == (soc_name, block)}
+    want = SEARCH_PICKS[soc_name, block]
+    assert set(want) == {r[2] for r in TRAFFIC if r[:2] == (soc_name, block)}
     found = {"fast": tune_fused(wl, soc, max_tiles_per_axis=32),
              "meets": tune_fused(wl, soc, max_tiles_per_axis=32, max_traffic_ratio=1.15),
              "least": tune_fused(wl, soc, max_tiles_per_axis=32, objective="traffic")}
-    for kind, tile in rows.items():
+    for kind, tile in want.items():
         plan = found[kind][0]
         assert (plan.tile.th, plan.tile.tw, plan.tile.cob, plan.tile.cib, plan.tile.pw_engine) == tile
-    if "meets" not in rows and found["meets"] is not None:
+    if "meets" not in want and found["meets"] is not None:   # the fastest plan already meets 1.15x
         assert found["meets"][0].tile == found["fast"][0].tile
 
 
