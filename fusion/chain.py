@@ -93,7 +93,7 @@ def chain_member_plan(block, target):
     k = model_fused(alt, block.name, timeline=False)
     if k.time_us - k.launch_us + sync_all_us(target.soc) >= model_fused(p, block.name, timeline=False).time_us:
         return p
-    log.info("chain: %s joins as a two-phase member (%s) instead of its %s plan", block.name,
+    log.info("chain: %s can join a chain with a two-phase plan (%s) instead of its %s plan", block.name,
              alt.tile.describe(), p.variant)
     return alt
 
@@ -251,18 +251,19 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
     launch faster -- is replaced by the plan with the shortest body (fusion.tile_policy
     two_phase_plan(in_chain=True)) where that makes the whole chain faster. Forced tiles are kept.
     members: name -> a fused block or GEMM stage (.plan, .workload, .tile_source)."""
+    from fusion.chain_stage import GemmStage
     from fusion.tile_policy import two_phase_plan
 
     soc = target.soc
     out: dict = {}
     for c in chains:
-        own = {n: members[n].plan if hasattr(members[n], "steps") else chain_member_plan(members[n], target)
+        own = {n: members[n].plan if isinstance(members[n], GemmStage) else chain_member_plan(members[n], target)
                for n in c.blocks}
         alt = dict(own)
         for n in c.blocks:
             m = members[n]
             # GEMM stages (their own in-chain plan already, maybe gemm_only) and forced tiles stay
-            if getattr(m, "tile_source", "default") != "forced" and not hasattr(m, "steps"):
+            if not isinstance(m, GemmStage) and m.tile_source != "forced":
                 alt[n] = two_phase_plan(m.workload, target, in_chain=True) or own[n]
         t_own = chain_cost(c, member_costs(c, own), soc).time_us
         t_alt = chain_cost(c, member_costs(c, alt), soc).time_us
