@@ -270,5 +270,38 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
         pick = alt if t_alt < t_own else own
         log.info("chain: %s members' plans %s: %.2f us modeled (standalone plans %.2f us)", c.name,
                  "re-chosen for the shortest bodies" if pick is alt else "kept", min(t_alt, t_own), t_own)
+        deferred = defer_clips(c, pick)
+        t_def = chain_cost(c, member_costs(c, deferred), soc).time_us
+        if t_def < min(t_alt, t_own):
+            log.info("chain: %s relu6 clips deferred to the next block's input: %.2f us modeled", c.name, t_def)
+            pick = deferred
         out.update(pick)
+    return out
+
+
+def defer_clips(chain: Chain, plans: dict) -> dict:
+    """Plans where a GEMM stage's relu6 becomes a relu its Fixpipe applies (no AIV epilogue, no
+    second SyncAll: the devkit lists no Fixpipe clip on Atlas A2) and the min(., 6) moves to the
+    next member, a fused block reading the stage's output as its only reader (KernelPlan.x_max:
+    one Mins over each x tile). The clip commutes with the cast (fp16 rounding is monotonic and 6
+    is an fp16 value: min(fp16(relu(a)), 6) == fp16(min(relu(a), 6))); against the stage's AIV
+    epilogue the values differ by that epilogue's extra rounding of the fp16 pre-activation. The
+    boundary tensor holds the unclipped values, never seen outside the chain."""
+    from dataclasses import replace
+
+    from schedules.plan import make_plan
+
+    out = dict(plans)
+    read_as_residual = {j for j in chain.residual_from if j is not None}
+    for k in range(len(chain.blocks) - 1):
+        n, nxt = chain.blocks[k], chain.blocks[k + 1]
+        p, q = out[n], out[nxt]
+        if (n not in chain.stages or nxt in chain.stages or k in read_as_residual
+                or p.workload.act2 != "relu6" or q.x_max is not None):
+            continue
+        relu = make_plan(replace(p.workload, act2="relu"), p.tile, p.soc)
+        if not relu.fits():
+            continue
+        out[n] = replace(relu, gemm_only=p.gemm_only)
+        out[nxt] = replace(q, x_max=6.0)
     return out

@@ -72,6 +72,9 @@ class KernelPlan:
     # two-phase, 910B: the DW is the identity and x already has the GEMM's A layout (a chain's GEMM
     # stage, fusion/chain_stage.py), so phase 1 and its SyncAll are left out: the GEMM reads x
     gemm_only: bool = False
+    # a chain member whose producer's clip (relu6 = min(relu, 6)) was deferred to it: min(x, x_max)
+    # on each x tile before the taps (fusion/chain.py; the producer's Fixpipe then does the relu)
+    x_max: float | None = None
 
     # --- loop structure -------------------------------------------------------------------
     @cached_property

@@ -48,7 +48,7 @@ class Copy:
 
 @dataclass(frozen=True)
 class VectorOp:
-    op: str          # pad | zero | dw_taps | widen | bias1 | act1 | cast | pw_mac | bias2 | act2 | residual
+    op: str          # pad | clip_x | zero | dw_taps | widen | bias1 | act1 | cast | pw_mac | bias2 | act2 | residual
     buffer: str      # the plan buffer written
     elements: int
     instrs: int
@@ -201,7 +201,7 @@ def _tap_ops(soc, b: int, th: int, tw: int, cb: int, kernel: tuple[int, int], sh
 @lru_cache(maxsize=4096)
 def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
     """The DW of one ci-block of the fused kernel's tile, as templates/dw.h issues it: (padded
-    tile) one Duplicate zeroing the whole x tile; per channel block a Duplicate zeroing its
+    tile) one Duplicate zeroing the whole x tile; (plan.x_max) one Mins over it; per channel block a Duplicate zeroing its
     accumulator and the kh·kw taps (isa.dw_taps; 16-bit: the accumulator is the block's dw_out
     slice, then one Cast widens the cb blocks into dw_acc); per block + b_dw (isa.bias_halves);
     act1 over the cb blocks (in chunks of act_tmp, one block, when it needs scratch);
@@ -213,6 +213,9 @@ def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
     if pad_elems:
         w = count_form(soc, cb * plan.in_tile_h * plan.in_tile_w * C0, b)
         ops.append(VectorOp("pad", "x_tile", cb * pad_elems, w.instrs, w.repeats))
+    if plan.x_max is not None:   # the producer's deferred clip, over the whole x tile
+        w = count_form(soc, cb * plan.in_tile_h * plan.in_tile_w * C0, b)
+        ops.append(VectorOp("clip_x", "x_tile", cb * plan.in_tile_h * plan.in_tile_w * C0, w.instrs, w.repeats))
     ops += _tap_ops(soc, b, plan.th, plan.tw, cb, wl.kernel, wl.stride[0], plan.in_tile_w)
     w = bias_halves(soc, plan.th * plan.tw) * cb
     ops.append(VectorOp("bias1", "dw_acc", cb * n, w.instrs, w.repeats))

@@ -2,6 +2,7 @@
 convs run inside the chain as identity-DW two-phase kernels, residuals come from the chain's x or
 a boundary tensor, and the chain kernel on the emulator equals its members' own kernels."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -47,6 +48,30 @@ def test_expansion_convs_join_the_chain_as_gemm_stages(small_v2):
     assert (wl.cin, wl.cout, wl.height, wl.width) == (8, 48, 16, 16)
     assert g.steps == ("b3_exp", "b3_exp_act") and g.x == "b2_pw_bn" and g.out == "b3_exp_act"
     assert g.plan.two_phase
+
+
+def test_relu6_clips_are_deferred_to_the_next_block(small_v2):
+    """In the chain a stage's relu6 becomes a Fixpipe relu and the next block clips its x tiles
+    (fusion/chain.defer_clips): no AIV epilogue and no second SyncAll in the stage."""
+    from fusion.chain import chain_cost, member_costs
+    from schedules.program import dw_ops
+    from schedules.program_twophase import build_twophase
+
+    cm = _compile(small_v2)
+    (c,) = cm.chains
+    plans = cm.chain_plans
+    for st, nxt in (("b2_exp", "b2_fused"), ("b3_exp", "b3_fused"), ("b4_exp", "b4_fused")):
+        assert cm.chain_stages[st].workload.act2 == "relu6"            # the model's activation
+        assert plans[st].workload.act2 == "relu" and plans[nxt].x_max == 6.0
+        assert [ph.name for ph in build_twophase(plans[st]).phases] == ["gemm"]   # gemm_only + Fixpipe
+        ops = dw_ops(plans[nxt], 1, 0)
+        clip = [o for o in ops if o.op == "clip_x"]
+        assert len(clip) == 1 and clip[0].buffer == "x_tile"
+    assert plans["b1_fused"].x_max is None
+    undeferred = {**plans, **{g: cm.chain_stages[g].plan for g in c.stages},
+                  **{b: dataclasses.replace(plans[b], x_max=None) for b in ("b2_fused", "b3_fused", "b4_fused")}}
+    soc = cm.target.soc
+    assert chain_cost(c, member_costs(c, plans), soc).time_us < chain_cost(c, member_costs(c, undeferred), soc).time_us
 
 
 def test_identity_dw_is_exact(small_v2):

@@ -235,6 +235,7 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         GEOMETRY=template("geometry.h"), GEOM_MEMBERS=template("geom_members.h"), GM_TENSORS=template("gm_tensors.h"),
         RES_EPI_PARAM="const LocalTensor<T>& r, " if res else "",
         CO_STEP=template("co_step.h"), RESIDENT_UB=template("resident_ub.h"), COPY_OUT=template("copy_out.h"),
+        X_CLIP=x_clip(plan),
         LAG=plan.mix_lag, FLAG_DW=FLAG_DW, FLAG_PW=FLAG_PW, ACT1_TMP=tmp, ACT2_TMP=act_tmp_args(plan, "act2"),
         RES_EPI_ADD=snippet("RES_EPI_ADD") if res else "",
     )
@@ -255,6 +256,17 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
     return EmittedKernel(block_name, sym, op_type, plan, variant, source, header, tiling_struct, args, fields,
                          (launch,), plan.handoff_bytes if mix else 0,
                          SYSTEM_WORKSPACE_2201 if mix else 0, ())
+
+
+def x_clip(plan: KernelPlan) -> str:
+    """min(x, x_max) over the x tile before the taps (KernelPlan.x_max: a producer's relu6 clip
+    deferred to this chain member), one count-form Mins as schedules/program.dw_ops counts it."""
+    if plan.x_max is None:
+        return ""
+    if plan.variant != "two-phase":
+        raise ValueError("an input clip is a two-phase chain member's")
+    return (f"        Mins(x, x, static_cast<T>({float(plan.x_max)!r}f), cb * tl.ih * tl.iw * C0);"
+            f"   // the producer's clip, deferred (chain)\n")
 
 
 def slope_values(plan: KernelPlan) -> dict[str, str]:

@@ -29,7 +29,7 @@
     {
         const uint32_t c0 = q * tl.cib, cb = tl.c1 - c0 < tl.cib ? tl.c1 - c0 : tl.cib;
         LocalTensor<T> x = xQue.DeQue<T>();
-        LocalTensor<float> acc = dwAccBuf.Get<float>();
+@X_CLIP@        LocalTensor<float> acc = dwAccBuf.Get<float>();
         LocalTensor<T> dwOut = dwOutBuf.Get<T>();
         for (uint32_t c = 0; c < cb; ++c) {
             const uint32_t cg = c0 + c;
