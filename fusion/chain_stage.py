@@ -80,7 +80,7 @@ def _why_not(g, conv, soc, dtype) -> str | None:
 def find_stages(cm, taken: set[str]) -> dict[str, GemmStage]:
     """Every GEMM stage of the compiled program, by its first step's name. `taken`: identifiers in
     use (the fused blocks'); the stages' are added."""
-    from fusion.sanitize import block_ident
+    from fusion.sanitize import block_ident, display
     from fusion.tile_policy import two_phase_plan
 
     g, soc, dtype = cm.graph, cm.target.soc, cm.dtype
@@ -104,7 +104,7 @@ def find_stages(cm, taken: set[str]) -> dict[str, GemmStage]:
                            act1="none", act2=act, dtype=dtype)
         plan = two_phase_plan(wl, cm.target, in_chain=True)   # a stage runs in a chain only
         if plan is None:
-            log.info("chain: %s not a GEMM stage: no two-phase plan fits", st.name)
+            log.info("chain: %s not a GEMM stage: no two-phase plan fits", display(st.name))
             continue
         if gemm_only_ok(replace(plan, gemm_only=True)):   # x is already the A layout: no copy
             plan = replace(plan, gemm_only=True)

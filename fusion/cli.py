@@ -224,7 +224,11 @@ def _print_compiled(cm) -> None:
         if c.stages:
             print(f"  GEMM stages (1x1 conv + activation as an identity-DW two-phase kernel): {', '.join(c.stages)}")
         own = {b.name: b.plan for b in cm.fused_blocks}
+        stage_act = {g.name: g.workload.act2 for g in cm.chain_stages.values()}
         moved = [f"{n} {p.tile.describe()} on {p.cores} cores" + (" (gemm_only)" if p.gemm_only else "")
+                 + (f" ({stage_act[n]} -> {p.workload.act2}: clip deferred)"
+                    if stage_act.get(n, p.workload.act2) != p.workload.act2 else "")
+                 + (f" (input clipped at {p.x_max:g})" if p.x_max is not None else "")
                  for n in c.blocks if (p := cm.chain_plans.get(n)) is not None and p != own.get(n)]
         if moved:
             print(f"  in-chain plans (shortest body; the launch is paid once): {'; '.join(moved)}")

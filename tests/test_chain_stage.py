@@ -34,6 +34,7 @@ def test_expansion_convs_join_the_chain_as_gemm_stages(small_v2):
     cm = _compile(small_v2)
     plans = cm.to_json()["chains"][0]["plans"]
     assert set(plans) == set(cm.chains[0].blocks) and plans["b3_exp"]["gemm_only"] is True
+    assert (plans["b3_exp"]["act2"], plans["b3_fused"]["x_max"]) == ("relu", 6.0)
     (c,) = cm.chains
     assert c.blocks == ("b1_fused", "b2_exp", "b2_fused", "b3_exp", "b3_fused", "b4_exp", "b4_fused")
     assert c.stages == ("b2_exp", "b3_exp", "b4_exp")
@@ -205,6 +206,7 @@ def test_compile_writes_the_stage_headers(small_v2, capsys, tmp_path):
     assert code == 0
     assert "GEMM stages (1x1 conv + activation as an identity-DW two-phase kernel): b2_exp, b3_exp, b4_exp" in text
     assert "in-chain plans (shortest body; the launch is paid once):" in text and "b3_exp" in text
+    assert "(relu6 -> relu: clip deferred)" in text and "(input clipped at 6)" in text
     (row,) = json.loads((out / "ascend.json").read_text())["chains"]
     assert row["stages"] == ["b2_exp", "b3_exp", "b4_exp"]
     assert (out / "chain1" / "kernel" / "megafuse_b3_exp_tiling.h").is_file()
