@@ -149,9 +149,12 @@ def build_all(kernels: list[EmittedKernel], jobs: int | None = None) -> tuple[li
 # ---------------------------------------------------------------------------------------------
 # running
 # ---------------------------------------------------------------------------------------------
-def run_emitted(ek: EmittedKernel, built: dict[str, EmuKernel], arrays: dict[str, np.ndarray]):
+def run_emitted(ek: EmittedKernel, built: dict[str, EmuKernel], arrays: dict[str, np.ndarray],
+                x_slack: int = 0):
     """Runs the block's launches on NumPy buffers. arrays: x, w_dw, b_dw, w_pw, b_pw[, s_dw][, s_pw][, res]
-    (NC1HWC0 / blocked layouts, contiguous). Returns (y, summed counters, per-launch results)."""
+    (NC1HWC0 / blocked layouts, contiguous). x_slack: x is followed by that many readable zero
+    bytes (a chain boundary tensor's slack, fusion/ascendc/emit_chain.BOUNDARY_SLACK). Returns (y,
+    summed counters, per-launch results)."""
     wl = ek.plan.workload
     y_spec = ek.arg("y")
     y = np.full(y_spec.shape, np.nan, dtype=np.dtype(wl.dtype))  # unwritten outputs show up as NaN
@@ -166,6 +169,8 @@ def run_emitted(ek: EmittedKernel, built: dict[str, EmuKernel], arrays: dict[str
         a = np.ascontiguousarray(arr, dtype=np.dtype(spec.dtype))
         if a.shape != spec.shape:
             raise MegafuseError(f"kernel {ek.symbol}: argument {name} has shape {a.shape}, expected {spec.shape}")
+        if name == "x" and x_slack:
+            a = np.concatenate([a.reshape(-1).view(np.uint8), np.zeros(x_slack, np.uint8)])
         bufs[name] = a
     totals: dict[str, int] = {}
     results = []

@@ -270,12 +270,31 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
         pick = alt if t_alt < t_own else own
         log.info("chain: %s members' plans %s: %.2f us modeled (standalone plans %.2f us)", c.name,
                  "re-chosen for the shortest bodies" if pick is alt else "kept", min(t_alt, t_own), t_own)
-        deferred = defer_clips(c, pick)
-        t_def = chain_cost(c, member_costs(c, deferred), soc).time_us
-        if t_def < min(t_alt, t_own):
-            log.info("chain: %s relu6 clips deferred to the next block's input: %.2f us modeled", c.name, t_def)
-            pick = deferred
+        best = min(t_alt, t_own)
+        for why, f in (("relu6 clips deferred to the next block's input", defer_clips),
+                       ("GEMM stages read their boundary input directly", direct_stage_reads)):
+            cand = f(c, pick)
+            t = chain_cost(c, member_costs(c, cand), soc).time_us
+            if t < best:
+                log.info("chain: %s %s: %.2f us modeled", c.name, why, t)
+                pick, best = cand, t
         out.update(pick)
+    return out
+
+
+def direct_stage_reads(chain: Chain, plans: dict) -> dict:
+    """Plans where every GEMM stage after the chain's first member is gemm_only: its x is a
+    boundary tensor, which the chain kernel follows with slack (emit_chain.BOUNDARY_SLACK), so
+    the GEMM reads it even where the pixels do not fill whole fractals (14x14, 7x7): no identity
+    copy and no barrier before the GEMM."""
+    from dataclasses import replace
+
+    from schedules.program_twophase import gemm_only_ok
+
+    out = dict(plans)
+    for k, n in enumerate(chain.blocks):
+        if k and n in chain.stages and not out[n].gemm_only and gemm_only_ok(out[n]):
+            out[n] = replace(out[n], gemm_only=True)
     return out
 
 

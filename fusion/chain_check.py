@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fusion.ascendc.emit_chain import WEIGHTS, EmittedChain, emit_chain, pack_weights
+from fusion.ascendc.emit_chain import BOUNDARY_SLACK, WEIGHTS, EmittedChain, emit_chain, pack_weights
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,8 @@ def run_members(chain, kernels: dict, built: dict, x: np.ndarray, weights: dict[
         j = chain.residual_from[k] if chain.residual_from else None
         if j is not None:
             arrays["res"] = x if j == -1 else outs[j]
-        y, counters, _ = run_emitted(kernels[name], built[name], arrays)
+        # after the first member x is a boundary tensor: readable past its end, as in the chain
+        y, counters, _ = run_emitted(kernels[name], built[name], arrays, BOUNDARY_SLACK if k else 0)
         for key, v in counters.items():
             summed[key] = summed.get(key, 0) + v
         outs.append(y)

@@ -11,7 +11,8 @@ taps of weight 1, bias 0, no activation, so phase 1 copies x into the GEMM's A w
 any fused block's PW. Everything the fused blocks have (plan, cost model, Ascend C, emulator
 counters) holds for it unchanged; the copy is counted in its modeled time. Where x already has the
 GEMM's A layout (one image, H x W a multiple of 16) the plan is gemm_only: no copy, no barrier,
-the GEMM reads x (schedules/program_twophase.gemm_only_ok).
+the GEMM reads x (schedules/program_twophase.gemm_only_ok); inside a chain, where x is a boundary
+tensor with slack after it, every stage but a first one is (fusion/chain.defer_clips).
 
 Pattern: an `op` step computing a blocked 1x1 Conv (group 1, stride 1, no padding, NC1HWC0 in and
 out), optionally followed by the activation step that is its output's only consumer.
@@ -30,7 +31,7 @@ import numpy as np
 from passes.fuse_dwsep import activation_of
 from schedules.activations import is_valid, needs_slope
 from schedules.plan import KernelPlan
-from schedules.program_twophase import gemm_only_ok
+from schedules.program_twophase import a_layout_aligned, gemm_only_ok
 from schedules.workload import DwSepWorkload
 
 log = logging.getLogger("megafuse.chain")
@@ -106,7 +107,7 @@ def find_stages(cm, taken: set[str]) -> dict[str, GemmStage]:
         if plan is None:
             log.info("chain: %s not a GEMM stage: no two-phase plan fits", display(st.name))
             continue
-        if gemm_only_ok(replace(plan, gemm_only=True)):   # x is already the A layout: no copy
+        if gemm_only_ok(plan) and a_layout_aligned(plan):   # x is already the A layout: no copy
             plan = replace(plan, gemm_only=True)
         name = block_ident(st.name, len(taken), taken)
         out[st.name] = GemmStage(name, (st.name, *act_steps), (conv.name, *act_steps), st.params[0],

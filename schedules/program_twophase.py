@@ -224,13 +224,27 @@ def epi_phase(plan: KernelPlan, bm: int) -> Phase:
 
 
 def gemm_only_ok(plan: KernelPlan) -> bool:
-    """x (NC1HWC0) is the GEMM's A workspace layout (C1, M padded to 16, C0): one image whose
-    pixels fill whole fractals, on a decoupled chip (the 910B kernel; the flag is the caller's
-    promise that the DW is the identity)."""
+    """The GEMM can read its A blocks straight from x (NC1HWC0, one image: per channel block the
+    M pixels in a row, C0 each), on a decoupled chip (the 910B kernel; the flag is the caller's
+    promise that the DW is the identity). Where M is not a multiple of 16 the last M tile's pad
+    rows run past a channel block (into the next one, or past x's end for the last): the caller
+    also promises x stays readable for a_slack_bytes past its end (a chain boundary tensor,
+    fusion/ascendc/emit_chain.py); those rows only feed output rows never written."""
     wl, soc = plan.workload, plan.soc
-    m = gemm_m(wl)
-    return (not soc.coupled and wl.batch == 1 and m % soc.cube_fractal[0] == 0 and wl.kernel == (1, 1)
-            and wl.stride == (1, 1) and tuple(wl.pads) == (0, 0, 0, 0) and wl.act1 == "none")
+    return (not soc.coupled and wl.batch == 1 and wl.kernel == (1, 1) and wl.stride == (1, 1)
+            and tuple(wl.pads) == (0, 0, 0, 0) and wl.act1 == "none")
+
+
+def a_layout_aligned(plan: KernelPlan) -> bool:
+    """x is exactly the A workspace layout (its pixels fill whole fractals): no slack needed."""
+    return gemm_m(plan.workload) % plan.soc.cube_fractal[0] == 0
+
+
+def a_slack_bytes(plan: KernelPlan) -> int:
+    """How far past x's end a gemm_only GEMM may read (the last tile's pad rows)."""
+    frac = plan.soc.cube_fractal[0]
+    m = gemm_m(plan.workload)
+    return (ceil_div(m, frac) * frac - m) * C0 * itemsize(plan.workload.dtype)
 
 
 def phase(prog: "TwoPhaseProgram", name: str) -> Phase | None:

@@ -147,9 +147,34 @@ def test_gemm_only_where_x_is_the_a_layout(small_v2, v2_56):
     assert a_loads and all((s.kind, s.gm) == ("input", "x") for s in a_loads)
     cm56 = _compile(v2_56)
     forms = {n: g.plan.gemm_only for n, g in cm56.chain_stages.items()}
-    assert forms == {"b2_exp": True, "b3_exp": False, "b4_exp": False}
+    assert forms == {"b2_exp": True, "b3_exp": False, "b4_exp": False}   # standalone: 196 pixels need the copy
+    # in the chain their x is a boundary tensor with slack after it: they read it directly
+    assert all(cm56.chain_plans[n].gemm_only for n in ("b2_exp", "b3_exp", "b4_exp"))
     with pytest.raises(ValueError, match="not the GEMM's A layout"):
-        build_twophase(replace(cm56.chain_stages["b3_exp"].plan, gemm_only=True))
+        build_twophase(replace(next(b.plan for b in cm56.fused_blocks), gemm_only=True))   # a 3x3 DW
+
+
+def test_a_first_member_cannot_read_past_its_input(v2_56):
+    """The chain's own x has no slack after it: a non-aligned gemm_only stage cannot open a chain."""
+    from dataclasses import replace
+
+    from fusion.ascendc import emit_kernel
+    from fusion.ascendc.emit_chain import emit_chain
+    from fusion.errors import MegafuseError
+
+    cm = _compile(v2_56, "ascend:910b2")
+    (c,) = cm.chains
+    k = c.blocks.index("b3_exp")
+    names = c.blocks[k:k + 2]                                          # b3_exp, b3_fused
+    ks = [emit_kernel(cm.chain_plans[n], n) for n in names]
+    assert ks[0].plan.gemm_only
+    res = tuple(None if r is None else r - k for r in c.residual_from[k:k + 2])
+    assert res == (None, -1)                                           # b3's residual: the chain's x
+    with pytest.raises(MegafuseError, match="reads past its input"):
+        emit_chain("c", ks, res, (names[0],))
+    # with the identity copy it may open a chain
+    plain = [emit_kernel(replace(cm.chain_plans[names[0]], gemm_only=False), names[0]), ks[1]]
+    assert emit_chain("c", plain, res, (names[0],)).blocks[0].plan.gemm_only is False
 
 
 @pytest.mark.parametrize("model,outputs", [("small_v2", CUT), ("small_v2", "b2_pw_bn," + CUT), ("v2_56", CUT)])

@@ -28,6 +28,9 @@ from schedules.workload import ceil_div
 
 ALIGN = 512           # packed GM operands start on a 512 B boundary (full-bandwidth DMA bursts)
 TILING_ALIGN = 8
+# readable bytes after each boundary tensor: a gemm_only GEMM stage's last M tile reads its pad rows
+# past the tensor (at most 15 rows of 32 B; schedules/program_twophase.a_slack_bytes)
+BOUNDARY_SLACK = 512
 WEIGHTS = ("w_dw", "b_dw", "w_pw", "b_pw")
 
 
@@ -142,6 +145,10 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
         if a.arg("y").shape != b.arg("x").shape or a.arg("y").dtype != b.arg("x").dtype:
             raise MegafuseError(f"chain {name}: {a.block}'s output does not match {b.block}'s input")
     res = _res_source(name, kernels, residual_from)
+    from schedules.program_twophase import a_slack_bytes
+    for k, ek in enumerate(kernels):
+        if ek.plan.gemm_only and a_slack_bytes(ek.plan) and (k == 0 or a_slack_bytes(ek.plan) > BOUNDARY_SLACK):
+            raise MegafuseError(f"chain {name}: block {ek.block} reads past its input, which has no slack there")
     if not set(stages) <= {ek.block for ek in kernels}:
         raise MegafuseError(f"chain {name}: GEMM stages {sorted(set(stages) - {ek.block for ek in kernels})} "
                             f"are not among its blocks")
@@ -159,7 +166,7 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
     for ek in kernels[:-1]:
         n = ek.arg("y").nbytes
         work.append(Region(ek.block, "boundary", off, n))
-        off = _align(off + n, ALIGN)
+        off = _align(off + n + BOUNDARY_SLACK, ALIGN)
     tiling_offsets, off = [], 0
     for ek in kernels:
         tiling_offsets.append(off)

@@ -31,6 +31,16 @@
         preGm.SetGlobalBuffer(usr + PreOffset(), t.nTiles * t.co1 * thw * C0);
 //@ PRE_DECL
     GlobalTensor<T> preGm;
+//@ A_LOAD_WS
+                // A: kbq channel blocks of the tile's rows from the workspace (one column block each)
+                DataCopy(a1, dwGm[(k0 * tl.mAl + m0) * C0],
+                         DataCopyParams(static_cast<uint16_t>(kbq), static_cast<uint16_t>(rows * PB),
+                                        static_cast<uint16_t>((tl.mAl - rows) * PB), 0));
+//@ A_LOAD_X
+                // A straight from x (gemm_only): per channel block its rows, x's pitch being m pixels;
+                // the last tile's pad rows read on past the block (slack after x: only dropped rows use them)
+                for (uint32_t q = 0; q < kbq; ++q)
+                    DataCopy(a1[q * rows * C0], dwGm[((k0 + q) * tl.m + m0) * C0], rows * C0);
 //@ TP_PHASE1
         DwPhase(GetBlockIdx());
         SyncAll<false>();  // AIVs and AICs: the DW workspace is complete before any GEMM reads it

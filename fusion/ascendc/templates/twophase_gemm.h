@@ -32,12 +32,8 @@
             LocalTensor<float> c = cQue.AllocTensor<float>();
             for (uint32_t k0 = 0; k0 < tl.c1; k0 += tl.kb) {
                 const uint32_t kbq = tl.c1 - k0 < tl.kb ? tl.c1 - k0 : tl.kb;
-                // A: kbq channel blocks of the tile's rows from the workspace (one column block each)
                 LocalTensor<T> a1 = aL1Que.AllocTensor<T>();
-                DataCopy(a1, dwGm[(k0 * tl.mAl + m0) * C0],
-                         DataCopyParams(static_cast<uint16_t>(kbq), static_cast<uint16_t>(rows * PB),
-                                        static_cast<uint16_t>((tl.mAl - rows) * PB), 0));
-                aL1Que.EnQue(a1);
+@A_LOAD@                aL1Que.EnQue(a1);
                 // B: per output block its kbq FRACTAL_Z fractals (contiguous in GM)
                 LocalTensor<T> b1 = bL1Que.AllocTensor<T>();
                 DataCopy(b1, wPwGm[(o0 * tl.c1 + k0) * C0 * C0],
