@@ -264,3 +264,19 @@ def test_split_rules_on_synthetic_runs():
     pieces, why = _split([a, b, c], {**readers, "ta": {"b", "c", "other"}})
     assert [[p.name for p in q] for q in pieces][0] == ["a"]
     assert why[0] == "a and b not chained: a's output has 3 consumers (one outside the chain)"
+
+
+def test_a_last_stage_reads_into_the_workspace_slack(v2_56, emu_cache, capsys):
+    """The head conv (2x2 pixels, its last M tile mostly pad rows) ends the chain reading the last
+    boundary tensor directly: its pad rows land in that tensor's slack inside the workspace (the
+    emulator faults on any read outside a kernel argument)."""
+    code, out, _ = run_cli(capsys, "check", v2_56, "-t", "ascend:910b2", "--dtype", "float16", "--no-db",
+                           "--inputs", "b16_add", "--outputs", "head_act", "--json")
+    assert code == 0
+    res = json.loads(out)
+    assert res["passed"]
+    (c,) = res["chains"]
+    assert c["blocks"][-1] == "head" and "head" in c["stages"]
+    assert c["max_abs"] == 0.0 and c["counters_match"]
+    cm = _compile(v2_56, outputs="head_act", inputs="b16_add")
+    assert cm.chain_plans["head"].gemm_only and not cm.chain_stages["head"].plan.gemm_only

@@ -9,7 +9,8 @@ SyncAll<false>() between blocks. A block's residual is the chain's x or an earli
   weights    every block's w_dw, b_dw, w_pw, b_pw packed, each at a 512 B-aligned offset
   y          the last block's output (NC1HWC0)
   workspace  per block its own two-phase workspace (SyncAll flags, DW result, pre-activation),
-             then the boundary tensors between blocks (NC1HWC0), each 512 B-aligned
+             then the boundary tensors between blocks (NC1HWC0), each 512 B-aligned and followed
+             by BOUNDARY_SLACK readable bytes
   tiling     every block's tiling struct, 8 B-aligned
 
 The layouts are data (ChainLayout) that the host writes and the emulator run reads: one source.
@@ -41,7 +42,7 @@ def _align(n: int, a: int) -> int:
 @dataclass(frozen=True)
 class Region:
     block: str
-    what: str          # w_dw | b_dw | w_pw | b_pw | workspace | boundary
+    what: str          # w_dw | b_dw | w_pw | b_pw | workspace | boundary | slack
     offset: int
     nbytes: int
 
@@ -166,6 +167,7 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
     for ek in kernels[:-1]:
         n = ek.arg("y").nbytes
         work.append(Region(ek.block, "boundary", off, n))
+        work.append(Region(ek.block, "slack", off + n, BOUNDARY_SLACK))   # readable, never written
         off = _align(off + n + BOUNDARY_SLACK, ALIGN)
     tiling_offsets, off = [], 0
     for ek in kernels:
