@@ -204,11 +204,11 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
         from fusion.onnx_import import read_model
         model = read_model(model)
     tol = TOLERANCE[cm.dtype] if tolerance is None else tolerance
-    stages = {g.steps[-1]: g for g in getattr(cm, "chain_stages", {}).values()}   # by their last step
+    stages = {g.steps[-1]: g for g in cm.chain_stages.values()}   # by their last step
     kernels = [emit_kernel(b.plan, b.name) for b in [*cm.fused_blocks, *stages.values()]]
     # the chains' members as they run in their chains (fusion/chain.chain_plans): the reference
     # the chain kernel is compared with
-    in_chain = [emit_kernel(p, n) for n, p in getattr(cm, "chain_plans", {}).items()]
+    in_chain = [emit_kernel(p, n) for n, p in cm.chain_plans.items()]
     built, build_s = build_all(kernels + in_chain, jobs)
     by_name = {ek.block: (ek, kb, bs) for ek, kb, bs in zip(kernels, built, build_s)}
     chain_kernels = {ek.block: ek for ek in in_chain}

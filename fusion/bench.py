@@ -165,13 +165,11 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
             "bound": memory_or_compute(cost),
             "roofline_us": cost.roofline_us, **efficiency(cost),
             "unfused_kernels": len(unf.kernels), "pipes_us": pipes, "figures": "modeled"})
-    from fusion.chain import chain_cost
-    stages = getattr(cm, "chain_stages", {})
+    from fusion.chain import chain_cost, member_costs
+    stages = cm.chain_stages
     # in a chain every member runs its chain plan (fusion/chain.chain_plans); launched on its own,
     # a block runs its standalone plan and a GEMM stage the vendor-like kernels it replaces
-    from fusion.chain import member_costs
-    plans = getattr(cm, "chain_plans", {})
-    by_name = {n: k for c in cm.chains for n, k in member_costs(c, plans).items()}
+    by_name = {n: k for c in cm.chains for n, k in member_costs(c, cm.chain_plans).items()}
     stage_vendor = {g.name: vendor.for_members(g.members[:1]) for g in stages.values()}
     alone = {**{n: c.time_us for n, c in costs}, **stage_vendor}
     chains = [chain_cost(c, by_name, soc, alone) for c in cm.chains]

@@ -12,7 +12,7 @@ any fused block's PW. Everything the fused blocks have (plan, cost model, Ascend
 counters) holds for it unchanged; the copy is counted in its modeled time. Where x already has the
 GEMM's A layout (one image, H x W a multiple of 16) the plan is gemm_only: no copy, no barrier,
 the GEMM reads x (schedules/program_twophase.gemm_only_ok); inside a chain, where x is a boundary
-tensor with slack after it, every stage but a first one is (fusion/chain.defer_clips).
+tensor with slack after it, every stage but a first one is (fusion/chain.direct_stage_reads).
 
 Pattern: an `op` step computing a blocked 1x1 Conv (group 1, stride 1, no padding, NC1HWC0 in and
 out), optionally followed by the activation step that is its output's only consumer.

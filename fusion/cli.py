@@ -219,12 +219,12 @@ def _print_compiled(cm) -> None:
             print(f"  {'':<14} {', '.join(others)} B")
         if b.engine_reason and b.tile_source == "default":
             print(f"  {'':<14} {b.engine_reason}")
+    own = {b.name: b.plan for b in cm.fused_blocks}
+    stage_act = {g.name: g.workload.act2 for g in cm.chain_stages.values()}
     for c in cm.chains:
         print(f"{c.name}: {', '.join(c.blocks)} in one launch (SyncAll between blocks; --no-chain: one launch each)")
         if c.stages:
             print(f"  GEMM stages (1x1 conv + activation as an identity-DW two-phase kernel): {', '.join(c.stages)}")
-        own = {b.name: b.plan for b in cm.fused_blocks}
-        stage_act = {g.name: g.workload.act2 for g in cm.chain_stages.values()}
         moved = [f"{n} {p.tile.describe()} on {p.cores} cores" + (" (gemm_only)" if p.gemm_only else "")
                  + (f" ({stage_act[n]} -> {p.workload.act2}: clip deferred)"
                     if stage_act.get(n, p.workload.act2) != p.workload.act2 else "")

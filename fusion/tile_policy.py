@@ -224,7 +224,7 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, b
     top = sorted(pairs, key=lambda p: cost(TileConfig(*p[0], p[1], 1, db, "twophase")))[:TWO_PHASE_FINALISTS]
     final = min((TileConfig(*hw, cob, cib, db, "twophase", cores) for hw, cob in top
                  for cib, cores in product(sorted({1, min(2, wl.c1)}), _two_phase_cores(soc))), key=cost)
-    best = None if costs[final][1] == float("inf") else costs[final]
+    best = None if costs[final][1] == float("inf") else costs[final][:2]   # (plan, µs)
     if best is not None:
         log.info("%s: best two-phase tile %s, %.2f us modeled", wl.describe(), best[0].tile.describe(), best[1])
     _TWO_PHASE_BEST[key] = best

@@ -256,7 +256,7 @@ def write_ascend_package(cm, out: Path, model_name: str | None = None) -> list[E
                                 "block_dim": ek.block_dim, "files": sorted(files)})
         kernels.append(ek)
     # a chain composes its members as they run in it (fusion/chain.chain_plans), GEMM stages included
-    index["chains"] = _write_chains(cm, out, {n: emit_kernel(p, n) for n, p in getattr(cm, "chain_plans", {}).items()})
+    index["chains"] = _write_chains(cm, out, {n: emit_kernel(p, n) for n, p in cm.chain_plans.items()})
     (out / "ascend.json").write_text(json.dumps(index, indent=2) + "\n")
     return kernels
 
