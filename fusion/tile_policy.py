@@ -16,9 +16,10 @@ from dataclasses import dataclass, replace
 
 from fusion.errors import MegafuseError
 from fusion.targets import Target, pw_engines, vector_only_reason
-from schedules.twophase import tap_row_fit
+from schedules.isa import GROUP_BLOCKS
+from schedules.twophase import GROUPED_ACTS, MAX_STRIDE, tap_row_fit
 from schedules.activations import needs_slope
-from schedules.plan import KernelPlan, make_plan, suggest_tile
+from schedules.plan import KernelPlan, balanced_sizes, make_plan, suggest_tile
 from schedules.workload import DwSepWorkload, TileConfig
 
 log = logging.getLogger("megafuse.tiles")
@@ -156,6 +157,7 @@ TWO_PHASE_TILES_PER_CORE = (1 / 8, 1 / 2, 1)
 TWO_PHASE_MAX_COB = 8
 TWO_PHASE_MAX_DW_PIXELS = 512   # the tallest fit-width DW tile tried: its taps are one instruction each
 TWO_PHASE_FINALISTS = 3         # (DW shape, cob) pairs whose cib x cores are searched
+TWO_PHASE_GROUPED_FINALISTS = 2  # and as many pairs of the grouped DW form's shapes
 _TWO_PHASE_BEST: dict = {}
 
 
@@ -177,6 +179,28 @@ def two_phase_plan(wl: DwSepWorkload, target: Target, in_chain: bool = False) ->
     member need not trade its body for a cheaper launch on fewer cores."""
     best = _two_phase_best(wl, target, TileOverride(), in_chain)
     return None if best is None else best[0]
+
+
+def grouped_shapes(wl: DwSepWorkload, soc, fit_w: int) -> list[tuple[int, int]]:
+    """DW tiles (th, tw) for the grouped form: per width (the full output width, fit_w) the
+    tallest balanced height whose input tile has at most MAX_STRIDE DataBlocks, and the tallest
+    that still gives every (half the) vector core(s) a unit of GROUP_BLOCKS channel blocks."""
+    if wl.stride != (1, 1) or wl.act1 not in GROUPED_ACTS:
+        return []
+    kh, kw = wl.kernel
+    groups = wl.batch * -(-wl.c1 // GROUP_BLOCKS)
+    out = []
+    for tw in dict.fromkeys((wl.out_width, fit_w)):
+        ths = [th for th in balanced_sizes(wl.out_height) if (th + kh - 1) * (tw + kw - 1) <= MAX_STRIDE]
+        if not ths:
+            continue
+        tiles_w = -(-wl.out_width // tw)
+        out.append((ths[-1], tw))
+        for want in (soc.vector_cores // 2, soc.vector_cores):
+            fit = [th for th in ths if groups * tiles_w * -(-wl.out_height // th) >= want]
+            if fit:
+                out.append((fit[-1], tw))
+    return list(dict.fromkeys(out))
 
 
 def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, body: bool = False):
@@ -215,15 +239,24 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, b
     # tiles whose DW row fits one vector repeat (one tap instruction over the whole tile)
     fit_w = max(w for w in balanced_sizes(wl.out_width) if w <= tap_row_fit(soc) or w == 1)
     shapes += [(th, fit_w) for th in balanced_sizes(wl.out_height) if th * fit_w <= TWO_PHASE_MAX_DW_PIXELS][-4:]
+    # the grouped DW form's tiles (schedules/twophase.dw_grouped): the tallest whose input tile
+    # fits its 8-bit block stride, and the next shorter one (more units)
     pairs = [(hw, c) for hw in dict.fromkeys(shapes) for c in cobs]
+    grouped = [(hw, c) for hw in grouped_shapes(wl, soc, fit_w) for c in cobs]
     if not pairs:
         _TWO_PHASE_BEST[key] = None
         return None
-    # the best few (shape, cob) at the default cores, then cib x cores for each: a shape that loses
-    # on all cores can win on fewer (fewer cores launch faster)
-    top = sorted(pairs, key=lambda p: cost(TileConfig(*p[0], p[1], 1, db, "twophase")))[:TWO_PHASE_FINALISTS]
-    final = min((TileConfig(*hw, cob, cib, db, "twophase", cores) for hw, cob in top
-                 for cib, cores in product(sorted({1, min(2, wl.c1)}), _two_phase_cores(soc))), key=cost)
+    # the best few (shape, cob) at the default cores, of the grouped shapes (with a group of channel
+    # blocks per unit) and of the others (one block), then cib x cores for each: a shape that loses on all cores can
+    # win on fewer (fewer cores launch faster)
+    group = min(GROUP_BLOCKS, wl.c1)
+    top = [(hw, cob, (1, min(2, wl.c1))) for hw, cob in
+           sorted(pairs, key=lambda p: cost(TileConfig(*p[0], p[1], 1, db, "twophase")))[:TWO_PHASE_FINALISTS]]
+    top += [(hw, cob, (group,)) for hw, cob in
+            sorted(grouped, key=lambda p: cost(TileConfig(*p[0], p[1], group, db, "twophase")))
+            [:TWO_PHASE_GROUPED_FINALISTS]]
+    final = min((TileConfig(*hw, cob, cib, db, "twophase", cores) for hw, cob, cibs in top
+                 for cib, cores in product(dict.fromkeys(cibs), _two_phase_cores(soc))), key=cost)
     best = None if costs[final][1] == float("inf") else costs[final][:2]   # (plan, µs)
     if best is not None:
         log.info("%s: best two-phase tile %s, %.2f us modeled", wl.describe(), best[0].tile.describe(), best[1])

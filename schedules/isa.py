@@ -97,6 +97,25 @@ def dw_taps(soc, th: int, tw: int, src_bytes: int, cb: int, sh: int = 1, iw: int
     return form(soc, th, tw) * (cb * (1 if src_bytes == 2 else 2))
 
 
+GROUP_BLOCKS = 8   # channel blocks one 16-bit repeat spans in the grouped DW form (8 DataBlocks)
+
+
+def grouped_reps(th: int, tw: int, iw: int) -> int:
+    """Repeats of one grouped-form op: the tile's pixels as wide rows (row pitch = the input
+    tile's iw, so every tap's source is one stride-1 walk), the last row cut at tw."""
+    return (th - 1) * iw + tw
+
+
+def grouped_ops(soc, th: int, tw: int, iw: int, cb: int) -> VecWork:
+    """One op of the grouped DW form over cb channel blocks (fusion/ascendc/templates/
+    compute_dw_grouped.h): per group of up to 8 blocks one instruction whose repeat covers the same
+    pixel of each block (block stride = the channel-block pitch) and whose repeats walk the pixels;
+    a short last group masked."""
+    groups = ceil_div(cb, GROUP_BLOCKS)
+    reps = grouped_reps(th, tw, iw)
+    return VecWork(groups * ceil_div(reps, soc.max_repeat), groups * reps)
+
+
 def bias_halves(soc, px: int) -> VecWork:
     """+ a 16-channel fp32 bias over px pixels in two channel halves (templates/prelude.h
     AddBiasHalves): 8 pixels a repeat, a ragged last group in its own instruction."""
@@ -123,5 +142,5 @@ def act_work(soc, act: str, elems: int) -> VecWork:
     return vec_op(soc, elems, ACC_BYTES) * ACT_OPS[act]
 
 
-__all__ = ["ACC_BYTES", "ACT_OPS", "C0", "VecWork", "act_work", "bias_halves", "count_form", "cube_cycles",
-           "cube_fractals", "dw_taps", "itemsize", "vec_op"]
+__all__ = ["ACC_BYTES", "ACT_OPS", "C0", "GROUP_BLOCKS", "VecWork", "act_work", "bias_halves", "count_form",
+           "cube_cycles", "cube_fractals", "dw_taps", "grouped_ops", "grouped_reps", "itemsize", "vec_op"]

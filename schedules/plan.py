@@ -139,6 +139,14 @@ class KernelPlan:
         return self.tile.pw_engine == "twophase"
 
     @property
+    def dw_grouped(self) -> bool:
+        """Two-phase: phase 1 issues the grouped DW form (schedules/twophase.dw_grouped)."""
+        if not self.two_phase:
+            return False
+        from schedules.twophase import dw_grouped
+        return dw_grouped(self.workload, self.soc, self.th, self.tw, self.cib)
+
+    @property
     def pw_on_cube(self) -> bool:
         return self.tile.pw_engine == "cube"
 

@@ -25,7 +25,8 @@ from functools import cached_property, lru_cache
 
 from fusion.ir import C0
 from schedules.activations import needs_scratch, needs_slope
-from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, bias_halves, count_form, cube_fractals, dw_taps, itemsize
+from schedules.isa import (ACC_BYTES, ACT_OPS, VecWork, bias_halves, count_form, cube_fractals, dw_taps,
+                           grouped_ops, itemsize)
 from schedules.plan import KernelPlan
 from schedules.workload import DwSepWorkload, ceil_div
 
@@ -198,33 +199,80 @@ def _tap_ops(soc, b: int, th: int, tw: int, cb: int, kernel: tuple[int, int], sh
     return ops
 
 
-@lru_cache(maxsize=4096)
-def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
-    """The DW of one ci-block of the fused kernel's tile, as templates/dw.h issues it: (padded
-    tile) one Duplicate zeroing the whole x tile; (plan.x_max) one Mins over it; per channel block a Duplicate zeroing its
+def _block_form_ops(soc, wl: DwSepWorkload, th: int, tw: int, cb: int, iw: int, act_work) -> list[VectorOp]:
+    """The per-block DW form after the padding: per channel block a Duplicate zeroing its
     accumulator and the kh·kw taps (isa.dw_taps; 16-bit: the accumulator is the block's dw_out
     slice, then one Cast widens the cb blocks into dw_acc); per block + b_dw (isa.bias_halves);
-    act1 over the cb blocks (in chunks of act_tmp, one block, when it needs scratch);
-    the cast to the storage dtype."""
-    soc, wl = plan.soc, plan.workload
+    act1 (`act_work(elements)`); the cast to the storage dtype."""
     b = itemsize(wl.dtype)
-    n = plan.th * plan.tw * C0
-    ops = []
-    if pad_elems:
-        w = count_form(soc, cb * plan.in_tile_h * plan.in_tile_w * C0, b)
-        ops.append(VectorOp("pad", "x_tile", cb * pad_elems, w.instrs, w.repeats))
-    if plan.x_max is not None:   # the producer's deferred clip, over the whole x tile
-        w = count_form(soc, cb * plan.in_tile_h * plan.in_tile_w * C0, b)
-        ops.append(VectorOp("clip_x", "x_tile", cb * plan.in_tile_h * plan.in_tile_w * C0, w.instrs, w.repeats))
-    ops += _tap_ops(soc, b, plan.th, plan.tw, cb, wl.kernel, wl.stride[0], plan.in_tile_w)
-    w = bias_halves(soc, plan.th * plan.tw) * cb
+    n = th * tw * C0
+    ops = _tap_ops(soc, b, th, tw, cb, wl.kernel, wl.stride[0], iw)
+    w = bias_halves(soc, th * tw) * cb
     ops.append(VectorOp("bias1", "dw_acc", cb * n, w.instrs, w.repeats))
     if ACT_OPS[wl.act1]:
-        w = act_ops(plan, "act1", cb * n)
+        w = act_work(cb * n)
         ops.append(VectorOp("act1", "dw_acc", cb * n, w.instrs, w.repeats))
     if b != ACC_BYTES:
         w = count_form(soc, cb * n, ACC_BYTES)
         ops.append(VectorOp("cast", "dw_out", cb * n, w.instrs, w.repeats))
+    return ops
+
+
+def grouped_dw_ops(soc, wl: DwSepWorkload, th: int, tw: int, cb: int) -> list[VectorOp]:
+    """The grouped DW form (schedules/twophase.dw_grouped; templates/compute_dw_grouped.h) after
+    the padding: per group of up to 8 channel blocks and per tap one Mul (the first tap) or
+    MulAddDst over the wide rows, then one Add of the fp16 bias and act1's ops
+    (ACT_OPS: Relu | Maxs + Mins), each one instruction per group (isa.grouped_ops)."""
+    kh, kw = wl.kernel
+    n = th * tw * C0
+    one = grouped_ops(soc, th, tw, tw + kw - 1, cb)
+    w = one * (kh * kw)
+    ops = [VectorOp("dw_taps", "dw_out", cb * n * kh * kw, w.instrs, w.repeats),
+           VectorOp("bias1", "dw_out", cb * n, one.instrs, one.repeats)]
+    if ACT_OPS[wl.act1]:
+        w = one * ACT_OPS[wl.act1]
+        ops.append(VectorOp("act1", "dw_out", cb * n, w.instrs, w.repeats))
+    return ops
+
+
+def dw_form_work(soc, wl: DwSepWorkload, th: int, tw: int, cb: int, grouped: bool) -> VecWork:
+    """The vector work in which the two DW forms of a unit of cb blocks differ (taps and
+    post-ops; padding and input clip are the same), for an act1 that needs no scratch or slope
+    (the grouped form's): what schedules/twophase.dw_grouped compares."""
+    if grouped:
+        return total_work(grouped_dw_ops(soc, wl, th, tw, cb))
+    act = lambda elems: count_form(soc, elems, ACC_BYTES) * ACT_OPS[wl.act1]  # noqa: E731
+    return total_work(_block_form_ops(soc, wl, th, tw, cb, (tw - 1) * wl.stride[1] + wl.kernel[1], act))
+
+
+def total_work(ops) -> VecWork:
+    w = VecWork()
+    for op in ops:
+        w += op.work
+    return w
+
+
+@lru_cache(maxsize=4096)
+def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
+    """The DW of one ci-block of the fused kernel's tile, as templates/dw.h issues it: (padded
+    tile) one Duplicate zeroing the whole x tile; (plan.x_max) one Mins over it; then the
+    grouped form (plan.dw_grouped, two-phase only) or the per-block form, act1 of the latter in
+    chunks of act_tmp, one block, when it needs scratch."""
+    soc, wl = plan.soc, plan.workload
+    b = itemsize(wl.dtype)
+    x_elems = cb * plan.in_tile_h * plan.in_tile_w * C0
+    ops = []
+    if pad_elems:
+        w = count_form(soc, x_elems, b)
+        ops.append(VectorOp("pad", "x_tile", cb * pad_elems, w.instrs, w.repeats))
+    if plan.x_max is not None:   # the producer's deferred clip, over the whole x tile
+        w = count_form(soc, x_elems, b)
+        ops.append(VectorOp("clip_x", "x_tile", x_elems, w.instrs, w.repeats))
+    if plan.dw_grouped:
+        ops += grouped_dw_ops(soc, wl, plan.th, plan.tw, cb)
+    else:
+        ops += _block_form_ops(soc, wl, plan.th, plan.tw, cb, plan.in_tile_w,
+                               lambda elems: act_ops(plan, "act1", elems))
     return tuple(ops)
 
 

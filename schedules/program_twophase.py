@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from fusion.ir import C0
-from schedules.isa import ACC_BYTES, cube_fractals, itemsize
+from schedules.isa import ACC_BYTES, count_form, cube_fractals, itemsize
 from schedules.plan import KernelPlan
 from schedules.program import (
     Copy,
     CubeOp,
     Move,
+    VectorOp,
     _fmt,
     block_epilogue_ops,
     count_steps,
@@ -47,7 +48,8 @@ class Phase:
     role: str                          # aiv | aic | core
     units: tuple[Unit, ...]
     assignment: tuple[tuple[int, ...], ...]   # per core of the phase: its unit indices, in order
-    prologue: tuple[Copy, ...]         # resident loads of every core of the phase, before its first unit
+    prologue: tuple                    # resident loads (Copy) of every core of the phase before its first
+                                       # unit, and the grouped DW's bias Cast (VectorOp)
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,9 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
     kh, kw = wl.kernel
     pro = (Copy("weights", "in", "w_dw", "w_dw", wl.c1 * kh * kw * C0 * b, 1),
            Copy("weights", "in", "b_dw", "b_dw", wl.c1 * C0 * ACC_BYTES, 1))
+    if plan.dw_grouped:   # the grouped form adds the bias in the storage dtype: one Cast per core
+        w = count_form(soc, wl.c1 * C0, ACC_BYTES)
+        pro += (VectorOp("bias_cast", "b_dw16", wl.c1 * C0, w.instrs, w.repeats),)
     return Phase("dw", role, tuple(units), _round_robin(len(units), plan.cores), pro)
 
 

@@ -11,7 +11,7 @@ from functools import lru_cache
 from fusion.ir import C0
 from schedules.activations import needs_slope
 from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, itemsize, vec_op
-from schedules.program import VectorOp, _tap_ops
+from schedules.program import VectorOp, _tap_ops, total_work  # noqa: F401  (total_work: re-exported)
 
 
 def _act_work(soc, act: str, pixels: int, blocks: int) -> VecWork:
@@ -70,10 +70,3 @@ def epilogue_vector_ops(soc, dtype: str, act2: str, pixels: int, cbo: int, acc: 
         w = vec_op(soc, cbo * n, b)
         ops.append(VectorOp("residual", "y_tile", cbo * n, w.instrs, w.repeats))
     return tuple(ops)
-
-
-def total_work(ops) -> VecWork:
-    w = VecWork()
-    for op in ops:
-        w += op.work
-    return w

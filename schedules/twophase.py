@@ -19,6 +19,8 @@ bm (the GEMM tile's M) and kb (its K step) are decided here from cob, the cores 
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from fusion.ir import C0
 from fusion.soc import SocSpec
 from schedules.activations import needs_scratch
@@ -37,6 +39,29 @@ def tap_row_fit(soc: SocSpec) -> int:
     """Widest tile row one DW tap instruction covers in one repeat (schedules/isa.dw_taps: a
     16-bit MulAddDst, 8 pixels a repeat); phase 1 favours such rows."""
     return 8
+
+
+# act1 the grouped DW form applies in the storage dtype (exact there but for the bias add's rounding)
+GROUPED_ACTS = ("none", "relu", "relu6")
+MAX_STRIDE = 255   # 8-bit block / repeat strides of the binary repeat form [devkit BinaryRepeatParams]
+
+
+@lru_cache(maxsize=4096)
+def dw_grouped(wl: DwSepWorkload, soc: SocSpec, th: int, tw: int, cib: int) -> bool:
+    """Phase 1 issues its DW in the grouped form (schedules/program.grouped_dw_ops): a repeat spans
+    the same pixel of up to 8 channel blocks, the repeats walk the tile as wide rows (row pitch =
+    the input tile's), so a tap is one instruction per 8 blocks instead of one per block and column
+    group; bias and act1 run on the fp16 result (as the vendor's vector depthwise does: no fp32
+    accumulator, widen or cast). Legal for 16-bit stride-1 DW whose channel-block pitch fits the
+    8-bit block stride and act1 in GROUPED_ACTS; chosen where it issues fewer cycles than the
+    per-block form (a unit of a single block is faster per block)."""
+    kh, kw = wl.kernel
+    ih, iw = th + kh - 1, tw + kw - 1
+    if (itemsize(wl.dtype) != 2 or wl.stride != (1, 1) or wl.act1 not in GROUPED_ACTS
+            or ih * iw > MAX_STRIDE or kh * kw > MAX_STRIDE):
+        return False
+    from schedules.program import dw_form_work   # lazy: program imports plan, which imports this module
+    return dw_form_work(soc, wl, th, tw, cib, True).cycles(soc) < dw_form_work(soc, wl, th, tw, cib, False).cycles(soc)
 
 
 def gemm_m(wl: DwSepWorkload) -> int:
@@ -87,6 +112,7 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db) -> list[
     bm = gemm_rows(wl, soc, cob, copies)
     kb = gemm_k(wl, soc, cob, bm, copies)
     fix = fixpipe(wl, soc)
+    grouped = dw_grouped(wl, soc, th, tw, cib)
     out = []
 
     def add(name, scope, dims, dtype, n, role, **opts):
@@ -96,8 +122,14 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db) -> list[
     add("x_tile", "UB", (cib, ih, iw, C0), dt, copies, "input tile with halo (one unit's channel blocks)")
     add("w_dw", "UB", (c1, kh, kw, C0), dt, 1, "depthwise taps, resident", in_tir=False)
     add("b_dw", "UB", (c1, C0), "float32", 1, "folded BN1 bias, resident", in_tir=False)
-    add("dw_acc", "UB", (cib, th, tw, C0), "float32", 1, "DW accumulator")
-    add("dw_out", "UB", (cib, th, tw, C0), dt, copies, "DW result after bias+act1, on its way to the GM workspace")
+    if grouped:   # fp16 post-ops: the bias in the storage dtype, no fp32 accumulator; wide rows
+        add("b_dw16", "UB", (c1, C0), dt, 1, "folded BN1 bias in the storage dtype (grouped DW)", in_tir=False)
+        add("dw_out", "UB", (cib, th, iw, C0), dt, copies,
+            "DW result after bias+act1 (rows at the input tile's pitch), on its way to the GM workspace")
+    else:
+        add("dw_acc", "UB", (cib, th, tw, C0), "float32", 1, "DW accumulator")
+        add("dw_out", "UB", (cib, th, tw, C0), dt, copies,
+            "DW result after bias+act1, on its way to the GM workspace")
     if needs_scratch(wl.act1):
         add("act_tmp", "UB", (th, tw, C0), "float32", 1, "activation scratch", in_tir=False)
     add("sync_ub", "UB", (soc.vector_cores * 8,), "int32", 1,
@@ -156,5 +188,5 @@ def l2_resident(wl: DwSepWorkload, soc: SocSpec) -> bool:
     return write_hit(soc, ws["dw_ws"] + ws["pre_ws"]) >= 1.0
 
 
-__all__ = ["ENGINE", "VARIANT", "buffer_specs", "fixpipe", "gemm_m", "gemm_rows", "l2_resident",
+__all__ = ["ENGINE", "GROUPED_ACTS", "VARIANT", "buffer_specs", "dw_grouped", "fixpipe", "gemm_m", "gemm_rows", "l2_resident",
            "workspace_bytes", "gemm_k", "dma_floor_bytes", "tap_row_fit"]

@@ -60,6 +60,7 @@ MEMBERS = {
     ("x_tile", "UB"): ("xQue", "TQue<TPosition::VECIN, @COPIES@>", True),
     ("w_dw", "UB"): ("wDwQue", "TQue<TPosition::VECIN, 1>", True),
     ("b_dw", "UB"): ("bDwQue", "TQue<TPosition::VECIN, 1>", True),
+    ("b_dw16", "UB"): ("bDw16Buf", "TBuf<TPosition::VECCALC>", False),
     ("dw_acc", "UB"): ("dwAccBuf", "TBuf<TPosition::VECCALC>", False),
     ("dw_out", "UB"): ("dwOutBuf", "TBuf<TPosition::VECCALC>", False),
     ("w_pw", "UB"): ("wPwQue", "TQue<TPosition::VECIN, @COPIES@>", True),

@@ -199,7 +199,7 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
     # plans that differ only in geometry share one kernel text (and one emulator build)
     consts = [sub(snippet("COPIES_CONST"), CNAME=const_name(b.name), COPIES=b.copies, BUF=b.name, SCOPE=b.scope,
                   DTYPE=b.dtype, ROLE=b.role).rstrip("\n") for b in bufs]
-    needed = {"x_tile", "w_dw", "b_dw", "dw_acc", "dw_out"}
+    needed = {"x_tile", "w_dw", "b_dw", "dw_out"} | ({"b_dw16"} if plan.dw_grouped else {"dw_acc"})
     needed |= ({"w_pw", "pw_acc", "b_pw", "y_tile"} if variant == "vector-pw" else
                {"a_l1", "b_l1", "a_l0a", "b_l0b", "pw_acc"} if variant == "two-phase" else
                {"a_l0a", "w_pw_l1", "b_l0b", "pw_acc"})
@@ -229,7 +229,7 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         ACT1_FN=act_function("Act1", wl.act1), ACT2_FN=act_function("Act2", wl.act2) + "@PRELU_FN@",
         CAST_DW=template("cast_dw_half.h") if fp16 else template("cast_dw_float.h"),
         TAP_LANES=template("tap_mad16.h") if fp16 else template("tap_mad_float.h"),
-        TAP_CALL=template("tap_call_tile.h"),
+        TAP_CALL=template("tap_call_tile.h"), COMPUTE_DW=template("compute_dw.h"),
         TAP_ACC=template("tap_acc_half.h") if fp16 else template("tap_acc_float.h"),
         WIDEN_DW=template("widen_dw.h") if fp16 else "", DW_BASE="c0 * thw * C0",
         GEOMETRY=template("geometry.h"), GEOM_MEMBERS=template("geom_members.h"), GM_TENSORS=template("gm_tensors.h"),

@@ -70,6 +70,24 @@ def workspace_total(plan: KernelPlan) -> int:
     return sum(workspace_bytes(plan.workload, plan.soc).values())
 
 
+# act1 of the grouped DW form on the fp16 result (schedules/twophase.GROUPED_ACTS), one repeat-form op
+# per ACT_OPS count: the instructions program.grouped_dw_ops counts
+_GROUPED_ACT1 = {
+    "none": "",
+    "relu": "            Relu(d, d, lanes, reps, act);\n",
+    "relu6": "            Maxs(d, d, static_cast<T>(0), lanes, reps, act);\n"
+             "            Mins(d, d, static_cast<T>(6), lanes, reps, act);\n",
+}
+
+
+def grouped_values(plan: KernelPlan) -> dict[str, str]:
+    """The slots that differ between phase 1's two DW forms (plan.dw_grouped)."""
+    if not plan.dw_grouped:
+        return dict(DW_BIAS16="", DW_PITCH="tl.tw")
+    return dict(COMPUTE_DW=template("compute_dw_grouped.h"), ACT1_GROUPED=_GROUPED_ACT1[plan.workload.act1],
+                DW_BIAS16=snippet("DW_BIAS16"), DW_PITCH="tl.iw")
+
+
 def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...], sym: str) -> tuple[str, str, Launch]:
     """(kernel class text, entry point text, launch) of this variant; `values` fill the slots."""
     wl, soc = plan.workload, plan.soc
@@ -84,7 +102,8 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                   WIDEN_DW=values["WIDEN_DW"], DW_BASE="0",   # a unit's DW result sits at the start of dw_out
                   TP_RES_IN=res_in, TP_RES_ARG="resT[j * rows * C0], " if res else "", TP_RES_FREE=res_free,
                   DW_GM="(__gm__ T*)x" if plan.gemm_only else "(__gm__ T*)(usr + t.wsSync)",
-                  A_LOAD=snippet("A_LOAD_X") if plan.gemm_only else snippet("A_LOAD_WS"))
+                  A_LOAD=snippet("A_LOAD_X") if plan.gemm_only else snippet("A_LOAD_WS"),
+                  **grouped_values(plan))
     gm_prologue = gm_free = ""
     if plan.gemm_only and soc.coupled:
         raise ValueError("a gemm_only two-phase plan is a 910B kernel")

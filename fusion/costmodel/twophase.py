@@ -111,7 +111,8 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
         n_busy = sum(1 for core in ph.assignment if core)
         timer.active = n_busy   # the phase's cores share the GM bandwidth (the others wait at SyncAll)
         timed = {it: timer.iteration(acc, it, n, to_l1) for it, n in occ.items()}
-        t_pro = timer.iteration(acc, ph.prologue, n_busy, to_l1)[0]
+        pro = timer.iteration(acc, ph.prologue, n_busy, to_l1)
+        t_pro, v_pro = pro[0], pro[2]
         unit_steps = {}
         cache: dict[tuple, CoreRun] = {}
         end = ready
@@ -126,10 +127,11 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
                     st = unit_steps.get(u)
                     if st is None:
                         st = unit_steps[u] = _unit_steps(ph, ph.units[u], timed, db)
-                    if j == 0 and t_pro:   # the resident loads ride on the core's first load
-                        s0 = st[0][0]
+                    if j == 0 and (t_pro or v_pro):   # the resident loads ride on the core's first load,
+                        s0, s1 = st[0][0], st[0][1]       # a prologue op on its first vector step
                         s0 = (s0[0], s0[1] + t_pro, s0[2] + " + resident") + s0[3:]
-                        st = ((s0,) + st[0][1:],) + st[1:]
+                        s1 = (s1[0], s1[1] + v_pro, s1[2] + (" + prologue" if v_pro else "")) + s1[3:]
+                        st = ((s0, s1) + st[0][2:],) + st[1:]
                     seq.append((j, ready if j == 0 else 0.0, st))
                 base = prev.copy() if prev is not None else None
                 run = _sim(seq, db, base) if seq else (base or _sim([], db))

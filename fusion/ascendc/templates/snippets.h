@@ -59,3 +59,5 @@
 constexpr uint32_t @CNAME@Copies = @COPIES@;   // @BUF@ @SCOPE@ @DTYPE@: @ROLE@
 //@ TILING_FIELD
     uint32_t @NAME@;
+//@ DW_BIAS16
+        Cast(bDw16Buf.Get<T>(), bDw, RoundMode::CAST_NONE, tl.c1 * C0);   // b_dw in the storage dtype (grouped DW)

@@ -5,7 +5,7 @@
         if (core >= tl.blockDim || core >= units) return;
 @RESIDENT_UB@        wDw = wDwQue.DeQue<T>();
         bDw = bDwQue.DeQue<float>();
-        SetFlag<HardEvent::MTE2_S>(0);  // the DW taps are read by the scalar unit
+@DW_BIAS16@        SetFlag<HardEvent::MTE2_S>(0);  // the DW taps are read by the scalar unit
         WaitFlag<HardEvent::MTE2_S>(0);
         for (uint32_t u = core; u < units; u += tl.blockDim) {
             const uint32_t q = u % tl.ciSteps;
@@ -27,7 +27,19 @@
         SetFlag<HardEvent::V_MTE3>(0);
         WaitFlag<HardEvent::V_MTE3>(0);
         for (uint32_t c = 0; c < cb; ++c)
-            DataCopy(dwGm[((c0 + c) * tl.mAl + row) * C0], dwOut[c * thw * C0], OutRows(true));
+            DataCopy(dwGm[((c0 + c) * tl.mAl + row) * C0], dwOut[c * tl.th * @DW_PITCH@ * C0], OutRowsFrom(@DW_PITCH@));
         SetFlag<HardEvent::MTE3_V>(0);  // the next unit's DW may overwrite dw_out
         WaitFlag<HardEvent::MTE3_V>(0);
+    }
+
+    // valid rows of one DW result block, UB rows `pitch` pixels apart (tw, or iw for the grouped
+    // form's wide rows) -> the GM workspace rows (oh x ow)
+    __aicore__ inline DataCopyParams OutRowsFrom(uint32_t pitch) const
+    {
+        DataCopyParams p;
+        p.blockCount = ohv;
+        p.blockLen = owv * PB;
+        p.srcGap = (pitch - owv) * PB;
+        p.dstGap = (tl.ow - owv) * PB;
+        return p;
     }
