@@ -82,8 +82,8 @@ _GROUPED_ACT1 = {
 
 def grouped_values(plan: KernelPlan) -> dict[str, str]:
     """The slots that differ between phase 1's two DW forms (plan.dw_grouped)."""
-    if not plan.dw_grouped:
-        return dict(DW_BIAS16="", DW_PITCH="tl.tw")
+    if not plan.dw_grouped:   # (COMPUTE_DW here too: its DW_BASE slot is the two-phase one)
+        return dict(COMPUTE_DW=template("compute_dw.h"), DW_BIAS16="", DW_PITCH="tl.tw")
     return dict(COMPUTE_DW=template("compute_dw_grouped.h"), ACT1_GROUPED=_GROUPED_ACT1[plan.workload.act1],
                 DW_BIAS16=snippet("DW_BIAS16"), DW_PITCH="tl.iw")
 
