@@ -212,8 +212,8 @@ def _print_compiled(cm) -> None:
         print(f"  {b.name:<14} {wl.batch}x{wl.cin}x{wl.height}x{wl.width} -> "
               f"{wl.batch}x{wl.cout}x{wl.out_height}x{wl.out_width}  dw{wl.kernel[0]}x{wl.kernel[1]} "
               f"s{wl.stride[0]} {wl.act1}/{wl.act2}{' +res' if wl.residual else ''}  "
-              f"tile {p.tile.describe()} [{b.tile_source}]  tiles {p.n_tiles} on {_cores(p)}  "
-              f"UB {p.ub_bytes:,}/{p.soc.ub_usable_bytes:,} B")
+              f"tile {p.tile.describe()} [{b.tile_source}]{'  dw:grouped' if p.dw_grouped else ''}  "
+              f"tiles {p.n_tiles} on {_cores(p)}  UB {p.ub_bytes:,}/{p.soc.ub_usable_bytes:,} B")
         others = [f"{sc} {used:,}/{p.capacity(sc):,}" for sc, used in p.scope_bytes.items() if sc != "UB"]
         if others:
             print(f"  {'':<14} {', '.join(others)} B")

@@ -93,7 +93,8 @@ class TwoPhaseProgram:
         p = self.plan
         lines = [f"program {p.workload.describe()} tile {p.tile.describe()}: {self.variant}, GEMM tiles "
                  f"{self.m_tiles} x {self.n_tiles} of {self.bm} rows x {p.cob} Cout blocks, K in blocks of "
-                 f"{self.kb}, {self.barriers} SyncAll" + (", Fixpipe epilogue" if self.fixpipe_epilogue else "")]
+                 f"{self.kb}, {self.barriers} SyncAll" + (", Fixpipe epilogue" if self.fixpipe_epilogue else "")
+                 + (", grouped DW form" if p.dw_grouped else "")]
         for k, ph in enumerate(self.phases):
             if k:
                 lines.append("  SyncAll")

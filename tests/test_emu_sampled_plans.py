@@ -2,7 +2,7 @@
 
 For each kernel variant and arch (vector PW on 910B and 310P, the 310P cube kernel, the 910B MIX
 kernel with and without the Fixpipe epilogue, the two-phase kernel on both, with and without
-residual / act2) 20 plans are drawn
+residual / act2, with the per-block and the grouped DW form) 20 plans are drawn
 from a fixed seed: odd shapes, strides, pads, tiles that do not divide the output, cib / cob tails,
 resident and streamed PW weights, core counts. Each runs on the emulator with random inputs; its GM
 bytes, vector instructions and repeats and cube fractals must equal the program's and the cost
@@ -55,7 +55,13 @@ GROUPS = [
     ("tp-910b-fixpipe", "ascend910b2", "two-phase", "twophase", "relu6", "relu", False, True, None, "float16"),
     ("tp-910b-res-relu6", "ascend910b2", "two-phase", "twophase", "hardswish", "relu6", True, False, None,
      "float16"),
+    # two-phase with the grouped DW form (schedules/twophase.dw_grouped): up to 8 channel blocks a
+    # repeat, wide rows, fp16 bias and act1; more input channels, so groups of 8 and a short last one
+    ("tp-310p-grouped-relu", "ascend310p3", "two-phase", "twophase", "relu", "relu", False, True, None, "float16"),
+    ("tp-910b-grouped-relu6-res", "ascend910b2", "two-phase", "twophase", "relu6", "none", True, True, None,
+     "float16"),
 ]
+GROUPED = {g[0] for g in GROUPS if "grouped" in g[0]}   # the others sample the per-block DW form only
 COUNTERS = (("gm_read_bytes", "gm_read_bytes"), ("gm_write_bytes", "gm_write_bytes"),
             ("vector_instrs", "vector_instructions"), ("vector_repeats", "vector_repeats"),
             ("cube_fractals", "cube_fractals"))
@@ -69,7 +75,7 @@ def _sample(group, rng):
         k = int(rng.choice([1, 3, 5]))
         s = int(rng.choice([1, 2]))
         pads = tuple(int(p) for p in rng.integers(0, k // 2 + 1, 4)) if k > 1 else (0, 0, 0, 0)
-        cin = int(rng.integers(1, 49))
+        cin = int(rng.integers(17, 161)) if _id in GROUPED else int(rng.integers(1, 49))
         cout = cin if res else int(rng.integers(1, 49))
         h, w = (int(v) for v in rng.integers(max(k, 2), 12, 2))
         if res:
@@ -85,7 +91,8 @@ def _sample(group, rng):
             plan = make_plan(wl, tile, spec)
         except ValueError:
             continue
-        if plan.fits() and plan.variant == variant and fix in (None, plan.fixpipe_epilogue):
+        if (plan.fits() and plan.variant == variant and fix in (None, plan.fixpipe_epilogue)
+                and plan.dw_grouped == (_id in GROUPED)):
             return plan
 
 
@@ -131,6 +138,8 @@ def test_sampled_plans_counters_equal_program_and_model(sampled, group):
         assert ek.variant == group[2] and ek.plan.soc.name == group[1]
         resident.add(ek.plan.pw_weights_resident)
         _check_plan(ek, built, rng)
+    if group[0] in GROUPED:   # units of more than one group of 8 channel blocks (a short last group)
+        assert all(ek.plan.dw_grouped for ek in eks) and any(ek.plan.cib > 8 for ek in eks)
     if group[2] != "two-phase":   # its GEMM streams K through L1 in blocks
         assert resident == {True, False}, "the samples cover resident and streamed PW weights"
 

@@ -80,6 +80,10 @@ _GROUPED_ACT1 = {
 }
 
 
+GROUPED_NOTE = (" (grouped DW form: one instruction per tap and group of 8 channel blocks over the tile's "
+                "rows at the input pitch, bias and act1 in fp16)")
+
+
 def grouped_values(plan: KernelPlan) -> dict[str, str]:
     """The slots that differ between phase 1's two DW forms (plan.dw_grouped)."""
     if not plan.dw_grouped:   # (COMPUTE_DW here too: its DW_BASE slot is the two-phase one)
@@ -171,7 +175,7 @@ def twophase_notes(ek) -> str:
     first = (f"no phase 1: the DW is the identity and the GEMM reads x (C1, M = {gemm_m(p.workload)} pixels, C0) "
              f"directly" if p.gemm_only else
              f"phase 1 runs the {p.n_tiles * p.ci_steps} DW units (tile x ci-block) round-robin on "
-             f"{p.cores} vector cores and writes the DW result to the GM workspace (C1, M = {gemm_m(p.workload)} pixels "
-             f"padded to 16, C0)")
+             f"{p.cores} vector cores{GROUPED_NOTE if p.dw_grouped else ''} and writes the DW result to the GM "
+             f"workspace (C1, M = {gemm_m(p.workload)} pixels padded to 16, C0)")
     return (f"- Two phases, {where}: {first}; phase 2 runs {prog.m_tiles} x {prog.n_tiles} GEMM tiles of {prog.bm} rows x {p.cob} "
             f"output blocks on {gemm} cube cores, K in blocks of {prog.kb} channel blocks through L1 / L0; {tail}.\n")
