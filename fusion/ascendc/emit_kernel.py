@@ -43,7 +43,10 @@ so the two DW forms give the same bits):
           one MulAddDst per tap), or one per row where that issues fewer (isa.tap_columns, the
           tiling's tapCols); then one Cast widens the block group into dw_acc for the fp32 bias
           and act1. fp32: the same per channel half. The source block stride is the conv
-          stride, so strided convs need no gather.
+          stride, so strided convs need no gather. The two-phase kernel's phase 1 may use the
+          grouped form instead (schedules/twophase.dw_grouped, compute_dw_grouped.h): a repeat
+          spans one pixel of up to 8 channel blocks, the repeats walk wide rows, one op per tap
+          and 8 blocks; bias and act1 in fp16.
   PW      acc[p, co, :] += dw_out[p, ci] · w_pw[ci, co, :] — one Axpy per (input channel,
           pixel) covering every output block of the co-step (pw_acc is laid out pixel-major,
           w_pw in UB as (Cin, cob·C0), the plan's shape): no vector op broadcasts one element
