@@ -239,16 +239,15 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, b
     # tiles whose DW row fits one vector repeat (one tap instruction over the whole tile)
     fit_w = max(w for w in balanced_sizes(wl.out_width) if w <= tap_row_fit(soc) or w == 1)
     shapes += [(th, fit_w) for th in balanced_sizes(wl.out_height) if th * fit_w <= TWO_PHASE_MAX_DW_PIXELS][-4:]
-    # the grouped DW form's tiles (schedules/twophase.dw_grouped): the tallest whose input tile
-    # fits its 8-bit block stride, and the next shorter one (more units)
+    # the grouped DW form's tiles (schedules/twophase.dw_grouped; grouped_shapes)
     pairs = [(hw, c) for hw in dict.fromkeys(shapes) for c in cobs]
     grouped = [(hw, c) for hw in grouped_shapes(wl, soc, fit_w) for c in cobs]
     if not pairs:
         _TWO_PHASE_BEST[key] = None
         return None
-    # the best few (shape, cob) at the default cores, of the grouped shapes (with a group of channel
-    # blocks per unit) and of the others (one block), then cib x cores for each: a shape that loses on all cores can
-    # win on fewer (fewer cores launch faster)
+    # the best few (shape, cob) at the default cores, of the other shapes (one channel block a unit)
+    # and of the grouped ones (a group of blocks a unit), then cib x cores for each: a shape that
+    # loses on all cores can win on fewer (fewer cores launch faster)
     group = min(GROUP_BLOCKS, wl.c1)
     top = [(hw, cob, (1, min(2, wl.c1))) for hw, cob in
            sorted(pairs, key=lambda p: cost(TileConfig(*p[0], p[1], 1, db, "twophase")))[:TWO_PHASE_FINALISTS]]
