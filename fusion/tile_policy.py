@@ -20,7 +20,7 @@ from schedules.isa import GROUP_BLOCKS
 from schedules.twophase import GROUPED_ACTS, MAX_STRIDE, tap_row_fit
 from schedules.activations import needs_slope
 from schedules.plan import KernelPlan, balanced_sizes, make_plan, suggest_tile
-from schedules.workload import DwSepWorkload, TileConfig
+from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 
 log = logging.getLogger("megafuse.tiles")
 
@@ -188,16 +188,16 @@ def grouped_shapes(wl: DwSepWorkload, soc, fit_w: int) -> list[tuple[int, int]]:
     if wl.stride != (1, 1) or wl.act1 not in GROUPED_ACTS:
         return []
     kh, kw = wl.kernel
-    groups = wl.batch * -(-wl.c1 // GROUP_BLOCKS)
+    groups = wl.batch * ceil_div(wl.c1, GROUP_BLOCKS)
     out = []
     for tw in dict.fromkeys((wl.out_width, fit_w)):
         ths = [th for th in balanced_sizes(wl.out_height) if (th + kh - 1) * (tw + kw - 1) <= MAX_STRIDE]
         if not ths:
             continue
-        tiles_w = -(-wl.out_width // tw)
+        tiles_w = ceil_div(wl.out_width, tw)
         out.append((ths[-1], tw))
         for want in (soc.vector_cores // 2, soc.vector_cores):
-            fit = [th for th in ths if groups * tiles_w * -(-wl.out_height // th) >= want]
+            fit = [th for th in ths if groups * tiles_w * ceil_div(wl.out_height, th) >= want]
             if fit:
                 out.append((fit[-1], tw))
     return list(dict.fromkeys(out))
