@@ -123,7 +123,7 @@ def pipe_breakdown(cost, vendor_kernels) -> dict:
 
 
 def bench_sim(cm, model_path: str) -> tuple[dict, list]:
-    from fusion.costmodel import model_fused, model_unfused
+    from fusion.costmodel import model_block, model_unfused
     from fusion.opcost import other_kernel_cost
     from fusion.traffic import dma_floor_any_split_bytes, dma_floor_bytes, gemm_cores
     from schedules.twophase import dma_floor_bytes as twophase_floor_bytes
@@ -134,7 +134,7 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
     fused_total = unfused_total = folded_total = vendor_blocks = 0.0
     for b in cm.fused_blocks:
         plan, why = b.plan, b.engine_reason
-        cost = model_fused(plan, b.name)
+        cost = model_block(plan, b.name)
         unf = model_unfused(b.workload, soc, "framework")
         fold = model_unfused(b.workload, soc, "folded")
         costs.append((b.name, cost))

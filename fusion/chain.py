@@ -83,7 +83,7 @@ def chain_member_plan(block, target):
     p = block.plan
     if p.two_phase or block.tile_source == "forced" or target.soc.coupled:
         return p
-    from fusion.costmodel import model_fused
+    from fusion.costmodel import model_block, model_fused
     from fusion.costmodel.twophase import sync_all_us
     from fusion.tile_policy import two_phase_plan
 
@@ -91,7 +91,7 @@ def chain_member_plan(block, target):
     if alt is None:
         return p
     k = model_fused(alt, block.name, timeline=False)
-    if k.time_us - k.launch_us + sync_all_us(target.soc) >= model_fused(p, block.name, timeline=False).time_us:
+    if k.time_us - k.launch_us + sync_all_us(target.soc) >= model_block(p, block.name, timeline=False).time_us:
         return p
     log.info("chain: %s can join a chain with a two-phase plan (%s) instead of its %s plan", block.name,
              alt.tile.describe(), p.variant)
@@ -235,12 +235,15 @@ def member_costs(chain: Chain, plans: dict) -> dict:
     was written or read earlier in the same launch, so its first touch hits L2 (the working set
     of a MobileNet block is far below the 910B L2) -- the rule the vendor-like baseline applies
     to every kernel's input. MODELED."""
-    from fusion.costmodel import model_fused
+    from fusion.costmodel import model_block, model_fused
 
     out = {}
     for k, n in enumerate(chain.blocks):
         res = chain.residual_from[k] if chain.residual_from else None
-        in_l2 = () if k == 0 else ("input",) + (("residual",) if res is not None else ())
+        if k == 0:   # the chain's input: the network rule
+            out[n] = model_block(plans[n], n, timeline=False)
+            continue
+        in_l2 = ("input",) + (("residual",) if res is not None else ())
         out[n] = model_fused(plans[n], n, timeline=False, in_l2=in_l2)
     return out
 

@@ -43,10 +43,10 @@ class FusionGate:
 
     def compare(self, wl: DwSepWorkload) -> tuple[float, float]:
         """(fused µs, vendor-like DW + PW µs), both modeled on the target's SoC."""
-        from fusion.costmodel import model_fused
+        from fusion.costmodel import model_block
         from fusion.vendor_baseline import block_kernels
 
-        fused = model_fused(self.choice(wl).plan, timeline=False).time_us
+        fused = model_block(self.choice(wl).plan, timeline=False).time_us
         return fused, sum(k.time_us for k in block_kernels(wl, self.target.soc))
 
     def __call__(self, wl: DwSepWorkload) -> str | None:

@@ -66,8 +66,8 @@ def choose_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None
         plan = make_plan(wl, tuned, soc)
         two = _two_phase_best(wl, target, override)
         if two is not None:   # the tuner's space holds the one-phase variants; compare the two-phase one
-            from fusion.costmodel import model_fused
-            t_tuned = model_fused(plan, timeline=False).time_us
+            from fusion.costmodel import model_block
+            t_tuned = model_block(plan, timeline=False).time_us
             if two[1] < t_tuned:
                 log.info("%s: two-phase tile %s %.2f us < tuned %.2f us", wl.describe(),
                          two[0].tile.describe(), two[1], t_tuned)
@@ -100,7 +100,7 @@ def select_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None
 def _fastest_candidate(wl: DwSepWorkload, target: Target, override: TileOverride) -> tuple[KernelPlan, str]:
     """The fastest modeled default candidate and why its engine won. A few dozen model
     evaluations per block (milliseconds); `megafuse tune` searches the whole space."""
-    from fusion.costmodel import engine_reason, model_fused
+    from fusion.costmodel import engine_reason, model_block
 
     soc = target.soc
     engines = (override.pw_engine,) if override.pw_engine else pw_engines(target, wl.dtype)
@@ -128,7 +128,7 @@ def _fastest_candidate(wl: DwSepWorkload, target: Target, override: TileOverride
                         log.info("%s: tile %s does not fit %s", wl.describe(), cand.describe(),
                                  plan.overflows()[0][0])
                         continue
-                    costs[cand] = model_fused(plan, timeline=False)
+                    costs[cand] = model_block(plan, timeline=False)
     two = _two_phase_best(wl, target, override)
     if not costs and two is None:
         raise MegafuseError(f"no tile of {wl.describe()} fits {soc.name}")
@@ -214,7 +214,7 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, b
     key = (wl, target.soc, override.double_buffer, body)
     if key in _TWO_PHASE_BEST:
         return _TWO_PHASE_BEST[key]
-    from fusion.costmodel import model_fused
+    from fusion.costmodel import model_block
     from schedules.plan import balanced_sizes
 
     soc = target.soc
@@ -224,7 +224,7 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, b
     def cost(cand: TileConfig) -> float:
         if cand not in costs:
             plan = make_plan(wl, cand, soc)
-            kc = model_fused(plan, timeline=False) if plan.fits() else None
+            kc = model_block(plan, timeline=False) if plan.fits() else None
             costs[cand] = (plan, kc.time_us if kc else float("inf"), kc.launch_us if kc and body else 0.0)
         return costs[cand][1] - costs[cand][2]
 

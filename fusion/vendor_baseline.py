@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from fusion.costmodel import ACT_OPS, cube_cycles, cycles_to_us, dma_us, itemsize, vec_op
-from fusion.costmodel.l2 import write_hit
+from fusion.costmodel.l2 import produced_in_l2, write_hit
 from fusion.soc import SocSpec
 from fusion.vendor_layers import Layer
 from schedules.workload import ceil_div
@@ -192,8 +192,7 @@ def layer_kernel(soc: SocSpec, L: Layer, dtype: str = "float16") -> VendorKernel
     c1_in, c1_out = ceil_div(L.cin, C0), ceil_div(L.cout, C0)
     in_bytes = float(L.batch * c1_in * C0 * L.h * L.w * e)
     out_bytes = float(L.batch * c1_out * C0 * L.out_h * L.out_w * e)
-    # a layer's input was written by the kernel before it: still in L2 when it fits in half of it
-    in_l2 = in_bytes * (2 if L.residual else 1) <= soc.l2_bytes / 2
+    in_l2 = produced_in_l2(soc, in_bytes, L.residual)
     if L.kind == "conv":
         # small-channel inputs (the stem) pack the taps into K instead of padding C to 16
         k = ceil_div(L.cin * L.kh * L.kw, C0) * C0 if L.cin < C0 else c1_in * C0 * L.kh * L.kw

@@ -147,6 +147,15 @@ class KernelPlan:
         return dw_grouped(self.workload, self.soc, self.th, self.tw, self.cib)
 
     @property
+    def b_resident(self) -> bool:
+        """Two-phase: each GEMM core holds its N tile of PW weights in L1, loaded while phase 1
+        runs (schedules/twophase.b_resident)."""
+        if not self.two_phase:
+            return False
+        from schedules.twophase import b_resident
+        return b_resident(self.workload, self.soc, self.cob, self.tile.double_buffer, self.cores)
+
+    @property
     def pw_on_cube(self) -> bool:
         return self.tile.pw_engine == "cube"
 
@@ -356,7 +365,8 @@ def make_plan(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> KernelPlan:
     th, tw, cob, cib = tile_sizes(wl, tile)
     if tile.pw_engine == "twophase":
         from schedules import twophase
-        specs = twophase.buffer_specs(wl, soc, th, tw, cob, cib, tile.double_buffer)
+        cores = KernelPlan(wl, tile, soc).cores   # from the tile alone (no buffers needed)
+        specs = twophase.buffer_specs(wl, soc, th, tw, cob, cib, tile.double_buffer, cores)
         bufs = tuple(BufferPlan(name, scope, tuple(int(d) for d in dims), dtype, int(n), role, **opts)
                      for name, scope, dims, dtype, n, role, opts in specs)
         return KernelPlan(wl, tile, soc, bufs)

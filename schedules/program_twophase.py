@@ -36,7 +36,7 @@ from schedules.program import (
     split,
     tile_axes,
 )
-from schedules.twophase import VARIANT, fixpipe, gemm_k, gemm_m, gemm_rows
+from schedules.twophase import VARIANT, fixpipe, gemm_cores, gemm_k, gemm_m, gemm_rows
 from schedules.workload import ceil_div
 
 Unit = tuple   # tuple[Iteration, ...]: one work unit's iterations, each a tuple of steps
@@ -50,6 +50,8 @@ class Phase:
     assignment: tuple[tuple[int, ...], ...]   # per core of the phase: its unit indices, in order
     prologue: tuple                    # resident loads (Copy) of every core of the phase before its first
                                        # unit, and the grouped DW's bias Cast (VectorOp)
+    preload: tuple = ()                # per core of the phase: loads issued while the phase before runs
+                                       # (the resident PW weights, plan.b_resident); () = none
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,8 @@ class TwoPhaseProgram:
                 for it in ph.units[ui]:
                     count_steps(soc, it, n, out)
             count_steps(soc, ph.prologue, sum(1 for core in ph.assignment if core), out)
+            for pre in ph.preload:
+                count_steps(soc, pre, 1, out)
         return out
 
     def describe(self) -> str:
@@ -102,6 +106,8 @@ class TwoPhaseProgram:
             lines.append(f"{ph.name} on {ph.role} x{len(busy)} ({len(ph.units)} units, "
                          f"{ph.role}0: {len(ph.assignment[0])})")
             lines += [f"  prologue {_fmt(s)}" for s in ph.prologue]
+            if ph.preload:
+                lines += [f"  preload ({ph.role}0, during the phase before) {_fmt(s)}" for s in ph.preload[0]]
             if ph.units:
                 for j, it in enumerate(ph.units[0]):
                     lines.append(f"  unit0 step{j}")
@@ -165,6 +171,7 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
     m_blocks = split(m_al, bm)
     n_blocks = split(wl.co1, plan.cob)
     k_blocks = split(wl.c1, kb)
+    resident = plan.b_resident
     units = []
     for i, rows_al in enumerate(m_blocks):
         m0 = i * bm
@@ -174,10 +181,12 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
             out_bursts = cbo * _segments(m0, m0 + valid, per_image)
             its = []
             for q, kb in enumerate(k_blocks):
+                b_src = "b_res" if resident else "b_l1"
                 it: list = [a_copy(kb * rows_al * C0 * b, kb, slots),
-                            Copy("weights", "in", "b_l1", "w_pw", kb * C0 * cbo * C0 * b, cbo, slots),
+                            *(() if resident else
+                              (Copy("weights", "in", "b_l1", "w_pw", kb * C0 * cbo * C0 * b, cbo, slots),)),
                             Move("L1->L0A", "a_l1", "a_l0a", kb * rows_al * C0 * b),
-                            Move("L1->L0B", "b_l1", "b_l0b", kb * C0 * cbo * C0 * b),
+                            Move("L1->L0B", b_src, "b_l0b", kb * C0 * cbo * C0 * b),
                             CubeOp(cube_fractals(soc, rows_al, kb, cbo), "a_l0a", "b_l0b", "pw_acc")]
                 if q == len(k_blocks) - 1:
                     if fix:
@@ -192,14 +201,18 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
                         it.append(Copy("output", "out", "y_tile", "y", out_bytes, out_bursts, slots))
                 its.append(tuple(it))
             units.append(tuple(its))
-    # the AICs of the plan's AIVs (910B, 1:2), or the plan's cores themselves (310P)
-    cores = min(soc.cube_cores, len(units), ceil_div(plan.cores, max(1, soc.vector_cores // soc.cube_cores)))
+    cores = gemm_cores(wl, soc, plan.cob, bm, plan.cores)
+    assignment = _round_robin(len(units), cores)
+    preload = ()
+    if resident:   # each core's one N tile (u mod coSteps): cbo x C1 FRACTAL_Z fractals, one run in GM
+        preload = tuple((Copy("weights", "in", "b_res", "w_pw", wl.c1 * C0 * n_blocks[u[0] % len(n_blocks)] * C0 * b,
+                              1),) if u else () for u in assignment)
     pro = ()
     if fix:
         pro = (Copy("weights", "in", "b_pw_l1", "b_pw", wl.co1 * C0 * ACC_BYTES, 1),)
     elif coupled:
         pro = (Copy("weights", "in", "b_pw", "b_pw", wl.co1 * C0 * ACC_BYTES, 1),)
-    return (Phase("gemm", role, tuple(units), _round_robin(len(units), cores), pro),
+    return (Phase("gemm", role, tuple(units), assignment, pro, preload),
             len(m_blocks), len(n_blocks))
 
 

@@ -100,10 +100,40 @@ def gemm_k(wl: DwSepWorkload, soc: SocSpec, cob: int, bm: int, copies: int) -> i
     return ceil_div(wl.c1, steps)
 
 
-def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db) -> list[tuple]:
+def gemm_cores(wl: DwSepWorkload, soc: SocSpec, cob: int, bm: int, vec_cores: int) -> int:
+    """Cube cores of phase 2: the AICs of the plan's AIVs (910B, 1:2), or the plan's cores
+    themselves (310P), at most one per (M, N) tile."""
+    frac = soc.cube_fractal[0]
+    units = ceil_div(ceil_div(gemm_m(wl), frac) * frac, bm) * ceil_div(wl.co1, cob)
+    return min(soc.cube_cores, units, ceil_div(vec_cores, max(1, soc.vector_cores // soc.cube_cores)))
+
+
+def b_resident(wl: DwSepWorkload, soc: SocSpec, cob: int, db: bool, vec_cores: int) -> bool:
+    """Phase 2 holds its N tile's PW weights (all of K x cob blocks) in L1, loaded once per core
+    while phase 1 runs (310P: queued on the core's MTE2 after its first x block; 910B: the AIC,
+    idle until the SyncAll, loads them at the start), instead of one B block per K step of every
+    (M, N) tile -- the weights' DRAM time then overlaps the DW phase and the barrier, which two
+    separate kernels cannot do. Needs every GEMM core's tiles in one N tile (the round-robin deals
+    tile u to core u mod G, its N tile is u mod coSteps: G a multiple of coSteps, or one N tile)
+    and the slice beside the A blocks in L1."""
+    copies = 2 if db else 1
+    bm = gemm_rows(wl, soc, cob, copies)
+    kb = gemm_k(wl, soc, cob, bm, copies)
+    n_tiles = ceil_div(wl.co1, cob)
+    g = gemm_cores(wl, soc, cob, bm, vec_cores)
+    if n_tiles > 1 and g % n_tiles:
+        return False
+    b = itemsize(wl.dtype)
+    l1 = copies * kb * bm * C0 * b + wl.c1 * C0 * cob * C0 * b
+    l1 += wl.co1 * C0 * 4 if fixpipe(wl, soc) else 0
+    return l1 <= soc.l1_bytes
+
+
+def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, vec_cores: int) -> list[tuple]:
     """Every buffer of the two-phase kernel, as schedules/plan.buffer_specs lists them (scalar
     tile sizes only). Phase 1 lives in UB; phase 2 in L1/L0 (and, on 310P or for a vector
-    epilogue, UB). A core runs its phases one after the other but the kernel allocates them all."""
+    epilogue, UB). A core runs its phases one after the other but the kernel allocates them all.
+    vec_cores: the DW cores launched (KernelPlan.cores), which decide the GEMM cores."""
     dt = wl.dtype
     copies = 2 if db else 1
     c1, co1 = wl.c1, wl.co1
@@ -112,6 +142,7 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db) -> list[
     bm = gemm_rows(wl, soc, cob, copies)
     kb = gemm_k(wl, soc, cob, bm, copies)
     fix = fixpipe(wl, soc)
+    resident = b_resident(wl, soc, cob, db, vec_cores)
     grouped = dw_grouped(wl, soc, th, tw, cib)
     out = []
 
@@ -137,7 +168,11 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db) -> list[
     # phase 2: the GEMM tile, K streamed in kb blocks
     add("a_l1", "L1", (kb, bm, C0), dt, copies, "A block: kb channel blocks of bm pixels from the workspace (NZ)",
         in_tir=False)
-    add("b_l1", "L1", (kb * C0, cob * C0), dt, copies, "B block: kb x cob blocks of PW weights", in_tir=False)
+    if resident:
+        add("b_res", "L1", (c1 * C0, cob * C0), dt, 1,
+            "the core's N tile of PW weights (all of K x cob blocks), loaded during phase 1", in_tir=False)
+    else:
+        add("b_l1", "L1", (kb * C0, cob * C0), dt, copies, "B block: kb x cob blocks of PW weights", in_tir=False)
     add("a_l0a", "L0A", (kb, bm, C0), dt, copies, "cube A operand", in_tir=False)
     add("b_l0b", "L0B", (kb * C0, cob * C0), dt, copies, "cube B operand", in_tir=False)
     add("pw_acc", "L0C", (cob, bm, C0), "float32", copies, "GEMM accumulator of one (M, N) tile", in_tir=False)
@@ -188,5 +223,5 @@ def l2_resident(wl: DwSepWorkload, soc: SocSpec) -> bool:
     return write_hit(soc, ws["dw_ws"] + ws["pre_ws"]) >= 1.0
 
 
-__all__ = ["ENGINE", "GROUPED_ACTS", "VARIANT", "buffer_specs", "dw_grouped", "fixpipe", "gemm_m", "gemm_rows", "l2_resident",
+__all__ = ["ENGINE", "GROUPED_ACTS", "VARIANT", "b_resident", "buffer_specs", "gemm_cores", "dw_grouped", "fixpipe", "gemm_m", "gemm_rows", "l2_resident",
            "workspace_bytes", "gemm_k", "dma_floor_bytes", "tap_row_fit"]

@@ -12,11 +12,11 @@ from conftest import run_cli
 
 @pytest.fixture(scope="module")
 def small_v1(tmp_path_factory):
-    """MobileNetV1 at 64 px, width 0.25: blocks b1-b3 get two-phase plans on 910B, b4 a MIX one."""
+    """MobileNetV1 at 32 px, width 0.25: on 910B b1 gets a two-phase plan, b2-b4 MIX ones."""
     from models.mobilenet import mobilenet_v1
 
     p = tmp_path_factory.mktemp("chain") / "v1s.onnx"
-    onnx.save(mobilenet_v1(resolution=64, width=0.25), p)
+    onnx.save(mobilenet_v1(resolution=32, width=0.25), p)
     return str(p)
 
 
@@ -119,11 +119,12 @@ def test_emit_chain_refuses_what_it_cannot_compose(small_v1):
     from fusion.errors import MegafuseError
 
     cm = _compile(small_v1, "ascend:910b2")
-    ks = {b.name: emit_kernel(b.plan, b.name) for b in cm.fused_blocks}
+    alone = {b.name: emit_kernel(b.plan, b.name) for b in cm.fused_blocks}   # b2-b4: MIX kernels
+    ks = {n: emit_kernel(p, n) for n, p in cm.chain_plans.items()}           # in-chain: two-phase
     with pytest.raises(MegafuseError, match="at least two blocks"):
         emit_chain("c", [ks["b1_fused"]])
     with pytest.raises(MegafuseError, match="not a 910B two-phase kernel"):
-        emit_chain("c", [ks["b3_fused"], ks["b4_fused"]])
+        emit_chain("c", [ks["b3_fused"], alone["b4_fused"]])
     with pytest.raises(MegafuseError, match="does not match"):
         emit_chain("c", [ks["b1_fused"], ks["b3_fused"]])
     ec = emit_chain("c", [ks["b1_fused"], ks["b2_fused"]])

@@ -17,6 +17,7 @@ from fusion.costmodel import (
     Step,
     choose_engine,
     cycles_to_us,
+    model_block,
     model_fused,
     model_unfused,
     simulate,
@@ -444,8 +445,8 @@ def test_choose_engine_keeps_the_faster_and_says_why():
     for soc in (B910, P310):
         tile = TileConfig(4, 28, 1, 1, True, "vector")
         plan, cost, why = choose_engine(wl, tile, soc)
-        other = model_fused(make_plan(wl, dataclasses.replace(
-            tile, pw_engine="vector" if plan.pw_on_cube else "cube"), soc))
+        other = model_block(make_plan(wl, dataclasses.replace(
+            tile, pw_engine="vector" if plan.pw_on_cube else "cube"), soc))   # a block of a network
         assert cost.time_us <= other.time_us
         assert f"{cost.time_us:.2f}" in why and f"{other.time_us:.2f}" in why
         assert plan.tile.pw_engine in why

@@ -57,11 +57,17 @@ GROUPS = [
      "float16"),
     # two-phase with the grouped DW form (schedules/twophase.dw_grouped): up to 8 channel blocks a
     # repeat, wide rows, fp16 bias and act1; more input channels, so groups of 8 and a short last one
-    ("tp-310p-grouped-relu", "ascend310p3", "two-phase", "twophase", "relu", "relu", False, True, None, "float16"),
+    ("tp-310p-grouped-bres-relu", "ascend310p3", "two-phase", "twophase", "relu", "relu", False, True, None, "float16"),
     ("tp-910b-grouped-relu6-res", "ascend910b2", "two-phase", "twophase", "relu6", "none", True, True, None,
      "float16"),
+    # two-phase with the PW weights resident in L1 (schedules/twophase.b_resident): loaded while
+    # phase 1 runs (310P: in the DW loop; 910B: by the idle AIC), no B block per K step
+    ("tp-310p-bres-relu6-res", "ascend310p3", "two-phase", "twophase", "relu6", "relu", True, True, None,
+     "float16"),
+    ("tp-910b-bres-relu", "ascend910b2", "two-phase", "twophase", "relu", "relu", False, True, None, "float16"),
 ]
 GROUPED = {g[0] for g in GROUPS if "grouped" in g[0]}   # the others sample the per-block DW form only
+RESIDENT_B = {g[0] for g in GROUPS if "bres" in g[0]}   # the other two-phase groups stream B per K step
 COUNTERS = (("gm_read_bytes", "gm_read_bytes"), ("gm_write_bytes", "gm_write_bytes"),
             ("vector_instrs", "vector_instructions"), ("vector_repeats", "vector_repeats"),
             ("cube_fractals", "cube_fractals"))
@@ -92,7 +98,7 @@ def _sample(group, rng):
         except ValueError:
             continue
         if (plan.fits() and plan.variant == variant and fix in (None, plan.fixpipe_epilogue)
-                and plan.dw_grouped == (_id in GROUPED)):
+                and plan.dw_grouped == (_id in GROUPED) and plan.b_resident == (_id in RESIDENT_B)):
             return plan
 
 

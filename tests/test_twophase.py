@@ -27,7 +27,8 @@ RES = DwSepWorkload(2, 48, 48, 13, 11, act1="relu6", act2="none", residual=True,
 @pytest.mark.parametrize("wl", [ODD, RES], ids=["odd", "res-batch2-fp32"])
 def test_program_moves_every_byte_once(soc, wl):
     """DW result: written once to the workspace, read by every N tile; PW weights read once per
-    M tile; every output byte written once; the GEMM's fractals are the whole M x K x N."""
+    M tile (streamed) or once per GEMM core (resident: each core's one N tile); every output byte
+    written once; the GEMM's fractals are the whole M x K x N."""
     soc = SOCS[soc]
     plan = make_plan(wl, TileConfig(3, 5, 2, 1, True, "twophase"), soc)
     assert plan.variant == "two-phase" and plan.fits()
@@ -40,7 +41,14 @@ def test_program_moves_every_byte_once(soc, wl):
     assert n["write:output"] == wl.co1 * px * C0 * b
     assert n["read:residual"] == (wl.co1 * px * C0 * b if wl.residual else 0)
     resident = sum(s.nbytes for ph in prog.phases for c in ph.assignment if c for s in ph.prologue)
-    assert n["read:weights"] == prog.m_tiles * weight_bytes(wl)[2] + resident
+    gemm = next(ph for ph in prog.phases if ph.name == "gemm")
+    if plan.b_resident:   # core g holds N tile g mod n_tiles: every core reads one slice of w_pw
+        per_tile = [min(plan.cob, wl.co1 - j * plan.cob) * wl.c1 * C0 * C0 * b for j in range(prog.n_tiles)]
+        pw = sum(per_tile[g % prog.n_tiles] for g, c in enumerate(gemm.assignment) if c)
+        assert all(c[0] % prog.n_tiles == u % prog.n_tiles for c in gemm.assignment for u in c)
+    else:
+        pw = prog.m_tiles * weight_bytes(wl)[2]
+    assert n["read:weights"] == pw + resident
     assert n["cube_fractals"] == (m_al // 16) * wl.c1 * wl.co1
     assert len(prog.phases) == (3 if not soc.coupled and not fixpipe(wl, soc) else 2)
     # every DW unit and every GEMM tile runs on exactly one core

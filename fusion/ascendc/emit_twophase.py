@@ -29,6 +29,7 @@ MEMBERS = {
     ("sync_ub", "UB"): ("syncUbBuf", "TBuf<TPosition::VECCALC>", False),
     ("a_l1", "L1"): ("aL1Que", "TQue<TPosition::A1, @COPIES@>", True),
     ("b_l1", "L1"): ("bL1Que", "TQue<TPosition::B1, @COPIES@>", True),
+    ("b_res", "L1"): ("bResQue", "TQue<TPosition::B1, 1>", True),
     ("a_l0a", "L0A"): ("aL0Que", "TQue<TPosition::A2, @COPIES@>", True),
     ("b_l0b", "L0B"): ("bL0Que", "TQue<TPosition::B2, @COPIES@>", True),
     ("pw_acc", "L0C"): ("cQue", "TQue<TPosition::CO1, @COPIES@>", True),
@@ -92,6 +93,20 @@ def grouped_values(plan: KernelPlan) -> dict[str, str]:
                 DW_BIAS16=snippet("DW_BIAS16"), DW_PITCH="tl.iw")
 
 
+def resident_values(plan: KernelPlan) -> dict[str, str]:
+    """The slots that differ when phase 2's PW weights are resident in L1 (plan.b_resident): the
+    load while phase 1 runs (310P: in the DW loop after the first x block; 910B: the AIC before
+    its SyncAll), the K loop's L0B source, and no per-K-step B block."""
+    if not plan.b_resident:
+        return dict(B_IN=snippet("B_IN_STREAM"), B_FREE=snippet("B_FREE_STREAM"), B_L1_ARGS="b1, kbq, kbq, 0",
+                    TP_PRELOAD="", TP_PRELOAD_DW="", TP_PRELOAD_AIC="", B_RES_TAKE="", B_RES_FREE="")
+    coupled = plan.soc.coupled
+    return dict(B_IN="", B_FREE="", B_L1_ARGS="bRes, kbq, tl.c1, k0", TP_PRELOAD=template("twophase_preload.h"),
+                TP_PRELOAD_DW=snippet("TP_PRELOAD_DW") if coupled else "",
+                TP_PRELOAD_AIC="" if coupled else snippet("TP_PRELOAD_AIC"),
+                B_RES_TAKE=snippet("B_RES_TAKE"), B_RES_FREE=snippet("B_RES_FREE"))
+
+
 def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...], sym: str) -> tuple[str, str, Launch]:
     """(kernel class text, entry point text, launch) of this variant; `values` fill the slots."""
     wl, soc = plan.workload, plan.soc
@@ -107,7 +122,8 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                   TP_RES_IN=res_in, TP_RES_ARG="resT[j * rows * C0], " if res else "", TP_RES_FREE=res_free,
                   DW_GM="(__gm__ T*)x" if plan.gemm_only else "(__gm__ T*)(usr + t.wsSync)",
                   A_LOAD=snippet("A_LOAD_X") if plan.gemm_only else snippet("A_LOAD_WS"),
-                  **grouped_values(plan))
+                  **grouped_values(plan), **resident_values(plan))
+    take, give = common.pop("B_RES_TAKE"), common.pop("B_RES_FREE")
     gm_prologue = gm_free = ""
     if plan.gemm_only and soc.coupled:
         raise ValueError("a gemm_only two-phase plan is a 910B kernel")
@@ -119,7 +135,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                    TP_INIT_MAIN=sub(template("twophase_init.h"), CLASS="TwoPhase@OPTYPE@",
                                     SCOPES="UB, L1, L0A, L0B, L0C"),
                    EPILOGUE_BLOCK=template("epilogue_block.h"),
-                   GEMM_PROLOGUE=template("b_pw_load.h"), GEMM_FREE=snippet("B_PW_FREE"),
+                   GEMM_PROLOGUE=template("b_pw_load.h") + take, GEMM_FREE=snippet("B_PW_FREE") + give,
                    GEMM_MMAD=template("twophase_mmad.h"), GEMM_EPILOGUE=template("twophase_epi_ub.h"))
         entry_body = template("twophase_entry_core.h")
         task = ""
@@ -143,7 +159,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                    AIC_PHASE3=snippet("TP_AIC_PHASE3") if not fix else "",
                    TP_EPI=("" if fix else template("twophase_epi_phase.h") + template("epilogue_block.h")),
                    B_PW_LOAD=template("b_pw_load.h"),
-                   GEMM_PROLOGUE=gm_prologue, GEMM_FREE=gm_free,
+                   GEMM_PROLOGUE=gm_prologue + take, GEMM_FREE=gm_free + give,
                    GEMM_MMAD=template("twophase_mmad_bias.h") if fix else template("twophase_mmad.h"),
                    GEMM_EPILOGUE=template("twophase_fixpipe_y.h") if fix else template("twophase_fixpipe_pre.h"),
                    RELU="true" if wl.act2 == "relu" else "false")

@@ -87,6 +87,7 @@ from fusion.costmodel.fused import (  # noqa: F401
     choose_engine,
     clear_part_caches,
     engine_reason,
+    model_block,
     model_fused,
     pw_weights_resident,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from fusion.costmodel.l2 import _L2, _l2_policy
+from fusion.costmodel.l2 import _L2, _l2_policy, block_inputs_in_l2
 from fusion.costmodel.pipes import CoreRun, CStage, _sim, _st
 from fusion.costmodel.primitives import ACC_BYTES, VecWork, cycles_to_us
 from fusion.costmodel.results import KernelCost, _Acc, _assemble
@@ -73,7 +73,7 @@ def _part_cache(wl: DwSepWorkload, soc: SocSpec) -> dict:
     return d
 
 
-def _fused_l2(f: "_Fused") -> _L2:
+def _fused_l2(f: "_Fused", in_l2: tuple[str, ...] = ()) -> _L2:
     """L2 policy of the fused kernel: the input is read once per tile with its halo, the DW
     weights and biases once per core, the PW weights once per core (resident) or once per tile
     (streamed); on 910B the DW result (and, without a Fixpipe epilogue, the pre-activation)
@@ -83,9 +83,12 @@ def _fused_l2(f: "_Fused") -> _L2:
     u_in = _input_bytes(f.wl, f.th, f.tw)[0]
     out, res = dma["output"], dma["residual"]
     hand = dma["handoff"] // 2   # footprint: every tile's GM slots, each written once and read once
-    return _l2_policy(f.soc, u_in + weights + res + out + hand,
-                      {"input": u_in, "weights": weights, "residual": res},
-                      {"input": dma["input"], "weights": dma["weights"]},
+    unique = {"input": u_in, "weights": weights, "residual": res}
+    reads = {"input": dma["input"], "weights": dma["weights"]}
+    for k in in_l2:   # written by the kernel before: no first touch from HBM
+        unique[k] = 0
+        reads[k] = dma[k]
+    return _l2_policy(f.soc, u_in + weights + res + out + hand, unique, reads,
                       ("handoff",) if f.decoupled else ())
 
 
@@ -99,7 +102,7 @@ class _Fused:
     (workload, SoC, tile sizes, part key) with its traffic and instruction counts; counts are
     merged as part x occurrences."""
 
-    def __init__(self, plan: KernelPlan, l2: "_L2 | None | str" = "auto"):
+    def __init__(self, plan: KernelPlan, l2: "_L2 | None | str" = "auto", in_l2: tuple[str, ...] = ()):
         self.plan = plan
         wl, soc = plan.workload, plan.soc
         self.wl, self.soc = wl, soc
@@ -115,7 +118,7 @@ class _Fused:
         self.fix_epi = plan.fixpipe_epilogue
         self.sync_us = cycles_to_us(soc, soc.cross_core_sync_cycles)
         self.tiles = list(self.program.tiles)
-        self.set_l2(_fused_l2(self) if l2 == "auto" else l2)
+        self.set_l2(_fused_l2(self, in_l2) if l2 == "auto" else l2)
 
     def set_l2(self, l2: "_L2 | None") -> None:
         self.l2 = l2
@@ -346,18 +349,25 @@ def _lag_gates(f: _Fused, aic: dict, cores: int, lag: int) -> dict[int, tuple]:
     return out
 
 
+def model_block(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = True) -> KernelCost:
+    """model_fused of a block inside a network: its input (and residual) were written by the
+    kernels before it and are in L2 when they fit (l2.block_inputs_in_l2) -- the rule every
+    vendor-like kernel gets (fusion/vendor_baseline.py). What bench, the tile policy, the tuner
+    and the fallback compare."""
+    return model_fused(plan, name, timeline, block_inputs_in_l2(plan.workload, plan.soc))
+
+
 def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = True,
                 in_l2: tuple[str, ...] = ()) -> KernelCost:
     """Walk the plan's loop nest tile by tile and replay it through the pipes of every core.
-    Cores that get the same sequence of tile shapes are simulated once. in_l2 (two-phase plans,
-    chain members): input kinds an earlier kernel of the same launch left in L2."""
+    Cores that get the same sequence of tile shapes are simulated once. in_l2: input kinds an
+    earlier kernel left in L2 (model_block; a chain member's, fusion/chain.py); () = the kernel
+    alone, every first touch from HBM."""
     if plan.two_phase:   # phases and barriers: its own timing (costmodel/twophase.py)
         from fusion.costmodel.twophase import model_twophase
         return model_twophase(plan, name, timeline, in_l2)
-    if in_l2:
-        raise ValueError("in_l2 applies to two-phase plans (chain members) only")
     wl, soc, tile = plan.workload, plan.soc, plan.tile
-    f = _Fused(plan)
+    f = _Fused(plan, in_l2=in_l2)
     db = tile.double_buffer
     cores = plan.cores
     acc = _Acc()
@@ -424,7 +434,7 @@ def choose_engine(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> tuple[Ke
     for eng in ("vector", "cube"):
         plan = make_plan(wl, replace(tile, pw_engine=eng), soc)
         if plan.fits():
-            results[eng] = (plan, model_fused(plan))
+            results[eng] = (plan, model_block(plan))
     if not results:
         check_budget(make_plan(wl, replace(tile, pw_engine="vector"), soc))
         raise UBOverflowError(f"no PW engine fits tile {tile.describe()}")  # pragma: no cover

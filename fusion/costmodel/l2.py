@@ -31,6 +31,25 @@ def write_hit(soc: SocSpec, nbytes: float) -> float:
     return 1.0 if nbytes <= soc.l2_bytes else 0.0
 
 
+def produced_in_l2(soc: SocSpec, in_bytes: float, residual: bool) -> bool:
+    """A kernel's input was written by the kernel just before it (every layer of a network but
+    the host's input, which a transdata kernel converts first): still in L2 when it -- and a
+    residual, written one kernel earlier -- fits in half of it. The rule both the vendor-like
+    baseline's kernels (fusion/vendor_baseline.py) and the fused kernels (block_inputs_in_l2) get."""
+    return in_bytes * (2 if residual else 1) <= soc.l2_bytes / 2
+
+
+def block_inputs_in_l2(wl, soc: SocSpec) -> tuple[str, ...]:
+    """The traffic kinds of a fused block that produced_in_l2 puts in L2 when its kernel starts."""
+    from fusion.ir import C0
+    from schedules.isa import itemsize
+
+    in_bytes = wl.batch * wl.c1 * C0 * wl.height * wl.width * itemsize(wl.dtype)
+    if not produced_in_l2(soc, in_bytes, wl.residual):
+        return ()
+    return ("input",) + (("residual",) if wl.residual else ())
+
+
 def _l2_policy(soc: SocSpec, working_set: int, unique: dict[str, int],
                dma_reads: dict[str, int] | None = None, absorbed: tuple[str, ...] = ()) -> _L2:
     """L2 model of one kernel (MODELING ASSUMPTIONS, not measured):

@@ -104,6 +104,23 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
     acc = _Acc()
     sync = sync_all_us(soc)
     runs: dict[str, CoreRun] = {}
+    # loads a phase's cores issue while the phase before runs (the resident PW weights): on the
+    # same cores (310P) queued on MTE2 after the core's first unit's first step, so the barrier
+    # (a soft SyncAll polls with DMA on that queue) waits for them; on other cores (910B AICs, or
+    # no phase before) at the kernel's start, the barrier not waiting
+    pre_us: dict[str, float] = {}
+    for k, ph in enumerate(prog.phases):
+        if not ph.preload:
+            continue
+        inline = k > 0 and prog.phases[k - 1].role == ph.role
+        timer.active = (sum(1 for c in prog.phases[k - 1].assignment if c) if inline else launched)
+        for ci, pre in enumerate(ph.preload):
+            if pre:
+                t = timer.iteration(acc, pre, 1, True)[0]
+                if inline:
+                    pre_us[f"{ph.role}{ci}"] = t
+                else:
+                    runs[f"{ph.role}{ci}"] = _sim([(0, 0.0, ((_st("MTE2", t, "PW weights -> L1 (resident)"),),))], db)
     ready = 0.0
     for k, ph in enumerate(prog.phases):
         to_l1 = ph.name == "gemm"
@@ -119,7 +136,8 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
         for ci, core in enumerate(ph.assignment):
             name_ = f"{ph.role}{ci}"
             prev = runs.get(name_)
-            key = (tuple(core), id(prev))
+            t_pre = pre_us.pop(name_, 0.0) if ph.name == "dw" else 0.0
+            key = (tuple(core), id(prev), t_pre)
             run = cache.get(key)
             if run is None:
                 seq = []
@@ -132,6 +150,8 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
                         s0 = (s0[0], s0[1] + t_pro, s0[2] + " + resident") + s0[3:]
                         s1 = (s1[0], s1[1] + v_pro, s1[2] + (" + prologue" if v_pro else "")) + s1[3:]
                         st = ((s0, s1) + st[0][2:],) + st[1:]
+                    if j == 0 and t_pre:   # the next phase's resident loads, after the first step
+                        st = (st[0], (_st("MTE2", t_pre, "PW weights -> L1 (resident)"),)) + st[1:]
                     seq.append((j, ready if j == 0 else 0.0, st))
                 base = prev.copy() if prev is not None else None
                 run = _sim(seq, db, base) if seq else (base or _sim([], db))

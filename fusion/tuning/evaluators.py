@@ -1,6 +1,6 @@
 """Evaluators of tile configurations.
 
-modeled (sim/ascend targets): fusion.costmodel.model_fused on the KernelPlan. The model replays
+modeled (sim/ascend targets): fusion.costmodel.model_block on the KernelPlan. The model replays
   every tile through the pipes of every core, which costs milliseconds per point (up to ~0.5 s
   for 1×1 tiles of a 112×112 image), so the sweep is a branch and bound: every legal point gets a
   cheap lower bound of its modeled latency from its lowered program's per-core totals on a
@@ -43,19 +43,19 @@ MEASURED = "measured"
 # ------------------------------------------------------------------------------------------
 def model_tile(wl: DwSepWorkload, soc: SocSpec, tile: TileConfig) -> dict:
     """Model one point: {'latency_us', 'bottleneck', 'ub_bytes'}; raises if the tile overflows."""
-    from fusion.costmodel import model_fused
+    from fusion.costmodel import model_block
 
     plan = make_plan(wl, tile, soc)
     over = plan.overflows()
     if over:
         raise ValueError(f"tile {tile.describe()} overflows {over[0][0]}")
-    cost = model_fused(plan)
+    cost = model_block(plan)
     return {"latency_us": float(cost.time_us), "bottleneck": cost.bottleneck, "ub_bytes": plan.ub_bytes,
             "cores": plan.cores}
 
 
 class _Bound:
-    """Lower bound of model_fused(plan).time_us, from the plan's lowered program: its totals per
+    """Lower bound of model_block(plan).time_us, from the plan's lowered program: its totals per
     core (fusion/program_totals.py: the program's steps, summed per loop and cached across the
     tiles of one block) on a per-pipe roofline.
 
@@ -65,7 +65,7 @@ class _Bound:
     model serialises every stage then); the first core of each role is taken (round robin gives
     it the most tiles). Each pipe's busy time is bounded by its steps at the most any DMA byte
     gets (L2 hits and short-burst penalties left out). The kernel then takes
-    launch + max(first cores, the minimal bytes at HBM bandwidth) -- the model's floor is at least
+    launch + max(first cores, the minimal bytes not already in L2 at HBM bandwidth) -- the model's floor is at least
     that. (The program's DMA bytes at L2 bandwidth would bound it too, but summing them needs the
     loops of every tile geometry, which costs more bound time than it saves model time.)"""
 
@@ -75,7 +75,10 @@ class _Bound:
 
         self.cm, self.wl, self.soc = cm, wl, soc
         self.totals = totals_for(wl, soc)
-        self.min_floor = sum(cm.fused_min_bytes(wl).values()) / (soc.hbm_gbps * 1e3)
+        # the minimal bytes from HBM: what the kernel before left in L2 excluded (model_block's rule)
+        from fusion.costmodel.l2 import block_inputs_in_l2
+        in_l2 = block_inputs_in_l2(wl, soc)
+        self.min_floor = sum(v for k, v in cm.fused_min_bytes(wl).items() if k not in in_l2) / (soc.hbm_gbps * 1e3)
         self.us_per_cycle = cm.cycles_to_us(soc, 1.0)
         self.setup = cm.cycles_to_us(soc, soc.dma_setup_cycles)
         self.bw: dict[int, tuple[float, float]] = {}   # active cores -> (in, out) bytes/us

@@ -31,6 +31,24 @@
         preGm.SetGlobalBuffer(usr + PreOffset(), t.nTiles * t.co1 * thw * C0);
 //@ PRE_DECL
     GlobalTensor<T> preGm;
+//@ B_IN_STREAM
+                // B: per output block its kbq FRACTAL_Z fractals (contiguous in GM)
+                LocalTensor<T> b1 = bL1Que.AllocTensor<T>();
+                DataCopy(b1, wPwGm[(o0 * tl.c1 + k0) * C0 * C0],
+                         DataCopyParams(static_cast<uint16_t>(cbo), static_cast<uint16_t>(kbq * C0 * PB),
+                                        static_cast<uint16_t>((tl.c1 - kbq) * C0 * PB), 0));
+                bL1Que.EnQue(b1);
+                b1 = bL1Que.DeQue<T>();
+//@ B_FREE_STREAM
+                bL1Que.FreeTensor(b1);
+//@ B_RES_TAKE
+        bRes = bResQue.DeQue<T>();  // this core's N tile of PW weights, loaded during phase 1
+//@ B_RES_FREE
+        bResQue.FreeTensor(bRes);
+//@ TP_PRELOAD_DW
+            if (u == core) PreloadB(core);  // after the first x block: the MTE2 queue serves it first
+//@ TP_PRELOAD_AIC
+        PreloadB(GetBlockIdx());  // the AIC is idle until the SyncAll: its PW weights come in meanwhile
 //@ A_LOAD_WS
                 // A: kbq channel blocks of the tile's rows from the workspace (one column block each)
                 DataCopy(a1, dwGm[(k0 * tl.mAl + m0) * C0],

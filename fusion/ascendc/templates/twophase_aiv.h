@@ -27,13 +27,13 @@ public:
 
     __aicore__ inline void Process()
     {
-@TP_WAIT1@        GemmPhase(GetBlockIdx());
+@TP_PRELOAD_AIC@@TP_WAIT1@        GemmPhase(GetBlockIdx());
 @AIC_PHASE3@    }
 
 private:
 @TP_GM@
 @TP_GEMM_TILE@
 @TP_GEMM@
-    TPipe pipe;
+@TP_PRELOAD@    TPipe pipe;
 @AIC_MEMBERS@
 @TP_MEMBERS@};

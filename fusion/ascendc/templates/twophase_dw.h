@@ -11,7 +11,7 @@
             const uint32_t q = u % tl.ciSteps;
             SetTile(u / tl.ciSteps);
             CopyInX(q);
-            ComputeDw(q);
+@TP_PRELOAD_DW@            ComputeDw(q);
             HandOff(q);
         }
         wDwQue.FreeTensor(wDw);

@@ -10,15 +10,17 @@
         }
     }
 
-    // L1 B fractal (o, ki) at o * kbq + ki (FRACTAL_Z slices) -> L0B fractal (ki, nj) at ki * cbo + nj, transposed
-    __aicore__ inline void LoadBK(const LocalTensor<T>& b2, const LocalTensor<T>& b1, uint32_t kbq)
+    // L1 B fractal (o, k0 + ki) at o * pitch + k0 + ki (FRACTAL_Z slices: a streamed block has
+    // pitch kbq and k0 0, the resident N tile pitch C1) -> L0B fractal (ki, nj) at ki * cbo + nj, transposed
+    __aicore__ inline void LoadBK(const LocalTensor<T>& b2, const LocalTensor<T>& b1, uint32_t kbq, uint32_t pitch,
+                                  uint32_t k0)
     {
         if (kbq <= cbo) {
             for (uint32_t ki = 0; ki < kbq; ++ki)
-                LoadData(b2[ki * cbo * 256], b1, LoadData2DParams(ki, cbo, kbq, 0, 0, true, 0));
+                LoadData(b2[ki * cbo * 256], b1, LoadData2DParams(k0 + ki, cbo, pitch, 0, 0, true, 0));
         } else {
             for (uint32_t nj = 0; nj < cbo; ++nj)
-                LoadData(b2[nj * 256], b1, LoadData2DParams(nj * kbq, kbq, 1, 0, cbo - 1, true, 0));
+                LoadData(b2[nj * 256], b1, LoadData2DParams(nj * pitch + k0, kbq, 1, 0, cbo - 1, true, 0));
         }
     }
 
@@ -34,23 +36,15 @@
                 const uint32_t kbq = tl.c1 - k0 < tl.kb ? tl.c1 - k0 : tl.kb;
                 LocalTensor<T> a1 = aL1Que.AllocTensor<T>();
 @A_LOAD@                aL1Que.EnQue(a1);
-                // B: per output block its kbq FRACTAL_Z fractals (contiguous in GM)
-                LocalTensor<T> b1 = bL1Que.AllocTensor<T>();
-                DataCopy(b1, wPwGm[(o0 * tl.c1 + k0) * C0 * C0],
-                         DataCopyParams(static_cast<uint16_t>(cbo), static_cast<uint16_t>(kbq * C0 * PB),
-                                        static_cast<uint16_t>((tl.c1 - kbq) * C0 * PB), 0));
-                bL1Que.EnQue(b1);
-                a1 = aL1Que.DeQue<T>();
-                b1 = bL1Que.DeQue<T>();
+@B_IN@                a1 = aL1Que.DeQue<T>();
                 LocalTensor<T> a2 = aL0Que.AllocTensor<T>();
                 LoadAK(a2, a1, rows / 16, kbq);
                 aL0Que.EnQue(a2);
                 LocalTensor<T> b2 = bL0Que.AllocTensor<T>();
-                LoadBK(b2, b1, kbq);
+                LoadBK(b2, @B_L1_ARGS@);
                 bL0Que.EnQue(b2);
                 aL1Que.FreeTensor(a1);
-                bL1Que.FreeTensor(b1);
-                a2 = aL0Que.DeQue<T>();
+@B_FREE@                a2 = aL0Que.DeQue<T>();
                 b2 = bL0Que.DeQue<T>();
                 MmadParams mp;
                 mp.m = rows;

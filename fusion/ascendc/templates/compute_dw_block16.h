@@ -1,0 +1,33 @@
+    // Per-block DW with the post-ops in the storage dtype (plan.dw_post16: the two-phase kernel's
+    // phase 1, whose result leaves in the storage dtype): the taps accumulate in dw_out as in
+    // ComputeDw, then per channel block one Add of its 16-channel bias (one DataBlock read by
+    // every pixel, 8 pixels a repeat) and act1 in count form over the unit -- no fp32 accumulator,
+    // widen or cast (the vendor's vector depthwise computes so; one more rounding, of the bias add).
+    __aicore__ inline void ComputeDw(uint32_t q)
+    {
+        const uint32_t c0 = q * tl.cib, cb = tl.c1 - c0 < tl.cib ? tl.c1 - c0 : tl.cib;
+        LocalTensor<T> x = xQue.DeQue<T>();
+@X_CLIP@        LocalTensor<T> dwOut = dwOutBuf.Get<T>();
+        LocalTensor<T> bias = bDw16Buf.Get<T>();
+        for (uint32_t c = 0; c < cb; ++c) {
+            const uint32_t cg = c0 + c;
+@TAP_ACC@            for (uint32_t i = 0; i < tl.kh; ++i) {
+                for (uint32_t j = 0; j < tl.kw; ++j) {
+@TAP_CALL@
+                }
+            }
+        }
+        const uint32_t groups = thw / 8, rem = thw % 8;
+        const BinaryRepeatParams rp(1, 1, 0, 8, 8, 0);
+        for (uint32_t c = 0; c < cb; ++c) {
+            LocalTensor<T> d = dwOut[c * thw * C0];
+            const LocalTensor<T> b = bias[(c0 + c) * C0];
+            for (uint32_t g0 = 0; g0 < groups; g0 += MAX_REPEAT) {
+                const uint32_t reps = groups - g0 < MAX_REPEAT ? groups - g0 : MAX_REPEAT;
+                Add(d[g0 * 8 * C0], d[g0 * 8 * C0], b, static_cast<uint64_t>(128), reps, rp);   // + b_dw
+            }
+            if (rem != 0)
+                Add(d[groups * 8 * C0], d[groups * 8 * C0], b, static_cast<uint64_t>(rem * C0), 1, rp);
+        }
+@ACT1_16@        xQue.FreeTensor(x);
+    }
