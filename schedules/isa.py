@@ -123,6 +123,13 @@ def bias_halves(soc, px: int) -> VecWork:
     return (VecWork(ceil_div(groups, soc.max_repeat), groups) + (VecWork(1, 1) if rem else VecWork())) * 2
 
 
+def bias_block16(soc, px: int) -> VecWork:
+    """+ a 16-channel bias in the storage dtype (16-bit) over px pixels of one channel block
+    (templates/compute_dw_block16.h): one DataBlock a pixel, 8 pixels a repeat, the bias DataBlock
+    read by each, a ragged last group in its own instruction."""
+    return _per_row(soc, px, 8)
+
+
 def _per_row(soc, tw: int, px_per_repeat: int) -> VecWork:
     """One op over a row of tw pixels, px_per_repeat a repeat, a ragged last repeat apart."""
     full, rem = divmod(tw, px_per_repeat)
@@ -142,5 +149,6 @@ def act_work(soc, act: str, elems: int) -> VecWork:
     return vec_op(soc, elems, ACC_BYTES) * ACT_OPS[act]
 
 
-__all__ = ["ACC_BYTES", "ACT_OPS", "C0", "GROUP_BLOCKS", "VecWork", "act_work", "bias_halves", "count_form",
+__all__ = ["ACC_BYTES", "ACT_OPS", "C0", "GROUP_BLOCKS", "VecWork", "act_work", "bias_block16", "bias_halves",
+           "count_form",
            "cube_cycles", "cube_fractals", "dw_taps", "grouped_ops", "grouped_reps", "itemsize", "vec_op"]

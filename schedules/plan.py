@@ -147,6 +147,22 @@ class KernelPlan:
         return dw_grouped(self.workload, self.soc, self.th, self.tw, self.cib)
 
     @property
+    def dw_post16(self) -> bool:
+        """Two-phase: phase 1's DW bias and act1 in the storage dtype (schedules/twophase.dw_post16)."""
+        if not self.two_phase:
+            return False
+        from schedules.twophase import dw_post16
+        return dw_post16(self.workload)
+
+    @property
+    def epi_post16(self) -> bool:
+        """Two-phase on 310P: the GEMM epilogue in the storage dtype (schedules/twophase.epi_post16)."""
+        if not self.two_phase:
+            return False
+        from schedules.twophase import epi_post16
+        return epi_post16(self.workload, self.soc)
+
+    @property
     def b_resident(self) -> bool:
         """Two-phase: each GEMM core holds its N tile of PW weights in L1, loaded while phase 1
         runs (schedules/twophase.b_resident)."""

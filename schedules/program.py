@@ -25,71 +25,16 @@ from functools import cached_property, lru_cache
 
 from fusion.ir import C0
 from schedules.activations import needs_scratch, needs_slope
-from schedules.isa import (ACC_BYTES, ACT_OPS, VecWork, bias_halves, count_form, cube_fractals, dw_taps,
-                           grouped_ops, itemsize)
+from schedules.dw_forms import _tap_ops, block_form_ops, dw_form_work, grouped_dw_ops  # noqa: F401
+from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, bias_halves, count_form, cube_fractals, itemsize
 from schedules.plan import KernelPlan
+from schedules.steps import Copy, CubeOp, Handoff, Iteration, Move, Step, VectorOp, total_work  # noqa: F401
 from schedules.workload import DwSepWorkload, ceil_div
 
 
 # ---------------------------------------------------------------------------------------------
 # steps
 # ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Copy:
-    """A DMA between GM and an on-chip buffer (MTE2 in, MTE3 / Fixpipe out)."""
-
-    kind: str        # traffic kind: input | weights | residual | output | handoff
-    direction: str   # in (GM -> chip) | out (chip -> GM)
-    buffer: str      # the plan buffer at the on-chip end
-    gm: str          # the GM tensor: x, w_dw, b_dw, w_pw, b_pw, s_dw, s_pw, res, y, dw_slot, pre_slot
-    nbytes: int
-    bursts: int
-    slots: int = 1   # queue depth of the buffer (2: ping/pong)
-
-
-@dataclass(frozen=True)
-class VectorOp:
-    op: str          # pad | clip_x | zero | dw_taps | widen | bias1 | act1 | cast | pw_mac | bias2 | act2 | residual
-    buffer: str      # the plan buffer written
-    elements: int
-    instrs: int
-    repeats: int
-
-    @property
-    def work(self) -> VecWork:
-        return VecWork(self.instrs, self.repeats)
-
-
-@dataclass(frozen=True)
-class Move:
-    """An on-chip transfer: UB->L1, L1->L0A, L1->L0B (cube side), L0C->UB (to the epilogue)."""
-
-    path: str
-    src: str
-    dst: str
-    nbytes: int
-
-
-@dataclass(frozen=True)
-class CubeOp:
-    fractals: int
-    a: str
-    b: str
-    c: str
-
-
-@dataclass(frozen=True)
-class Handoff:
-    """A cross-core flag: the producer's GM slot of this tile is ready for the other side."""
-
-    flag: str        # dw_ready (AIV -> AIC) | pre_ready (AIC -> AIV)
-    slot: str        # GM slot: dw_slot | pre_slot
-
-
-Step = Copy | VectorOp | Move | CubeOp | Handoff
-Iteration = tuple  # tuple[Step, ...]
-
-
 @dataclass(frozen=True)
 class Loop:
     var: str                          # ci | co
@@ -184,80 +129,13 @@ def act_ops(plan: KernelPlan, stage: str, elems: int, calls: int = 1) -> VecWork
         * ACT_OPS[act]
 
 
-def _tap_ops(soc, b: int, th: int, tw: int, cb: int, kernel: tuple[int, int], sh: int, iw: int) -> list[VectorOp]:
-    """Zero the accumulators, the taps, and (16-bit: the taps accumulate in the storage dtype
-    into dw_out) the Cast widening the cb blocks into the fp32 dw_acc for bias and act1."""
-    n = th * tw * C0
-    acc = "dw_out" if b != ACC_BYTES else "dw_acc"
-    w = count_form(soc, n, b, cb)
-    ops = [VectorOp("zero", acc, cb * n, w.instrs, w.repeats)]
-    w = dw_taps(soc, th, tw, b, cb, sh, iw) * (kernel[0] * kernel[1])
-    ops.append(VectorOp("dw_taps", acc, cb * n * kernel[0] * kernel[1], w.instrs, w.repeats))
-    if b != ACC_BYTES:
-        w = count_form(soc, cb * n, ACC_BYTES)
-        ops.append(VectorOp("widen", "dw_acc", cb * n, w.instrs, w.repeats))
-    return ops
-
-
-def _block_form_ops(soc, wl: DwSepWorkload, th: int, tw: int, cb: int, iw: int, act_work) -> list[VectorOp]:
-    """The per-block DW form after the padding: per channel block a Duplicate zeroing its
-    accumulator and the kh·kw taps (isa.dw_taps; 16-bit: the accumulator is the block's dw_out
-    slice, then one Cast widens the cb blocks into dw_acc); per block + b_dw (isa.bias_halves);
-    act1 (`act_work(elements)`); the cast to the storage dtype."""
-    b = itemsize(wl.dtype)
-    n = th * tw * C0
-    ops = _tap_ops(soc, b, th, tw, cb, wl.kernel, wl.stride[0], iw)
-    w = bias_halves(soc, th * tw) * cb
-    ops.append(VectorOp("bias1", "dw_acc", cb * n, w.instrs, w.repeats))
-    if ACT_OPS[wl.act1]:
-        w = act_work(cb * n)
-        ops.append(VectorOp("act1", "dw_acc", cb * n, w.instrs, w.repeats))
-    if b != ACC_BYTES:
-        w = count_form(soc, cb * n, ACC_BYTES)
-        ops.append(VectorOp("cast", "dw_out", cb * n, w.instrs, w.repeats))
-    return ops
-
-
-def grouped_dw_ops(soc, wl: DwSepWorkload, th: int, tw: int, cb: int) -> list[VectorOp]:
-    """The grouped DW form (schedules/twophase.dw_grouped; templates/compute_dw_grouped.h) after
-    the padding: per group of up to 8 channel blocks and per tap one Mul (the first tap) or
-    MulAddDst over the wide rows, then one Add of the fp16 bias and act1's ops
-    (ACT_OPS: Relu | Maxs + Mins), each one instruction per group (isa.grouped_ops)."""
-    kh, kw = wl.kernel
-    n = th * tw * C0
-    one = grouped_ops(soc, th, tw, tw + kw - 1, cb)
-    w = one * (kh * kw)
-    ops = [VectorOp("dw_taps", "dw_out", cb * n * kh * kw, w.instrs, w.repeats),
-           VectorOp("bias1", "dw_out", cb * n, one.instrs, one.repeats)]
-    if ACT_OPS[wl.act1]:
-        w = one * ACT_OPS[wl.act1]
-        ops.append(VectorOp("act1", "dw_out", cb * n, w.instrs, w.repeats))
-    return ops
-
-
-def dw_form_work(soc, wl: DwSepWorkload, th: int, tw: int, cb: int, grouped: bool) -> VecWork:
-    """The vector work in which the two DW forms of a unit of cb blocks differ (taps and
-    post-ops; padding and input clip are the same), for an act1 that needs no scratch or slope
-    (the grouped form's): what schedules/twophase.dw_grouped compares."""
-    if grouped:
-        return total_work(grouped_dw_ops(soc, wl, th, tw, cb))
-    act = lambda elems: count_form(soc, elems, ACC_BYTES) * ACT_OPS[wl.act1]  # noqa: E731
-    return total_work(_block_form_ops(soc, wl, th, tw, cb, (tw - 1) * wl.stride[1] + wl.kernel[1], act))
-
-
-def total_work(ops) -> VecWork:
-    w = VecWork()
-    for op in ops:
-        w += op.work
-    return w
-
-
 @lru_cache(maxsize=4096)
 def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
     """The DW of one ci-block of the fused kernel's tile, as templates/dw.h issues it: (padded
     tile) one Duplicate zeroing the whole x tile; (plan.x_max) one Mins over it; then the
-    grouped form (plan.dw_grouped, two-phase only) or the per-block form, act1 of the latter in
-    chunks of act_tmp, one block, when it needs scratch."""
+    grouped form (plan.dw_grouped, two-phase only) or the per-block form (schedules/dw_forms.py;
+    fp16 post-ops where plan.dw_post16), act1 of the latter in chunks of act_tmp, one block, when
+    it needs scratch.""" 
     soc, wl = plan.soc, plan.workload
     b = itemsize(wl.dtype)
     x_elems = cb * plan.in_tile_h * plan.in_tile_w * C0
@@ -271,8 +149,8 @@ def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
     if plan.dw_grouped:
         ops += grouped_dw_ops(soc, wl, plan.th, plan.tw, cb)
     else:
-        ops += _block_form_ops(soc, wl, plan.th, plan.tw, cb, plan.in_tile_w,
-                               lambda elems: act_ops(plan, "act1", elems))
+        ops += block_form_ops(soc, wl, plan.th, plan.tw, cb, plan.in_tile_w,
+                              lambda elems: act_ops(plan, "act1", elems), plan.dw_post16)
     return tuple(ops)
 
 

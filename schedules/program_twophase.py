@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from fusion.ir import C0
-from schedules.isa import ACC_BYTES, count_form, cube_fractals, itemsize
+from schedules.isa import ACC_BYTES, ACT_OPS, bias_block16, count_form, cube_fractals, itemsize
 from schedules.plan import KernelPlan
 from schedules.program import (
     Copy,
@@ -98,7 +98,7 @@ class TwoPhaseProgram:
         lines = [f"program {p.workload.describe()} tile {p.tile.describe()}: {self.variant}, GEMM tiles "
                  f"{self.m_tiles} x {self.n_tiles} of {self.bm} rows x {p.cob} Cout blocks, K in blocks of "
                  f"{self.kb}, {self.barriers} SyncAll" + (", Fixpipe epilogue" if self.fixpipe_epilogue else "")
-                 + (", grouped DW form" if p.dw_grouped else "")]
+                 + (", grouped DW form" if p.dw_grouped else ", DW post-ops in fp16" if p.dw_post16 else "")]
         for k, ph in enumerate(self.phases):
             if k:
                 lines.append("  SyncAll")
@@ -145,7 +145,7 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
     kh, kw = wl.kernel
     pro = (Copy("weights", "in", "w_dw", "w_dw", wl.c1 * kh * kw * C0 * b, 1),
            Copy("weights", "in", "b_dw", "b_dw", wl.c1 * C0 * ACC_BYTES, 1))
-    if plan.dw_grouped:   # the grouped form adds the bias in the storage dtype: one Cast per core
+    if plan.dw_post16:   # the bias added in the storage dtype: one Cast per core
         w = count_form(soc, wl.c1 * C0, ACC_BYTES)
         pro += (VectorOp("bias_cast", "b_dw16", wl.c1 * C0, w.instrs, w.repeats),)
     return Phase("dw", role, tuple(units), _round_robin(len(units), plan.cores), pro)
@@ -196,8 +196,12 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
                     else:
                         if wl.residual:
                             it.insert(2, Copy("residual", "in", "res_tile", "res", out_bytes, out_bursts, slots))
-                        it.append(Move("L0C->UB", "pw_acc", "y_acc", cbo * rows_al * C0 * ACC_BYTES))
-                        it += block_epilogue_ops(plan, cbo, False, rows_al)
+                        if plan.epi_post16:   # cast to the storage dtype in the move, into y_tile
+                            it.append(Move("L0C->UB", "pw_acc", "y_tile", cbo * rows_al * C0 * ACC_BYTES))
+                            it += epilogue16_ops(plan, cbo, rows_al)
+                        else:
+                            it.append(Move("L0C->UB", "pw_acc", "y_acc", cbo * rows_al * C0 * ACC_BYTES))
+                            it += block_epilogue_ops(plan, cbo, False, rows_al)
                         it.append(Copy("output", "out", "y_tile", "y", out_bytes, out_bursts, slots))
                 its.append(tuple(it))
             units.append(tuple(its))
@@ -212,8 +216,29 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
         pro = (Copy("weights", "in", "b_pw_l1", "b_pw", wl.co1 * C0 * ACC_BYTES, 1),)
     elif coupled:
         pro = (Copy("weights", "in", "b_pw", "b_pw", wl.co1 * C0 * ACC_BYTES, 1),)
+        if plan.epi_post16:   # the bias cast to the storage dtype once per core
+            w = count_form(soc, wl.co1 * C0, ACC_BYTES)
+            pro += (VectorOp("bias_cast", "b_pw16", wl.co1 * C0, w.instrs, w.repeats),)
     return (Phase("gemm", role, tuple(units), assignment, pro, preload),
             len(m_blocks), len(n_blocks))
+
+
+def epilogue16_ops(plan: KernelPlan, cbo: int, rows: int) -> tuple[VectorOp, ...]:
+    """The 310P GEMM tile's epilogue in the storage dtype (plan.epi_post16;
+    templates/twophase_epi_ub16.h), after the casting L0C -> UB move: per output block + b_pw16
+    (isa.bias_block16), act2's ops and the residual Add in count form over the tile's blocks."""
+    soc, wl = plan.soc, plan.workload
+    b = itemsize(wl.dtype)
+    n = cbo * rows * C0
+    w = bias_block16(soc, rows) * cbo
+    ops = [VectorOp("bias2", "y_tile", n, w.instrs, w.repeats)]
+    if ACT_OPS[wl.act2]:
+        w = count_form(soc, n, b) * ACT_OPS[wl.act2]
+        ops.append(VectorOp("act2", "y_tile", n, w.instrs, w.repeats))
+    if wl.residual:
+        w = count_form(soc, n, b)
+        ops.append(VectorOp("residual", "y_tile", n, w.instrs, w.repeats))
+    return tuple(ops)
 
 
 def epi_phase(plan: KernelPlan, bm: int) -> Phase:

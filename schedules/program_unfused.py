@@ -11,7 +11,8 @@ from functools import lru_cache
 from fusion.ir import C0
 from schedules.activations import needs_slope
 from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, itemsize, vec_op
-from schedules.program import VectorOp, _tap_ops, total_work  # noqa: F401  (total_work: re-exported)
+from schedules.dw_forms import _tap_ops
+from schedules.steps import VectorOp, total_work  # noqa: F401  (total_work: re-exported)
 
 
 def _act_work(soc, act: str, pixels: int, blocks: int) -> VecWork:

@@ -24,6 +24,7 @@ from functools import lru_cache
 from fusion.ir import C0
 from fusion.soc import SocSpec
 from schedules.activations import needs_scratch
+from schedules.dw_forms import dw_form_work
 from schedules.isa import itemsize
 from schedules.workload import DwSepWorkload, ceil_div
 
@@ -46,6 +47,23 @@ GROUPED_ACTS = ("none", "relu", "relu6")
 MAX_STRIDE = 255   # 8-bit block / repeat strides of the binary repeat form [devkit BinaryRepeatParams]
 
 
+def dw_post16(wl: DwSepWorkload) -> bool:
+    """Phase 1 adds the DW bias and applies act1 in the storage dtype, in either DW form
+    (schedules/dw_forms.py): its result leaves for the workspace in the storage dtype anyway, so
+    the per-block form's fp32 accumulator, widen and cast buy one rounding of the bias add (the
+    vendor's vector depthwise works so). 16-bit storage and an act1 in GROUPED_ACTS."""
+    return itemsize(wl.dtype) == 2 and wl.act1 in GROUPED_ACTS
+
+
+def epi_post16(wl: DwSepWorkload, soc: SocSpec) -> bool:
+    """310P: the GEMM epilogue in the storage dtype -- the CO1 -> CO2 move (L0C -> UB, arch 2002)
+    casts fp32 -> fp16 on the way (DataCopy with DataCopyEnhancedParams, float -> half), then
+    per output block one Add of the PW bias in the storage dtype, act2 and the residual in count
+    form, straight in y_tile: no fp32 landing buffer, bias halves, or final cast (one more
+    rounding, of the pre-activation before the bias add). 16-bit storage, act2 in GROUPED_ACTS."""
+    return soc.coupled and itemsize(wl.dtype) == 2 and wl.act2 in GROUPED_ACTS
+
+
 @lru_cache(maxsize=4096)
 def dw_grouped(wl: DwSepWorkload, soc: SocSpec, th: int, tw: int, cib: int) -> bool:
     """Phase 1 issues its DW in the grouped form (schedules/program.grouped_dw_ops): a repeat spans
@@ -54,13 +72,11 @@ def dw_grouped(wl: DwSepWorkload, soc: SocSpec, th: int, tw: int, cib: int) -> b
     group; bias and act1 run on the fp16 result (as the vendor's vector depthwise does: no fp32
     accumulator, widen or cast). Legal for 16-bit stride-1 DW whose channel-block pitch fits the
     8-bit block stride and act1 in GROUPED_ACTS; chosen where it issues fewer cycles than the
-    per-block form (a unit of a single block is faster per block)."""
+    per-block form with fp16 post-ops (a unit of a single block is faster per block)."""
     kh, kw = wl.kernel
     ih, iw = th + kh - 1, tw + kw - 1
-    if (itemsize(wl.dtype) != 2 or wl.stride != (1, 1) or wl.act1 not in GROUPED_ACTS
-            or ih * iw > MAX_STRIDE or kh * kw > MAX_STRIDE):
+    if not dw_post16(wl) or wl.stride != (1, 1) or ih * iw > MAX_STRIDE or kh * kw > MAX_STRIDE:
         return False
-    from schedules.program import dw_form_work   # lazy: program imports plan, which imports this module
     return dw_form_work(soc, wl, th, tw, cib, True).cycles(soc) < dw_form_work(soc, wl, th, tw, cib, False).cycles(soc)
 
 
@@ -144,6 +160,7 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, vec_core
     fix = fixpipe(wl, soc)
     resident = b_resident(wl, soc, cob, db, vec_cores)
     grouped = dw_grouped(wl, soc, th, tw, cib)
+    post16 = dw_post16(wl)
     out = []
 
     def add(name, scope, dims, dtype, n, role, **opts):
@@ -153,10 +170,14 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, vec_core
     add("x_tile", "UB", (cib, ih, iw, C0), dt, copies, "input tile with halo (one unit's channel blocks)")
     add("w_dw", "UB", (c1, kh, kw, C0), dt, 1, "depthwise taps, resident", in_tir=False)
     add("b_dw", "UB", (c1, C0), "float32", 1, "folded BN1 bias, resident", in_tir=False)
-    if grouped:   # fp16 post-ops: the bias in the storage dtype, no fp32 accumulator; wide rows
-        add("b_dw16", "UB", (c1, C0), dt, 1, "folded BN1 bias in the storage dtype (grouped DW)", in_tir=False)
+    if post16:   # fp16 post-ops: the bias in the storage dtype, no fp32 accumulator
+        add("b_dw16", "UB", (c1, C0), dt, 1, "folded BN1 bias in the storage dtype", in_tir=False)
+    if grouped:   # wide rows
         add("dw_out", "UB", (cib, th, iw, C0), dt, copies,
             "DW result after bias+act1 (rows at the input tile's pitch), on its way to the GM workspace")
+    elif post16:
+        add("dw_out", "UB", (cib, th, tw, C0), dt, copies,
+            "DW result after bias+act1 (accumulated in place), on its way to the GM workspace")
     else:
         add("dw_acc", "UB", (cib, th, tw, C0), "float32", 1, "DW accumulator")
         add("dw_out", "UB", (cib, th, tw, C0), dt, copies,
@@ -181,8 +202,11 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, vec_core
         add("bias_bt", "BT", (cob, C0), "float32", 1, "the tile's bias in the bias table", in_tir=False)
     else:   # the vector epilogue (310P: same core after L0C -> UB; 910B: phase 3 on the AIVs)
         add("b_pw", "UB", (co1, C0), "float32", 1, "folded BN2 bias, resident", in_tir=False)
-        add("y_acc", "UB", (cob, bm, C0), "float32", 1,
-            "one tile's accumulator landed from L0C (310P) / widened pre-activation (910B)", in_tir=False)
+        if epi_post16(wl, soc):
+            add("b_pw16", "UB", (co1, C0), dt, 1, "folded BN2 bias in the storage dtype", in_tir=False)
+        else:
+            add("y_acc", "UB", (cob, bm, C0), "float32", 1,
+                "one tile's accumulator landed from L0C (310P) / widened pre-activation (910B)", in_tir=False)
         if not soc.coupled:
             add("pre_tile", "UB", (cob, bm, C0), dt, copies, "pre-activation read back from the workspace",
                 in_tir=False)

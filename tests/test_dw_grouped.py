@@ -1,5 +1,5 @@
-"""The grouped DW form of the two-phase kernel's phase 1 (schedules/twophase.dw_grouped): a repeat
-spans the same pixel of up to 8 channel blocks, the repeats walk the tile as wide rows, bias and
+"""The DW forms of the two-phase kernel's phase 1: the grouped form (schedules/twophase.dw_grouped): a
+repeat spans the same pixel of up to 8 channel blocks, the repeats walk the tile as wide rows, bias and
 act1 run on the fp16 result. Its program step by step, when it is chosen, its buffers, and that the
 tile policy uses it. (The emulator runs it in tests/test_emu_sampled_plans.py, the tp-*-grouped
 groups: counters == program == model, numerics vs the NumPy reference.)"""
@@ -61,8 +61,40 @@ def test_grouped_only_where_legal_and_cheaper():
 
 
 def test_policy_picks_grouped_for_deep_blocks():
-    """MobileNetV1's 512-channel 14x14 block: the default two-phase plan on both SoCs uses it."""
+    """MobileNetV1's 512-channel 14x14 block: the default two-phase plan on 310P uses it; on 910B
+    (48 AIVs) single-block units balance the cores better and the per-block form with fp16
+    post-ops wins -- the policy's choice is modeled no slower than a grouped plan of the block."""
+    from fusion.costmodel import model_block
+
     wl = DwSepWorkload(1, 512, 512, 14, 14, act1="relu", act2="relu", dtype="float16")
-    for soc in ("ascend910b2", "ascend310p3"):
-        plan = choose_tile(wl, parse_target(f"sim:{soc}")).plan
-        assert plan.two_phase and plan.dw_grouped, (soc, plan.tile.describe())
+    plan = choose_tile(wl, parse_target("sim:ascend310p3")).plan
+    assert plan.two_phase and plan.dw_grouped, plan.tile.describe()
+    plan = choose_tile(wl, parse_target("sim:ascend910b2")).plan
+    assert plan.two_phase and plan.dw_post16, plan.tile.describe()
+    grouped = make_plan(wl, TileConfig(7, 14, 4, 8, True, "twophase"), SOCS["ascend910b2"])
+    assert grouped.dw_grouped and grouped.fits()
+    assert model_block(plan, timeline=False).time_us <= model_block(grouped, timeline=False).time_us
+
+
+def test_block16_unit_step_by_step():
+    """The per-block form with fp16 post-ops (plan.dw_post16, where the grouped form is illegal:
+    stride 2): zero + taps in dw_out as before, then per block one fp16 bias Add (8 pixels a
+    repeat, a ragged group apart) and act1 in count form -- no widen, fp32 bias or cast; the
+    prologue casts b_dw once per core. Hand-counted for a 3x5 tile of 2 channel blocks."""
+    wl = DwSepWorkload(1, 40, 24, 9, 11, stride=(2, 2), act1="relu6", dtype="float16")
+    plan = make_plan(wl, TileConfig(3, 5, 1, 2, True, "twophase"), P310)
+    assert plan.dw_post16 and not plan.dw_grouped
+    names = {b.name for b in plan.buffers}
+    assert "b_dw16" in names and "dw_acc" not in names
+    dw = phase(build_program(plan), "dw")
+    (it,) = dw.units[0]
+    ops = [(s.op, s.buffer, s.instrs, s.repeats) for s in it if isinstance(s, VectorOp) and s.op != "pad"]
+    # zero: 2 count-form Duplicates of 240 halves (2 repeats each); taps: one column group of 5
+    # pixels walking 3 rows (1 instr, 3 repeats) x 2 blocks x 9 taps; bias: 15 px = 1 full group +
+    # 7 ragged (2 instrs, 2 repeats) x 2 blocks; relu6: Maxs + Mins over 480 halves (4 repeats each)
+    assert ops == [("zero", "dw_out", 2, 4), ("dw_taps", "dw_out", 18, 54), ("bias1", "dw_out", 4, 4),
+                   ("act1", "dw_out", 2, 8)]
+    assert [s.op for s in dw.prologue if isinstance(s, VectorOp)] == ["bias_cast"]
+    # fp32 storage keeps the fp32 post-ops
+    assert not make_plan(DwSepWorkload(1, 40, 24, 9, 11, stride=(2, 2), act1="relu6"),
+                         TileConfig(3, 5, 1, 2, True, "twophase"), P310).dw_post16

@@ -65,6 +65,11 @@ GROUPS = [
     ("tp-310p-bres-relu6-res", "ascend310p3", "two-phase", "twophase", "relu6", "relu", True, True, None,
      "float16"),
     ("tp-910b-bres-relu", "ascend910b2", "two-phase", "twophase", "relu", "relu", False, True, None, "float16"),
+    # 310P with act1 / act2 the storage dtype does not take: the fp32 DW post-ops and the fp32 GEMM
+    # epilogue (the groups above run phase 1's and the 310P epilogue's fp16 forms: plan.dw_post16,
+    # plan.epi_post16)
+    ("tp-310p-hswish-res", "ascend310p3", "two-phase", "twophase", "hardswish", "hardswish", True, False, None,
+     "float16"),
 ]
 GROUPED = {g[0] for g in GROUPS if "grouped" in g[0]}   # the others sample the per-block DW form only
 RESIDENT_B = {g[0] for g in GROUPS if "bres" in g[0]}   # the other two-phase groups stream B per K step
@@ -144,6 +149,10 @@ def test_sampled_plans_counters_equal_program_and_model(sampled, group):
         assert ek.variant == group[2] and ek.plan.soc.name == group[1]
         resident.add(ek.plan.pw_weights_resident)
         _check_plan(ek, built, rng)
+    if group[0] == "tp-310p-relu":   # the fp16 forms of phase 1 and of the 310P epilogue
+        assert all(ek.plan.dw_post16 and ek.plan.epi_post16 for ek in eks)
+    if group[0] == "tp-310p-hswish-res":   # their fp32 forms
+        assert not any(ek.plan.dw_post16 or ek.plan.epi_post16 for ek in eks)
     if group[0] in GROUPED:   # units of more than one group of 8 channel blocks (a short last group)
         assert all(ek.plan.dw_grouped for ek in eks) and any(ek.plan.cib > 8 for ek in eks)
     if group[2] != "two-phase":   # its GEMM streams K through L1 in blocks

@@ -14,7 +14,7 @@ from fusion.targets import parse_target
 from fusion.traffic import weight_bytes
 from fusion.vendor_baseline import block_kernels
 from schedules.plan import make_plan
-from schedules.program import build_program
+from schedules.program import Copy, CubeOp, Move, VectorOp, build_program
 from schedules.twophase import fixpipe, gemm_k, gemm_rows, workspace_bytes
 from schedules.workload import DwSepWorkload, TileConfig
 
@@ -40,7 +40,8 @@ def test_program_moves_every_byte_once(soc, wl):
     assert n["write:handoff"] - (workspace_bytes(wl, soc)["pre_ws"]) == wl.c1 * px * C0 * b
     assert n["write:output"] == wl.co1 * px * C0 * b
     assert n["read:residual"] == (wl.co1 * px * C0 * b if wl.residual else 0)
-    resident = sum(s.nbytes for ph in prog.phases for c in ph.assignment if c for s in ph.prologue)
+    resident = sum(s.nbytes for ph in prog.phases for c in ph.assignment if c for s in ph.prologue
+                   if isinstance(s, Copy))
     gemm = next(ph for ph in prog.phases if ph.name == "gemm")
     if plan.b_resident:   # core g holds N tile g mod n_tiles: every core reads one slice of w_pw
         per_tile = [min(plan.cob, wl.co1 - j * plan.cob) * wl.c1 * C0 * C0 * b for j in range(prog.n_tiles)]
@@ -100,3 +101,30 @@ def test_sync_all_separates_phases():
     dw_end = max(e.start_us + e.dur_us for e in cost.timeline if e.label.startswith(("x block", "dw", "dw result")))
     gemm_start = min(e.start_us for e in cost.timeline if e.label.startswith(("A + B", "mmad")))
     assert gemm_start >= dw_end + soc.sync_all_cycles / (soc.clock_ghz * 1e3) - 1e-9
+
+
+def test_310p_fp16_epilogue_and_resident_weights_step_by_step():
+    """A small 310P plan (M = 20 pixels in 2 tiles of 16 rows, 2 N tiles of 1 block, K = 3 blocks
+    of 1): the GEMM core's N tile of PW weights is one preload into b_res (no B block per K step),
+    and the epilogue lands L0C in y_tile cast to fp16 (plan.epi_post16), then one fp16 bias Add (16
+    pixels = 2 full groups) and a count-form Relu (256 halves = 2 repeats); the prologue casts b_pw."""
+    wl = DwSepWorkload(1, 40, 24, 9, 11, stride=(2, 2), act1="relu6", act2="relu", dtype=F16)
+    plan = make_plan(wl, TileConfig(3, 5, 1, 2, True, "twophase"), SOCS["ascend310p3"])
+    assert plan.epi_post16 and plan.b_resident
+    names = {b.name for b in plan.buffers}
+    assert {"b_pw16", "b_res"} <= names and not {"y_acc", "b_l1"} & names
+    prog = build_program(plan)
+    assert (prog.bm, prog.m_tiles, prog.n_tiles, prog.kb) == (16, 2, 2, 1)
+    gemm = next(ph for ph in prog.phases if ph.name == "gemm")
+    assert gemm.prologue == (Copy("weights", "in", "b_pw", "b_pw", 2 * 16 * 4, 1),
+                             VectorOp("bias_cast", "b_pw16", 32, 1, 1))
+    # core g: N tile g mod 2, all of K (3 blocks) x 1 block of 16 x 16 halves in one burst
+    assert [pre for pre in gemm.preload[:2]] == [(Copy("weights", "in", "b_res", "w_pw", 3 * 256 * 2, 1),)] * 2
+    last = gemm.units[0][-1]
+    assert last == (Copy("handoff", "in", "a_l1", "dw_ws", 16 * 16 * 2, 1, 2),
+                    Move("L1->L0A", "a_l1", "a_l0a", 512), Move("L1->L0B", "b_res", "b_l0b", 512),
+                    CubeOp(1, "a_l0a", "b_l0b", "pw_acc"), Move("L0C->UB", "pw_acc", "y_tile", 16 * 16 * 4),
+                    VectorOp("bias2", "y_tile", 256, 1, 2), VectorOp("act2", "y_tile", 256, 1, 2),
+                    Copy("output", "out", "y_tile", "y", 16 * 16 * 2, 1, 2))
+    # 910B keeps its own epilogues (Fixpipe or the AIVs' phase 3)
+    assert not make_plan(wl, TileConfig(3, 5, 1, 2, True, "twophase"), SOCS["ascend910b2"]).epi_post16

@@ -34,6 +34,7 @@ MEMBERS = {
     ("b_l0b", "L0B"): ("bL0Que", "TQue<TPosition::B2, @COPIES@>", True),
     ("pw_acc", "L0C"): ("cQue", "TQue<TPosition::CO1, @COPIES@>", True),
     ("y_acc", "UB"): ("yAccBuf", "TBuf<TPosition::VECCALC>", False),
+    ("b_pw16", "UB"): ("bPw16Buf", "TBuf<TPosition::VECCALC>", False),
     ("act2_tmp", "UB"): ("act2TmpBuf", "TBuf<TPosition::VECCALC>", False),
 }
 
@@ -85,12 +86,34 @@ GROUPED_NOTE = (" (grouped DW form: one instruction per tap and group of 8 chann
                 "rows at the input pitch, bias and act1 in fp16)")
 
 
+# act1 of the per-block form's fp16 post-ops (compute_dw_block16.h): count form over the unit
+_BLOCK16_ACT1 = {
+    "none": "",
+    "relu": "        Relu(dwOut, dwOut, static_cast<int32_t>(cb * thw * C0));\n",
+    "relu6": "        Maxs(dwOut, dwOut, static_cast<T>(0), static_cast<int32_t>(cb * thw * C0));\n"
+             "        Mins(dwOut, dwOut, static_cast<T>(6), static_cast<int32_t>(cb * thw * C0));\n",
+}
+
+
+# act2 of the 310P fp16 epilogue (twophase_epi_ub16.h): count form over the tile's blocks
+_EPI16_ACT2 = {
+    "none": "",
+    "relu": "                Relu(yT, yT, static_cast<int32_t>(cbo * rows * C0));\n",
+    "relu6": "                Maxs(yT, yT, static_cast<T>(0), static_cast<int32_t>(cbo * rows * C0));\n"
+             "                Mins(yT, yT, static_cast<T>(6), static_cast<int32_t>(cbo * rows * C0));\n",
+}
+
+
 def grouped_values(plan: KernelPlan) -> dict[str, str]:
-    """The slots that differ between phase 1's two DW forms (plan.dw_grouped)."""
-    if not plan.dw_grouped:   # (COMPUTE_DW here too: its DW_BASE slot is the two-phase one)
-        return dict(COMPUTE_DW=template("compute_dw.h"), DW_BIAS16="", DW_PITCH="tl.tw")
-    return dict(COMPUTE_DW=template("compute_dw_grouped.h"), ACT1_GROUPED=_GROUPED_ACT1[plan.workload.act1],
-                DW_BIAS16=snippet("DW_BIAS16"), DW_PITCH="tl.iw")
+    """The slots that differ between phase 1's DW forms (plan.dw_grouped, plan.dw_post16)."""
+    if plan.dw_grouped:
+        return dict(COMPUTE_DW=template("compute_dw_grouped.h"), ACT1_GROUPED=_GROUPED_ACT1[plan.workload.act1],
+                    DW_BIAS16=snippet("DW_BIAS16"), DW_PITCH="tl.iw")
+    if plan.dw_post16:
+        return dict(COMPUTE_DW=template("compute_dw_block16.h"), ACT1_16=_BLOCK16_ACT1[plan.workload.act1],
+                    DW_BIAS16=snippet("DW_BIAS16"), DW_PITCH="tl.tw")
+    # (COMPUTE_DW here too: its DW_BASE slot is the two-phase one)
+    return dict(COMPUTE_DW=template("compute_dw.h"), DW_BIAS16="", DW_PITCH="tl.tw")
 
 
 def resident_values(plan: KernelPlan) -> dict[str, str]:
@@ -135,8 +158,11 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                    TP_INIT_MAIN=sub(template("twophase_init.h"), CLASS="TwoPhase@OPTYPE@",
                                     SCOPES="UB, L1, L0A, L0B, L0C"),
                    EPILOGUE_BLOCK=template("epilogue_block.h"),
-                   GEMM_PROLOGUE=template("b_pw_load.h") + take, GEMM_FREE=snippet("B_PW_FREE") + give,
-                   GEMM_MMAD=template("twophase_mmad.h"), GEMM_EPILOGUE=template("twophase_epi_ub.h"))
+                   GEMM_PROLOGUE=template("b_pw_load.h") + (snippet("B_PW16") if plan.epi_post16 else "") + take,
+                   GEMM_FREE=snippet("B_PW_FREE") + give, GEMM_MMAD=template("twophase_mmad.h"),
+                   GEMM_EPILOGUE=(sub(template("twophase_epi_ub16.h"), ACT2_16=_EPI16_ACT2[wl.act2],
+                                      RES_ADD16=snippet("RES_ADD16") if res else "")
+                                  if plan.epi_post16 else template("twophase_epi_ub.h")))
         entry_body = template("twophase_entry_core.h")
         task = ""
     else:

@@ -17,17 +17,6 @@
                 }
             }
         }
-        const uint32_t groups = thw / 8, rem = thw % 8;
-        const BinaryRepeatParams rp(1, 1, 0, 8, 8, 0);
-        for (uint32_t c = 0; c < cb; ++c) {
-            LocalTensor<T> d = dwOut[c * thw * C0];
-            const LocalTensor<T> b = bias[(c0 + c) * C0];
-            for (uint32_t g0 = 0; g0 < groups; g0 += MAX_REPEAT) {
-                const uint32_t reps = groups - g0 < MAX_REPEAT ? groups - g0 : MAX_REPEAT;
-                Add(d[g0 * 8 * C0], d[g0 * 8 * C0], b, static_cast<uint64_t>(128), reps, rp);   // + b_dw
-            }
-            if (rem != 0)
-                Add(d[groups * 8 * C0], d[groups * 8 * C0], b, static_cast<uint64_t>(rem * C0), 1, rp);
-        }
+        for (uint32_t c = 0; c < cb; ++c) AddBias16(dwOut[c * thw * C0], bias[(c0 + c) * C0], thw);   // + b_dw
 @ACT1_16@        xQue.FreeTensor(x);
     }

@@ -41,6 +41,10 @@
                 b1 = bL1Que.DeQue<T>();
 //@ B_FREE_STREAM
                 bL1Que.FreeTensor(b1);
+//@ B_PW16
+        Cast(bPw16Buf.Get<T>(), bPw, RoundMode::CAST_NONE, tl.co1 * C0);   // b_pw in the storage dtype (fp16 epilogue)
+//@ RES_ADD16
+                Add(yT, yT, resT, static_cast<int32_t>(cbo * rows * C0));   // + residual (storage dtype)
 //@ B_RES_TAKE
         bRes = bResQue.DeQue<T>();  // this core's N tile of PW weights, loaded during phase 1
 //@ B_RES_FREE
@@ -78,4 +82,4 @@ constexpr uint32_t @CNAME@Copies = @COPIES@;   // @BUF@ @SCOPE@ @DTYPE@: @ROLE@
 //@ TILING_FIELD
     uint32_t @NAME@;
 //@ DW_BIAS16
-        Cast(bDw16Buf.Get<T>(), bDw, RoundMode::CAST_NONE, tl.c1 * C0);   // b_dw in the storage dtype (grouped DW)
+        Cast(bDw16Buf.Get<T>(), bDw, RoundMode::CAST_NONE, tl.c1 * C0);   // b_dw in the storage dtype (fp16 post-ops)

@@ -1,0 +1,95 @@
+"""The DW of one unit as vector instructions, in its three forms (what the Ascend C templates
+issue; schedules/program.py's dw_ops picks the plan's):
+
+  per-block, fp32 post-ops  per channel block a Duplicate zeroing its accumulator and the kh*kw
+                            taps (isa.dw_taps; 16-bit: accumulated in the storage dtype in dw_out,
+                            then one Cast widening the blocks into dw_acc), + b_dw in two channel
+                            halves, act1, the cast back (templates/compute_dw.h) -- the one-phase
+                            kernels, whose PW reads the fp32 result, and fp32 storage;
+  per-block, fp16 post-ops  the same taps, then per block one Add of the bias in the storage dtype
+                            (its DataBlock read by every pixel) and act1 in the storage dtype over
+                            the unit (templates/compute_dw_block16.h) -- the two-phase kernel's
+                            phase 1 (plan.dw_post16: its result leaves in the storage dtype anyway,
+                            as the vendor's vector depthwise computes it);
+  grouped                   a repeat spans the same pixel of up to 8 channel blocks, one Mul /
+                            MulAddDst per tap and group, bias and act1 in the storage dtype
+                            (templates/compute_dw_grouped.h; schedules/twophase.dw_grouped).
+"""
+
+from __future__ import annotations
+
+from fusion.ir import C0
+from schedules.isa import (ACC_BYTES, ACT_OPS, VecWork, bias_halves, bias_block16, count_form, dw_taps,
+                           grouped_ops, itemsize)
+from schedules.steps import VectorOp, total_work
+from schedules.workload import DwSepWorkload
+
+
+def _tap_ops(soc, b: int, th: int, tw: int, cb: int, kernel: tuple[int, int], sh: int, iw: int,
+             widen: bool = True) -> list[VectorOp]:
+    """Zero the accumulators, the taps, and (16-bit with fp32 post-ops: the taps accumulate in
+    the storage dtype into dw_out) the Cast widening the cb blocks into the fp32 dw_acc."""
+    n = th * tw * C0
+    acc = "dw_out" if b != ACC_BYTES else "dw_acc"
+    w = count_form(soc, n, b, cb)
+    ops = [VectorOp("zero", acc, cb * n, w.instrs, w.repeats)]
+    w = dw_taps(soc, th, tw, b, cb, sh, iw) * (kernel[0] * kernel[1])
+    ops.append(VectorOp("dw_taps", acc, cb * n * kernel[0] * kernel[1], w.instrs, w.repeats))
+    if b != ACC_BYTES and widen:
+        w = count_form(soc, cb * n, ACC_BYTES)
+        ops.append(VectorOp("widen", "dw_acc", cb * n, w.instrs, w.repeats))
+    return ops
+
+
+def block_form_ops(soc, wl: DwSepWorkload, th: int, tw: int, cb: int, iw: int, act_work,
+                   post16: bool = False) -> list[VectorOp]:
+    """The per-block DW form after the padding (module doc). fp32 post-ops: per block + b_dw
+    (isa.bias_halves), act1 (`act_work(elements)`), the cast to the storage dtype; post16: per
+    block + b_dw16 (isa.bias_block16), act1's ops in count form over the unit."""
+    b = itemsize(wl.dtype)
+    n = th * tw * C0
+    ops = _tap_ops(soc, b, th, tw, cb, wl.kernel, wl.stride[0], iw, widen=not post16)
+    if post16:
+        w = bias_block16(soc, th * tw) * cb
+        ops.append(VectorOp("bias1", "dw_out", cb * n, w.instrs, w.repeats))
+        if ACT_OPS[wl.act1]:
+            w = count_form(soc, cb * n, b) * ACT_OPS[wl.act1]
+            ops.append(VectorOp("act1", "dw_out", cb * n, w.instrs, w.repeats))
+        return ops
+    w = bias_halves(soc, th * tw) * cb
+    ops.append(VectorOp("bias1", "dw_acc", cb * n, w.instrs, w.repeats))
+    if ACT_OPS[wl.act1]:
+        w = act_work(cb * n)
+        ops.append(VectorOp("act1", "dw_acc", cb * n, w.instrs, w.repeats))
+    if b != ACC_BYTES:
+        w = count_form(soc, cb * n, ACC_BYTES)
+        ops.append(VectorOp("cast", "dw_out", cb * n, w.instrs, w.repeats))
+    return ops
+
+
+def grouped_dw_ops(soc, wl: DwSepWorkload, th: int, tw: int, cb: int) -> list[VectorOp]:
+    """The grouped DW form (schedules/twophase.dw_grouped; templates/compute_dw_grouped.h) after
+    the padding: per group of up to 8 channel blocks and per tap one Mul (the first tap) or
+    MulAddDst over the wide rows, then one Add of the fp16 bias and act1's ops
+    (ACT_OPS: Relu | Maxs + Mins), each one instruction per group (isa.grouped_ops)."""
+    kh, kw = wl.kernel
+    n = th * tw * C0
+    one = grouped_ops(soc, th, tw, tw + kw - 1, cb)
+    w = one * (kh * kw)
+    ops = [VectorOp("dw_taps", "dw_out", cb * n * kh * kw, w.instrs, w.repeats),
+           VectorOp("bias1", "dw_out", cb * n, one.instrs, one.repeats)]
+    if ACT_OPS[wl.act1]:
+        w = one * ACT_OPS[wl.act1]
+        ops.append(VectorOp("act1", "dw_out", cb * n, w.instrs, w.repeats))
+    return ops
+
+
+def dw_form_work(soc, wl: DwSepWorkload, th: int, tw: int, cb: int, grouped: bool) -> VecWork:
+    """The vector work in which the two-phase kernel's DW forms of a unit of cb blocks differ
+    (taps and post-ops; padding and input clip are the same): grouped, or per-block with fp16
+    post-ops (both need an act1 the storage dtype takes: schedules/twophase.GROUPED_ACTS). What
+    schedules/twophase.dw_grouped compares."""
+    if grouped:
+        return total_work(grouped_dw_ops(soc, wl, th, tw, cb))
+    iw = (tw - 1) * wl.stride[1] + wl.kernel[1]
+    return total_work(block_form_ops(soc, wl, th, tw, cb, iw, None, post16=True))
