@@ -6,7 +6,7 @@ issue; schedules/program.py's dw_ops picks the plan's):
                             then one Cast widening the blocks into dw_acc), + b_dw in two channel
                             halves, act1, the cast back (templates/compute_dw.h) -- the one-phase
                             kernels, whose PW reads the fp32 result, and fp32 storage;
-  per-block, fp16 post-ops  the same taps, then per block one Add of the bias in the storage dtype
+  per-block, fp16 post-ops  the same taps (the first a Mul: no zeroing), then per block one Add of the bias in the storage dtype
                             (its DataBlock read by every pixel) and act1 in the storage dtype over
                             the unit (templates/compute_dw_block16.h) -- the two-phase kernel's
                             phase 1 (plan.dw_post16: its result leaves in the storage dtype anyway,
@@ -26,16 +26,19 @@ from schedules.workload import DwSepWorkload
 
 
 def _tap_ops(soc, b: int, th: int, tw: int, cb: int, kernel: tuple[int, int], sh: int, iw: int,
-             widen: bool = True) -> list[VectorOp]:
+             post16: bool = False) -> list[VectorOp]:
     """Zero the accumulators, the taps, and (16-bit with fp32 post-ops: the taps accumulate in
-    the storage dtype into dw_out) the Cast widening the cb blocks into the fp32 dw_acc."""
+    the storage dtype into dw_out) the Cast widening the cb blocks into the fp32 dw_acc. post16
+    (the fp16 post-ops form): no zeroing (its first tap is a Mul) and no widening."""
     n = th * tw * C0
     acc = "dw_out" if b != ACC_BYTES else "dw_acc"
-    w = count_form(soc, n, b, cb)
-    ops = [VectorOp("zero", acc, cb * n, w.instrs, w.repeats)]
+    ops = []
+    if not post16:
+        w = count_form(soc, n, b, cb)
+        ops.append(VectorOp("zero", acc, cb * n, w.instrs, w.repeats))
     w = dw_taps(soc, th, tw, b, cb, sh, iw) * (kernel[0] * kernel[1])
     ops.append(VectorOp("dw_taps", acc, cb * n * kernel[0] * kernel[1], w.instrs, w.repeats))
-    if b != ACC_BYTES and widen:
+    if b != ACC_BYTES and not post16:
         w = count_form(soc, cb * n, ACC_BYTES)
         ops.append(VectorOp("widen", "dw_acc", cb * n, w.instrs, w.repeats))
     return ops
@@ -48,7 +51,7 @@ def block_form_ops(soc, wl: DwSepWorkload, th: int, tw: int, cb: int, iw: int, a
     block + b_dw16 (isa.bias_block16), act1's ops in count form over the unit."""
     b = itemsize(wl.dtype)
     n = th * tw * C0
-    ops = _tap_ops(soc, b, th, tw, cb, wl.kernel, wl.stride[0], iw, widen=not post16)
+    ops = _tap_ops(soc, b, th, tw, cb, wl.kernel, wl.stride[0], iw, post16)
     if post16:
         w = bias_block16(soc, th * tw) * cb
         ops.append(VectorOp("bias1", "dw_out", cb * n, w.instrs, w.repeats))

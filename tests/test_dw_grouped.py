@@ -78,7 +78,7 @@ def test_policy_picks_grouped_for_deep_blocks():
 
 def test_block16_unit_step_by_step():
     """The per-block form with fp16 post-ops (plan.dw_post16, where the grouped form is illegal:
-    stride 2): zero + taps in dw_out as before, then per block one fp16 bias Add (8 pixels a
+    stride 2): the taps in dw_out as before but the first a Mul (no zeroing), then per block one fp16 bias Add (8 pixels a
     repeat, a ragged group apart) and act1 in count form -- no widen, fp32 bias or cast; the
     prologue casts b_dw once per core. Hand-counted for a 3x5 tile of 2 channel blocks."""
     wl = DwSepWorkload(1, 40, 24, 9, 11, stride=(2, 2), act1="relu6", dtype="float16")
@@ -89,11 +89,10 @@ def test_block16_unit_step_by_step():
     dw = phase(build_program(plan), "dw")
     (it,) = dw.units[0]
     ops = [(s.op, s.buffer, s.instrs, s.repeats) for s in it if isinstance(s, VectorOp) and s.op != "pad"]
-    # zero: 2 count-form Duplicates of 240 halves (2 repeats each); taps: one column group of 5
-    # pixels walking 3 rows (1 instr, 3 repeats) x 2 blocks x 9 taps; bias: 15 px = 1 full group +
-    # 7 ragged (2 instrs, 2 repeats) x 2 blocks; relu6: Maxs + Mins over 480 halves (4 repeats each)
-    assert ops == [("zero", "dw_out", 2, 4), ("dw_taps", "dw_out", 18, 54), ("bias1", "dw_out", 4, 4),
-                   ("act1", "dw_out", 2, 8)]
+    # no zeroing (the first tap is a Mul); taps: one column group of 5 pixels walking 3 rows (1
+    # instr, 3 repeats) x 2 blocks x 9 taps; bias: 15 px = 1 full group + 7 ragged (2 instrs, 2
+    # repeats) x 2 blocks; relu6: Maxs + Mins over 480 halves (4 repeats each)
+    assert ops == [("dw_taps", "dw_out", 18, 54), ("bias1", "dw_out", 4, 4), ("act1", "dw_out", 2, 8)]
     assert [s.op for s in dw.prologue if isinstance(s, VectorOp)] == ["bias_cast"]
     # fp32 storage keeps the fp32 post-ops
     assert not make_plan(DwSepWorkload(1, 40, 24, 9, 11, stride=(2, 2), act1="relu6"),
