@@ -156,7 +156,8 @@ class KernelPlan:
 
     @property
     def epi_post16(self) -> bool:
-        """Two-phase on 310P: the GEMM epilogue in the storage dtype (schedules/twophase.epi_post16)."""
+        """Two-phase: the GEMM tiles' vector epilogue (310P after L0C -> UB, 910B phase 3) in the
+        storage dtype (schedules/twophase.epi_post16)."""
         if not self.two_phase:
             return False
         from schedules.twophase import epi_post16

@@ -215,18 +215,16 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
     if fix:
         pro = (Copy("weights", "in", "b_pw_l1", "b_pw", wl.co1 * C0 * ACC_BYTES, 1),)
     elif coupled:
-        pro = (Copy("weights", "in", "b_pw", "b_pw", wl.co1 * C0 * ACC_BYTES, 1),)
-        if plan.epi_post16:   # the bias cast to the storage dtype once per core
-            w = count_form(soc, wl.co1 * C0, ACC_BYTES)
-            pro += (VectorOp("bias_cast", "b_pw16", wl.co1 * C0, w.instrs, w.repeats),)
+        pro = _b_pw_prologue(plan)
     return (Phase("gemm", role, tuple(units), assignment, pro, preload),
             len(m_blocks), len(n_blocks))
 
 
 def epilogue16_ops(plan: KernelPlan, cbo: int, rows: int) -> tuple[VectorOp, ...]:
-    """The 310P GEMM tile's epilogue in the storage dtype (plan.epi_post16;
-    templates/twophase_epi_ub16.h), after the casting L0C -> UB move: per output block + b_pw16
-    (isa.bias_block16), act2's ops and the residual Add in count form over the tile's blocks."""
+    """A GEMM tile's epilogue in the storage dtype (plan.epi_post16; 310P after the casting
+    L0C -> UB move, templates/twophase_epi_ub16.h; 910B phase 3 on the fp16 pre-activation,
+    snippet EPI_TILE_16): per output block + b_pw16 (isa.bias_block16) into y_tile, act2's ops
+    and the residual Add in count form over the tile's blocks."""
     soc, wl = plan.soc, plan.workload
     b = itemsize(wl.dtype)
     n = cbo * rows * C0
@@ -259,12 +257,21 @@ def epi_phase(plan: KernelPlan, bm: int) -> Phase:
             it: list = [Copy("handoff", "in", "pre_tile", "pre_ws", cbo * rows_al * C0 * b, cbo, slots)]
             if wl.residual:
                 it.append(Copy("residual", "in", "res_tile", "res", out_bytes, out_bursts, slots))
-            it += block_epilogue_ops(plan, cbo, True, rows_al)
+            it += epilogue16_ops(plan, cbo, rows_al) if plan.epi_post16 else block_epilogue_ops(plan, cbo, True, rows_al)
             it.append(Copy("output", "out", "y_tile", "y", out_bytes, out_bursts, slots))
             units.append((tuple(it),))
     cores = min(soc.vector_cores, len(units))
-    pro = (Copy("weights", "in", "b_pw", "b_pw", wl.co1 * C0 * ACC_BYTES, 1),)
-    return Phase("epi", "aiv", tuple(units), _round_robin(len(units), cores), pro)
+    return Phase("epi", "aiv", tuple(units), _round_robin(len(units), cores), _b_pw_prologue(plan))
+
+
+def _b_pw_prologue(plan: KernelPlan) -> tuple:
+    """The vector epilogue's resident PW bias, and its cast to the storage dtype (plan.epi_post16)."""
+    wl, soc = plan.workload, plan.soc
+    pro: tuple = (Copy("weights", "in", "b_pw", "b_pw", wl.co1 * C0 * ACC_BYTES, 1),)
+    if plan.epi_post16:
+        w = count_form(soc, wl.co1 * C0, ACC_BYTES)
+        pro += (VectorOp("bias_cast", "b_pw16", wl.co1 * C0, w.instrs, w.repeats),)
+    return pro
 
 
 def gemm_only_ok(plan: KernelPlan) -> bool:

@@ -56,12 +56,14 @@ def dw_post16(wl: DwSepWorkload) -> bool:
 
 
 def epi_post16(wl: DwSepWorkload, soc: SocSpec) -> bool:
-    """310P: the GEMM epilogue in the storage dtype -- the CO1 -> CO2 move (L0C -> UB, arch 2002)
-    casts fp32 -> fp16 on the way (DataCopy with DataCopyEnhancedParams, float -> half), then
-    per output block one Add of the PW bias in the storage dtype, act2 and the residual in count
-    form, straight in y_tile: no fp32 landing buffer, bias halves, or final cast (one more
-    rounding, of the pre-activation before the bias add). 16-bit storage, act2 in GROUPED_ACTS."""
-    return soc.coupled and itemsize(wl.dtype) == 2 and wl.act2 in GROUPED_ACTS
+    """The vector epilogue of the GEMM tiles in the storage dtype: per output block one Add of
+    the PW bias in the storage dtype, act2 and the residual in count form, straight into y_tile --
+    no fp32 landing buffer, bias halves or final cast. 310P: the CO1 -> CO2 move (L0C -> UB, arch
+    2002) casts fp32 -> fp16 on the way (DataCopy with DataCopyEnhancedParams, float -> half: one
+    more rounding, of the pre-activation before the bias add); 910B phase 3 (no Fixpipe
+    epilogue): the pre-activation Fixpipe wrote is already fp16, so no widening either. 16-bit
+    storage, act2 in GROUPED_ACTS."""
+    return ((soc.coupled or not fixpipe(wl, soc)) and itemsize(wl.dtype) == 2 and wl.act2 in GROUPED_ACTS)
 
 
 @lru_cache(maxsize=4096)

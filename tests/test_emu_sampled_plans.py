@@ -149,8 +149,10 @@ def test_sampled_plans_counters_equal_program_and_model(sampled, group):
         assert ek.variant == group[2] and ek.plan.soc.name == group[1]
         resident.add(ek.plan.pw_weights_resident)
         _check_plan(ek, built, rng)
-    if group[0] == "tp-310p-relu":   # the fp16 forms of phase 1 and of the 310P epilogue
+    if group[0] in ("tp-310p-relu", "tp-910b-grouped-relu6-res"):   # fp16 phase 1 and vector epilogue
         assert all(ek.plan.dw_post16 and ek.plan.epi_post16 for ek in eks)
+    if group[0] == "tp-910b-res-relu6":   # the 910B phase 3 in fp16 after fp32 DW post-ops (hardswish)
+        assert all(ek.plan.epi_post16 and not ek.plan.dw_post16 for ek in eks)
     if group[0] == "tp-310p-hswish-res":   # their fp32 forms
         assert not any(ek.plan.dw_post16 or ek.plan.epi_post16 for ek in eks)
     if group[0] in GROUPED:   # units of more than one group of 8 channel blocks (a short last group)

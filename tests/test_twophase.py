@@ -126,5 +126,18 @@ def test_310p_fp16_epilogue_and_resident_weights_step_by_step():
                     CubeOp(1, "a_l0a", "b_l0b", "pw_acc"), Move("L0C->UB", "pw_acc", "y_tile", 16 * 16 * 4),
                     VectorOp("bias2", "y_tile", 256, 1, 2), VectorOp("act2", "y_tile", 256, 1, 2),
                     Copy("output", "out", "y_tile", "y", 16 * 16 * 2, 1, 2))
-    # 910B keeps its own epilogues (Fixpipe or the AIVs' phase 3)
-    assert not make_plan(wl, TileConfig(3, 5, 1, 2, True, "twophase"), SOCS["ascend910b2"]).epi_post16
+    # 910B: Fixpipe finishes relu without a vector epilogue; with a residual the AIVs' phase 3
+    # runs the same fp16 ops on the fp16 pre-activation (no widening), b_pw16 cast in its prologue
+    b910 = SOCS["ascend910b2"]
+    assert not make_plan(wl, TileConfig(3, 5, 1, 2, True, "twophase"), b910).epi_post16
+    res = DwSepWorkload(1, 24, 24, 5, 11, act1="relu6", act2="relu6", residual=True, dtype=F16)
+    plan = make_plan(res, TileConfig(3, 5, 1, 2, True, "twophase"), b910)
+    assert plan.epi_post16
+    epi = next(ph for ph in build_program(plan).phases if ph.name == "epi")
+    (it,) = epi.units[0]
+    # 55 pixels in 4 GEMM tiles of 16 rows: one block of 16 x 16 halves (2 repeats per pass;
+    # the bias 2 full groups of 8 pixels; relu6 Maxs + Mins)
+    assert it == (Copy("handoff", "in", "pre_tile", "pre_ws", 512, 1, 2), Copy("residual", "in", "res_tile", "res", 512, 1, 2),
+                  VectorOp("bias2", "y_tile", 256, 1, 2), VectorOp("act2", "y_tile", 256, 2, 4),
+                  VectorOp("residual", "y_tile", 256, 1, 2), Copy("output", "out", "y_tile", "y", 512, 1, 2))
+    assert epi.prologue[1] == VectorOp("bias_cast", "b_pw16", 32, 1, 1)

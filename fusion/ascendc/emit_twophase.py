@@ -157,7 +157,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
         body = sub(template("twophase_core.h"), **common, MEMBERS="\n".join(members), INITS="\n".join(inits),
                    TP_INIT_MAIN=sub(template("twophase_init.h"), CLASS="TwoPhase@OPTYPE@",
                                     SCOPES="UB, L1, L0A, L0B, L0C"),
-                   EPILOGUE_BLOCK=template("epilogue_block.h"),
+                   EPILOGUE_BLOCK="" if plan.epi_post16 else template("epilogue_block.h"),
                    GEMM_PROLOGUE=template("b_pw_load.h") + (snippet("B_PW16") if plan.epi_post16 else "") + take,
                    GEMM_FREE=snippet("B_PW_FREE") + give, GEMM_MMAD=template("twophase_mmad.h"),
                    GEMM_EPILOGUE=(sub(template("twophase_epi_ub16.h"), ACT2_16=_EPI16_ACT2[wl.act2],
@@ -183,8 +183,12 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                    TP_PHASE1="" if plan.gemm_only else snippet("TP_PHASE1"),
                    TP_WAIT1="" if plan.gemm_only else snippet("TP_WAIT1"),
                    AIC_PHASE3=snippet("TP_AIC_PHASE3") if not fix else "",
-                   TP_EPI=("" if fix else template("twophase_epi_phase.h") + template("epilogue_block.h")),
-                   B_PW_LOAD=template("b_pw_load.h"),
+                   TP_EPI=("" if fix else template("twophase_epi_phase.h")
+                           + ("" if plan.epi_post16 else template("epilogue_block.h"))),
+                   EPI_TILE=(sub(snippet("EPI_TILE_16"), ACT2_16=_EPI16_ACT2[wl.act2],
+                                 RES_ADD16=snippet("RES_ADD16") if res else "")
+                             if plan.epi_post16 else snippet("EPI_TILE_F32")),
+                   B_PW_LOAD=template("b_pw_load.h") + (snippet("B_PW16") if plan.epi_post16 else ""),
                    GEMM_PROLOGUE=gm_prologue + take, GEMM_FREE=gm_free + give,
                    GEMM_MMAD=template("twophase_mmad_bias.h") if fix else template("twophase_mmad.h"),
                    GEMM_EPILOGUE=template("twophase_fixpipe_y.h") if fix else template("twophase_fixpipe_pre.h"),

@@ -19,6 +19,6 @@
                 }
             }
         }
-        for (uint32_t c = 0; c < cb; ++c) AddBias16(dwOut[c * thw * C0], bias[(c0 + c) * C0], thw);   // + b_dw
+        for (uint32_t c = 0; c < cb; ++c) AddBias16(dwOut[c * thw * C0], dwOut[c * thw * C0], bias[(c0 + c) * C0], thw);   // + b_dw
 @ACT1_16@        xQue.FreeTensor(x);
     }

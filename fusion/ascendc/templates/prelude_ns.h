@@ -22,19 +22,20 @@ __aicore__ inline void AddBiasHalves(const LocalTensor<float>& acc, const LocalT
     }
 }
 
-// + a 16-channel bias in the storage dtype over px pixels of one channel block (16-bit: one
+// d = s + a 16-channel bias in the storage dtype, over px pixels of one channel block (16-bit: one
 // DataBlock a pixel, 8 pixels a repeat, the bias DataBlock read by each; a ragged group apart)
 template <typename T>
-__aicore__ inline void AddBias16(const LocalTensor<T>& d, const LocalTensor<T>& bias, uint32_t px)
+__aicore__ inline void AddBias16(const LocalTensor<T>& d, const LocalTensor<T>& s, const LocalTensor<T>& bias,
+                                 uint32_t px)
 {
     const uint32_t groups = px / 8, rem = px % 8;
     const BinaryRepeatParams rp(1, 1, 0, 8, 8, 0);
     for (uint32_t g0 = 0; g0 < groups; g0 += MAX_REPEAT) {
         const uint32_t reps = groups - g0 < MAX_REPEAT ? groups - g0 : MAX_REPEAT;
-        Add(d[g0 * 8 * C0], d[g0 * 8 * C0], bias, static_cast<uint64_t>(128), reps, rp);
+        Add(d[g0 * 8 * C0], s[g0 * 8 * C0], bias, static_cast<uint64_t>(128), reps, rp);
     }
     if (rem != 0)
-        Add(d[groups * 8 * C0], d[groups * 8 * C0], bias, static_cast<uint64_t>(rem * C0), 1, rp);
+        Add(d[groups * 8 * C0], s[groups * 8 * C0], bias, static_cast<uint64_t>(rem * C0), 1, rp);
 }
 }  // namespace
 

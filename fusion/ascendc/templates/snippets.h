@@ -41,6 +41,20 @@
                 b1 = bL1Que.DeQue<T>();
 //@ B_FREE_STREAM
                 bL1Que.FreeTensor(b1);
+//@ EPI_TILE_F32
+            LocalTensor<float> acc = yAccBuf.Get<float>();
+            thw = rows;  // EpilogueBlock works on thw pixels: the GEMM tile's rows (phase 1 is over)
+            LocalTensor<T> yT = yQue.AllocTensor<T>();
+            for (uint32_t j = 0; j < cbo; ++j) {
+                Cast(acc[j * rows * C0], pre[j * rows * C0], RoundMode::CAST_NONE, rows * C0);
+                EpilogueBlock(acc[j * rows * C0], o0 + j, @TP_RES_ARG@yT[j * rows * C0]);
+            }
+//@ EPI_TILE_16
+            // the fp16 pre-activation + bias into y, act2 and [+res] in the storage dtype (plan.epi_post16)
+            LocalTensor<T> yT = yQue.AllocTensor<T>();
+            LocalTensor<T> bias = bPw16Buf.Get<T>();
+            for (uint32_t j = 0; j < cbo; ++j) AddBias16(yT[j * rows * C0], pre[j * rows * C0], bias[(o0 + j) * C0], rows);
+@ACT2_16@@RES_ADD16@
 //@ B_PW16
         Cast(bPw16Buf.Get<T>(), bPw, RoundMode::CAST_NONE, tl.co1 * C0);   // b_pw in the storage dtype (fp16 epilogue)
 //@ RES_ADD16

@@ -11,14 +11,7 @@
                                     static_cast<uint16_t>((tl.mAl - rows) * PB), 0));
             preQue.EnQue(pre);
 @TP_RES_IN@            pre = preQue.DeQue<T>();
-            LocalTensor<float> acc = yAccBuf.Get<float>();
-            thw = rows;  // EpilogueBlock works on thw pixels: the GEMM tile's rows (phase 1 is over)
-            LocalTensor<T> yT = yQue.AllocTensor<T>();
-            for (uint32_t j = 0; j < cbo; ++j) {
-                Cast(acc[j * rows * C0], pre[j * rows * C0], RoundMode::CAST_NONE, rows * C0);
-                EpilogueBlock(acc[j * rows * C0], o0 + j, @TP_RES_ARG@yT[j * rows * C0]);
-            }
-            preQue.FreeTensor(pre);
+@EPI_TILE@            preQue.FreeTensor(pre);
             yQue.EnQue(yT);
 @TP_RES_FREE@            yT = yQue.DeQue<T>();
             CopyRows(yT, yGm, true);
