@@ -197,6 +197,14 @@ def _capped_tiles(args, override, cap: float):
                        double_buffer=(False,) if override.double_buffer is False else (True, False))
 
 
+def _forms(p) -> str:
+    """The two-phase plan's decided forms: the grouped or fp16-post-op DW, the fp16 epilogue, the
+    PW weights resident in L1 (schedules/twophase.py)."""
+    tags = ["dw:grouped" if p.dw_grouped else "dw:fp16" if p.dw_post16 else "",
+            "epi:fp16" if p.epi_post16 else "", "w_pw:L1" if p.b_resident else ""]
+    return "".join(f"  {t}" for t in tags if t)
+
+
 def _cores(plan) -> str:
     if plan.handoff_via_gm:
         return f"{plan.cores} AIV + {plan.aic_cores} AIC"
@@ -212,7 +220,7 @@ def _print_compiled(cm) -> None:
         print(f"  {b.name:<14} {wl.batch}x{wl.cin}x{wl.height}x{wl.width} -> "
               f"{wl.batch}x{wl.cout}x{wl.out_height}x{wl.out_width}  dw{wl.kernel[0]}x{wl.kernel[1]} "
               f"s{wl.stride[0]} {wl.act1}/{wl.act2}{' +res' if wl.residual else ''}  "
-              f"tile {p.tile.describe()} [{b.tile_source}]{'  dw:grouped' if p.dw_grouped else ''}  "
+              f"tile {p.tile.describe()} [{b.tile_source}]{_forms(p)}  "
               f"tiles {p.n_tiles} on {_cores(p)}  UB {p.ub_bytes:,}/{p.soc.ub_usable_bytes:,} B")
         others = [f"{sc} {used:,}/{p.capacity(sc):,}" for sc, used in p.scope_bytes.items() if sc != "UB"]
         if others:

@@ -141,3 +141,21 @@ def test_310p_fp16_epilogue_and_resident_weights_step_by_step():
                   VectorOp("bias2", "y_tile", 256, 1, 2), VectorOp("act2", "y_tile", 256, 2, 4),
                   VectorOp("residual", "y_tile", 256, 1, 2), Copy("output", "out", "y_tile", "y", 512, 1, 2))
     assert epi.prologue[1] == VectorOp("bias_cast", "b_pw16", 32, 1, 1)
+
+
+def test_compile_names_the_decided_forms(tmp_path, capsys):
+    """`compile` prints each two-phase plan's forms: the DW form, the fp16 epilogue, the resident
+    PW weights -- the flags the program, the model and the emitter read."""
+    import onnx
+
+    from conftest import run_cli
+    from models.mobilenet import mobilenet_v1
+
+    path = tmp_path / "v1.onnx"
+    onnx.save(mobilenet_v1(), path)   # full size: its first blocks pick two-phase plans on 310P
+    code, out, _ = run_cli(capsys, "compile", str(path), "-t", "sim:ascend310p3", "--dtype", "float16",
+                           "--no-fallback", "--no-db", "--outputs", "b3_pw_act")
+    assert code == 0
+    rows = [line for line in out.splitlines() if "pw:twophase" in line]
+    assert rows and all("epi:fp16" in r and ("dw:fp16" in r or "dw:grouped" in r) for r in rows)
+    assert any("w_pw:L1" in r for r in rows)
