@@ -16,7 +16,7 @@ from fusion.ir import C0
 from fusion.soc import SocSpec
 from schedules.activations import needs_scratch, needs_slope
 from schedules.isa import itemsize
-from schedules.workload import DwSepWorkload, TileConfig, ceil_div
+from schedules.workload import DwSepWorkload, TileConfig, buffer_copies, ceil_div
 
 ACC_BYTES = 4  # fp32 accumulators and biases
 # rounds a 910B MIX AIV runs ahead of its AIC: it starts round k + 1 once the AIC has finished
@@ -303,7 +303,7 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube: bo
                      with the bias in the bias table (BT) when Fixpipe does the epilogue.
     """
     dt = wl.dtype
-    copies = np.where(db, 2, 1) if np.ndim(db) else (2 if db else 1)
+    copies = np.where(db, 2, 1) if np.ndim(db) else buffer_copies(db)   # arrays: the tuner's sweep
     c1 = wl.c1
     kh, kw = wl.kernel
     ih, iw = (th - 1) * wl.stride[0] + kh, (tw - 1) * wl.stride[1] + kw

@@ -155,7 +155,7 @@ def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
 
 
 def _slots(plan: KernelPlan) -> int:
-    return 2 if plan.tile.double_buffer else 1
+    return plan.tile.copies
 
 
 def ci_iters(plan: KernelPlan, r, c) -> tuple[Iteration, ...]:

@@ -137,7 +137,7 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
                 for cb in split(wl.c1, plan.cib):
                     units.append(((
                         Copy("input", "in", "x_tile", "x", cb * r[1] * c[1] * C0 * b,
-                             rows_bursts(cb, r[1], c[1] == wl.width), 2 if plan.tile.double_buffer else 1),
+                             rows_bursts(cb, r[1], c[1] == wl.width), plan.tile.copies),
                         *dw_ops(plan, cb, pad),
                         Copy("handoff", "out", "dw_out", "dw_ws", cb * r[0] * c[0] * C0 * b,
                              rows_bursts(cb, r[0], c[0] == wl.out_width)),
@@ -159,7 +159,7 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
     m_al = ceil_div(m, frac) * frac
     per_image = wl.out_height * wl.out_width
     fix, coupled = fixpipe(wl, soc), soc.coupled
-    slots = 2 if plan.tile.double_buffer else 1
+    slots = plan.tile.copies
 
     def a_copy(nbytes: int, bursts: int, copies: int) -> Copy:
         """A block: the DW result from the workspace, or (gemm_only) x itself, whose NC1HWC0
@@ -246,7 +246,7 @@ def epi_phase(plan: KernelPlan, bm: int) -> Phase:
     frac = soc.cube_fractal[0]
     m = gemm_m(wl)
     per_image = wl.out_height * wl.out_width
-    slots = 2 if plan.tile.double_buffer else 1
+    slots = plan.tile.copies
     units = []
     for i, rows_al in enumerate(split(ceil_div(m, frac) * frac, bm)):
         m0 = i * bm
@@ -307,7 +307,7 @@ def build_twophase(plan: KernelPlan) -> TwoPhaseProgram:
     cores, (910B, vector epilogue) epilogue tiles over the AIVs."""
     wl, soc = plan.workload, plan.soc
     coupled = soc.coupled
-    copies = 2 if plan.tile.double_buffer else 1
+    copies = plan.tile.copies
     bm = gemm_rows(wl, soc, plan.cob, copies)
     kb = gemm_k(wl, soc, plan.cob, bm, copies)
     if plan.gemm_only and not gemm_only_ok(plan):

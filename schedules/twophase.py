@@ -26,7 +26,7 @@ from fusion.soc import SocSpec
 from schedules.activations import needs_scratch
 from schedules.dw_forms import dw_form_work
 from schedules.isa import itemsize
-from schedules.workload import DwSepWorkload, ceil_div
+from schedules.workload import DwSepWorkload, buffer_copies, ceil_div
 
 ENGINE = "twophase"          # TileConfig.pw_engine of the variant
 VARIANT = "two-phase"        # KernelPlan.variant
@@ -134,7 +134,7 @@ def b_resident(wl: DwSepWorkload, soc: SocSpec, cob: int, db: bool, vec_cores: i
     separate kernels cannot do. Needs every GEMM core's tiles in one N tile (the round-robin deals
     tile u to core u mod G, its N tile is u mod coSteps: G a multiple of coSteps, or one N tile)
     and the slice beside the A blocks in L1."""
-    copies = 2 if db else 1
+    copies = buffer_copies(db)
     bm = gemm_rows(wl, soc, cob, copies)
     kb = gemm_k(wl, soc, cob, bm, copies)
     n_tiles = ceil_div(wl.co1, cob)
@@ -153,7 +153,7 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, vec_core
     epilogue, UB). A core runs its phases one after the other but the kernel allocates them all.
     vec_cores: the DW cores launched (KernelPlan.cores), which decide the GEMM cores."""
     dt = wl.dtype
-    copies = 2 if db else 1
+    copies = buffer_copies(db)
     c1, co1 = wl.c1, wl.co1
     kh, kw = wl.kernel
     ih, iw = (th - 1) * wl.stride[0] + kh, (tw - 1) * wl.stride[1] + kw

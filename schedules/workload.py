@@ -91,6 +91,11 @@ class TileConfig:
         if self.pw_engine not in ("vector", "cube", "twophase"):
             raise ValueError(f"unknown PW engine {self.pw_engine!r}")
 
+    @property
+    def copies(self) -> int:
+        """Copies of each double-buffered buffer (queue depth): buffer_copies(double_buffer)."""
+        return buffer_copies(self.double_buffer)
+
     def describe(self) -> str:
         cib = f" cib{self.cib}" if self.cib else ""
         return (f"{self.th}x{self.tw} cob{self.cob}{cib} "
@@ -98,6 +103,11 @@ class TileConfig:
 
     def key(self) -> str:
         return _digest(asdict(self))
+
+
+def buffer_copies(double_buffer: bool) -> int:
+    """Copies of a ping/pong buffer: 2 double-buffered, else 1."""
+    return 2 if double_buffer else 1
 
 
 def _digest(obj) -> str:

@@ -109,7 +109,7 @@ class _Fused:
         self.program = build_program(plan)
         self.th, self.tw = plan.th, plan.tw
         self.cib, self.cob = plan.cib, plan.cob
-        self.copies = 2 if plan.tile.double_buffer else 1
+        self.copies = plan.tile.copies
         self.decoupled = plan.handoff_via_gm
         self.pw_on_cube = plan.pw_on_cube
         self.n_aic = plan.aic_cores

@@ -20,6 +20,7 @@ from fusion.traffic import _input_bytes, fused_min_bytes, weight_bytes
 from schedules.plan import KernelPlan
 from schedules.program import build_program
 from schedules.program_twophase import phase
+from schedules.workload import buffer_copies
 
 
 def sync_all_us(soc) -> float:
@@ -69,7 +70,7 @@ class _Timer:
 
 def _unit_steps(phase, unit, timed, db: bool) -> tuple:
     """One unit's iterations as simulated steps (compiled stages)."""
-    copies = 2 if db else 1
+    copies = buffer_copies(db)
     steps = []
     last = len(unit) - 1
     for q, it in enumerate(unit):
