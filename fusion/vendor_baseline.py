@@ -10,7 +10,8 @@ Each kernel of fusion/vendor_layers.py is costed from the cost model's public pr
                panel that fits in half of L1 is loaded once, otherwise once per block of the
                other operand. A convolution's A operand is its input feature map (the cube's
                load3d expands the taps on chip), read once per pass. Bias and ReLU ride in the
-               Fixpipe; other activations and a fused residual cost a vector pass.
+               Fixpipe; other activations and a fused residual cost a vector pass. Without a
+               Fixpipe (310P) the fp32 result leaves L0C through UB on the vector pipe.
   dwconv       depthwise on the vector unit, its activation fused: per output row one
                multiply-add per tap at the fp32 accumulator width, + bias, act, cast.
   pool, eltwise, transdata   vector kernels bound by their DMA.
@@ -26,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from fusion.costmodel import ACT_OPS, cube_cycles, cycles_to_us, dma_us, itemsize, vec_op
+from fusion.costmodel import ACC_BYTES, ACT_OPS, cube_cycles, cycles_to_us, dma_us, itemsize, vec_op
 from fusion.costmodel.l2 import produced_in_l2, write_hit
 from fusion.soc import SocSpec
 from fusion.vendor_layers import Layer
@@ -160,6 +161,9 @@ def gemm_kernel(soc: SocSpec, name: str, m: int, k: int, n: int, dtype: str = "f
             mte3 = copy_us(soc, out_core, bm * bn, "out", used, write_hit(soc, out_total))
             epi_ops = (0 if act in soc.fixpipe_acts else ACT_OPS.get(act, 1)) + (1 if residual else 0)
             vec = cycles_to_us(soc, (vec_op(soc, sm * sn, e) * epi_ops).cycles(soc)) if epi_ops else 0.0
+            if soc.coupled:   # no Fixpipe (310P): the fp32 result leaves L0C through UB, moved by the
+                # vector pipe (relu and the cast on the way), as the fused kernel's is charged
+                vec += cycles_to_us(soc, sm * sn * ACC_BYTES / soc.l0c_to_ub_bytes_per_cycle)
             # pipeline fill: the first base block's first K step
             fill = copy_us(side, (min(sm, BASE_M) + min(sn, BASE_N)) * min(k16, BASE_K) * e, 2, "in", used, 0.0)
             body = max(mte2, cube, vec, mte3) + fill + init_us
