@@ -16,7 +16,7 @@
                 for (uint32_t r0 = 0; r0 < tl.th; r0 += MAX_REPEAT) {
                     const uint32_t reps = tl.th - r0 < MAX_REPEAT ? tl.th - r0 : MAX_REPEAT;
                     TapOp(first, dst[(r0 * tl.tw + g) * C0], src[(r0 * tl.sh * tl.iw + g * tl.sw) * C0], wk,
-                              static_cast<uint64_t>(n * C0), reps, rp);
+                          static_cast<uint64_t>(n * C0), reps, rp);
                 }
             }
             return;
