@@ -64,8 +64,8 @@ class _Bound:
     ends no earlier than the busiest of its pipes, or than their sum when single-buffered (the
     model serialises every stage then); the first core of each role is taken (round robin gives
     it the most tiles). Each pipe's busy time is bounded by its steps at the most any DMA byte
-    gets (L2 hits and short-burst penalties left out). The kernel then takes
-    launch + max(first cores, the minimal bytes not already in L2 at HBM bandwidth) -- the model's floor is at least
+    gets (L2 hits and short-burst penalties left out). The kernel then takes launch + max(first
+    cores, the minimal bytes not already in L2 at HBM bandwidth) -- the model's floor is at least
     that. (The program's DMA bytes at L2 bandwidth would bound it too, but summing them needs the
     loops of every tile geometry, which costs more bound time than it saves model time.)"""
 
