@@ -2,7 +2,8 @@
 
 For each kernel variant and arch (vector PW on 910B and 310P, the 310P cube kernel, the 910B MIX
 kernel with and without the Fixpipe epilogue, the two-phase kernel on both, with and without
-residual / act2, with the per-block and the grouped DW form) 20 plans are drawn
+residual / act2, with the per-block and the grouped DW form, fp16 and fp32 post-ops and epilogues,
+streamed and L1-resident PW weights) 20 plans are drawn
 from a fixed seed: odd shapes, strides, pads, tiles that do not divide the output, cib / cob tails,
 resident and streamed PW weights, core counts. Each runs on the emulator with random inputs; its GM
 bytes, vector instructions and repeats and cube fractals must equal the program's and the cost
@@ -57,7 +58,8 @@ GROUPS = [
      "float16"),
     # two-phase with the grouped DW form (schedules/twophase.dw_grouped): up to 8 channel blocks a
     # repeat, wide rows, fp16 bias and act1; more input channels, so groups of 8 and a short last one
-    ("tp-310p-grouped-bres-relu", "ascend310p3", "two-phase", "twophase", "relu", "relu", False, True, None, "float16"),
+    ("tp-310p-grouped-bres-relu", "ascend310p3", "two-phase", "twophase", "relu", "relu", False, True, None,
+     "float16"),
     ("tp-910b-grouped-relu6-res", "ascend910b2", "two-phase", "twophase", "relu6", "none", True, True, None,
      "float16"),
     # two-phase with the PW weights resident in L1 (schedules/twophase.b_resident): loaded while
