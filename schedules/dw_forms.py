@@ -6,9 +6,10 @@ issue; schedules/program.py's dw_ops picks the plan's):
                             then one Cast widening the blocks into dw_acc), + b_dw in two channel
                             halves, act1, the cast back (templates/compute_dw.h) -- the one-phase
                             kernels, whose PW reads the fp32 result, and fp32 storage;
-  per-block, fp16 post-ops  the same taps (the first a Mul: no zeroing), then per block one Add of the bias in the storage dtype
-                            (its DataBlock read by every pixel) and act1 in the storage dtype over
-                            the unit (templates/compute_dw_block16.h) -- the two-phase kernel's
+  per-block, fp16 post-ops  the same taps (the first a Mul: no zeroing), then per block one Add
+                            of the bias in the storage dtype (its DataBlock read by every pixel)
+                            and act1 in the storage dtype over the unit
+                            (templates/dw_post_half.h) -- the two-phase kernel's
                             phase 1 (plan.dw_post16: its result leaves in the storage dtype anyway,
                             as the vendor's vector depthwise computes it);
   grouped                   a repeat spans the same pixel of up to 8 channel blocks, one Mul /

@@ -125,7 +125,7 @@ def bias_halves(soc, px: int) -> VecWork:
 
 def bias_block16(soc, px: int) -> VecWork:
     """+ a 16-channel bias in the storage dtype (16-bit) over px pixels of one channel block
-    (templates/compute_dw_block16.h): one DataBlock a pixel, 8 pixels a repeat, the bias DataBlock
+    (templates/dw_post_half.h): one DataBlock a pixel, 8 pixels a repeat, the bias DataBlock
     read by each, a ragged last group in its own instruction."""
     return _per_row(soc, px, 8)
 

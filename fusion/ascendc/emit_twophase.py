@@ -86,22 +86,22 @@ GROUPED_NOTE = (" (grouped DW form: one instruction per tap and group of 8 chann
                 "rows at the input pitch, bias and act1 in fp16)")
 
 
-# act1 of the per-block form's fp16 post-ops (compute_dw_block16.h): count form over the unit
-_BLOCK16_ACT1 = {
-    "none": "",
-    "relu": "        Relu(dwOut, dwOut, static_cast<int32_t>(cb * thw * C0));\n",
-    "relu6": "        Maxs(dwOut, dwOut, static_cast<T>(0), static_cast<int32_t>(cb * thw * C0));\n"
-             "        Mins(dwOut, dwOut, static_cast<T>(6), static_cast<int32_t>(cb * thw * C0));\n",
-}
+def act16_count(act: str, t: str, count: str, indent: int) -> str:
+    """An activation of schedules/twophase.GROUPED_ACTS in the storage dtype, in place over `count`
+    elements of tensor `t`, in count form: the instructions ACT_OPS counts (Relu | Maxs + Mins)."""
+    n, pad = f"static_cast<int32_t>({count})", " " * indent
+    return {"none": "",
+            "relu": f"{pad}Relu({t}, {t}, {n});\n",
+            "relu6": f"{pad}Maxs({t}, {t}, static_cast<T>(0), {n});\n{pad}Mins({t}, {t}, static_cast<T>(6), {n});\n",
+            }[act]
 
 
-# act2 of the 310P fp16 epilogue (twophase_epi_ub16.h): count form over the tile's blocks
-_EPI16_ACT2 = {
-    "none": "",
-    "relu": "                Relu(yT, yT, static_cast<int32_t>(cbo * rows * C0));\n",
-    "relu6": "                Maxs(yT, yT, static_cast<T>(0), static_cast<int32_t>(cbo * rows * C0));\n"
-             "                Mins(yT, yT, static_cast<T>(6), static_cast<int32_t>(cbo * rows * C0));\n",
-}
+def epi16_ops(plan: KernelPlan, src: str) -> str:
+    """The fp16 epilogue of a GEMM tile into yT (plan.epi_post16) from `src` (yT itself after the
+    310P casting L0C -> UB move; the pre-activation on 910B)."""
+    res = plan.workload.residual
+    return sub(snippet("EPI16_OPS"), EPI16_SRC=src, ACT2_16=act16_count(plan.workload.act2, "yT", "cbo * rows * C0", 16),
+               RES_ADD16=snippet("RES_ADD16") if res else "")
 
 
 def grouped_values(plan: KernelPlan) -> dict[str, str]:
@@ -109,9 +109,12 @@ def grouped_values(plan: KernelPlan) -> dict[str, str]:
     if plan.dw_grouped:
         return dict(COMPUTE_DW=template("compute_dw_grouped.h"), ACT1_GROUPED=_GROUPED_ACT1[plan.workload.act1],
                     DW_BIAS16=snippet("DW_BIAS16"), DW_PITCH="tl.iw")
-    if plan.dw_post16:
-        return dict(COMPUTE_DW=template("compute_dw_block16.h"), ACT1_16=_BLOCK16_ACT1[plan.workload.act1],
-                    DW_BIAS16=snippet("DW_BIAS16"), DW_PITCH="tl.tw")
+    if plan.dw_post16:   # the per-block form, its first tap a Mul and its post-ops in fp16
+        return dict(COMPUTE_DW=template("compute_dw.h"), TAP_ACC=template("tap_acc_first.h"),
+                    TAP_CALL=sub(template("tap_call_tile.h"), TAP_FIRST=", i == 0 && j == 0"),
+                    DW_ACC_DECL="", DW_POST=template("dw_post_half.h"),
+                    ACT1_16=act16_count(plan.workload.act1, "dwOut", "cb * thw * C0", 8), DW_BIAS16=snippet("DW_BIAS16"),
+                    DW_PITCH="tl.tw")
     # (COMPUTE_DW here too: its DW_BASE slot is the two-phase one)
     return dict(COMPUTE_DW=template("compute_dw.h"), DW_BIAS16="", DW_PITCH="tl.tw")
 
@@ -141,12 +144,13 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
     common = dict(TP_GM=template("twophase_gm.h"), TP_MEMBERS=template("twophase_members.h"),
                   TP_DW=template("twophase_dw.h"), TP_GEMM_TILE=template("twophase_gemm_tile.h"),
                   TP_GEMM=template("twophase_gemm.h"), DW=template("dw.h"), CAST_DW=values["CAST_DW"], TAP_ACC=values["TAP_ACC"],
-                  WIDEN_DW=values["WIDEN_DW"], DW_BASE="0",   # a unit's DW result sits at the start of dw_out
+                  WIDEN_DW=values["WIDEN_DW"], DW_POST=values["DW_POST"],
+                  DW_BASE="0",   # a unit's DW result sits at the start of dw_out
                   TP_RES_IN=res_in, TP_RES_ARG="resT[j * rows * C0], " if res else "", TP_RES_FREE=res_free,
                   DW_GM="(__gm__ T*)x" if plan.gemm_only else "(__gm__ T*)(usr + t.wsSync)",
                   A_LOAD=snippet("A_LOAD_X") if plan.gemm_only else snippet("A_LOAD_WS"),
-                  **grouped_values(plan), **resident_values(plan))
-    take, give = common.pop("B_RES_TAKE"), common.pop("B_RES_FREE")
+                  **resident_values(plan))
+    common.update(grouped_values(plan))   # the DW form's slots (may replace TAP_ACC)
     gm_prologue = gm_free = ""
     if plan.gemm_only and soc.coupled:
         raise ValueError("a gemm_only two-phase plan is a 910B kernel")
@@ -158,10 +162,9 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                    TP_INIT_MAIN=sub(template("twophase_init.h"), CLASS="TwoPhase@OPTYPE@",
                                     SCOPES="UB, L1, L0A, L0B, L0C"),
                    EPILOGUE_BLOCK="" if plan.epi_post16 else template("epilogue_block.h"),
-                   GEMM_PROLOGUE=template("b_pw_load.h") + (snippet("B_PW16") if plan.epi_post16 else "") + take,
-                   GEMM_FREE=snippet("B_PW_FREE") + give, GEMM_MMAD=template("twophase_mmad.h"),
-                   GEMM_EPILOGUE=(sub(template("twophase_epi_ub16.h"), ACT2_16=_EPI16_ACT2[wl.act2],
-                                      RES_ADD16=snippet("RES_ADD16") if res else "")
+                   GEMM_PROLOGUE=template("b_pw_load.h") + (snippet("B_PW16") if plan.epi_post16 else ""),
+                   GEMM_FREE=snippet("B_PW_FREE"), GEMM_MMAD=template("twophase_mmad.h"),
+                   GEMM_EPILOGUE=(sub(template("twophase_epi_ub16.h"), EPI16_OPS=epi16_ops(plan, "yT"))
                                   if plan.epi_post16 else template("twophase_epi_ub.h")))
         entry_body = template("twophase_entry_core.h")
         task = ""
@@ -185,11 +188,10 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                    AIC_PHASE3=snippet("TP_AIC_PHASE3") if not fix else "",
                    TP_EPI=("" if fix else template("twophase_epi_phase.h")
                            + ("" if plan.epi_post16 else template("epilogue_block.h"))),
-                   EPI_TILE=(sub(snippet("EPI_TILE_16"), ACT2_16=_EPI16_ACT2[wl.act2],
-                                 RES_ADD16=snippet("RES_ADD16") if res else "")
+                   EPI_TILE=(sub(snippet("EPI_TILE_16"), EPI16_OPS=epi16_ops(plan, "pre"))
                              if plan.epi_post16 else snippet("EPI_TILE_F32")),
                    B_PW_LOAD=template("b_pw_load.h") + (snippet("B_PW16") if plan.epi_post16 else ""),
-                   GEMM_PROLOGUE=gm_prologue + take, GEMM_FREE=gm_free + give,
+                   GEMM_PROLOGUE=gm_prologue, GEMM_FREE=gm_free,
                    GEMM_MMAD=template("twophase_mmad_bias.h") if fix else template("twophase_mmad.h"),
                    GEMM_EPILOGUE=template("twophase_fixpipe_y.h") if fix else template("twophase_fixpipe_pre.h"),
                    RELU="true" if wl.act2 == "relu" else "false")

@@ -1,9 +1,11 @@
+    // The per-block DW form of one unit: per channel block the taps (TapTile: one instruction per
+    // tap and column group or row), then the post-ops DW_POST: + b_dw, act1 at fp32 (dw_post_float.h)
+    // or in the storage dtype (dw_post_half.h, plan.dw_post16: the first tap a Mul, no zeroing).
     __aicore__ inline void ComputeDw(uint32_t q)
     {
         const uint32_t c0 = q * tl.cib, cb = tl.c1 - c0 < tl.cib ? tl.c1 - c0 : tl.cib;
         LocalTensor<T> x = xQue.DeQue<T>();
-@X_CLIP@        LocalTensor<float> acc = dwAccBuf.Get<float>();
-        LocalTensor<T> dwOut = dwOutBuf.Get<T>();
+@X_CLIP@@DW_ACC_DECL@        LocalTensor<T> dwOut = dwOutBuf.Get<T>();
         for (uint32_t c = 0; c < cb; ++c) {
             const uint32_t cg = c0 + c;
 @TAP_ACC@            for (uint32_t i = 0; i < tl.kh; ++i) {
@@ -12,12 +14,5 @@
                 }
             }
         }
-@WIDEN_DW@        for (uint32_t c = 0; c < cb; ++c) {
-            const uint32_t cg = c0 + c;
-            LocalTensor<float> accC = acc[c * thw * C0];
-            AddBiasHalves(accC, bDw[cg * C0], thw);   // + b_dw[cg]
-@ACT1_CH@        }
-        Act1(acc, static_cast<int32_t>(cb * thw * C0), @ACT1_TMP@);
-        @CAST_DW@
-        xQue.FreeTensor(x);
+@DW_POST@        xQue.FreeTensor(x);
     }

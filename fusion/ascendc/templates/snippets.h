@@ -52,9 +52,13 @@
 //@ EPI_TILE_16
             // the fp16 pre-activation + bias into y, act2 and [+res] in the storage dtype (plan.epi_post16)
             LocalTensor<T> yT = yQue.AllocTensor<T>();
-            LocalTensor<T> bias = bPw16Buf.Get<T>();
-            for (uint32_t j = 0; j < cbo; ++j) AddBias16(yT[j * rows * C0], pre[j * rows * C0], bias[(o0 + j) * C0], rows);
-@ACT2_16@@RES_ADD16@
+@EPI16_OPS@
+//@ EPI16_OPS
+            {   // yT = the pre-activation + b_pw16 per output block, act2, [+ residual]: storage dtype
+                LocalTensor<T> bias = bPw16Buf.Get<T>();
+                for (uint32_t j = 0; j < cbo; ++j)
+                    AddBias16(yT[j * rows * C0], @EPI16_SRC@[j * rows * C0], bias[(o0 + j) * C0], rows);
+@ACT2_16@@RES_ADD16@            }
 //@ B_PW16
         Cast(bPw16Buf.Get<T>(), bPw, RoundMode::CAST_NONE, tl.co1 * C0);   // b_pw in the storage dtype (fp16 epilogue)
 //@ RES_ADD16

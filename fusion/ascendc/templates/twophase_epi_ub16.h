@@ -9,9 +9,7 @@
                 DataCopyEnhancedParams e;
                 e.blockMode = BlockMode::BLOCK_MODE_MATRIX;
                 for (uint32_t j = 0; j < cbo; ++j) DataCopy(yT[j * rows * C0], c[j * rows * C0], p, e);
-                LocalTensor<T> bias = bPw16Buf.Get<T>();
-                for (uint32_t j = 0; j < cbo; ++j) AddBias16(yT[j * rows * C0], yT[j * rows * C0], bias[(o0 + j) * C0], rows);
-@ACT2_16@@RES_ADD16@                yQue.EnQue(yT);
+@EPI16_OPS@                yQue.EnQue(yT);
 @TP_RES_FREE@                yT = yQue.DeQue<T>();
                 CopyRows(yT, yGm, true);
                 yQue.FreeTensor(yT);

@@ -29,7 +29,7 @@
     {
         const uint32_t units = tl.mTiles * tl.coSteps;
         if (core >= tl.gemmCores || core >= units) return;
-@GEMM_PROLOGUE@        for (uint32_t u = core; u < units; u += tl.gemmCores) {
+@GEMM_PROLOGUE@@B_RES_TAKE@        for (uint32_t u = core; u < units; u += tl.gemmCores) {
             SetGemmTile(u);
             LocalTensor<float> c = cQue.AllocTensor<float>();
             for (uint32_t k0 = 0; k0 < tl.c1; k0 += tl.kb) {
@@ -57,4 +57,4 @@
             c = cQue.DeQue<float>();
 @GEMM_EPILOGUE@            cQue.FreeTensor(c);
         }
-@GEMM_FREE@    }
+@GEMM_FREE@@B_RES_FREE@    }
