@@ -215,7 +215,6 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, b
     if key in _TWO_PHASE_BEST:
         return _TWO_PHASE_BEST[key]
     from fusion.costmodel import model_block
-    from schedules.plan import balanced_sizes
 
     soc = target.soc
     db = override.double_buffer is not False

@@ -146,8 +146,7 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
     pro = (Copy("weights", "in", "w_dw", "w_dw", wl.c1 * kh * kw * C0 * b, 1),
            Copy("weights", "in", "b_dw", "b_dw", wl.c1 * C0 * ACC_BYTES, 1))
     if plan.dw_post16:   # the bias added in the storage dtype: one Cast per core
-        w = count_form(soc, wl.c1 * C0, ACC_BYTES)
-        pro += (VectorOp("bias_cast", "b_dw16", wl.c1 * C0, w.instrs, w.repeats),)
+        pro += (_bias_cast(soc, "b_dw16", wl.c1),)
     return Phase("dw", role, tuple(units), _round_robin(len(units), plan.cores), pro)
 
 
@@ -269,9 +268,15 @@ def _b_pw_prologue(plan: KernelPlan) -> tuple:
     wl, soc = plan.workload, plan.soc
     pro: tuple = (Copy("weights", "in", "b_pw", "b_pw", wl.co1 * C0 * ACC_BYTES, 1),)
     if plan.epi_post16:
-        w = count_form(soc, wl.co1 * C0, ACC_BYTES)
-        pro += (VectorOp("bias_cast", "b_pw16", wl.co1 * C0, w.instrs, w.repeats),)
+        pro += (_bias_cast(soc, "b_pw16", wl.co1),)
     return pro
+
+
+def _bias_cast(soc, buffer: str, blocks: int) -> VectorOp:
+    """The fp32 bias of `blocks` channel blocks cast once to the storage dtype into `buffer`
+    (one count-form Cast: snippets DW_BIAS16, B_PW16)."""
+    w = count_form(soc, blocks * C0, ACC_BYTES)
+    return VectorOp("bias_cast", buffer, blocks * C0, w.instrs, w.repeats)
 
 
 def gemm_only_ok(plan: KernelPlan) -> bool:
