@@ -16,6 +16,7 @@ from fusion.ir import C0
 from fusion.soc import SocSpec
 from schedules.activations import needs_scratch, needs_slope
 from schedules.isa import itemsize
+from schedules.twophase import dw_post16, epi_post16
 from schedules.workload import DwSepWorkload, TileConfig, buffer_copies, ceil_div
 
 ACC_BYTES = 4  # fp32 accumulators and biases
@@ -148,19 +149,19 @@ class KernelPlan:
 
     @property
     def dw_post16(self) -> bool:
-        """Two-phase: phase 1's DW bias and act1 in the storage dtype (schedules/twophase.dw_post16)."""
-        if not self.two_phase:
+        """The DW bias and act1 in the storage dtype (schedules/twophase.dw_post16): two-phase
+        phase 1, and the 310P cube kernel, whose cube reads the fp16 DW result."""
+        if not (self.two_phase or self.variant == "cube-pw"):
             return False
-        from schedules.twophase import dw_post16
         return dw_post16(self.workload)
 
     @property
     def epi_post16(self) -> bool:
-        """Two-phase: the GEMM tiles' vector epilogue (310P after L0C -> UB, 910B phase 3) in the
-        storage dtype (schedules/twophase.epi_post16)."""
-        if not self.two_phase:
+        """The vector epilogue after the cube in the storage dtype (schedules/twophase.epi_post16):
+        two-phase GEMM tiles (310P after L0C -> UB, 910B phase 3), and the 310P cube kernel's
+        output blocks (the L0C -> UB move casts)."""
+        if not (self.two_phase or self.variant == "cube-pw"):
             return False
-        from schedules.twophase import epi_post16
         return epi_post16(self.workload, self.soc)
 
     @property
@@ -296,7 +297,8 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube: bo
       vector PW      DW and PW on the vector unit, all in UB;
       cube, coupled  (310P) DW in UB, dw_out UB -> L1 -> L0A, weights GM -> L1 -> L0B, Mmad into
                      L0C; one output block at a time L0C -> UB into dw_acc (free once the DW of
-                     the tile is done) for the epilogue;
+                     the tile is done) for the epilogue -- or, 16-bit forms, cast on the way
+                     straight into y_tile, the DW post-ops in dw_out and no dw_acc at all;
       cube, 910B     the AIV's UB holds the DW (and, without a Fixpipe epilogue, the epilogue:
                      the pre-activation read back from GM, widened block by block in dw_acc);
                      the AIC's L1/L0 the GEMM of the DW result read back from the GM hand-off,
@@ -316,7 +318,15 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube: bo
     def add(name, scope, dims, dtype, n, role, **opts):
         out.append((name, scope, tuple(dims), dtype, n, role, opts))
 
-    if cube and coupled:   # dw_acc also lands one padded L0C block
+    # 310P cube kernel, 16-bit forms (schedules/twophase.dw_post16, epi_post16): the DW post-ops
+    # run on dw_out and the L0C -> UB move casts into y_tile -- with both, dw_acc is the LLVM build's
+    dw16 = cube and coupled and dw_post16(wl)
+    epi16 = cube and coupled and epi_post16(wl, soc)
+    if dw16 and epi16:
+        add("dw_acc", "UB", (cib, th, tw, C0), "float32", 1,
+            "DW accumulator of the LLVM build (the Ascend C kernel's DW and epilogue run in the storage dtype)",
+            in_kernel=False)
+    elif cube and coupled:   # dw_acc also lands one padded L0C block
         land = "DW accumulator; then one PW output block moved L0C -> UB"
         if np.ndim(thw):
             add("dw_acc", "UB", (np.maximum(cib * thw, thw_al), C0), "float32", 1, land)
@@ -331,6 +341,8 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube: bo
     add("x_tile", "UB", (cib, ih, iw, C0), dt, copies, "input tile with halo (one input-channel block)")
     add("w_dw", "UB", (c1, kh, kw, C0), dt, 1, "depthwise taps, resident", in_tir=False)
     add("b_dw", "UB", (c1, C0), "float32", 1, "folded BN1 bias, resident", in_tir=False)
+    if dw16:
+        add("b_dw16", "UB", (c1, C0), dt, 1, "folded BN1 bias in the storage dtype", in_tir=False)
     if needs_slope(wl.act1):
         add("s_dw", "UB", (c1, C0), "float32", 1, "act1 per-channel slopes (PRelu), resident", in_tir=False)
     out.append(dw_acc)
@@ -365,12 +377,18 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube: bo
             add("act_tmp", "UB", (th, tw, C0), "float32", 1, "activation scratch", in_tir=False)
     if not fix:   # bias + act2 (+ residual) + cast on the vector unit, y through UB
         add("b_pw", "UB", (wl.co1, C0), "float32", 1, "folded BN2 bias, resident", in_tir=False)
+        if epi16:
+            add("b_pw16", "UB", (wl.co1, C0), dt, 1, "folded BN2 bias in the storage dtype", in_tir=False)
         if needs_slope(wl.act2):
             add("s_pw", "UB", (wl.co1, C0), "float32", 1, "act2 per-channel slopes (PRelu), resident",
                 in_tir=False)
         if wl.residual:
             add("res_tile", "UB", (cob, th, tw, C0), dt, copies, "residual input tile")
-        add("y_tile", "UB", (cob, th, tw, C0), dt, copies, "output tile")
+        if epi16:   # each block lands thw_al rows: the last one's padding rows run past the tile
+            add("y_tile", "UB", (cob * thw + thw_al - thw, C0), dt, copies,
+                "output tile (+ the last block's fractal padding rows, landed from L0C)", tir_shape=(cob, th, tw, C0))
+        else:
+            add("y_tile", "UB", (cob, th, tw, C0), dt, copies, "output tile")
     else:  # Fixpipe writes y from L0C: the tile exists in the LLVM build only
         add("y_tile", "UB", (cob, th, tw, C0), dt, copies,
             "output tile of the LLVM build (on 910B Fixpipe writes y from L0C)", in_kernel=False)

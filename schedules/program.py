@@ -26,7 +26,7 @@ from functools import cached_property, lru_cache
 from fusion.ir import C0
 from schedules.activations import needs_scratch, needs_slope
 from schedules.dw_forms import _tap_ops, block_form_ops, dw_form_work, grouped_dw_ops  # noqa: F401
-from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, bias_halves, count_form, cube_fractals, itemsize
+from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, bias_block16, bias_halves, count_form, cube_fractals, itemsize
 from schedules.plan import KernelPlan
 from schedules.steps import Copy, CubeOp, Handoff, Iteration, Move, Step, VectorOp, total_work  # noqa: F401
 from schedules.workload import DwSepWorkload, ceil_div
@@ -46,7 +46,7 @@ class Loop:
 class CoreProgram:
     name: str                         # core0 | aiv3 | aic1
     role: str                         # core | aiv | aic
-    prologue: tuple[Copy, ...]        # resident loads, issued with the first tile
+    prologue: tuple                   # resident loads (Copy), issued with the first tile; bias Casts (VectorOp)
     tiles: tuple[int, ...]            # indices into Program.tiles
     serves: tuple[str, ...] = ()      # aic: the AIVs whose tiles it runs (in the order they are ready)
 
@@ -203,8 +203,12 @@ def co_iters(plan: KernelPlan, r, c) -> tuple[Iteration, ...]:
                 it.append(Move("UB->L1", "dw_out", "dw_out_l1", wl.c1 * thw * C0 * b))
                 it.append(Move("L1->L0A", "dw_out_l1", "a_l0a", wl.c1 * thw_al * C0 * b))
             it.append(CubeOp(cube_fractals(soc, thw, wl.c1, cbo), "a_l0a", "b_l0b", "pw_acc"))
-            it.append(Move("L0C->UB", "pw_acc", "dw_acc", cbo * thw_al * C0 * ACC_BYTES))
-            it += block_epilogue_ops(plan, cbo, False)
+            if plan.epi_post16:   # cast to the storage dtype in the move, into y_tile
+                it.append(Move("L0C->UB", "pw_acc", "y_tile", cbo * thw_al * C0 * ACC_BYTES))
+                it += epilogue16_ops(plan, cbo, thw)
+            else:
+                it.append(Move("L0C->UB", "pw_acc", "dw_acc", cbo * thw_al * C0 * ACC_BYTES))
+                it += block_epilogue_ops(plan, cbo, False)
         else:
             it += vector_pw_ops(plan, cbo)
         it.append(Copy("output", "out", "y_tile", "y", *out_io(plan, cbo, r, c), _slots(plan)))
@@ -304,9 +308,36 @@ def block_epilogue_ops(plan: KernelPlan, cbo: int, widen: bool, pixels: int = 0)
     return tuple(ops)
 
 
-def resident_loads(plan: KernelPlan, role: str) -> tuple[Copy, ...]:
+def epilogue16_ops(plan: KernelPlan, cbo: int, rows: int) -> tuple[VectorOp, ...]:
+    """The epilogue of cbo output blocks of `rows` pixels in the storage dtype (plan.epi_post16:
+    310P after the casting L0C -> UB move, templates/cube_epi16.h and twophase_epi_ub16.h; 910B
+    phase 3 on the fp16 pre-activation, snippet EPI_TILE_16): per output block + b_pw16
+    (isa.bias_block16) into y_tile, act2's ops and the residual Add in count form over the blocks."""
+    soc, wl = plan.soc, plan.workload
+    b = itemsize(wl.dtype)
+    n = cbo * rows * C0
+    w = bias_block16(soc, rows) * cbo
+    ops = [VectorOp("bias2", "y_tile", n, w.instrs, w.repeats)]
+    if ACT_OPS[wl.act2]:
+        w = count_form(soc, n, b) * ACT_OPS[wl.act2]
+        ops.append(VectorOp("act2", "y_tile", n, w.instrs, w.repeats))
+    if wl.residual:
+        w = count_form(soc, n, b)
+        ops.append(VectorOp("residual", "y_tile", n, w.instrs, w.repeats))
+    return tuple(ops)
+
+
+def bias_cast(soc, buffer: str, blocks: int) -> VectorOp:
+    """The fp32 bias of `blocks` channel blocks cast once to the storage dtype into `buffer`
+    (one count-form Cast: snippets DW_BIAS16, B_PW16)."""
+    w = count_form(soc, blocks * C0, ACC_BYTES)
+    return VectorOp("bias_cast", buffer, blocks * C0, w.instrs, w.repeats)
+
+
+def resident_loads(plan: KernelPlan, role: str) -> tuple[Copy | VectorOp, ...]:
     """Loads a core of `role` issues once, with its first tile: DW taps and bias (core, aiv), the
-    PW bias where the epilogue runs, the PW weights where the GEMM runs when they are resident."""
+    PW bias where the epilogue runs, the PW weights where the GEMM runs when they are resident;
+    and the Casts of the biases to the storage dtype where the 16-bit forms use them."""
     wl, b = plan.workload, _b(plan)
     kh, kw = wl.kernel
     fix = plan.fixpipe_epilogue
@@ -317,6 +348,8 @@ def resident_loads(plan: KernelPlan, role: str) -> tuple[Copy, ...]:
     if dw:
         out.append(Copy("weights", "in", "w_dw", "w_dw", wl.c1 * kh * kw * C0 * b, 1))
         out.append(Copy("weights", "in", "b_dw", "b_dw", wl.c1 * C0 * ACC_BYTES, 1))
+        if plan.dw_post16:   # (310P cube kernel) the bias added in the storage dtype: one Cast
+            out.append(bias_cast(plan.soc, "b_dw16", wl.c1))
         if needs_slope(wl.act1):   # act1's per-channel slopes, resident beside the bias
             out.append(Copy("weights", "in", "s_dw", "s_dw", wl.c1 * C0 * ACC_BYTES, 1))
     if b_pw:
@@ -324,6 +357,8 @@ def resident_loads(plan: KernelPlan, role: str) -> tuple[Copy, ...]:
                         wl.co1 * C0 * ACC_BYTES, 1))
         if needs_slope(wl.act2) and role != "aic":   # read by the vector epilogue
             out.append(Copy("weights", "in", "s_pw", "s_pw", wl.co1 * C0 * ACC_BYTES, 1))
+        if plan.epi_post16 and role == "core":
+            out.append(bias_cast(plan.soc, "b_pw16", wl.co1))
     if w_pw:
         out.append(Copy("weights", "in", "w_pw_l1" if plan.pw_on_cube else "w_pw", "w_pw",
                         wl.co1 * wl.c1 * C0 * C0 * b, 1))

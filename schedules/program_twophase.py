@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from fusion.ir import C0
-from schedules.isa import ACC_BYTES, ACT_OPS, bias_block16, count_form, cube_fractals, itemsize
+from schedules.isa import ACC_BYTES, cube_fractals, itemsize
 from schedules.plan import KernelPlan
 from schedules.program import (
     Copy,
@@ -29,9 +29,11 @@ from schedules.program import (
     Move,
     VectorOp,
     _fmt,
+    bias_cast,
     block_epilogue_ops,
     count_steps,
     dw_ops,
+    epilogue16_ops,
     rows_bursts,
     split,
     tile_axes,
@@ -146,7 +148,7 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
     pro = (Copy("weights", "in", "w_dw", "w_dw", wl.c1 * kh * kw * C0 * b, 1),
            Copy("weights", "in", "b_dw", "b_dw", wl.c1 * C0 * ACC_BYTES, 1))
     if plan.dw_post16:   # the bias added in the storage dtype: one Cast per core
-        pro += (_bias_cast(soc, "b_dw16", wl.c1),)
+        pro += (bias_cast(soc, "b_dw16", wl.c1),)
     return Phase("dw", role, tuple(units), _round_robin(len(units), plan.cores), pro)
 
 
@@ -219,25 +221,6 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
             len(m_blocks), len(n_blocks))
 
 
-def epilogue16_ops(plan: KernelPlan, cbo: int, rows: int) -> tuple[VectorOp, ...]:
-    """A GEMM tile's epilogue in the storage dtype (plan.epi_post16; 310P after the casting
-    L0C -> UB move, templates/twophase_epi_ub16.h; 910B phase 3 on the fp16 pre-activation,
-    snippet EPI_TILE_16): per output block + b_pw16 (isa.bias_block16) into y_tile, act2's ops
-    and the residual Add in count form over the tile's blocks."""
-    soc, wl = plan.soc, plan.workload
-    b = itemsize(wl.dtype)
-    n = cbo * rows * C0
-    w = bias_block16(soc, rows) * cbo
-    ops = [VectorOp("bias2", "y_tile", n, w.instrs, w.repeats)]
-    if ACT_OPS[wl.act2]:
-        w = count_form(soc, n, b) * ACT_OPS[wl.act2]
-        ops.append(VectorOp("act2", "y_tile", n, w.instrs, w.repeats))
-    if wl.residual:
-        w = count_form(soc, n, b)
-        ops.append(VectorOp("residual", "y_tile", n, w.instrs, w.repeats))
-    return tuple(ops)
-
-
 def epi_phase(plan: KernelPlan, bm: int) -> Phase:
     """910B without a Fixpipe epilogue: the AIVs finish each (M, N) tile's epilogue."""
     wl, soc = plan.workload, plan.soc
@@ -268,15 +251,8 @@ def _b_pw_prologue(plan: KernelPlan) -> tuple:
     wl, soc = plan.workload, plan.soc
     pro: tuple = (Copy("weights", "in", "b_pw", "b_pw", wl.co1 * C0 * ACC_BYTES, 1),)
     if plan.epi_post16:
-        pro += (_bias_cast(soc, "b_pw16", wl.co1),)
+        pro += (bias_cast(soc, "b_pw16", wl.co1),)
     return pro
-
-
-def _bias_cast(soc, buffer: str, blocks: int) -> VectorOp:
-    """The fp32 bias of `blocks` channel blocks cast once to the storage dtype into `buffer`
-    (one count-form Cast: snippets DW_BIAS16, B_PW16)."""
-    w = count_form(soc, blocks * C0, ACC_BYTES)
-    return VectorOp("bias_cast", buffer, blocks * C0, w.instrs, w.repeats)
 
 
 def gemm_only_ok(plan: KernelPlan) -> bool:

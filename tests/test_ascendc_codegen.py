@@ -18,6 +18,7 @@ run compiles every kernel once (about 7 s each, in parallel).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import re
 import shutil
@@ -258,10 +259,15 @@ def test_310p_cube_kernel_structure():
     src = ek.source
     assert ek.variant == "cube-pw" and ek.block_dim == ek.plan.cores and ek.workspace_bytes == 0
     assert ek.launches[0].kernel_type is None
+    # relu / relu in fp16: the DW post-ops and the epilogue in the storage dtype (plan.dw_post16,
+    # plan.epi_post16): the L0C -> UB move casts straight into the y tile, no fp32 dw_acc
+    assert ek.plan.dw_post16 and ek.plan.epi_post16 and "dw_acc" not in {b.name for b in ek.plan.kernel_buffers}
     for call in ("DataCopy(a1, dwOut, p)",             # UB -> L1 of the DW result
-                 "LoadData(", "Mmad(c, aL0, b2, mp)",
-                 "e.blockMode = BlockMode::BLOCK_MODE_MATRIX", "DataCopy(acc, c[j * thwAl * C0], p, e)"):
+                 "LoadData(", "Mmad(c, aL0, b2, mp)", "AddBias16(dwOut[c0 * thw * C0][c * thw * C0]",
+                 "e.blockMode = BlockMode::BLOCK_MODE_MATRIX", "DataCopy(yT[j * thw * C0], c[j * thwAl * C0], p, e)",
+                 "AddBias16(yT[j * rows * C0]"):
         assert call in src, call
+    assert "dwAccBuf" not in src and "EpilogueBlock" not in src
     assert "Fixpipe" not in src and "CrossCore" not in src and "KERNEL_TASK_TYPE_DEFAULT" not in src
     for buf in ek.plan.kernel_buffers:   # every plan buffer is allocated with the plan's sizes
         cname = "k" + "".join(p.capitalize() for p in buf.name.split("_"))
@@ -269,6 +275,10 @@ def test_310p_cube_kernel_structure():
         assert re.search(rf"pipe\.InitBuffer\(\w+, \w+::{cname}Copies(, | \* )t\.{field}\)", src), buf.name
         assert dict(ek.tiling_fields)[field] == buf.bytes_per_copy
     assert {b.scope for b in ek.plan.kernel_buffers} == {"UB", "L1", "L0A", "L0B", "L0C"}
+    # hardswish after the PW: the fp32 epilogue lands each block in dw_acc
+    hs = _cube_kernel("ascend310p3", dataclasses.replace(wl, act2="hardswish"), TileConfig(4, 5, 2, 2, True, "cube"))
+    assert hs.plan.dw_post16 and not hs.plan.epi_post16
+    assert "DataCopy(acc, c[j * thwAl * C0], p, e)" in hs.source and "EpilogueBlock(acc" in hs.source
 
 
 def test_910b_mix_kernel_structure():
@@ -312,9 +322,15 @@ def test_cube_plans_budget_every_scope():
     assert over == [("BT", 17 * 64, 1024)]
     with pytest.raises(MegafuseError, match="needs 1,088 B .*of BT"):
         check_budget(make_plan(wl, TileConfig(2, 14, 17, 0, True, "cube"), soc))
-    # 310P: no bias table; L0C lands one block at a time in dw_acc, which grows to the padded rows
-    p = make_plan(wl, TileConfig(1, 7, 4, 1, True, "cube"), get_soc("ascend310p3"))
+    # 310P: no bias table; with an fp32 epilogue (hardswish) L0C lands one block at a time in
+    # dw_acc, which grows to the padded rows; the fp16 epilogue (relu) lands the blocks in the y
+    # tile, whose slack takes the last block's padding rows, and allocates no dw_acc
+    p310 = get_soc("ascend310p3")
+    p = make_plan(dataclasses.replace(wl, act2="hardswish"), TileConfig(1, 7, 4, 1, True, "cube"), p310)
     assert p.buffer("dw_acc").shape == (16, 16) and "BT" not in p.scope_bytes
+    p = make_plan(wl, TileConfig(1, 7, 4, 1, True, "cube"), p310)
+    assert p.epi_post16 and p.buffer("y_tile").shape == (4 * 7 + 16 - 7, 16)
+    assert not p.buffer("dw_acc").in_kernel and "dw_acc" not in {b.name for b in p.kernel_buffers}
 
 
 def test_fp32_cube_plan_is_refused_with_a_clear_error():

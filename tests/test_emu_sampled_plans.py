@@ -1,9 +1,9 @@
 """Sampled plans on the emulator: emulator counters == lowered program counts == cost-model counts.
 
-For each kernel variant and arch (vector PW on 910B and 310P, the 310P cube kernel, the 910B MIX
-kernel with and without the Fixpipe epilogue, the two-phase kernel on both, with and without
-residual / act2, with the per-block and the grouped DW form, fp16 and fp32 post-ops and epilogues,
-streamed and L1-resident PW weights) 20 plans are drawn
+For each kernel variant and arch (vector PW on 910B and 310P, the 310P cube kernel with its fp16
+and fp32 DW post-ops and epilogues, the 910B MIX kernel with and without the Fixpipe epilogue, the
+two-phase kernel on both, with and without residual / act2, with the per-block and the grouped DW
+form, fp16 and fp32 post-ops and epilogues, streamed and L1-resident PW weights) 20 plans are drawn
 from a fixed seed: odd shapes, strides, pads, tiles that do not divide the output, cib / cob tails,
 resident and streamed PW weights, core counts. Each runs on the emulator with random inputs; its GM
 bytes, vector instructions and repeats and cube fractals must equal the program's and the cost
@@ -44,6 +44,9 @@ GROUPS = [
     ("cube-310p-relu", "ascend310p3", "cube-pw", "cube", "relu", "relu", False, True, False, "float16"),
     ("cube-310p-res-noact2", "ascend310p3", "cube-pw", "cube", "hardswish", "none", True, False, False,
      "float16"),
+    # the cube kernel's forms (plan.dw_post16, plan.epi_post16): both fp16 above (relu / relu), the
+    # fp32 DW post-ops with the fp16 epilogue (hardswish / none), and this one the other way round
+    ("cube-310p-hswish", "ascend310p3", "cube-pw", "cube", "relu6", "hardswish", False, True, False, "float16"),
     ("mix-910b-fixpipe", "ascend910b2", "cube-pw-mix", "cube", "relu6", "relu", False, True, True, "float16"),
     ("mix-910b-fixpipe-noact2", "ascend910b2", "cube-pw-mix", "cube", "hardswish", "none", False, True, True,
      "float16"),
@@ -155,6 +158,9 @@ def test_sampled_plans_counters_equal_program_and_model(sampled, group):
         assert all(ek.plan.dw_post16 and ek.plan.epi_post16 for ek in eks)
     if group[0] == "tp-910b-res-relu6":   # the 910B phase 3 in fp16 after fp32 DW post-ops (hardswish)
         assert all(ek.plan.epi_post16 and not ek.plan.dw_post16 for ek in eks)
+    forms = {"cube-310p-relu": (True, True), "cube-310p-res-noact2": (False, True), "cube-310p-hswish": (True, False)}
+    if group[0] in forms:   # the 310P cube kernel's DW post-ops / epilogue in fp16 or fp32
+        assert all((ek.plan.dw_post16, ek.plan.epi_post16) == forms[group[0]] for ek in eks)
     if group[0] == "tp-310p-hswish-res":   # their fp32 forms
         assert not any(ek.plan.dw_post16 or ek.plan.epi_post16 for ek in eks)
     if group[0] in GROUPED:   # units of more than one group of 8 channel blocks (a short last group)

@@ -66,6 +66,7 @@ MEMBERS = {
     ("w_pw", "UB"): ("wPwQue", "TQue<TPosition::VECIN, @COPIES@>", True),
     ("pw_acc", "UB"): ("pwAccBuf", "TBuf<TPosition::VECCALC>", False),
     ("b_pw", "UB"): ("bPwQue", "TQue<TPosition::VECIN, 1>", True),
+    ("b_pw16", "UB"): ("bPw16Buf", "TBuf<TPosition::VECCALC>", False),
     ("s_dw", "UB"): ("sDwQue", "TQue<TPosition::VECIN, 1>", True),
     ("s_pw", "UB"): ("sPwQue", "TQue<TPosition::VECIN, 1>", True),
     ("res_tile", "UB"): ("resQue", "TQue<TPosition::VECIN, @COPIES@>", True),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fusion.ascendc.cxx as cxx
 from fusion.ascendc.cxx import buffer_field, snippet, sub, template
+from fusion.ascendc.forms16 import dw16_values, epi16_ops
 from fusion.ascendc.kernel_types import ArgSpec, Launch
 from fusion.ir import C0
 from schedules.plan import KernelPlan
@@ -34,7 +35,6 @@ MEMBERS = {
     ("b_l0b", "L0B"): ("bL0Que", "TQue<TPosition::B2, @COPIES@>", True),
     ("pw_acc", "L0C"): ("cQue", "TQue<TPosition::CO1, @COPIES@>", True),
     ("y_acc", "UB"): ("yAccBuf", "TBuf<TPosition::VECCALC>", False),
-    ("b_pw16", "UB"): ("bPw16Buf", "TBuf<TPosition::VECCALC>", False),
     ("act2_tmp", "UB"): ("act2TmpBuf", "TBuf<TPosition::VECCALC>", False),
 }
 
@@ -86,35 +86,13 @@ GROUPED_NOTE = (" (grouped DW form: one instruction per tap and group of 8 chann
                 "rows at the input pitch, bias and act1 in fp16)")
 
 
-def act16_count(act: str, t: str, count: str, indent: int) -> str:
-    """An activation of schedules/twophase.GROUPED_ACTS in the storage dtype, in place over `count`
-    elements of tensor `t`, in count form: the instructions ACT_OPS counts (Relu | Maxs + Mins)."""
-    n, pad = f"static_cast<int32_t>({count})", " " * indent
-    return {"none": "",
-            "relu": f"{pad}Relu({t}, {t}, {n});\n",
-            "relu6": f"{pad}Maxs({t}, {t}, static_cast<T>(0), {n});\n{pad}Mins({t}, {t}, static_cast<T>(6), {n});\n",
-            }[act]
-
-
-def epi16_ops(plan: KernelPlan, src: str) -> str:
-    """The fp16 epilogue of a GEMM tile into yT (plan.epi_post16) from `src` (yT itself after the
-    310P casting L0C -> UB move; the pre-activation on 910B)."""
-    res = plan.workload.residual
-    return sub(snippet("EPI16_OPS"), EPI16_SRC=src, ACT2_16=act16_count(plan.workload.act2, "yT", "cbo * rows * C0", 16),
-               RES_ADD16=snippet("RES_ADD16") if res else "")
-
-
 def grouped_values(plan: KernelPlan) -> dict[str, str]:
     """The slots that differ between phase 1's DW forms (plan.dw_grouped, plan.dw_post16)."""
     if plan.dw_grouped:
         return dict(COMPUTE_DW=template("compute_dw_grouped.h"), ACT1_GROUPED=_GROUPED_ACT1[plan.workload.act1],
                     DW_BIAS16=snippet("DW_BIAS16"), DW_PITCH="tl.iw")
     if plan.dw_post16:   # the per-block form, its first tap a Mul and its post-ops in fp16
-        return dict(COMPUTE_DW=template("compute_dw.h"), TAP_ACC=template("tap_acc_first.h"),
-                    TAP_CALL=sub(template("tap_call_tile.h"), TAP_FIRST=", i == 0 && j == 0"),
-                    DW_ACC_DECL="", DW_POST=template("dw_post_half.h"),
-                    ACT1_16=act16_count(plan.workload.act1, "dwOut", "cb * thw * C0", 8), DW_BIAS16=snippet("DW_BIAS16"),
-                    DW_PITCH="tl.tw")
+        return dict(**dw16_values(plan, "0"), DW_PITCH="tl.tw")
     # (COMPUTE_DW here too: its DW_BASE slot is the two-phase one)
     return dict(COMPUTE_DW=template("compute_dw.h"), DW_BIAS16="", DW_PITCH="tl.tw")
 

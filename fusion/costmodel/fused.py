@@ -17,6 +17,7 @@ from fusion.traffic import _input_bytes, fused_min_bytes, weight_bytes
 from schedules.plan import KernelPlan, check_budget, make_plan
 from schedules.program import (
     Copy,
+    VectorOp,
     build_program,
     resident_loads,
     tile_loops,
@@ -146,6 +147,12 @@ class _Fused:
             t += self.dma(acc, s.kind, s.nbytes, s.bursts, s.direction, times)
         return t
 
+    def prologue_us(self, acc, steps) -> tuple[float, float]:
+        """(DMA µs, vector µs) of a core's prologue: its resident loads and bias Casts."""
+        vec = total_work(s for s in steps if isinstance(s, VectorOp))
+        return (self.copies_us(acc, [s for s in steps if isinstance(s, Copy)]),
+                acc.vec(self.soc, vec, 1) if vec.instrs else 0.0)
+
     def iteration_us(self, acc, it, times: int = 1) -> tuple[float, float, float, float]:
         """(MTE2, cube, vector, MTE3) µs of one program iteration; counts go to acc x times."""
         return iteration_us(self.soc, self.wl.dtype, acc, it, times,
@@ -237,12 +244,15 @@ class _Fused:
                    *self.hits("input", "weights", "residual", "output"))
         k, steps = self._part((kind, *geo), lambda a: self._loop_steps(a, kind, r, c))
         keys = (k,)
-        if first:   # resident weights ride on the core's first load
+        if first:   # resident weights ride on the core's first load; the bias Casts on its first vector op
             pro = resident_loads(self.plan, kind)
-            kr, t_res = self._part(("res", pro, *self.hits("weights")), lambda a: self.copies_us(a, pro))
-            s0 = steps[0][0]
-            s0 = (s0[0], s0[1] + t_res, s0[2] + " + resident weights") + s0[3:]
-            steps, keys = ((s0,) + steps[0][1:],) + steps[1:], keys + (kr,)
+            kr, (t_res, t_vec) = self._part(("res", pro, *self.hits("weights")), lambda a: self.prologue_us(a, pro))
+            st = list(steps[0])
+            st[0] = (st[0][0], st[0][1] + t_res, st[0][2] + " + resident weights") + st[0][3:]
+            if t_vec:
+                v = next(i for i, g in enumerate(st) if g[0] == "vector")
+                st[v] = (st[v][0], st[v][1] + t_vec, st[v][2] + " + bias casts") + st[v][3:]
+            steps, keys = (tuple(st),) + steps[1:], keys + (kr,)
         hit = (steps, keys)
         self._blocks[key] = hit
         return hit
