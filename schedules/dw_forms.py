@@ -9,9 +9,10 @@ issue; schedules/program.py's dw_ops picks the plan's):
   per-block, fp16 post-ops  the same taps (the first a Mul: no zeroing), then per block one Add
                             of the bias in the storage dtype (its DataBlock read by every pixel)
                             and act1 in the storage dtype over the unit
-                            (templates/dw_post_half.h) -- the two-phase kernel's
-                            phase 1 (plan.dw_post16: its result leaves in the storage dtype anyway,
-                            as the vendor's vector depthwise computes it);
+                            (templates/dw_post_half.h) -- the two-phase kernel's phase 1 and the
+                            310P cube kernel (plan.dw_post16: the result goes on in the storage
+                            dtype anyway, as the vendor's vector depthwise computes it); stride 1:
+                            its taps may walk the tile as wide rows (wide_taps, plan.dw_wide);
   grouped                   a repeat spans the same pixel of up to 8 channel blocks, one Mul /
                             MulAddDst per tap and group, bias and act1 in the storage dtype
                             (templates/compute_dw_grouped.h; schedules/twophase.dw_grouped).
@@ -19,25 +20,28 @@ issue; schedules/program.py's dw_ops picks the plan's):
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from fusion.ir import C0
 from schedules.isa import (ACC_BYTES, ACT_OPS, VecWork, bias_halves, bias_block16, count_form, dw_taps,
-                           grouped_ops, itemsize)
+                           grouped_ops, itemsize, wide_pixels)
 from schedules.steps import VectorOp, total_work
 from schedules.workload import DwSepWorkload
 
 
 def _tap_ops(soc, b: int, th: int, tw: int, cb: int, kernel: tuple[int, int], sh: int, iw: int,
-             post16: bool = False) -> list[VectorOp]:
+             post16: bool = False, wide: bool = False) -> list[VectorOp]:
     """Zero the accumulators, the taps, and (16-bit with fp32 post-ops: the taps accumulate in
     the storage dtype into dw_out) the Cast widening the cb blocks into the fp32 dw_acc. post16
-    (the fp16 post-ops form): no zeroing (its first tap is a Mul) and no widening."""
+    (the fp16 post-ops form): no zeroing (its first tap is a Mul) and no widening; `wide`: its
+    taps over wide rows (wide_taps)."""
     n = th * tw * C0
     acc = "dw_out" if b != ACC_BYTES else "dw_acc"
     ops = []
     if not post16:
         w = count_form(soc, n, b, cb)
         ops.append(VectorOp("zero", acc, cb * n, w.instrs, w.repeats))
-    w = dw_taps(soc, th, tw, b, cb, sh, iw) * (kernel[0] * kernel[1])
+    w = dw_taps(soc, th, tw, b, cb, sh, iw, wide) * (kernel[0] * kernel[1])
     ops.append(VectorOp("dw_taps", acc, cb * n * kernel[0] * kernel[1], w.instrs, w.repeats))
     if b != ACC_BYTES and not post16:
         w = count_form(soc, cb * n, ACC_BYTES)
@@ -46,18 +50,19 @@ def _tap_ops(soc, b: int, th: int, tw: int, cb: int, kernel: tuple[int, int], sh
 
 
 def block_form_ops(soc, wl: DwSepWorkload, th: int, tw: int, cb: int, iw: int, act_work,
-                   post16: bool = False) -> list[VectorOp]:
+                   post16: bool = False, wide: bool = False) -> list[VectorOp]:
     """The per-block DW form after the padding (module doc). fp32 post-ops: per block + b_dw
     (isa.bias_halves), act1 (`act_work(elements)`), the cast to the storage dtype; post16: per
-    block + b_dw16 (isa.bias_block16), act1's ops in count form over the unit."""
+    block + b_dw16 (isa.bias_block16), act1's ops in count form over the unit -- `wide` (the
+    taps over wide rows: the blocks th x iw apart in dw_out) over the wide rows' pixels."""
     b = itemsize(wl.dtype)
     n = th * tw * C0
-    ops = _tap_ops(soc, b, th, tw, cb, wl.kernel, wl.stride[0], iw, post16)
+    ops = _tap_ops(soc, b, th, tw, cb, wl.kernel, wl.stride[0], iw, post16, wide)
     if post16:
-        w = bias_block16(soc, th * tw) * cb
+        w = bias_block16(soc, wide_pixels(th, tw, iw) if wide else th * tw) * cb
         ops.append(VectorOp("bias1", "dw_out", cb * n, w.instrs, w.repeats))
         if ACT_OPS[wl.act1]:
-            w = count_form(soc, cb * n, b) * ACT_OPS[wl.act1]
+            w = count_form(soc, cb * th * (iw if wide else tw) * C0, b) * ACT_OPS[wl.act1]
             ops.append(VectorOp("act1", "dw_out", cb * n, w.instrs, w.repeats))
         return ops
     w = bias_halves(soc, th * tw) * cb
@@ -88,6 +93,21 @@ def grouped_dw_ops(soc, wl: DwSepWorkload, th: int, tw: int, cb: int) -> list[Ve
     return ops
 
 
+@lru_cache(maxsize=4096)
+def wide_taps(soc, wl: DwSepWorkload, th: int, tw: int) -> bool:
+    """The per-block form with fp16 post-ops issues its taps over wide rows (isa._tap_wide): per
+    block and tap ONE op over the whole tile at the input tile's pitch instead of one per column
+    group or row; bias and act1 then run over the wide rows too (the iw - tw extra columns of
+    each row are computed and never read: the hand-off and the cube's staging copy the valid
+    pixels). Legal for 16-bit stride-1 DW (output pixel p's source is p DataBlocks from the
+    tap's base); chosen where one block's taps and post-ops issue fewer cycles so."""
+    if itemsize(wl.dtype) != 2 or wl.stride != (1, 1):
+        return False
+    iw = tw + wl.kernel[1] - 1
+    one = [total_work(block_form_ops(soc, wl, th, tw, 1, iw, None, True, w)).cycles(soc) for w in (True, False)]
+    return one[0] < one[1]
+
+
 def dw_form_work(soc, wl: DwSepWorkload, th: int, tw: int, cb: int, grouped: bool) -> VecWork:
     """The vector work in which the two-phase kernel's DW forms of a unit of cb blocks differ
     (taps and post-ops; padding and input clip are the same): grouped, or per-block with fp16
@@ -96,4 +116,4 @@ def dw_form_work(soc, wl: DwSepWorkload, th: int, tw: int, cb: int, grouped: boo
     if grouped:
         return total_work(grouped_dw_ops(soc, wl, th, tw, cb))
     iw = (tw - 1) * wl.stride[1] + wl.kernel[1]
-    return total_work(block_form_ops(soc, wl, th, tw, cb, iw, None, post16=True))
+    return total_work(block_form_ops(soc, wl, th, tw, cb, iw, None, True, wide_taps(soc, wl, th, tw)))

@@ -71,6 +71,21 @@ def _tap_columns(soc, th: int, tw: int) -> VecWork:
     return VecWork(groups * ceil_div(th, soc.max_repeat), groups * th)
 
 
+TAP_ROWS, TAP_COLS, TAP_WIDE = 0, 1, 2   # the tap forms (the kernel's tiling field tapForm)
+
+
+def wide_pixels(th: int, tw: int, iw: int) -> int:
+    """Pixels a wide-row op walks: th rows at the input tile's pitch iw, the last cut at tw."""
+    return (th - 1) * iw + tw
+
+
+def _tap_wide(soc, th: int, tw: int, iw: int) -> VecWork:
+    """A tap over the tile as wide rows (stride 1: output pixel p and its source lie p DataBlocks
+    from their bases, rows iw pixels apart): one op of wide_pixels, 8 a repeat, a ragged last
+    repeat apart; the iw - tw columns past each row are computed and never read."""
+    return _per_row(soc, wide_pixels(th, tw, iw), 8)
+
+
 def tap_columns(soc, th: int, tw: int, sh: int, iw: int, src_bytes: int) -> bool:
     """Whether the fused kernel issues a DW tap by column groups (fewer instructions than row by
     row, and the repeat strides -- tw output pixels, sh input rows of iw pixels -- fit the 8-bit
@@ -81,7 +96,16 @@ def tap_columns(soc, th: int, tw: int, sh: int, iw: int, src_bytes: int) -> bool
     return _tap_columns(soc, th, tw).instrs <= _tap_rows(soc, th, tw).instrs
 
 
-def dw_taps(soc, th: int, tw: int, src_bytes: int, cb: int, sh: int = 1, iw: int = 0) -> VecWork:
+def tap_form(soc, th: int, tw: int, sh: int, iw: int, src_bytes: int, wide: bool = False) -> int:
+    """The form a DW tap is issued in: TAP_WIDE where the caller chose wide rows (`wide`:
+    schedules/dw_forms.wide_taps), else by column groups or row by row (tap_columns)."""
+    if wide:
+        return TAP_WIDE
+    return TAP_COLS if tap_columns(soc, th, tw, sh, iw, src_bytes) else TAP_ROWS
+
+
+def dw_taps(soc, th: int, tw: int, src_bytes: int, cb: int, sh: int = 1, iw: int = 0,
+            wide: bool = False) -> VecWork:
     """One DW tap over cb channel blocks of a th x tw tile (input rows sh apart, iw pixels wide),
     as the fused kernel issues it (fusion/ascendc/templates/tap_mad16.h, tap_mad_float.h). Both
     arches' AI cores have MulAddDst (dst += src0 * src1; the vendor's API reference lists Atlas
@@ -91,10 +115,14 @@ def dw_taps(soc, th: int, tw: int, src_bytes: int, cb: int, sh: int = 1, iw: int
                      DataBlock read by every pixel;
       fp32 source:   the same per channel half (8 channels = one DataBlock, 8 pixels a repeat);
     by column groups when tap_columns says so (a tile of rows <= 8 pixels is one op), else row by
-    row; a ragged last repeat masked."""
+    row; or (`wide`, 16-bit stride 1) as one op over the tile's wide rows (_tap_wide); a ragged
+    last repeat masked."""
     iw = iw or tw
-    form = _tap_columns if tap_columns(soc, th, tw, sh, iw, src_bytes) else _tap_rows
-    return form(soc, th, tw) * (cb * (1 if src_bytes == 2 else 2))
+    form = tap_form(soc, th, tw, sh, iw, src_bytes, wide)
+    if form == TAP_WIDE:
+        return _tap_wide(soc, th, tw, iw) * cb
+    work = _tap_columns(soc, th, tw) if form == TAP_COLS else _tap_rows(soc, th, tw)
+    return work * (cb * (1 if src_bytes == 2 else 2))
 
 
 GROUP_BLOCKS = 8   # channel blocks one 16-bit repeat spans in the grouped DW form (8 DataBlocks)

@@ -16,7 +16,7 @@ from fusion.ir import C0
 from fusion.soc import SocSpec
 from schedules.activations import needs_scratch, needs_slope
 from schedules.isa import itemsize
-from schedules.twophase import dw_post16, epi_post16
+from schedules.twophase import dw_post16, dw_wide_ok, epi_post16
 from schedules.workload import DwSepWorkload, TileConfig, buffer_copies, ceil_div
 
 ACC_BYTES = 4  # fp32 accumulators and biases
@@ -154,6 +154,21 @@ class KernelPlan:
         if not (self.two_phase or self.variant == "cube-pw"):
             return False
         return dw_post16(self.workload)
+
+    @property
+    def dw_wide(self) -> bool:
+        """The per-block fp16 DW form walks the tile as wide rows (schedules/dw_forms.wide_taps):
+        dw_pitch is iw (dw_out is sized for that wherever it is legal, twophase.dw_wide_ok)."""
+        if not self.dw_post16 or self.dw_grouped or not dw_wide_ok(self.workload):
+            return False
+        from schedules.dw_forms import wide_taps
+        return wide_taps(self.soc, self.workload, self.th, self.tw)
+
+    @property
+    def dw_pitch(self) -> int:
+        """Pixels between the rows of a DW result block in dw_out: the input tile's width where
+        the DW walks wide rows (the grouped form, the wide per-block form), else tw."""
+        return self.in_tile_w if self.dw_grouped or self.dw_wide else self.tw
 
     @property
     def epi_post16(self) -> bool:
@@ -346,7 +361,12 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube: bo
     if needs_slope(wl.act1):
         add("s_dw", "UB", (c1, C0), "float32", 1, "act1 per-channel slopes (PRelu), resident", in_tir=False)
     out.append(dw_acc)
-    add("dw_out", "UB", (c1, th, tw, C0), dt, 1, "DW result after bias+act: the fused intermediate")
+    # (one role text: the stride decides the shape, and plans differing in it share a kernel text)
+    what = "DW result after bias+act: the fused intermediate (rows dwPitch pixels apart)"
+    if dw16 and dw_wide_ok(wl):   # rows at the input tile's pitch (the wide DW form may walk them)
+        add("dw_out", "UB", (c1, th, iw, C0), dt, 1, what, tir_shape=(c1, th, tw, C0))
+    else:
+        add("dw_out", "UB", (c1, th, tw, C0), dt, 1, what)
     if not cube:
         add("w_pw", "UB", (c1 * C0, cob * C0), dt, copies, "PW weight block", in_tir=False)
         add("pw_acc", "UB", (cob, th, tw, C0), "float32", 1, "PW accumulator")

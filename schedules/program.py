@@ -134,8 +134,8 @@ def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
     """The DW of one ci-block of the fused kernel's tile, as templates/dw.h issues it: (padded
     tile) one Duplicate zeroing the whole x tile; (plan.x_max) one Mins over it; then the
     grouped form (plan.dw_grouped, two-phase only) or the per-block form (schedules/dw_forms.py;
-    fp16 post-ops where plan.dw_post16), act1 of the latter in chunks of act_tmp, one block, when
-    it needs scratch.""" 
+    fp16 post-ops where plan.dw_post16, its taps over wide rows where plan.dw_wide), act1 of the
+    latter in chunks of act_tmp, one block, when it needs scratch.""" 
     soc, wl = plan.soc, plan.workload
     b = itemsize(wl.dtype)
     x_elems = cb * plan.in_tile_h * plan.in_tile_w * C0
@@ -150,7 +150,7 @@ def dw_ops(plan: KernelPlan, cb: int, pad_elems: int) -> tuple[VectorOp, ...]:
         ops += grouped_dw_ops(soc, wl, plan.th, plan.tw, cb)
     else:
         ops += block_form_ops(soc, wl, plan.th, plan.tw, cb, plan.in_tile_w,
-                              lambda elems: act_ops(plan, "act1", elems), plan.dw_post16)
+                              lambda elems: act_ops(plan, "act1", elems), plan.dw_post16, plan.dw_wide)
     return tuple(ops)
 
 

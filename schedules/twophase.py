@@ -55,6 +55,13 @@ def dw_post16(wl: DwSepWorkload) -> bool:
     return itemsize(wl.dtype) == 2 and wl.act1 in GROUPED_ACTS
 
 
+def dw_wide_ok(wl: DwSepWorkload) -> bool:
+    """The per-block DW form with fp16 post-ops may walk wide rows (schedules/dw_forms.wide_taps,
+    stride 1): its dw_out then holds each block's rows at the input tile's pitch, whichever form
+    the tile picks (the kernel's choice is tiling data)."""
+    return dw_post16(wl) and wl.stride == (1, 1)
+
+
 def epi_post16(wl: DwSepWorkload, soc: SocSpec) -> bool:
     """The vector epilogue of the GEMM tiles in the storage dtype: per output block one Add of
     the PW bias in the storage dtype, act2 and the residual in count form, straight into y_tile --
@@ -174,12 +181,12 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, vec_core
     add("b_dw", "UB", (c1, C0), "float32", 1, "folded BN1 bias, resident", in_tir=False)
     if post16:   # fp16 post-ops: the bias in the storage dtype, no fp32 accumulator
         add("b_dw16", "UB", (c1, C0), dt, 1, "folded BN1 bias in the storage dtype", in_tir=False)
-    if grouped:   # wide rows
-        add("dw_out", "UB", (cib, th, iw, C0), dt, copies,
-            "DW result after bias+act1 (rows at the input tile's pitch), on its way to the GM workspace")
+    # (one role text for the fp16 forms: plans differing in the stride share a kernel text)
+    what16 = "DW result after bias+act1 (rows dwPitch pixels apart), on its way to the GM workspace"
+    if grouped or dw_wide_ok(wl):   # wide rows
+        add("dw_out", "UB", (cib, th, iw, C0), dt, copies, what16)
     elif post16:
-        add("dw_out", "UB", (cib, th, tw, C0), dt, copies,
-            "DW result after bias+act1 (accumulated in place), on its way to the GM workspace")
+        add("dw_out", "UB", (cib, th, tw, C0), dt, copies, what16)
     else:
         add("dw_acc", "UB", (cib, th, tw, C0), "float32", 1, "DW accumulator")
         add("dw_out", "UB", (cib, th, tw, C0), dt, copies,
@@ -249,5 +256,6 @@ def l2_resident(wl: DwSepWorkload, soc: SocSpec) -> bool:
     return write_hit(soc, ws["dw_ws"] + ws["pre_ws"]) >= 1.0
 
 
-__all__ = ["ENGINE", "GROUPED_ACTS", "VARIANT", "b_resident", "buffer_specs", "gemm_cores", "dw_grouped", "fixpipe", "gemm_m", "gemm_rows", "l2_resident",
+__all__ = ["ENGINE", "GROUPED_ACTS", "VARIANT", "b_resident", "buffer_specs", "gemm_cores", "dw_grouped", "dw_wide_ok",
+           "fixpipe", "gemm_m", "gemm_rows", "l2_resident",
            "workspace_bytes", "gemm_k", "dma_floor_bytes", "tap_row_fit"]

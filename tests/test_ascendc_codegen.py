@@ -263,7 +263,7 @@ def test_310p_cube_kernel_structure():
     # plan.epi_post16): the L0C -> UB move casts straight into the y tile, no fp32 dw_acc
     assert ek.plan.dw_post16 and ek.plan.epi_post16 and "dw_acc" not in {b.name for b in ek.plan.kernel_buffers}
     for call in ("DataCopy(a1, dwOut, p)",             # UB -> L1 of the DW result
-                 "LoadData(", "Mmad(c, aL0, b2, mp)", "AddBias16(dwOut[c0 * thw * C0][c * thw * C0]",
+                 "LoadData(", "Mmad(c, aL0, b2, mp)", "AddBias16(dwOut[c0 * tl.th * tl.dwPitch * C0][c * blk]", "if (tl.tapForm == 2)",
                  "e.blockMode = BlockMode::BLOCK_MODE_MATRIX", "DataCopy(yT[j * thw * C0], c[j * thwAl * C0], p, e)",
                  "AddBias16(yT[j * rows * C0]"):
         assert call in src, call

@@ -158,6 +158,9 @@ def test_sampled_plans_counters_equal_program_and_model(sampled, group):
         assert all(ek.plan.dw_post16 and ek.plan.epi_post16 for ek in eks)
     if group[0] == "tp-910b-res-relu6":   # the 910B phase 3 in fp16 after fp32 DW post-ops (hardswish)
         assert all(ek.plan.epi_post16 and not ek.plan.dw_post16 for ek in eks)
+    if group[0] in ("cube-310p-relu", "cube-310p-hswish", "tp-910b-fixpipe", "tp-310p-bres-relu6-res"):
+        # the per-block fp16 DW form's taps over wide rows (plan.dw_wide, stride 1) and not
+        assert {ek.plan.dw_wide for ek in eks} == {True, False}
     forms = {"cube-310p-relu": (True, True), "cube-310p-res-noact2": (False, True), "cube-310p-hswish": (True, False)}
     if group[0] in forms:   # the 310P cube kernel's DW post-ops / epilogue in fp16 or fp32
         assert all((ek.plan.dw_post16, ek.plan.epi_post16) == forms[group[0]] for ek in eks)
@@ -211,7 +214,7 @@ def test_dw_tap_forms(sampled, case):
                        dtype=dtype)
     plan = make_plan(wl, TileConfig(th, tw, 1, 1, db, engine, 2), get_soc(soc))
     assert plan.fits() and plan.variant == variant and (plan.th, plan.tw) == (th, tw)
-    assert tap_columns(plan.soc, th, tw, s, plan.in_tile_w, itemsize(dtype)) == columns
+    assert tap_columns(plan.soc, th, tw, s, plan.in_tile_w, itemsize(dtype)) == columns and not plan.dw_wide
     ek = emit_kernel(plan, "sampled")
     assert ek.source == sampled[name][0].source   # the group's kernel text: no rebuild
     _check_plan(ek, build_emitted(sampled[name][0]), np.random.default_rng(11))

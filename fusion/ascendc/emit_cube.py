@@ -16,7 +16,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
     members, inits = buffer_code(plan, ns, {"UB", "L1", "L0A", "L0B", "L0C"})
     if len(members) != len(bufs):
         raise ValueError("the 310P cube kernel holds UB / L1 / L0 buffers only")
-    forms = dw16_values(plan, "c0 * thw * C0") if plan.dw_post16 else {}
+    forms = dw16_values(plan, "c0 * tl.th * tl.dwPitch * C0") if plan.dw_post16 else {}
     if plan.epi_post16:   # cast in the L0C -> UB move, the epilogue in the storage dtype
         forms.update(CUBE_EPILOGUE=sub(template("cube_epi16.h"), EPI16_OPS=epi16_ops(plan, "yT")),
                      EPILOGUE_BLOCK="", EPI_BIAS16=snippet("B_PW16"))

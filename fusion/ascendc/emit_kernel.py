@@ -41,7 +41,9 @@ so the two DW forms give the same bits):
           the 16 taps one DataBlock read by every pixel (src1 strides 0); per tap one MulAddDst
           per group of 8 output columns whose repeats walk the rows (a tile of rows <= 8 pixels:
           one MulAddDst per tap), or one per row where that issues fewer (isa.tap_columns, the
-          tiling's tapCols); then one Cast widens the block group into dw_acc for the fp32 bias
+          tiling's tapForm), or -- fp16 post-ops, stride 1 -- one per tap over the tile as wide
+          rows at the input pitch (dw_forms.wide_taps); then one Cast widens the block group into
+          dw_acc for the fp32 bias
           and act1. fp32: the same per channel half. The source block stride is the conv
           stride, so strided convs need no gather. The two-phase kernel's phase 1 may use the
           grouped form instead (schedules/twophase.dw_grouped, compute_dw_grouped.h): a repeat
@@ -76,7 +78,7 @@ from fusion.ascendc.kernel_types import ArgSpec, EmittedKernel, Launch  # noqa: 
 from fusion.errors import MegafuseError
 from fusion.ir import C0
 from schedules.activations import needs_slope
-from schedules.isa import itemsize, tap_columns
+from schedules.isa import itemsize, tap_form
 from schedules.plan import KernelPlan
 
 VERSION = "0.2.0"
@@ -125,7 +127,8 @@ def tiling_fields(plan: KernelPlan) -> tuple[tuple[str, int], ...]:
         ("tilesH", plan.tiles_h), ("tilesW", plan.tiles_w), ("nTiles", plan.n_tiles),
         ("blockDim", plan.cores), ("thwAl", plan.thw_al), ("aicNum", plan.aic_cores),
         ("wPwResident", int(plan.pw_weights_resident)),
-        ("tapCols", int(tap_columns(plan.soc, plan.th, plan.tw, wl.stride[0], plan.in_tile_w, itemsize(wl.dtype)))),
+        ("tapForm", tap_form(plan.soc, plan.th, plan.tw, wl.stride[0], plan.in_tile_w, itemsize(wl.dtype), plan.dw_wide)),
+        ("dwPitch", plan.dw_pitch),
     ) + tuple((buffer_field(b.name), b.bytes_per_copy) for b in plan.kernel_buffers) \
         + (emit_twophase.tiling_fields(plan) if plan.two_phase else ())
 

@@ -92,7 +92,7 @@ def grouped_values(plan: KernelPlan) -> dict[str, str]:
         return dict(COMPUTE_DW=template("compute_dw_grouped.h"), ACT1_GROUPED=_GROUPED_ACT1[plan.workload.act1],
                     DW_BIAS16=snippet("DW_BIAS16"), DW_PITCH="tl.iw")
     if plan.dw_post16:   # the per-block form, its first tap a Mul and its post-ops in fp16
-        return dict(**dw16_values(plan, "0"), DW_PITCH="tl.tw")
+        return dict(**dw16_values(plan, "0"), DW_PITCH="tl.dwPitch")
     # (COMPUTE_DW here too: its DW_BASE slot is the two-phase one)
     return dict(COMPUTE_DW=template("compute_dw.h"), DW_BIAS16="", DW_PITCH="tl.tw")
 

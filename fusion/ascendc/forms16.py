@@ -33,4 +33,4 @@ def dw16_values(plan: KernelPlan, base: str) -> dict[str, str]:
     return dict(COMPUTE_DW=template("compute_dw.h"), TAP_ACC=template("tap_acc_first.h"),
                 TAP_CALL=sub(template("tap_call_tile.h"), TAP_FIRST=", i == 0 && j == 0"),
                 DW_ACC_DECL="", DW_POST=template("dw_post_half.h"), DW_BASE=base, DW16_OUT=dw_out,
-                ACT1_16=act16_count(plan.workload.act1, dw_out, "cb * thw * C0", 8), DW_BIAS16=snippet("DW_BIAS16"))
+                ACT1_16=act16_count(plan.workload.act1, dw_out, "cb * blk", 8), DW_BIAS16=snippet("DW_BIAS16"))

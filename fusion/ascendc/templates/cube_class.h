@@ -38,12 +38,21 @@ private:
         SetFlag<HardEvent::V_MTE3>(0);  // the DW result is complete in UB
         WaitFlag<HardEvent::V_MTE3>(0);
         // c1 column blocks of thw pixels (one 32 B DataBlock each), each padded to thwAl rows in L1
-        DataCopyParams p;
-        p.blockCount = tl.c1;
-        p.blockLen = thw * PB;
-        p.srcGap = 0;
-        p.dstGap = (thwAl - thw) * PB;
-        DataCopy(a1, dwOut, p);
+        if (tl.dwPitch == tl.tw) {
+            DataCopyParams p;
+            p.blockCount = tl.c1;
+            p.blockLen = thw * PB;
+            p.srcGap = 0;
+            p.dstGap = (thwAl - thw) * PB;
+            DataCopy(a1, dwOut, p);
+        } else {   // dw_out holds wide rows (plan.dw_pitch = iw): per block its th rows of tw pixels
+            DataCopyParams p;
+            p.blockCount = tl.th;
+            p.blockLen = tl.tw * PB;
+            p.srcGap = (tl.dwPitch - tl.tw) * PB;
+            p.dstGap = 0;
+            for (uint32_t c = 0; c < tl.c1; ++c) DataCopy(a1[c * thwAl * C0], dwOut[c * tl.th * tl.dwPitch * C0], p);
+        }
         SetFlag<HardEvent::MTE3_V>(0);  // the next tile's DW may overwrite dw_out
         WaitFlag<HardEvent::MTE3_V>(0);
         SetFlag<HardEvent::MTE3_MTE1>(0);  // L1 holds A before LoadData reads it

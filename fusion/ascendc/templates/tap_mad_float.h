@@ -1,12 +1,12 @@
     // fp32 source: per tap one MulAddDst per channel half h (channels 8h..8h+7 are DataBlock h of
     // a pixel): lane l is pixel l/8 (dst block stride 2 = one pixel, source block stride 2*sw),
-    // the 8 taps of half h one DataBlock read by every lane group (src1 strides 0). tapCols
+    // the 8 taps of half h one DataBlock read by every lane group (src1 strides 0). tapForm 1
     // (schedules/isa.tap_columns): per group of 8 output columns, its repeats walking the rows
     // (dst repeat stride 2*tw, source 2*sh*iw DataBlocks); else per output row. A ragged last
     // group / repeat is masked.
     __aicore__ inline void TapTile(const LocalTensor<float>& dst, const LocalTensor<T>& src, const LocalTensor<T>& wk)
     {
-        if (tl.tapCols != 0) {
+        if (tl.tapForm == 1) {
             const BinaryRepeatParams rp(2, 2 * tl.sw, 0, 2 * tl.tw, 2 * tl.sh * tl.iw, 0);
             for (uint32_t h = 0; h < 2; ++h) {
                 for (uint32_t g = 0; g < tl.tw; g += 8) {
