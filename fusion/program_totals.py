@@ -47,12 +47,13 @@ from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 KINDS = ("input", "weights", "residual", "output", "handoff")
 FIELDS = ("in_bytes", "in_transfers", "out_bytes", "out_transfers", "dma_bursts",
           "vector_instrs", "vector_repeats", "vector_move_cycles", "cube_fractals", "cube_cycles",
-          *(f"read:{k}" for k in KINDS), *(f"write:{k}" for k in KINDS))
+          "mte3_move_cycles", *(f"read:{k}" for k in KINDS), *(f"write:{k}" for k in KINDS))
 F = {name: i for i, name in enumerate(FIELDS)}
 (IN_BYTES, IN_XFERS, OUT_BYTES, OUT_XFERS, BURSTS, VEC_INSTRS, VEC_REPEATS, VEC_MOVE, FRACTALS,
- CUBE_CYC) = range(10)
+ CUBE_CYC, MTE3_MOVE) = range(11)
 
-# on-chip moves: the SoC's rate of each path (bytes per cycle); L0C -> UB feeds the vector side
+# on-chip moves: the SoC's rate of each path (bytes per cycle); L0C -> UB feeds the vector side,
+# UB -> L1 (310P) is an MTE3 move
 MOVE_RATE = {
     "UB->L1": lambda soc: soc.ub_to_l1_bytes_per_cycle,
     "L1->L0A": lambda soc: soc.l1_to_l0a_bytes_per_cycle,
@@ -61,6 +62,8 @@ MOVE_RATE = {
 }
 
 
+# the pipe each move's cycles busy (fusion/costmodel/steps.iteration_us): the rest the cube side's
+_MOVE_FIELD = {"L0C->UB": VEC_MOVE, "UB->L1": MTE3_MOVE}
 _READ = {k: F[f"read:{k}"] for k in KINDS}
 _WRITE = {k: F[f"write:{k}"] for k in KINDS}
 
@@ -88,7 +91,7 @@ def step_sums(soc: SocSpec, dtype: str, steps) -> np.ndarray:
             v[VEC_INSTRS] += s.instrs
             v[VEC_REPEATS] += s.repeats
         elif t is Move:
-            v[VEC_MOVE if s.path == "L0C->UB" else CUBE_CYC] += s.nbytes / MOVE_RATE[s.path](soc)
+            v[_MOVE_FIELD.get(s.path, CUBE_CYC)] += s.nbytes / MOVE_RATE[s.path](soc)
         elif t is CubeOp:
             v[FRACTALS] += s.fractals
             v[CUBE_CYC] += cube_cycles(soc, s.fractals, dtype)

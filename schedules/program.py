@@ -160,7 +160,8 @@ def _slots(plan: KernelPlan) -> int:
 
 def ci_iters(plan: KernelPlan, r, c) -> tuple[Iteration, ...]:
     """The ci-loop of one tile: per input-channel block the x load and the DW; on 910B also the
-    DW result to the tile's GM slot, and after the last block the flag to the AIC."""
+    DW result to the tile's GM slot, and after the last block the flag to the AIC; on 310P (cube)
+    after the last block the DW result UB -> L1."""
     wl, b = plan.workload, _b(plan)
     ihv, iwv = r[1], c[1]
     pad = (plan.in_tile_h * plan.in_tile_w - ihv * iwv) * C0
@@ -175,6 +176,8 @@ def ci_iters(plan: KernelPlan, r, c) -> tuple[Iteration, ...]:
             it.append(Copy("handoff", "out", "dw_out", "dw_slot", cb * plan.th * plan.tw * C0 * b, cb))
             if j == len(blocks) - 1:
                 it.append(Handoff("dw_ready", "dw_slot"))
+        elif plan.pw_on_cube and j == len(blocks) - 1:   # 310P: the tile's DW result UB -> L1 (MTE3)
+            it.append(Move("UB->L1", "dw_out", "dw_out_l1", wl.c1 * plan.th * plan.tw * C0 * b))
         out.append(tuple(it))
     return tuple(out)
 
@@ -199,8 +202,7 @@ def co_iters(plan: KernelPlan, r, c) -> tuple[Iteration, ...]:
             it.append(Copy("residual", "in", "res_tile", "res", *out_io(plan, cbo, r, c), _slots(plan)))
         if cube:
             it.append(Move("L1->L0B", "w_pw_l1", "b_l0b", wl.c1 * C0 * cbo * C0 * b))
-            if q == 0:   # dw_out UB -> L1 -> L0A once per tile; A stays in L0A
-                it.append(Move("UB->L1", "dw_out", "dw_out_l1", wl.c1 * thw * C0 * b))
+            if q == 0:   # L1 -> L0A once per tile (the ci loop staged A in L1); A stays in L0A
                 it.append(Move("L1->L0A", "dw_out_l1", "a_l0a", wl.c1 * thw_al * C0 * b))
             it.append(CubeOp(cube_fractals(soc, thw, wl.c1, cbo), "a_l0a", "b_l0b", "pw_acc"))
             if plan.epi_post16:   # cast to the storage dtype in the move, into y_tile

@@ -25,6 +25,7 @@ from fusion.costmodel import (
 from fusion.soc import get_soc
 from fusion.trace import chrome_trace
 from schedules.plan import make_plan
+from schedules.program import Move, build_program
 from schedules.workload import DwSepWorkload, TileConfig
 from tile_search_reference import tune_fused
 
@@ -114,10 +115,13 @@ def test_hand_computed_tile_cube_coupled_310p():
     cost = model_fused(make_plan(SMALL, dataclasses.replace(SMALL_TILE, pw_engine="cube"), P310))
     fractals = 4 * 1 * 2                    # ceil(64/16) · C1 · cob
     assert cost.counts["cube_fractals"] == fractals
-    # cube pipe: UB->L1 (2048 B at 64 B/cycle) + L1->L0A (2048 B at 256) + L1->L0B (1024 B at 128) + mmad
-    cube_cycles = 2048 / 64 + 2048 / 256 + 1024 / 128 + fractals
-    assert cube_cycles == 56
+    # cube pipe: L1->L0A (2048 B at 256 B/cycle) + L1->L0B (1024 B at 128) + mmad; the DW result's
+    # UB->L1 (2048 B at 64 B/cycle) is an MTE3 move, beside the y store
+    cube_cycles = 2048 / 256 + 1024 / 128 + fractals
+    assert cube_cycles == 24
     assert cost.per_pipe_us["cube"] == pytest.approx(cube_cycles / 1080, rel=1e-12)
+    y_store = cm.dma_us(P310, Y_BYTES, 2, "out", 1, hit=1.0)   # one burst per block, absorbed by L2
+    assert cost.per_pipe_us["MTE3"] == pytest.approx(2048 / 64 / 1080 + y_store, rel=1e-12)
     # vector, fp16 forms (relu / relu in fp16: plan.dw_post16, plan.epi_post16): the DW's padding
     # and taps as on 910B but the first tap a Mul (no zeroing, no widening), + b_dw16 (8 pixels a
     # repeat) and relu over the 64·16 fp16 = 2048 B; the two bias Casts of the prologue (one repeat
@@ -217,8 +221,13 @@ def test_double_bandwidth_halves_dma_time_of_memory_bound_kernel(l2_bytes):
     base, dbl = model_fused(make_plan(wl, tile, soc)), model_fused(make_plan(wl, tile, fast))
     # the streamed weights bound it: from HBM every time without L2, re-reads hitting L2 with it
     assert base.bottleneck == "memory-bound"
-    for pipe in ("MTE2", "MTE3"):
-        assert dbl.per_pipe_us[pipe] == pytest.approx(base.per_pipe_us[pipe] / 2, rel=1e-12)
+    # MTE3 also moves each tile's DW result UB -> L1 on chip (310P), which no DMA bandwidth speeds
+    prog = build_program(make_plan(wl, tile, soc))
+    ub_l1 = sum(st.nbytes for t in prog.cores[0].tiles for st in prog.steps("core", t)
+                if isinstance(st, Move) and st.path == "UB->L1") / soc.ub_to_l1_bytes_per_cycle / 1080
+    assert ub_l1 > 0
+    assert dbl.per_pipe_us["MTE2"] == pytest.approx(base.per_pipe_us["MTE2"] / 2, rel=1e-12)
+    assert dbl.per_pipe_us["MTE3"] - ub_l1 == pytest.approx((base.per_pipe_us["MTE3"] - ub_l1) / 2, rel=1e-12)
     assert dbl.gm_bytes == base.gm_bytes and dbl.hbm_bytes == base.hbm_bytes
     # the body shrinks until another pipe takes over
     assert max(dbl.per_pipe_us.values()) <= dbl.body_us
@@ -709,7 +718,9 @@ PRE_L2_UNFUSED = [
 # issues them (issue 9: the vector-PW MACs are one Axpy per input channel and pixel: 59.2 -> 196.9 us);
 # the 310P cube entries when that kernel gained the fp16 DW post-ops and epilogue (issue 11:
 # 49.6 -> 43.6, 54.6 -> 47.8, 77.2 -> 72.6 us: less vector work, no fp32 accumulator), and the
-# 5x28 tile's DW taps over wide rows (43.6 -> 33.8 us: one op per tap and block instead of four).
+# 5x28 tile's DW taps over wide rows (43.6 -> 33.8 us: one op per tap and block instead of four),
+# and when that kernel was pipelined by one tile with its UB -> L1 staging on MTE3 (33.8 -> 31.5;
+# 47.8 -> 47.8; 72.6 -> 72.8 us: the 1x1 tiles' staging now queues with their y stores).
 PRE_L2_FUSED = [
     (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend910b2", TileConfig(4, 14, 1, 1, True, "cube"),
      23.78396444444443),
@@ -718,11 +729,11 @@ PRE_L2_FUSED = [
     (DwSepWorkload(1, 64, 64, 14, 14, act2="none", residual=True, dtype="float16"), "ascend910b2",
      TileConfig(2, 4, 4, 1, True, "cube"), 8.70248),
     (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend310p3", TileConfig(5, 28, 2, 0, True, "cube"),
-     33.806481481481484),
+     31.54888888888889),
     (DwSepWorkload(1, 128, 128, 56, 56, dtype="float16"), "ascend310p3", TileConfig(14, 14, 1, 1, False, "cube"),
-     47.795820105820134),
+     47.79582010582014),
     (DwSepWorkload(1, 64, 64, 14, 14, act2="none", residual=True, dtype="float16"), "ascend310p3",
-     TileConfig(1, 1, 1, 1, True, "cube"), 72.60657407407383),
+     TileConfig(1, 1, 1, 1, True, "cube"), 72.77403439153416),
 ]
 
 
@@ -837,3 +848,22 @@ def test_mix_lag_gates_the_aiv(monkeypatch):
     cm.clear_caches()
     assert times[0] > 1.03 * times[2]
     assert times[2] == pytest.approx(times[10_000], rel=1e-9)
+
+
+def test_310p_cube_kernel_is_pipelined_by_one_tile():
+    """The 310P cube kernel issues tile k-1's co-loop after tile k's DW (templates/cube_class.h
+    Process): the cube's Mmad of tile 0 overlaps the DW of tile 1, and the vector unit goes from
+    DW(1) to tile 0's epilogue; tile 1's DW waits for tile 0's UB -> L1 staging (dw_out single)."""
+    plan = make_plan(DwSepWorkload(1, 32, 32, 8, 16, dtype="float16"), TileConfig(8, 8, 2, 0, True, "cube", 1), P310)
+    assert plan.variant == "cube-pw" and plan.cores == 1 and plan.n_tiles == 2
+    ev = [e for e in model_fused(plan).timeline if e.core == "core0"]
+    dw = [e for e in ev if e.label.startswith("dw ci0")]
+    stage = [e for e in ev if e.label == "dw result UB -> L1"]
+    mmad = [e for e in ev if e.label.startswith("pw mmad co0")]
+    epi = [e for e in ev if e.label.startswith("L0C->UB")]
+    assert len(dw) == len(stage) == len(mmad) == len(epi) == 2
+    end = lambda e: e.start_us + e.dur_us   # noqa: E731
+    assert mmad[0].start_us >= end(stage[0]) and mmad[0].start_us < end(dw[1])   # Mmad(0) during DW(1)
+    assert dw[1].start_us >= end(stage[0])                                     # dw_out free again
+    assert epi[0].start_us >= end(dw[1])                                       # in order on the vector pipe
+    assert [e.label[:5] for e in ev if e.pipe == "vector"] == ["dw ci", "dw ci", "L0C->", "L0C->"]

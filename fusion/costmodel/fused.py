@@ -172,9 +172,11 @@ class _Fused:
         return full, hit[0]
 
     # --- parts: a tile's loops as simulated steps ----------------------------------------------
-    def _loop_steps(self, acc, role, r, c, epilogue: bool = False) -> tuple[tuple[CStage, ...], ...]:
+    def _loop_steps(self, acc, role, r, c, epilogue: bool = False, shift: int = 0) -> tuple[tuple[CStage, ...], ...]:
         """The steps of one tile of a core of `role`: one per iteration of its program loops. On
-        the AIV the DW loop and the epilogue loop (after the AIC's flags) are separate parts."""
+        the AIV the DW loop and the epilogue loop (after the AIC's flags) are separate parts.
+        `shift`: steps of another tile between this tile's ci and co loops (the 310P cube kernel's
+        pipelining, seq): its Mmads wait for this tile's DW that much further back."""
         wl, db = self.wl, self.copies
         loops = tile_loops(self.plan, role, r, c)
         if role == "aiv":
@@ -196,6 +198,10 @@ class _Fused:
                         steps.append((_st("MTE2", mte2, f"x tile ci{q} {nb}B", "x_tile", db),
                                       _st("vector", t_vec, f"dw ci{q} {taps}", "dw_out", 2 if multi_ci else 1),
                                       _st("MTE3", mte3, f"dw result ci{q} -> GM hand-off {hb}B", None, 2)))
+                    elif self.pw_on_cube:   # 310P: after the last ci-step dw_out UB -> L1 (MTE3)
+                        last = (_st("MTE3", mte3, "dw result UB -> L1"),) if mte3 else ()
+                        steps.append((_st("MTE2", mte2, f"x tile ci{q} {nb}B", "x_tile", db),
+                                      _st("vector", t_vec, f"dw ci{q} {taps}", "dw_out", 1), *last))
                     else:
                         steps.append((_st("MTE2", mte2, f"x tile ci{q} {nb}B", "x_tile", db),
                                       _st("vector", t_vec, f"dw ci{q} {taps}", None, 2)))
@@ -216,7 +222,7 @@ class _Fused:
                     nb = it[-1].nbytes
                     if self.pw_on_cube:
                         steps.append((_st("MTE2", mte2, f"w_pw co{q}{res}", "w_pw", db),
-                                      _st("cube", t_cube, f"pw mmad co{q}", "pw_acc", 1, after=-(q + 1)),
+                                      _st("cube", t_cube, f"pw mmad co{q}", "pw_acc", 1, after=-(q + 1 + shift)),
                                       _st("vector", t_vec, f"L0C->UB + bias+{wl.act2} co{q}", "y_tile", db),
                                       _st("MTE3", mte3, f"y co{q} {nb}B")))
                     else:
@@ -226,10 +232,11 @@ class _Fused:
         return tuple(steps)
 
     # --- tile blocks -----------------------------------------------------------------------
-    def block(self, kind: str, t, first: bool) -> tuple:
+    def block(self, kind: str, t, first: bool, shift: int = 0) -> tuple:
         """(steps, part keys) of one tile of one core; kind: core | aiv | aic (the program's role).
-        A core's first tile also carries its prologue (resident loads) on its first load."""
-        key = (kind, t, first)
+        A core's first tile also carries its prologue (resident loads) on its first load. shift:
+        see _loop_steps."""
+        key = (kind, t, first, shift)
         hit = self._blocks.get(key)
         if hit is not None:
             return hit
@@ -242,7 +249,7 @@ class _Fused:
         else:
             geo = (self.cib, self.cob, self.pw_on_cube, *ins, *outs,
                    *self.hits("input", "weights", "residual", "output"))
-        k, steps = self._part((kind, *geo), lambda a: self._loop_steps(a, kind, r, c))
+        k, steps = self._part((kind, shift, *geo), lambda a: self._loop_steps(a, kind, r, c, shift=shift))
         keys = (k,)
         if first:   # resident weights ride on the core's first load; the bias Casts on its first vector op
             pro = resident_loads(self.plan, kind)
@@ -260,6 +267,8 @@ class _Fused:
     def seq(self, kind: str, tiles, ready=None) -> tuple[list, dict]:
         """(simulation sequence, {part key: occurrences}) of one core's tiles (ready: the time
         each tile may start, for the AIC)."""
+        if kind == "core" and self.pw_on_cube:
+            return self._pipelined_seq(tiles)
         blk, counts = {}, Counter()
         for t, n in Counter(tiles[1:]).items():
             steps, keys = blk[t] = self.block(kind, t, False)
@@ -274,6 +283,27 @@ class _Fused:
             seq[0] = (0, seq[0][1], steps)
             for k in keys:
                 counts[k] += 1
+        return seq, counts
+
+    def _pipelined_seq(self, tiles) -> tuple[list, dict]:
+        """The 310P cube kernel's order (templates/cube_class.h Process): the ci loop (DW) of tile
+        k, then the co loop (Mmads, epilogues) of tile k - 1; the last tile's co loop at the end.
+        So the cube runs tile k - 1's Mmads while the vector unit computes tile k's DW."""
+        n_ci = self.plan.ci_steps
+        counts: Counter = Counter()
+        parts = []
+        for k, t in enumerate(tiles):
+            steps, keys = self.block("core", t, k == 0, n_ci if k < len(tiles) - 1 else 0)
+            for key in keys:
+                counts[key] += 1
+            parts.append((steps[:n_ci], steps[n_ci:]))
+        seq = []
+        for k, (ci, _co) in enumerate(parts):
+            seq.append((k, 0.0, ci))
+            if k:
+                seq.append((k - 1, 0.0, parts[k - 1][1]))
+        if parts:
+            seq.append((len(parts) - 1, 0.0, parts[-1][1]))
         return seq, counts
 
     def epi_seq(self, work) -> tuple[list, dict]:

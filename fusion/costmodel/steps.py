@@ -18,7 +18,7 @@ def iteration_us(soc, dtype: str, acc, it, times: int, copy_us: Callable[[Copy],
                  ) -> tuple[float, float, float, float]:
     """(MTE2, cube, vector, MTE3) µs of one program iteration `it`; its counts go to acc x times
     (`copy_us(copy)` times one Copy and counts it). On-chip moves run on the cube side, but the
-    L0C -> UB landing of the 310P epilogue on the vector side."""
+    L0C -> UB landing of the 310P epilogue on the vector side and UB -> L1 on MTE3."""
     mte2 = mte3 = cube_cyc = l0c_cyc = 0.0
     fractals = 0
     work = VecWork()
@@ -34,6 +34,8 @@ def iteration_us(soc, dtype: str, acc, it, times: int, copy_us: Callable[[Copy],
         elif isinstance(s, Move):
             if s.path == "L0C->UB":
                 l0c_cyc += s.nbytes / soc.l0c_to_ub_bytes_per_cycle
+            elif s.path == "UB->L1":   # 310P: MTE3
+                mte3 += cycles_to_us(soc, s.nbytes / MOVE_RATE[s.path](soc))
             else:
                 cube_cyc += s.nbytes / MOVE_RATE[s.path](soc)
         elif isinstance(s, CubeOp):

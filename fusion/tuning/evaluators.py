@@ -93,11 +93,11 @@ class _Bound:
         cyc, setup = self.us_per_cycle, self.setup
         body = 0.0
         for _role, v in firsts:
-            in_b, in_x, out_b, out_x, _bursts, instrs, reps, vec_move, _fractals, cube_cyc = v[:10].tolist()
+            in_b, in_x, out_b, out_x, _bursts, instrs, reps, vec_move, _fractals, cube_cyc, mte3_move = v[:11].tolist()
             pipes = (in_x * setup + in_b / bw_in,
                      cyc * (instrs * soc.vector_instr_cycles + reps / soc.vector_repeats_per_cycle + vec_move),
                      cyc * cube_cyc,
-                     out_x * setup + out_b / bw_out)
+                     out_x * setup + out_b / bw_out + cyc * mte3_move)
             body = max(body, max(pipes) if tile.double_buffer else sum(pipes))
         return cm._launch_us(soc, active) + max(body, self.min_floor)
 

@@ -6,23 +6,32 @@ public:
 @INITS@
     }
 
+    // Software-pipelined by one tile: the PW (cube) and epilogue of tile t-1 are issued after the
+    // DW of tile t, so the cube's Mmads of t-1 run while the vector unit computes DW(t), and the
+    // vector unit goes on from DW(t) to the epilogues of t-1 without waiting for the cube.
     __aicore__ inline void Process()
     {
         LoadResident();
+        uint32_t prev = 0;
+        bool pending = false;
         for (uint32_t tile = GetBlockIdx(); tile < tl.nTiles; tile += GetBlockNum()) {
             SetTile(tile);
             for (uint32_t q = 0; q < tl.ciSteps; ++q) {
                 CopyInX(q);
                 ComputeDw(q);
             }
-            StageA();
-            for (uint32_t q = 0; q < tl.coSteps; ++q) {
-                CopyInPw(q);
-                Mma(q);
-                Epilogue(q);
-                CopyOut(q);
+            StageL1();
+            if (pending) {
+                SetTile(prev);
+                CoLoop();
             }
-            aL0Que.FreeTensor(aL0);
+            StageL0A();
+            prev = tile;
+            pending = true;
+        }
+        if (pending) {
+            SetTile(prev);
+            CoLoop();
         }
 @CORE_FREE@    }
 
@@ -30,8 +39,21 @@ private:
 @CORE_RESIDENT@
 @GEOMETRY@
 @DW@
+    // the PW of the tile staged in L0A (SetTile gives its geometry), then its A is released
+    __aicore__ inline void CoLoop()
+    {
+        for (uint32_t q = 0; q < tl.coSteps; ++q) {
+            CopyInPw(q);
+            Mma(q);
+            Epilogue(q);
+            CopyOut(q);
+        }
+        aL0Que.FreeTensor(aL0);
+    }
+
     // ---- the cube's A operand: dw_out (UB) -> L1 (on chip, MTE3) -> L0A, once per tile -----
-    __aicore__ inline void StageA()
+    // UB -> L1 right after the tile's DW (then dw_out is free for the next tile's DW)
+    __aicore__ inline void StageL1()
     {
         LocalTensor<T> dwOut = dwOutBuf.Get<T>();
         LocalTensor<T> a1 = aL1Buf.Get<T>();
@@ -55,6 +77,12 @@ private:
         }
         SetFlag<HardEvent::MTE3_V>(0);  // the next tile's DW may overwrite dw_out
         WaitFlag<HardEvent::MTE3_V>(0);
+    }
+
+    // L1 -> L0A once the previous tile's Mmads are done with L0A (its queue holds one A)
+    __aicore__ inline void StageL0A()
+    {
+        LocalTensor<T> a1 = aL1Buf.Get<T>();
         SetFlag<HardEvent::MTE3_MTE1>(0);  // L1 holds A before LoadData reads it
         WaitFlag<HardEvent::MTE3_MTE1>(0);
         LocalTensor<T> a2 = aL0Que.AllocTensor<T>();
