@@ -289,11 +289,14 @@ class _Fused:
         """The 310P cube kernel's order (templates/cube_class.h Process): the ci loop (DW) of tile
         k, then the co loop (Mmads, epilogues) of tile k - 1; the last tile's co loop at the end.
         So the cube runs tile k - 1's Mmads while the vector unit computes tile k's DW."""
-        n_ci = self.plan.ci_steps
+        n_ci, n = self.plan.ci_steps, len(tiles)
         counts: Counter = Counter()
         parts = []
         for k, t in enumerate(tiles):
-            steps, keys = self.block("core", t, k == 0, n_ci if k < len(tiles) - 1 else 0)
+            # steps between this tile's DW and its co-loop: the next tile's ci loop, or (the last
+            # tile) the previous tile's co-loop
+            shift = n_ci if k < n - 1 else (self.plan.co_steps if n > 1 else 0)
+            steps, keys = self.block("core", t, k == 0, shift)
             for key in keys:
                 counts[key] += 1
             parts.append((steps[:n_ci], steps[n_ci:]))
