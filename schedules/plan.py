@@ -16,7 +16,7 @@ from fusion.ir import C0
 from fusion.soc import SocSpec
 from schedules.activations import needs_scratch, needs_slope
 from schedules.isa import itemsize
-from schedules.twophase import dw_post16, dw_wide_ok, epi_post16
+from schedules.twophase import b_resident, dw_grouped, dw_post16, dw_wide_ok, epi_post16
 from schedules.workload import DwSepWorkload, TileConfig, buffer_copies, ceil_div
 
 ACC_BYTES = 4  # fp32 accumulators and biases
@@ -144,7 +144,6 @@ class KernelPlan:
         """Two-phase: phase 1 issues the grouped DW form (schedules/twophase.dw_grouped)."""
         if not self.two_phase:
             return False
-        from schedules.twophase import dw_grouped
         return dw_grouped(self.workload, self.soc, self.th, self.tw, self.cib)
 
     @property
@@ -185,7 +184,6 @@ class KernelPlan:
         runs (schedules/twophase.b_resident)."""
         if not self.two_phase:
             return False
-        from schedules.twophase import b_resident
         return b_resident(self.workload, self.soc, self.cob, self.tile.double_buffer, self.cores)
 
     @property
