@@ -1,7 +1,7 @@
 """The DW forms of the two-phase kernel's phase 1: the grouped form (schedules/twophase.dw_grouped): a
 repeat spans the same pixel of up to 8 channel blocks, the repeats walk the tile as wide rows, bias and
 act1 run on the fp16 result. Its program step by step, when it is chosen, its buffers, and that the
-tile policy uses it. (The emulator runs it in tests/test_emu_sampled_plans.py, the tp-*-grouped
+tile policy uses it; the per-block fp16 form, by column groups and over wide rows (plan.dw_wide). (The emulator runs it in tests/test_emu_sampled_plans.py, the tp-*-grouped
 groups: counters == program == model, numerics vs the NumPy reference.)"""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from fusion.soc import SOCS
 from fusion.targets import parse_target
 from fusion.tile_policy import choose_tile
 from schedules.plan import make_plan
-from schedules.program import Copy, VectorOp, build_program, dw_form_work
+from schedules.program import Copy, Move, VectorOp, build_program, dw_form_work
 from schedules.program_twophase import phase
 from schedules.workload import DwSepWorkload, TileConfig
 
@@ -97,3 +97,37 @@ def test_block16_unit_step_by_step():
     # fp32 storage keeps the fp32 post-ops
     assert not make_plan(DwSepWorkload(1, 40, 24, 9, 11, stride=(2, 2), act1="relu6"),
                          TileConfig(3, 5, 1, 2, True, "twophase"), P310).dw_post16
+
+
+def test_wide_rows_unit_step_by_step():
+    """The per-block fp16 form walking wide rows (plan.dw_wide, stride 1): the tile laid out at
+    the input tile's pitch (iw = 32 for a full-width 5x30 tile), so per block and tap one op over
+    (5 - 1) x 32 + 30 = 158 pixels (19 full repeats + a ragged one: 2 instructions) instead of 4
+    column groups; bias and act1 run over the wide rows too. Hand-counted for units of 2 blocks."""
+    from fusion.ascendc import emit_kernel
+
+    wl = DwSepWorkload(1, 40, 24, 5, 30, act1="relu6", dtype="float16")
+    plan = make_plan(wl, TileConfig(5, 30, 1, 2, True, "twophase"), P310)
+    assert plan.dw_post16 and not plan.dw_grouped and plan.dw_wide and plan.dw_pitch == 32
+    assert plan.buffer("dw_out").shape == (2, 5, 32, 16)
+    dw = phase(build_program(plan), "dw")
+    (it,) = dw.units[0]
+    ops = [(s.op, s.instrs, s.repeats) for s in it if isinstance(s, VectorOp) and s.op != "pad"]
+    # taps: 2 blocks x 9 taps x (2 instrs, 20 repeats); bias: 2 x (2, 20); relu6: Maxs + Mins over
+    # 2 x 5 x 32 x 16 halves = 40 repeats each
+    assert ops == [("dw_taps", 36, 360), ("bias1", 4, 40), ("act1", 2, 80)]
+    # the hand-off copies the valid pixels only: 5 rows of 30 per block
+    assert it[-1] == Copy("handoff", "out", "dw_out", "dw_ws", 2 * 5 * 30 * 16 * 2, 2)
+    fields = dict(emit_kernel(plan, "wide").tiling_fields)
+    assert fields["tapForm"] == 2 and fields["dwPitch"] == 32
+    # stride 2 and narrow tiles keep the column / row forms (dw_pitch = tw)
+    s2 = make_plan(DwSepWorkload(1, 40, 24, 9, 59, stride=(2, 2), act1="relu6", dtype="float16"),
+                   TileConfig(5, 30, 1, 2, True, "twophase"), P310)
+    narrow = make_plan(wl, TileConfig(5, 8, 1, 2, True, "twophase"), P310)
+    assert not s2.dw_wide and not narrow.dw_wide and (s2.dw_pitch, narrow.dw_pitch) == (30, 8)
+    # the 310P cube kernel: its DW result goes UB -> L1 after the tile's last ci-step, valid pixels only
+    cube = make_plan(wl, TileConfig(5, 30, 1, 2, True, "cube"), P310)
+    assert cube.variant == "cube-pw" and cube.dw_wide
+    ci = build_program(cube).loops("core", 0)[0]
+    assert [s for s in ci.iters[-1] if isinstance(s, Move)] == [Move("UB->L1", "dw_out", "dw_out_l1", 3 * 150 * 16 * 2)]
+    assert not [s for s in ci.iters[0] if isinstance(s, Move)]
