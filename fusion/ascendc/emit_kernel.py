@@ -237,7 +237,7 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         TAP_LANES=template("tap_mad16.h") if fp16 else template("tap_mad_float.h"),
         TAP_CALL=template("tap_call_tile.h"), TAP_FIRST="", COMPUTE_DW=template("compute_dw.h"),
         TAP_ACC=template("tap_acc_half.h") if fp16 else template("tap_acc_float.h"),
-        DW_ACC_DECL="        LocalTensor<float> acc = dwAccBuf.Get<float>();\n", DW_POST=template("dw_post_float.h"),
+        DW_ACC_DECL=snippet("DW_ACC_DECL"), DW_POST=template("dw_post_float.h"),
         WIDEN_DW=template("widen_dw.h") if fp16 else "", DW_BASE="c0 * thw * C0",
         GEOMETRY=template("geometry.h"), GEOM_MEMBERS=template("geom_members.h"), GM_TENSORS=template("gm_tensors.h"),
         RES_EPI_PARAM="const LocalTensor<T>& r, " if res else "",
@@ -272,8 +272,7 @@ def x_clip(plan: KernelPlan) -> str:
         return ""
     if plan.variant != "two-phase":
         raise ValueError("an input clip is a two-phase chain member's")
-    return (f"        Mins(x, x, static_cast<T>({float(plan.x_max)!r}f), cb * tl.ih * tl.iw * C0);"
-            f"   // the producer's clip, deferred (chain)\n")
+    return sub(snippet("X_CLIP"), X_MAX=repr(float(plan.x_max)))
 
 
 def slope_values(plan: KernelPlan) -> dict[str, str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import fusion.ascendc.cxx as cxx
 from fusion.ascendc.cxx import buffer_field, snippet, sub, template
-from fusion.ascendc.forms16 import dw16_values, epi16_ops
+from fusion.ascendc.forms16 import dw16_values, epi16_ops, grouped_act1
 from fusion.ascendc.kernel_types import ArgSpec, Launch
 from fusion.ir import C0
 from schedules.plan import KernelPlan
@@ -72,16 +72,6 @@ def workspace_total(plan: KernelPlan) -> int:
     return sum(workspace_bytes(plan.workload, plan.soc).values())
 
 
-# act1 of the grouped DW form on the fp16 result (schedules/twophase.GROUPED_ACTS), one repeat-form op
-# per ACT_OPS count: the instructions program.grouped_dw_ops counts
-_GROUPED_ACT1 = {
-    "none": "",
-    "relu": "            Relu(d, d, lanes, reps, act);\n",
-    "relu6": "            Maxs(d, d, static_cast<T>(0), lanes, reps, act);\n"
-             "            Mins(d, d, static_cast<T>(6), lanes, reps, act);\n",
-}
-
-
 GROUPED_NOTE = (" (grouped DW form: one instruction per tap and group of 8 channel blocks over the tile's "
                 "rows at the input pitch, bias and act1 in fp16)")
 
@@ -89,7 +79,7 @@ GROUPED_NOTE = (" (grouped DW form: one instruction per tap and group of 8 chann
 def grouped_values(plan: KernelPlan) -> dict[str, str]:
     """The slots that differ between phase 1's DW forms (plan.dw_grouped, plan.dw_post16)."""
     if plan.dw_grouped:
-        return dict(COMPUTE_DW=template("compute_dw_grouped.h"), ACT1_GROUPED=_GROUPED_ACT1[plan.workload.act1],
+        return dict(COMPUTE_DW=template("compute_dw_grouped.h"), ACT1_GROUPED=grouped_act1(plan.workload.act1),
                     DW_BIAS16=snippet("DW_BIAS16"), DW_PITCH="tl.iw")
     if plan.dw_post16:   # the per-block form, its first tap a Mul and its post-ops in fp16
         return dict(**dw16_values(plan, "0"), DW_PITCH="tl.dwPitch")

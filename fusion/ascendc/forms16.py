@@ -9,12 +9,18 @@ from schedules.plan import KernelPlan
 
 def act16_count(act: str, t: str, count: str, indent: int) -> str:
     """An activation of schedules/twophase.GROUPED_ACTS in the storage dtype, in place over `count`
-    elements of tensor `t`, in count form: the instructions ACT_OPS counts (Relu | Maxs + Mins)."""
-    n, pad = f"static_cast<int32_t>({count})", " " * indent
-    return {"none": "",
-            "relu": f"{pad}Relu({t}, {t}, {n});\n",
-            "relu6": f"{pad}Maxs({t}, {t}, static_cast<T>(0), {n});\n{pad}Mins({t}, {t}, static_cast<T>(6), {n});\n",
-            }[act]
+    elements of tensor `t`, in count form: the instructions ACT_OPS counts (Relu | Maxs + Mins;
+    snippets ACT16_*)."""
+    if act == "none":
+        return ""
+    return sub(snippet(f"ACT16_{act.upper()}"), PAD=" " * indent, T=t, N=count)
+
+
+def grouped_act1(act: str) -> str:
+    """act1 of the grouped DW form on the fp16 result (schedules/twophase.GROUPED_ACTS), one
+    repeat-form op per ACT_OPS count: the instructions program.grouped_dw_ops counts (snippets
+    GROUPED_ACT1_*)."""
+    return "" if act == "none" else snippet(f"GROUPED_ACT1_{act.upper()}")
 
 
 def epi16_ops(plan: KernelPlan, src: str) -> str:

@@ -101,3 +101,17 @@ constexpr uint32_t @CNAME@Copies = @COPIES@;   // @BUF@ @SCOPE@ @DTYPE@: @ROLE@
     uint32_t @NAME@;
 //@ DW_BIAS16
         Cast(bDw16Buf.Get<T>(), bDw, RoundMode::CAST_NONE, tl.c1 * C0);   // b_dw in the storage dtype (fp16 post-ops)
+//@ ACT16_RELU
+@PAD@Relu(@T@, @T@, static_cast<int32_t>(@N@));
+//@ ACT16_RELU6
+@PAD@Maxs(@T@, @T@, static_cast<T>(0), static_cast<int32_t>(@N@));
+@PAD@Mins(@T@, @T@, static_cast<T>(6), static_cast<int32_t>(@N@));
+//@ GROUPED_ACT1_RELU
+            Relu(d, d, lanes, reps, act);
+//@ GROUPED_ACT1_RELU6
+            Maxs(d, d, static_cast<T>(0), lanes, reps, act);
+            Mins(d, d, static_cast<T>(6), lanes, reps, act);
+//@ X_CLIP
+        Mins(x, x, static_cast<T>(@X_MAX@f), cb * tl.ih * tl.iw * C0);   // the producer's clip, deferred (chain)
+//@ DW_ACC_DECL
+        LocalTensor<float> acc = dwAccBuf.Get<float>();
