@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from fusion.ascendc.cxx import fill, sub, template
+from fusion.ascendc.cxx import fill, snippet, sub, template
 from fusion.ascendc.emit_kernel import VERSION, EmittedKernel
 from fusion.ascendc.kernel_types import ArgSpec, Launch
 from fusion.errors import MegafuseError
@@ -193,7 +193,7 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
                           OUT_WHAT="y" if k == last else "its output (workspace)",
                           **{w.upper(): w_at[ek.block, w] for w in WEIGHTS}))
         if k != last:
-            calls.append("    SyncAll<false>();  // AIVs and AICs: this block's output is in GM before the next reads it\n")
+            calls.append(snippet("CHAIN_SYNC_ALL"))
     source = fill(template("chain_entry.cpp"), VERSION=VERSION, SYM=sym, N=len(kernels),
                   BLOCKS=", ".join(ek.block for ek in kernels),
                   INCLUDES="".join(f'#include "{ek.tiling_header_name}"\n' for ek in kernels),

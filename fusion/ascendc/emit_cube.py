@@ -22,7 +22,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                      EPILOGUE_BLOCK="", EPI_BIAS16=snippet("B_PW16"))
     body = sub(template("cube_class.h"), INIT_ONE_CORE=template("init_one_core.h"), DW=template("dw.h"),
                CORE_RESIDENT=template("core_resident.h"), CORE_FREE=template("core_free.h"), W_QUE="wL1Que",
-               W_LOAD="DataCopy(wp, wPwGm, tl.co1 * tl.c1 * C0 * C0);   // FRACTAL_Z is the layout L1 holds B in",
+               W_LOAD=snippet("W_LOAD_L1").rstrip("\n"),
                **{"CUBE_EPILOGUE": template("cube_epi_f32.h"), "EPILOGUE_BLOCK": template("epilogue_block.h"),
                   "DW_BIAS16": "", "EPI_BIAS16": "", **forms},
                MEMBERS="\n".join(members), INITS="\n".join(inits), LOAD_A=template("load_a.h"),

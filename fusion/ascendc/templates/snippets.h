@@ -115,3 +115,9 @@ constexpr uint32_t @CNAME@Copies = @COPIES@;   // @BUF@ @SCOPE@ @DTYPE@: @ROLE@
         Mins(x, x, static_cast<T>(@X_MAX@f), cb * tl.ih * tl.iw * C0);   // the producer's clip, deferred (chain)
 //@ DW_ACC_DECL
         LocalTensor<float> acc = dwAccBuf.Get<float>();
+//@ W_LOAD_L1
+DataCopy(wp, wPwGm, tl.co1 * tl.c1 * C0 * C0);   // FRACTAL_Z is the layout L1 holds B in
+//@ W_LOAD_UB
+LoadPwWeights(wp, 0, tl.co1);
+//@ CHAIN_SYNC_ALL
+    SyncAll<false>();  // AIVs and AICs: this block's output is in GM before the next reads it
