@@ -123,11 +123,8 @@ def act_function(fn: str, act: str) -> str:
     A per-channel activation runs per channel block where its bias is added (PreluBlock, the
     slots ACT1_CH / ACT2_CH, templates/prelu_block.h): here a no-op."""
     if needs_slope(act):
-        return (f"    __aicore__ inline void {fn}(const LocalTensor<float>&, int32_t, const LocalTensor<float>&, "
-                f"int32_t) {{}}  // {act}: per channel block, after the bias add\n")
-    return (f"    __aicore__ inline void {fn}(const LocalTensor<float>& a, int32_t n, "
-            f"const LocalTensor<float>& tmp, int32_t tmpLen)\n"
-            f"    {{\n        (void)tmp;\n        (void)tmpLen;\n        {ascendc_body(act)}\n    }}\n")
+        return sub(snippet("ACT_FN_PER_CHANNEL"), FN=fn, ACT=act)
+    return sub(snippet("ACT_FN"), FN=fn, BODY=ascendc_body(act))
 
 
 def act_tmp_args(plan, stage: str) -> str:

@@ -3,7 +3,7 @@ a data generator / verifier with a NumPy reference, and the README saying how to
 
 from __future__ import annotations
 
-from fusion.ascendc.cxx import template
+from fusion.ascendc.cxx import snippet, sub, template
 from fusion.ascendc.emit_kernel import VARIANTS, VERSION, EmittedKernel, _fill
 from fusion.check import TOLERANCE
 from fusion.sanitize import comment_text
@@ -48,7 +48,7 @@ def _workspace_what(ek: EmittedKernel) -> str:
 
 def host_tiling_cpp(ek: EmittedKernel) -> str:
     p = ek.plan
-    lines = "\n".join(f"    t.{name} = {value};" for name, value in ek.tiling_fields)
+    lines = "".join(sub(snippet("HOST_TILING_LINE"), NAME=name, VALUE=value) for name, value in ek.tiling_fields).rstrip("\n")
     return _fill(template("host_tiling.cpp"), VERSION=VERSION, SYM=ek.symbol, BLOCK=comment_text(ek.block), WORKLOAD=p.workload.describe(), TILE=p.tile.describe(),
                  SOC=p.soc.name, NTILES=p.n_tiles, CORES=p.cores, OPTYPE=ek.op_type, TILING=ek.tiling_struct,
                  LINES=lines, MEMORY=", ".join(f"{sc} {used:,}/{p.capacity(sc):,} B" for sc, used in p.scope_bytes.items())
@@ -59,12 +59,10 @@ def host_tiling_cpp(ek: EmittedKernel) -> str:
 def main_cpp(ek: EmittedKernel) -> str:
     gm = [a for a in ek.args if a.role in ("input", "weight", "output")]
     dev_args = ", ".join(f"dev[{i}]" for i in range(len(gm)))
-    zero = (f"        CHECK_ACL(aclrtMemsetAsync(static_cast<uint8_t*>(workspace) + {ek.system_workspace_bytes}, "
-            f"{ek.workspace_zeroed_bytes}, 0, {ek.workspace_zeroed_bytes}, stream));  // SyncAll flags start at 0\n"
+    zero = (sub(snippet("HOST_ZERO_SYNC"), OFFSET=ek.system_workspace_bytes, BYTES=ek.workspace_zeroed_bytes)
             if ek.workspace_zeroed_bytes else "")
-    launches = zero + "\n".join(
-        f"        ACLRT_LAUNCH_KERNEL({ln.symbol})({ln.block_dim}, stream, {dev_args}, workspace, tilingDev);"
-        for ln in ek.launches)
+    launches = zero + "".join(sub(snippet("HOST_LAUNCH"), SYMBOL=ln.symbol, BLOCK_DIM=ln.block_dim, DEV_ARGS=dev_args)
+                              for ln in ek.launches).rstrip("\n")
     includes = "\n".join(f'#include "aclrtlaunch_{ln.symbol}.h"' for ln in ek.launches)
     return _fill(template("host_main.cpp"), VERSION=VERSION, SYM=ek.symbol, OPTYPE=ek.op_type, INCLUDES=includes, TILING=ek.tiling_struct,
                  LAUNCHES=launches, SOCVERSION=soc_version(ek.plan.soc.name))

@@ -121,3 +121,18 @@ DataCopy(wp, wPwGm, tl.co1 * tl.c1 * C0 * C0);   // FRACTAL_Z is the layout L1 h
 LoadPwWeights(wp, 0, tl.co1);
 //@ CHAIN_SYNC_ALL
     SyncAll<false>();  // AIVs and AICs: this block's output is in GM before the next reads it
+//@ ACT_FN
+    __aicore__ inline void @FN@(const LocalTensor<float>& a, int32_t n, const LocalTensor<float>& tmp, int32_t tmpLen)
+    {
+        (void)tmp;
+        (void)tmpLen;
+        @BODY@
+    }
+//@ ACT_FN_PER_CHANNEL
+    __aicore__ inline void @FN@(const LocalTensor<float>&, int32_t, const LocalTensor<float>&, int32_t) {}  // @ACT@: per channel block, after the bias add
+//@ HOST_TILING_LINE
+    t.@NAME@ = @VALUE@;
+//@ HOST_ZERO_SYNC
+        CHECK_ACL(aclrtMemsetAsync(static_cast<uint8_t*>(workspace) + @OFFSET@, @BYTES@, 0, @BYTES@, stream));  // SyncAll flags start at 0
+//@ HOST_LAUNCH
+        ACLRT_LAUNCH_KERNEL(@SYMBOL@)(@BLOCK_DIM@, stream, @DEV_ARGS@, workspace, tilingDev);
