@@ -52,8 +52,9 @@ F = {name: i for i, name in enumerate(FIELDS)}
 (IN_BYTES, IN_XFERS, OUT_BYTES, OUT_XFERS, BURSTS, VEC_INSTRS, VEC_REPEATS, VEC_MOVE, FRACTALS,
  CUBE_CYC, MTE3_MOVE) = range(11)
 
-# on-chip moves: the SoC's rate of each path (bytes per cycle); L0C -> UB feeds the vector side,
-# UB -> L1 (310P) is an MTE3 move
+# on-chip moves: the pipe each path busies (L0C -> UB feeds the vector side, the 310P UB -> L1 is
+# an MTE3 move, the rest the cube side's) and its rate (bytes per cycle)
+MOVE_PIPE = {"UB->L1": "MTE3", "L1->L0A": "cube", "L1->L0B": "cube", "L0C->UB": "vector"}
 MOVE_RATE = {
     "UB->L1": lambda soc: soc.ub_to_l1_bytes_per_cycle,
     "L1->L0A": lambda soc: soc.l1_to_l0a_bytes_per_cycle,
@@ -62,8 +63,7 @@ MOVE_RATE = {
 }
 
 
-# the pipe each move's cycles busy (fusion/costmodel/steps.iteration_us): the rest the cube side's
-_MOVE_FIELD = {"L0C->UB": VEC_MOVE, "UB->L1": MTE3_MOVE}
+_MOVE_FIELD = {"vector": VEC_MOVE, "MTE3": MTE3_MOVE, "cube": CUBE_CYC}   # a move's cycles, by MOVE_PIPE
 _READ = {k: F[f"read:{k}"] for k in KINDS}
 _WRITE = {k: F[f"write:{k}"] for k in KINDS}
 
@@ -91,7 +91,7 @@ def step_sums(soc: SocSpec, dtype: str, steps) -> np.ndarray:
             v[VEC_INSTRS] += s.instrs
             v[VEC_REPEATS] += s.repeats
         elif t is Move:
-            v[_MOVE_FIELD.get(s.path, CUBE_CYC)] += s.nbytes / MOVE_RATE[s.path](soc)
+            v[_MOVE_FIELD[MOVE_PIPE[s.path]]] += s.nbytes / MOVE_RATE[s.path](soc)
         elif t is CubeOp:
             v[FRACTALS] += s.fractals
             v[CUBE_CYC] += cube_cycles(soc, s.fractals, dtype)

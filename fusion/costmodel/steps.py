@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fusion.costmodel.primitives import VecWork, cycles_to_us
-from fusion.program_totals import MOVE_RATE
+from fusion.program_totals import MOVE_PIPE, MOVE_RATE
 from schedules.program import Copy, CubeOp, Move, VectorOp
 
 
 def iteration_us(soc, dtype: str, acc, it, times: int, copy_us: Callable[[Copy], float]
                  ) -> tuple[float, float, float, float]:
     """(MTE2, cube, vector, MTE3) µs of one program iteration `it`; its counts go to acc x times
-    (`copy_us(copy)` times one Copy and counts it). On-chip moves run on the cube side, but the
-    L0C -> UB landing of the 310P epilogue on the vector side and UB -> L1 on MTE3."""
+    (`copy_us(copy)` times one Copy and counts it). On-chip moves busy their MOVE_PIPE (the cube
+    side; the 310P epilogue's L0C -> UB the vector side, its UB -> L1 MTE3)."""
     mte2 = mte3 = cube_cyc = l0c_cyc = 0.0
     fractals = 0
     work = VecWork()
@@ -32,12 +32,14 @@ def iteration_us(soc, dtype: str, acc, it, times: int, copy_us: Callable[[Copy],
         elif isinstance(s, VectorOp):
             work += s.work
         elif isinstance(s, Move):
-            if s.path == "L0C->UB":
-                l0c_cyc += s.nbytes / soc.l0c_to_ub_bytes_per_cycle
-            elif s.path == "UB->L1":   # 310P: MTE3
-                mte3 += cycles_to_us(soc, s.nbytes / MOVE_RATE[s.path](soc))
+            cyc = s.nbytes / MOVE_RATE[s.path](soc)
+            pipe = MOVE_PIPE[s.path]
+            if pipe == "vector":
+                l0c_cyc += cyc
+            elif pipe == "MTE3":
+                mte3 += cycles_to_us(soc, cyc)
             else:
-                cube_cyc += s.nbytes / MOVE_RATE[s.path](soc)
+                cube_cyc += cyc
         elif isinstance(s, CubeOp):
             fractals += s.fractals
     t_cube = cycles_to_us(soc, cube_cyc) + (acc.cube(soc, fractals, dtype, times) if fractals else 0.0)
