@@ -80,11 +80,11 @@ def grouped_values(plan: KernelPlan) -> dict[str, str]:
     """The slots that differ between phase 1's DW forms (plan.dw_grouped, plan.dw_post16)."""
     if plan.dw_grouped:
         return dict(COMPUTE_DW=template("compute_dw_grouped.h"), ACT1_GROUPED=grouped_act1(plan.workload.act1),
-                    DW_BIAS16=snippet("DW_BIAS16"), DW_PITCH="tl.iw")
+                    DW_BIAS16=snippet("DW_BIAS16"))
     if plan.dw_post16:   # the per-block form, its first tap a Mul and its post-ops in fp16
-        return dict(**dw16_values(plan, "0"), DW_PITCH="tl.dwPitch")
+        return dw16_values(plan, "0")
     # (COMPUTE_DW here too: its DW_BASE slot is the two-phase one)
-    return dict(COMPUTE_DW=template("compute_dw.h"), DW_BIAS16="", DW_PITCH="tl.tw")
+    return dict(COMPUTE_DW=template("compute_dw.h"), DW_BIAS16="")
 
 
 def resident_values(plan: KernelPlan) -> dict[str, str]:

@@ -27,13 +27,13 @@
         SetFlag<HardEvent::V_MTE3>(0);
         WaitFlag<HardEvent::V_MTE3>(0);
         for (uint32_t c = 0; c < cb; ++c)
-            DataCopy(dwGm[((c0 + c) * tl.mAl + row) * C0], dwOut[c * tl.th * @DW_PITCH@ * C0], OutRowsFrom(@DW_PITCH@));
+            DataCopy(dwGm[((c0 + c) * tl.mAl + row) * C0], dwOut[c * tl.th * tl.dwPitch * C0], OutRowsFrom(tl.dwPitch));
         SetFlag<HardEvent::MTE3_V>(0);  // the next unit's DW may overwrite dw_out
         WaitFlag<HardEvent::MTE3_V>(0);
     }
 
-    // valid rows of one DW result block, UB rows `pitch` pixels apart (tw, or iw for the grouped
-    // form's wide rows) -> the GM workspace rows (oh x ow)
+    // valid rows of one DW result block, UB rows `pitch` pixels apart (plan.dw_pitch: tw, or iw
+    // for wide rows) -> the GM workspace rows (oh x ow)
     __aicore__ inline DataCopyParams OutRowsFrom(uint32_t pitch) const
     {
         DataCopyParams p;
