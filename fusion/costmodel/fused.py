@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import replace
 
 from fusion.costmodel.l2 import _L2, _l2_policy, block_inputs_in_l2
-from fusion.costmodel.pipes import CoreRun, CStage, _sim, _st
+from fusion.costmodel.pipes import CoreRun, CStage, _sim, _st, with_prologue
 from fusion.costmodel.primitives import ACC_BYTES, VecWork, cycles_to_us
 from fusion.costmodel.results import KernelCost, _Acc, _assemble
 from fusion.costmodel.steps import iteration_us
@@ -254,12 +254,7 @@ class _Fused:
         if first:   # resident weights ride on the core's first load; the bias Casts on its first vector op
             pro = resident_loads(self.plan, kind)
             kr, (t_res, t_vec) = self._part(("res", pro, *self.hits("weights")), lambda a: self.prologue_us(a, pro))
-            st = list(steps[0])
-            st[0] = (st[0][0], st[0][1] + t_res, st[0][2] + " + resident weights") + st[0][3:]
-            if t_vec:
-                v = next(i for i, g in enumerate(st) if g[0] == "vector")
-                st[v] = (st[v][0], st[v][1] + t_vec, st[v][2] + " + bias casts") + st[v][3:]
-            steps, keys = (tuple(st),) + steps[1:], keys + (kr,)
+            steps, keys = with_prologue(steps, t_res, t_vec, " + resident weights", " + bias casts"), keys + (kr,)
         hit = (steps, keys)
         self._blocks[key] = hit
         return hit

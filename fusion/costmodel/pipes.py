@@ -127,6 +127,23 @@ def _st(pipe: str, us: float, label: str, buf: str | None = None, copies: int = 
     return (pipe, us, label, buf, copies, after)
 
 
+def with_prologue(steps: tuple, loads_us: float, vec_us: float, loads_label: str = " + resident",
+                  vec_label: str = " + prologue") -> tuple:
+    """A core's first steps with its prologue (compiled stages): its loads added to the first MTE2
+    stage, its vector ops (bias Casts) to the first vector stage."""
+    out, loads, vec = [], loads_us, vec_us
+    for step in steps:
+        new = []
+        for stg in step:
+            if loads and stg[0] == "MTE2":
+                stg, loads = (stg[0], stg[1] + loads, stg[2] + loads_label) + stg[3:], 0.0
+            elif vec and stg[0] == "vector":
+                stg, vec = (stg[0], stg[1] + vec, stg[2] + vec_label) + stg[3:], 0.0
+            new.append(stg)
+        out.append(tuple(new))
+    return tuple(out)
+
+
 def _new_run() -> CoreRun:
     return CoreRun(0.0, dict.fromkeys(PIPES, 0.0), [], [], dict.fromkeys(PIPES, 0.0), {}, 0.0)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 
 from fusion.costmodel.l2 import _l2_policy
-from fusion.costmodel.pipes import CoreRun, _sim, _st
+from fusion.costmodel.pipes import CoreRun, _sim, _st, with_prologue
 from fusion.costmodel.primitives import ACC_BYTES, cycles_to_us
 from fusion.costmodel.results import KernelCost, _Acc, _assemble
 from fusion.costmodel.steps import iteration_us
@@ -91,22 +91,6 @@ def _unit_steps(phase, unit, timed, db: bool) -> tuple:
     return tuple(steps)
 
 
-def _with_prologue(steps: tuple, t_pro: float, v_pro: float) -> tuple:
-    """A core's first unit with the phase prologue: its loads added to the first MTE2 stage, its
-    vector op (a bias cast) to the first vector stage (the DW step; a GEMM unit's epilogue)."""
-    out, loads, vec = [], t_pro, v_pro
-    for step in steps:
-        new = []
-        for stg in step:
-            if loads and stg[0] == "MTE2":
-                stg, loads = (stg[0], stg[1] + loads, stg[2] + " + resident") + stg[3:], 0.0
-            elif vec and stg[0] == "vector":
-                stg, vec = (stg[0], stg[1] + vec, stg[2] + " + prologue") + stg[3:], 0.0
-            new.append(stg)
-        out.append(tuple(new))
-    return tuple(out)
-
-
 def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = True,
                    in_l2: tuple[str, ...] = ()) -> KernelCost:
     wl, soc = plan.workload, plan.soc
@@ -163,7 +147,7 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
                     if st is None:
                         st = unit_steps[u] = _unit_steps(ph, ph.units[u], timed, db)
                     if j == 0 and (t_pro or v_pro):   # the resident loads ride on the core's first load,
-                        st = _with_prologue(st, t_pro, v_pro)   # a prologue op on its first vector stage
+                        st = with_prologue(st, t_pro, v_pro)   # a prologue op on its first vector stage
                     if j == 0 and t_pre:   # the next phase's resident loads, after the first step
                         st = (st[0], (_st("MTE2", t_pre, "PW weights -> L1 (resident)"),)) + st[1:]
                     seq.append((j, ready if j == 0 else 0.0, st))
