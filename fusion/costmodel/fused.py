@@ -17,7 +17,6 @@ from fusion.traffic import _input_bytes, fused_min_bytes, weight_bytes
 from schedules.plan import KernelPlan, check_budget, make_plan
 from schedules.program import (
     Copy,
-    VectorOp,
     build_program,
     resident_loads,
     tile_loops,
@@ -141,18 +140,6 @@ class _Fused:
         """L2 hit fractions (reads, then writes) of the given traffic kinds: part-key material."""
         return (*(self.hit_in.get(k, 0.0) for k in kinds), *(self.hit_out.get(k, 0.0) for k in kinds))
 
-    def copies_us(self, acc, copies, times: int = 1) -> float:
-        t = 0.0
-        for s in copies:
-            t += self.dma(acc, s.kind, s.nbytes, s.bursts, s.direction, times)
-        return t
-
-    def prologue_us(self, acc, steps) -> tuple[float, float]:
-        """(DMA µs, vector µs) of a core's prologue: its resident loads and bias Casts."""
-        vec = total_work(s for s in steps if isinstance(s, VectorOp))
-        return (self.copies_us(acc, [s for s in steps if isinstance(s, Copy)]),
-                acc.vec(self.soc, vec, 1) if vec.instrs else 0.0)
-
     def iteration_us(self, acc, it, times: int = 1) -> tuple[float, float, float, float]:
         """(MTE2, cube, vector, MTE3) µs of one program iteration; counts go to acc x times."""
         return iteration_us(self.soc, self.wl.dtype, acc, it, times,
@@ -253,7 +240,7 @@ class _Fused:
         keys = (k,)
         if first:   # resident weights ride on the core's first load; the bias Casts on its first vector op
             pro = resident_loads(self.plan, kind)
-            kr, (t_res, t_vec) = self._part(("res", pro, *self.hits("weights")), lambda a: self.prologue_us(a, pro))
+            kr, (t_res, _, t_vec, _) = self._part(("res", pro, *self.hits("weights")), lambda a: self.iteration_us(a, pro))
             steps, keys = with_prologue(steps, t_res, t_vec, " + resident weights", " + bias casts"), keys + (kr,)
         hit = (steps, keys)
         self._blocks[key] = hit
