@@ -93,15 +93,20 @@ def grouped_dw_ops(soc, wl: DwSepWorkload, th: int, tw: int, cb: int) -> list[Ve
     return ops
 
 
+def wide_legal(wl: DwSepWorkload) -> bool:
+    """Taps over wide rows are legal for 16-bit stride-1 DW: output pixel p's source is p
+    DataBlocks from the tap's base."""
+    return itemsize(wl.dtype) == 2 and wl.stride == (1, 1)
+
+
 @lru_cache(maxsize=4096)
 def wide_taps(soc, wl: DwSepWorkload, th: int, tw: int) -> bool:
     """The per-block form with fp16 post-ops issues its taps over wide rows (isa._tap_wide): per
     block and tap ONE op over the whole tile at the input tile's pitch instead of one per column
     group or row; bias and act1 then run over the wide rows too (the iw - tw extra columns of
     each row are computed and never read: the hand-off and the cube's staging copy the valid
-    pixels). Legal for 16-bit stride-1 DW (output pixel p's source is p DataBlocks from the
-    tap's base); chosen where one block's taps and post-ops issue fewer cycles so."""
-    if itemsize(wl.dtype) != 2 or wl.stride != (1, 1):
+    pixels). Where wide_legal; chosen where one block's taps and post-ops issue fewer cycles so."""
+    if not wide_legal(wl):
         return False
     iw = tw + wl.kernel[1] - 1
     one = [total_work(block_form_ops(soc, wl, th, tw, 1, iw, None, True, w)).cycles(soc) for w in (True, False)]

@@ -24,7 +24,7 @@ from functools import lru_cache
 from fusion.ir import C0
 from fusion.soc import SocSpec
 from schedules.activations import needs_scratch
-from schedules.dw_forms import dw_form_work
+from schedules.dw_forms import dw_form_work, wide_legal
 from schedules.isa import itemsize
 from schedules.workload import DwSepWorkload, buffer_copies, ceil_div
 
@@ -59,7 +59,7 @@ def dw_wide_ok(wl: DwSepWorkload) -> bool:
     """The per-block DW form with fp16 post-ops may walk wide rows (schedules/dw_forms.wide_taps,
     stride 1): its dw_out then holds each block's rows at the input tile's pitch, whichever form
     the tile picks (the kernel's choice is tiling data)."""
-    return dw_post16(wl) and wl.stride == (1, 1)
+    return dw_post16(wl) and wide_legal(wl)
 
 
 def epi_post16(wl: DwSepWorkload, soc: SocSpec) -> bool:
