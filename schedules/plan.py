@@ -15,6 +15,7 @@ from fusion.errors import UBOverflowError
 from fusion.ir import C0
 from fusion.soc import SocSpec
 from schedules.activations import needs_scratch, needs_slope
+from schedules.dw_forms import wide_taps
 from schedules.isa import itemsize
 from schedules.twophase import b_resident, dw_grouped, dw_post16, dw_wide_ok, epi_post16
 from schedules.workload import DwSepWorkload, TileConfig, buffer_copies, ceil_div
@@ -160,7 +161,6 @@ class KernelPlan:
         dw_pitch is iw (dw_out is sized for that wherever it is legal, twophase.dw_wide_ok)."""
         if not self.dw_post16 or self.dw_grouped or not dw_wide_ok(self.workload):
             return False
-        from schedules.dw_forms import wide_taps
         return wide_taps(self.soc, self.workload, self.th, self.tw)
 
     @property
