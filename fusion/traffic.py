@@ -39,8 +39,9 @@ import numpy as np
 from fusion.ir import C0
 from fusion.program_totals import dma_bytes
 from schedules.isa import ACC_BYTES, itemsize
+from schedules.loops import block_start, trips, window_first, window_span, window_start, window_valid
 from schedules.plan import KernelPlan
-from schedules.workload import DwSepWorkload, ceil_div
+from schedules.workload import DwSepWorkload
 
 
 @lru_cache(maxsize=4096)
@@ -74,11 +75,12 @@ def _input_bytes(wl: DwSepWorkload, th: int, tw: int) -> tuple[int, int]:
     """(unique, DMA) input bytes of a th x tw output tiling: the union of the tiles' input windows
     (clipped to the image) and the sum of the windows (halos counted once per tile)."""
 
-    def axis(out_total, t, s, k, pad, in_total):
+    def axis(out_total, t, s, k, pad, in_total):   # the tiles' windows as the kernel's SetTile clips them
         spans = []
-        for i in range(ceil_div(out_total, t)):
-            lo = i * t * s - pad
-            spans.append((max(lo, 0), min(lo + (t - 1) * s + k, in_total)))
+        for i in range(trips(out_total, t)):
+            lo = window_start(block_start(i, t), s, pad)
+            first = window_first(lo)
+            spans.append((first, first + window_valid(lo, window_span(t, s, k), in_total)))
         dma = sum(max(0, b - a) for a, b in spans)
         covered, end = 0, 0
         for a, b in sorted(spans):

@@ -17,6 +17,7 @@ from fusion.soc import SocSpec
 from schedules.activations import needs_scratch, needs_slope
 from schedules.dw_forms import wide_taps
 from schedules.isa import itemsize
+from schedules.loops import trips, window_span
 from schedules.twophase import b_resident, dw_grouped, dw_post16, dw_wide_ok, epi_post16
 from schedules.workload import DwSepWorkload, TileConfig, buffer_copies, ceil_div
 
@@ -101,19 +102,19 @@ class KernelPlan:
 
     @property
     def in_tile_h(self) -> int:
-        return (self.th - 1) * self.workload.stride[0] + self.workload.kernel[0]
+        return window_span(self.th, self.workload.stride[0], self.workload.kernel[0])
 
     @property
     def in_tile_w(self) -> int:
-        return (self.tw - 1) * self.workload.stride[1] + self.workload.kernel[1]
+        return window_span(self.tw, self.workload.stride[1], self.workload.kernel[1])
 
     @property
     def tiles_h(self) -> int:
-        return ceil_div(self.workload.out_height, self.th)
+        return trips(self.workload.out_height, self.th)
 
     @property
     def tiles_w(self) -> int:
-        return ceil_div(self.workload.out_width, self.tw)
+        return trips(self.workload.out_width, self.tw)
 
     @property
     def n_tiles(self) -> int:
@@ -121,11 +122,11 @@ class KernelPlan:
 
     @property
     def ci_steps(self) -> int:
-        return ceil_div(self.workload.c1, self.cib)
+        return trips(self.workload.c1, self.cib)
 
     @property
     def co_steps(self) -> int:
-        return ceil_div(self.workload.co1, self.cob)
+        return trips(self.workload.co1, self.cob)
 
     @property
     def cores(self) -> int:

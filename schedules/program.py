@@ -26,6 +26,8 @@ from functools import cached_property, lru_cache
 from fusion.ir import C0
 from schedules.activations import needs_scratch, needs_slope
 from schedules.dw_forms import _tap_ops, block_form_ops, dw_form_work, grouped_dw_ops  # noqa: F401
+from schedules.loops import (block_len, block_start, group_member, round_robin, split, tile_col,  # noqa: F401
+                             tile_row, trips, window_span, window_start, window_valid)
 from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, bias_block16, bias_halves, count_form, cube_fractals, itemsize
 from schedules.plan import KernelPlan
 from schedules.steps import Copy, CubeOp, Handoff, Iteration, Move, Step, VectorOp, total_work  # noqa: F401
@@ -54,19 +56,13 @@ class CoreProgram:
 # ---------------------------------------------------------------------------------------------
 # geometry
 # ---------------------------------------------------------------------------------------------
-def split(total: int, step: int) -> tuple[int, ...]:
-    """Block sizes of a loop over `total` in steps of `step` (the last one ragged)."""
-    return tuple(min(step, total - i) for i in range(0, total, step))
-
-
-def axis(start_out: int, t: int, out_total: int, stride: int, k: int, pad_lo: int, in_total: int):
-    """(valid outputs, valid input rows read, touches padding) of one tile along one axis.
-    The kernel computes the full tile; the input window is clipped to the image."""
-    out_valid = min(t, out_total - start_out)
-    lo = start_out * stride - pad_lo
-    hi = lo + (t - 1) * stride + k
-    in_valid = max(0, min(hi, in_total) - max(lo, 0))
-    return out_valid, in_valid, (lo < 0 or hi > in_total)
+def axis(i: int, t: int, out_total: int, stride: int, k: int, pad_lo: int, in_total: int):
+    """(valid outputs, valid input rows read, touches padding) of tile i (of t outputs) along one
+    axis, as the kernel's SetTile computes them. The kernel computes the full tile; the input
+    window is clipped to the image."""
+    lo, span = window_start(block_start(i, t), stride, pad_lo), window_span(t, stride, k)
+    return (block_len(i, t, out_total), window_valid(lo, span, in_total),
+            lo < 0 or lo + span > in_total)
 
 
 @lru_cache(maxsize=1024)
@@ -74,10 +70,10 @@ def tile_axes(wl: DwSepWorkload, th: int, tw: int) -> tuple[tuple, tuple]:
     """(valid outputs, valid input rows) of every tile row and tile column (touches-padding is
     dropped: tiles with the same steps share one key)."""
     kh, kw = wl.kernel
-    rows = tuple(axis(i * th, th, wl.out_height, wl.stride[0], kh, wl.pads[0], wl.height)[:2]
-                 for i in range(ceil_div(wl.out_height, th)))
-    cols = tuple(axis(j * tw, tw, wl.out_width, wl.stride[1], kw, wl.pads[1], wl.width)[:2]
-                 for j in range(ceil_div(wl.out_width, tw)))
+    rows = tuple(axis(i, th, wl.out_height, wl.stride[0], kh, wl.pads[0], wl.height)[:2]
+                 for i in range(trips(wl.out_height, th)))
+    cols = tuple(axis(j, tw, wl.out_width, wl.stride[1], kw, wl.pads[1], wl.width)[:2]
+                 for j in range(trips(wl.out_width, tw)))
     return rows, cols
 
 
@@ -498,11 +494,11 @@ def build_program(plan: KernelPlan) -> Program:
     if plan.two_phase:   # its own builder (phases and barriers, not one loop nest per tile)
         from schedules.program_twophase import build_twophase
         return build_twophase(plan)
-    wl = plan.workload
-    rows, cols = tile_axes(wl, plan.th, plan.tw)
-    tiles = tuple((r, c) for _n in range(wl.batch) for r in rows for c in cols)
+    rows, cols = tile_axes(plan.workload, plan.th, plan.tw)
+    th_, tw_ = plan.tiles_h, plan.tiles_w
+    tiles = tuple((rows[tile_row(t, th_, tw_)], cols[tile_col(t, tw_)]) for t in range(plan.n_tiles))
     n = plan.cores
-    mine = [tuple(range(ci, len(tiles), n)) for ci in range(n)]
+    mine = round_robin(len(tiles), n)
     if not plan.handoff_via_gm:
         cores = tuple(CoreProgram(f"core{ci}", "core", resident_loads(plan, "core"), mine[ci])
                       for ci in range(n))
@@ -510,10 +506,11 @@ def build_program(plan: KernelPlan) -> Program:
         aiv = tuple(CoreProgram(f"aiv{ci}", "aiv", resident_loads(plan, "aiv"), mine[ci]) for ci in range(n))
         ratio = plan.aic_ratio
         aic = []
-        for a in range(plan.aic_cores):
-            served = range(a * ratio, min(n, (a + 1) * ratio))
+        for a in range(plan.aic_cores):   # round k: tile k of each AIV it serves
+            served = [v for s in range(ratio) if (v := group_member(a, s, ratio)) < n]
+            rounds = max(len(mine[v]) for v in served)
             aic.append(CoreProgram(f"aic{a}", "aic", resident_loads(plan, "aic"),
-                                   tuple(sorted(t for ci in served for t in mine[ci])),
-                                   tuple(f"aiv{ci}" for ci in served)))
+                                   tuple(mine[v][k] for k in range(rounds) for v in served if k < len(mine[v])),
+                                   tuple(f"aiv{v}" for v in served)))
         cores = aiv + tuple(aic)
     return Program(plan, tiles, cores)

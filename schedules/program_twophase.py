@@ -35,9 +35,10 @@ from schedules.program import (
     dw_ops,
     epilogue16_ops,
     rows_bursts,
-    split,
     tile_axes,
 )
+from schedules.loops import (block_len, block_start, round_robin, row_image, split, tile_col, tile_row, trips,
+                             unit_inner, unit_outer, window_valid)
 from schedules.twophase import VARIANT, fixpipe, gemm_cores, gemm_k, gemm_m, gemm_rows
 from schedules.workload import ceil_div
 
@@ -117,13 +118,17 @@ class TwoPhaseProgram:
         return "\n".join(lines)
 
 
-def _round_robin(n_units: int, cores: int) -> tuple[tuple[int, ...], ...]:
-    return tuple(tuple(range(c, n_units, cores)) for c in range(cores))
-
-
 def _segments(m0: int, m1: int, per_image: int) -> int:
     """Images a row range [m0, m1) of the GEMM touches (one burst per channel block each)."""
-    return (m1 - 1) // per_image - m0 // per_image + 1
+    return row_image(m1 - 1, per_image) - row_image(m0, per_image) + 1
+
+
+def gemm_tile(plan: KernelPlan, u: int, bm: int, m_al: int, m: int) -> tuple[int, int, int, int]:
+    """(first row, rows, real rows, output blocks) of GEMM tile u = mi x coSteps + j, as the kernel's
+    SetGemmTile decodes it: rows past the real m are fractal padding."""
+    mi, j = unit_outer(u, plan.co_steps), unit_inner(u, plan.co_steps)
+    m0, rows = block_start(mi, bm), block_len(mi, bm, m_al)
+    return m0, rows, window_valid(m0, rows, m), block_len(j, plan.cob, plan.workload.co1)
 
 
 def dw_phase(plan: KernelPlan, role: str) -> Phase:
@@ -132,24 +137,24 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
     rows, cols = tile_axes(wl, plan.th, plan.tw)
     full_tile = plan.in_tile_h * plan.in_tile_w
     units = []
-    for _n in range(wl.batch):
-        for r in rows:
-            for c in cols:
-                pad = (full_tile - r[1] * c[1]) * C0
-                for cb in split(wl.c1, plan.cib):
-                    units.append(((
-                        Copy("input", "in", "x_tile", "x", cb * r[1] * c[1] * C0 * b,
-                             rows_bursts(cb, r[1], c[1] == wl.width), plan.tile.copies),
-                        *dw_ops(plan, cb, pad),
-                        Copy("handoff", "out", "dw_out", "dw_ws", cb * r[0] * c[0] * C0 * b,
-                             rows_bursts(cb, r[0], c[0] == wl.out_width)),
-                    ),))
+    for u in range(plan.n_tiles * plan.ci_steps):   # unit u: tile x ciSteps + q, as DwPhase decodes it
+        t, q = unit_outer(u, plan.ci_steps), unit_inner(u, plan.ci_steps)
+        r, c = rows[tile_row(t, plan.tiles_h, plan.tiles_w)], cols[tile_col(t, plan.tiles_w)]
+        pad = (full_tile - r[1] * c[1]) * C0
+        cb = block_len(q, plan.cib, wl.c1)
+        units.append(((
+            Copy("input", "in", "x_tile", "x", cb * r[1] * c[1] * C0 * b,
+                 rows_bursts(cb, r[1], c[1] == wl.width), plan.tile.copies),
+            *dw_ops(plan, cb, pad),
+            Copy("handoff", "out", "dw_out", "dw_ws", cb * r[0] * c[0] * C0 * b,
+                 rows_bursts(cb, r[0], c[0] == wl.out_width)),
+        ),))
     kh, kw = wl.kernel
     pro = (Copy("weights", "in", "w_dw", "w_dw", wl.c1 * kh * kw * C0 * b, 1),
            Copy("weights", "in", "b_dw", "b_dw", wl.c1 * C0 * ACC_BYTES, 1))
     if plan.dw_post16:   # the bias added in the storage dtype: one Cast per core
         pro += (bias_cast(soc, "b_dw16", wl.c1),)
-    return Phase("dw", role, tuple(units), _round_robin(len(units), plan.cores), pro)
+    return Phase("dw", role, tuple(units), round_robin(len(units), plan.cores), pro)
 
 
 def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, int, int]:
@@ -169,56 +174,53 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
             return Copy("input", "in", "a_l1", "x", nbytes, bursts, copies)
         return Copy("handoff", "in", "a_l1", "dw_ws", nbytes, bursts, copies)
 
-    m_blocks = split(m_al, bm)
-    n_blocks = split(wl.co1, plan.cob)
+    m_tiles, co_steps = trips(m_al, bm), plan.co_steps
     k_blocks = split(wl.c1, kb)
     resident = plan.b_resident
     units = []
-    for i, rows_al in enumerate(m_blocks):
-        m0 = i * bm
-        valid = max(0, min(m, m0 + rows_al) - m0)
-        for cbo in n_blocks:
-            out_bytes = cbo * valid * C0 * b
-            out_bursts = cbo * _segments(m0, m0 + valid, per_image)
-            its = []
-            for q, kb in enumerate(k_blocks):
-                b_src = "b_res" if resident else "b_l1"
-                it: list = [a_copy(kb * rows_al * C0 * b, kb, slots),
-                            *(() if resident else
-                              (Copy("weights", "in", "b_l1", "w_pw", kb * C0 * cbo * C0 * b, cbo, slots),)),
-                            Move("L1->L0A", "a_l1", "a_l0a", kb * rows_al * C0 * b),
-                            Move("L1->L0B", b_src, "b_l0b", kb * C0 * cbo * C0 * b),
-                            CubeOp(cube_fractals(soc, rows_al, kb, cbo), "a_l0a", "b_l0b", "pw_acc")]
-                if q == len(k_blocks) - 1:
-                    if fix:
-                        it.append(Copy("output", "out", "pw_acc", "y", out_bytes, out_bursts))
-                    elif not coupled:
-                        it.append(Copy("handoff", "out", "pw_acc", "pre_ws", cbo * rows_al * C0 * b, cbo))
+    for u in range(m_tiles * co_steps):   # GEMM tile u: mi x coSteps + j, as SetGemmTile decodes it
+        m0, rows_al, valid, cbo = gemm_tile(plan, u, bm, m_al, m)
+        out_bytes = cbo * valid * C0 * b
+        out_bursts = cbo * _segments(m0, m0 + valid, per_image)
+        its = []
+        for q, kb in enumerate(k_blocks):
+            b_src = "b_res" if resident else "b_l1"
+            it: list = [a_copy(kb * rows_al * C0 * b, kb, slots),
+                        *(() if resident else
+                          (Copy("weights", "in", "b_l1", "w_pw", kb * C0 * cbo * C0 * b, cbo, slots),)),
+                        Move("L1->L0A", "a_l1", "a_l0a", kb * rows_al * C0 * b),
+                        Move("L1->L0B", b_src, "b_l0b", kb * C0 * cbo * C0 * b),
+                        CubeOp(cube_fractals(soc, rows_al, kb, cbo), "a_l0a", "b_l0b", "pw_acc")]
+            if q == len(k_blocks) - 1:
+                if fix:
+                    it.append(Copy("output", "out", "pw_acc", "y", out_bytes, out_bursts))
+                elif not coupled:
+                    it.append(Copy("handoff", "out", "pw_acc", "pre_ws", cbo * rows_al * C0 * b, cbo))
+                else:
+                    if wl.residual:
+                        it.insert(2, Copy("residual", "in", "res_tile", "res", out_bytes, out_bursts, slots))
+                    if plan.epi_post16:   # cast to the storage dtype in the move, into y_tile
+                        it.append(Move("L0C->UB", "pw_acc", "y_tile", cbo * rows_al * C0 * ACC_BYTES))
+                        it += epilogue16_ops(plan, cbo, rows_al)
                     else:
-                        if wl.residual:
-                            it.insert(2, Copy("residual", "in", "res_tile", "res", out_bytes, out_bursts, slots))
-                        if plan.epi_post16:   # cast to the storage dtype in the move, into y_tile
-                            it.append(Move("L0C->UB", "pw_acc", "y_tile", cbo * rows_al * C0 * ACC_BYTES))
-                            it += epilogue16_ops(plan, cbo, rows_al)
-                        else:
-                            it.append(Move("L0C->UB", "pw_acc", "y_acc", cbo * rows_al * C0 * ACC_BYTES))
-                            it += block_epilogue_ops(plan, cbo, False, rows_al)
-                        it.append(Copy("output", "out", "y_tile", "y", out_bytes, out_bursts, slots))
-                its.append(tuple(it))
-            units.append(tuple(its))
+                        it.append(Move("L0C->UB", "pw_acc", "y_acc", cbo * rows_al * C0 * ACC_BYTES))
+                        it += block_epilogue_ops(plan, cbo, False, rows_al)
+                    it.append(Copy("output", "out", "y_tile", "y", out_bytes, out_bursts, slots))
+            its.append(tuple(it))
+        units.append(tuple(its))
     cores = gemm_cores(wl, soc, plan.cob, bm, plan.cores)
-    assignment = _round_robin(len(units), cores)
+    assignment = round_robin(len(units), cores)
     preload = ()
-    if resident:   # each core's one N tile (u mod coSteps): cbo x C1 FRACTAL_Z fractals, one run in GM
-        preload = tuple((Copy("weights", "in", "b_res", "w_pw", wl.c1 * C0 * n_blocks[u[0] % len(n_blocks)] * C0 * b,
-                              1),) if u else () for u in assignment)
+    if resident:   # each core's one N tile (its first unit's, as PreloadB): cbo x C1 FRACTAL_Z fractals, one run
+        preload = tuple((Copy("weights", "in", "b_res", "w_pw",
+                              wl.c1 * C0 * block_len(unit_inner(u[0], co_steps), plan.cob, wl.co1) * C0 * b, 1),)
+                        if u else () for u in assignment)
     pro = ()
     if fix:
         pro = (Copy("weights", "in", "b_pw_l1", "b_pw", wl.co1 * C0 * ACC_BYTES, 1),)
     elif coupled:
         pro = _b_pw_prologue(plan)
-    return (Phase("gemm", role, tuple(units), assignment, pro, preload),
-            len(m_blocks), len(n_blocks))
+    return Phase("gemm", role, tuple(units), assignment, pro, preload), m_tiles, co_steps
 
 
 def epi_phase(plan: KernelPlan, bm: int) -> Phase:
@@ -229,21 +231,20 @@ def epi_phase(plan: KernelPlan, bm: int) -> Phase:
     m = gemm_m(wl)
     per_image = wl.out_height * wl.out_width
     slots = plan.tile.copies
+    m_al, co_steps = ceil_div(m, frac) * frac, plan.co_steps
     units = []
-    for i, rows_al in enumerate(split(ceil_div(m, frac) * frac, bm)):
-        m0 = i * bm
-        valid = max(0, min(m, m0 + rows_al) - m0)
-        for cbo in split(wl.co1, plan.cob):
-            out_bytes = cbo * valid * C0 * b
-            out_bursts = cbo * _segments(m0, m0 + valid, per_image)
-            it: list = [Copy("handoff", "in", "pre_tile", "pre_ws", cbo * rows_al * C0 * b, cbo, slots)]
-            if wl.residual:
-                it.append(Copy("residual", "in", "res_tile", "res", out_bytes, out_bursts, slots))
-            it += epilogue16_ops(plan, cbo, rows_al) if plan.epi_post16 else block_epilogue_ops(plan, cbo, True, rows_al)
-            it.append(Copy("output", "out", "y_tile", "y", out_bytes, out_bursts, slots))
-            units.append((tuple(it),))
+    for u in range(trips(m_al, bm) * co_steps):   # as the GEMM's tiles (EpiPhase: SetGemmTile)
+        m0, rows_al, valid, cbo = gemm_tile(plan, u, bm, m_al, m)
+        out_bytes = cbo * valid * C0 * b
+        out_bursts = cbo * _segments(m0, m0 + valid, per_image)
+        it: list = [Copy("handoff", "in", "pre_tile", "pre_ws", cbo * rows_al * C0 * b, cbo, slots)]
+        if wl.residual:
+            it.append(Copy("residual", "in", "res_tile", "res", out_bytes, out_bursts, slots))
+        it += epilogue16_ops(plan, cbo, rows_al) if plan.epi_post16 else block_epilogue_ops(plan, cbo, True, rows_al)
+        it.append(Copy("output", "out", "y_tile", "y", out_bytes, out_bursts, slots))
+        units.append((tuple(it),))
     cores = min(soc.vector_cores, len(units))
-    return Phase("epi", "aiv", tuple(units), _round_robin(len(units), cores), _b_pw_prologue(plan))
+    return Phase("epi", "aiv", tuple(units), round_robin(len(units), cores), _b_pw_prologue(plan))
 
 
 def _b_pw_prologue(plan: KernelPlan) -> tuple:

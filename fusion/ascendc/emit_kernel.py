@@ -75,6 +75,7 @@ from fusion.ascendc.cxx import (act_function, act_scratch_tensor, act_tmp_args, 
                                 snippet, sub, template)
 from fusion.ascendc.cxx import fill as _fill  # noqa: F401  (emit_host fills its templates with it)
 from fusion.ascendc.kernel_types import ArgSpec, EmittedKernel, Launch  # noqa: F401
+from fusion.ascendc.loop_cxx import loop_functions
 from fusion.errors import MegafuseError
 from fusion.ir import C0
 from schedules.activations import needs_slope
@@ -226,7 +227,7 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         SOC=soc.name, VARIANT=variant, VARIANT_WHAT=VARIANTS[variant],
         T="half" if fp16 else "float", PB=2 if not fp16 else 1,
         ACT1=wl.act1, ACT2=wl.act2, RES="yes" if res else "no",
-        LOOPNEST=template(f"loopnest_{variant.replace('-', '_')}.h"),
+        LOOPNEST=template(f"loopnest_{variant.replace('-', '_')}.h"), LOOP_FNS=loop_functions(),
         EXTRA=template("extra_mix.h") if variant == "cube-pw-mix" else "",
         RES_PARAM="GM_ADDR res, " if res else "", RES_ARG="res, " if res else "",
         RES_GM_DECL=snippet("RES_GM_DECL") if res else "",

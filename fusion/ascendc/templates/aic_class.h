@@ -18,13 +18,13 @@ public:
 
     __aicore__ inline void Process()
     {
-        const uint32_t rounds = TilesOf(group * RATIO);
+        const uint32_t rounds = TilesOf(GroupMember(group, 0, RATIO));  // the first AIV has the most tiles
         if (rounds > 0) LoadResident();
         for (uint32_t k = 0; k < rounds; ++k) {
             CrossCoreWaitFlag(FLAG_DW);  // both AIVs of the group have handed off round k
             for (uint32_t s = 0; s < RATIO; ++s) {
-                const uint32_t a = group * RATIO + s;
-                if (k < TilesOf(a)) Gemm(a + k * tl.blockDim);
+                const uint32_t a = GroupMember(group, s, RATIO);
+                if (k < TilesOf(a)) Gemm(UnitAt(a, k, tl.blockDim));
             }
             CrossCoreSetFlag<2, PIPE_FIX>(FLAG_PW);
         }
@@ -34,10 +34,7 @@ public:
     }
 
 private:
-    __aicore__ inline uint32_t TilesOf(uint32_t i) const
-    {
-        return i < tl.blockDim ? (tl.nTiles - i + tl.blockDim - 1) / tl.blockDim : 0;
-    }
+    __aicore__ inline uint32_t TilesOf(uint32_t i) const { return UnitsOf(i, tl.nTiles, tl.blockDim); }
 
     __aicore__ inline uint32_t Slot() const { return tileIdx * tl.c1 * thw * C0; }
     __aicore__ inline uint32_t PreOffset() const { return tl.nTiles * tl.c1 * thw * C0; }

@@ -21,12 +21,12 @@ public:
 
     __aicore__ inline void Process()
     {
-        const uint32_t rounds = TilesOf(aivIdx / RATIO * RATIO);  // the group's first AIV has the most tiles
+        const uint32_t rounds = TilesOf(GroupMember(UnitOuter(aivIdx, RATIO), 0, RATIO));  // the group's first AIV has the most tiles
         const uint32_t mine = TilesOf(aivIdx);
         if (mine > 0) LoadResident();
         for (uint32_t k = 0; k < rounds; ++k) {
             if (k < mine) {
-                SetTile(aivIdx + k * tl.blockDim);
+                SetTile(UnitAt(aivIdx, k, tl.blockDim));
                 for (uint32_t q = 0; q < tl.ciSteps; ++q) {
                     CopyInX(q);
                     ComputeDw(q);
@@ -46,11 +46,8 @@ public:
     }
 
 private:
-    // tiles of AIV i: i, i + cores, ... (the plan's round-robin); AIVs past the plan's cores have none
-    __aicore__ inline uint32_t TilesOf(uint32_t i) const
-    {
-        return i < tl.blockDim ? (tl.nTiles - i + tl.blockDim - 1) / tl.blockDim : 0;
-    }
+    // tiles of AIV i: the program's round robin over the plan's cores (none past them)
+    __aicore__ inline uint32_t TilesOf(uint32_t i) const { return UnitsOf(i, tl.nTiles, tl.blockDim); }
 
     // the tile's GM slots: DW result (c1, thw, C0) and pre-activation (co1, thw, C0)
     __aicore__ inline uint32_t Slot() const { return tileIdx * tl.c1 * thw * C0; }
@@ -78,7 +75,7 @@ private:
     // the ci-step's slice of the DW result -> the tile's GM slot (c1, thw, C0)
     __aicore__ inline void HandOff(uint32_t q)
     {
-        const uint32_t c0 = q * tl.cib, cb = tl.c1 - c0 < tl.cib ? tl.c1 - c0 : tl.cib;
+        const uint32_t c0 = BlockStart(q, tl.cib), cb = BlockLen(q, tl.cib, tl.c1);
         LocalTensor<T> dwOut = dwOutBuf.Get<T>();
         SetFlag<HardEvent::V_MTE3>(0);
         WaitFlag<HardEvent::V_MTE3>(0);

@@ -1,1 +1,1 @@
-const uint32_t o0 = q * tl.cob, cbo = tl.co1 - o0 < tl.cob ? tl.co1 - o0 : tl.cob;
+const uint32_t o0 = BlockStart(q, tl.cob), cbo = BlockLen(q, tl.cob, tl.co1);

@@ -3,7 +3,7 @@
     // or in the storage dtype (dw_post_half.h, plan.dw_post16: the first tap a Mul, no zeroing).
     __aicore__ inline void ComputeDw(uint32_t q)
     {
-        const uint32_t c0 = q * tl.cib, cb = tl.c1 - c0 < tl.cib ? tl.c1 - c0 : tl.cib;
+        const uint32_t c0 = BlockStart(q, tl.cib), cb = BlockLen(q, tl.cib, tl.c1);
         LocalTensor<T> x = xQue.DeQue<T>();
 @X_CLIP@@DW_ACC_DECL@        LocalTensor<T> dwOut = dwOutBuf.Get<T>();
         for (uint32_t c = 0; c < cb; ++c) {

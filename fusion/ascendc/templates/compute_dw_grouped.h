@@ -6,7 +6,7 @@
     // result. The wide rows' extra columns are never handed off.
     __aicore__ inline void ComputeDw(uint32_t q)
     {
-        const uint32_t c0 = q * tl.cib, cb = tl.c1 - c0 < tl.cib ? tl.c1 - c0 : tl.cib;
+        const uint32_t c0 = BlockStart(q, tl.cib), cb = BlockLen(q, tl.cib, tl.c1);
         LocalTensor<T> x = xQue.DeQue<T>();
 @X_CLIP@        LocalTensor<T> dwOut = dwOutBuf.Get<T>();
         LocalTensor<T> bias = bDw16Buf.Get<T>();

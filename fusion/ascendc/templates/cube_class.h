@@ -14,7 +14,9 @@ public:
         LoadResident();
         uint32_t prev = 0;
         bool pending = false;
-        for (uint32_t tile = GetBlockIdx(); tile < tl.nTiles; tile += GetBlockNum()) {
+        const uint32_t core = GetBlockIdx(), mine = UnitsOf(core, tl.nTiles, tl.blockDim);
+        for (uint32_t k = 0; k < mine; ++k) {
+            const uint32_t tile = UnitAt(core, k, tl.blockDim);
             SetTile(tile);
             for (uint32_t q = 0; q < tl.ciSteps; ++q) {
                 CopyInX(q);

@@ -1,7 +1,7 @@
     // ---- DW -----------------------------------------------------------------------------
     __aicore__ inline void CopyInX(uint32_t q)
     {
-        const uint32_t c0 = q * tl.cib, cb = tl.c1 - c0 < tl.cib ? tl.c1 - c0 : tl.cib;
+        const uint32_t c0 = BlockStart(q, tl.cib), cb = BlockLen(q, tl.cib, tl.c1);
         LocalTensor<T> x = xQue.AllocTensor<T>();
         if (pad) {  // padding and rows/cols past the image are zeros in UB, never read from GM
             Duplicate(x, static_cast<T>(0), cb * tl.ih * tl.iw * C0);

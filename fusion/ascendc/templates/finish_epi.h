@@ -1,5 +1,5 @@
         if (k >= mine) return;
-        SetTile(aivIdx + k * tl.blockDim);
+        SetTile(UnitAt(aivIdx, k, tl.blockDim));
         for (uint32_t q = 0; q < tl.coSteps; ++q) {
             CopyInPre(q);
             Epilogue(q);

@@ -2,26 +2,20 @@
     __aicore__ inline void SetTile(uint32_t tile)
     {
         tileIdx = tile;
-        const uint32_t perImage = tl.tilesH * tl.tilesW;
-        n = tile / perImage;
-        const uint32_t ht = (tile % perImage) / tl.tilesW, wt = tile % tl.tilesW;
-        oh0 = ht * tl.th;
-        ow0 = wt * tl.tw;
-        ohv = tl.oh - oh0 < tl.th ? tl.oh - oh0 : tl.th;
-        owv = tl.ow - ow0 < tl.tw ? tl.ow - ow0 : tl.tw;
-        ih0 = static_cast<int32_t>(oh0 * tl.sh) - static_cast<int32_t>(tl.padTop);
-        iw0 = static_cast<int32_t>(ow0 * tl.sw) - static_cast<int32_t>(tl.padLeft);
-        const int32_t rHi = Min(ih0 + static_cast<int32_t>(tl.ih), static_cast<int32_t>(tl.h));
-        const int32_t cHi = Min(iw0 + static_cast<int32_t>(tl.iw), static_cast<int32_t>(tl.w));
-        rLo = Max(ih0, 0);
-        cLo = Max(iw0, 0);
-        ihv = rHi > rLo ? static_cast<uint32_t>(rHi - rLo) : 0;
-        iwv = cHi > cLo ? static_cast<uint32_t>(cHi - cLo) : 0;
+        n = TileImage(tile, tl.tilesH, tl.tilesW);
+        const uint32_t ht = TileRow(tile, tl.tilesH, tl.tilesW), wt = TileCol(tile, tl.tilesW);
+        oh0 = BlockStart(ht, tl.th);
+        ow0 = BlockStart(wt, tl.tw);
+        ohv = BlockLen(ht, tl.th, tl.oh);
+        owv = BlockLen(wt, tl.tw, tl.ow);
+        ih0 = WindowStart(oh0, tl.sh, tl.padTop);
+        iw0 = WindowStart(ow0, tl.sw, tl.padLeft);
+        rLo = WindowFirst(ih0);
+        cLo = WindowFirst(iw0);
+        ihv = WindowValid(ih0, tl.ih, tl.h);
+        iwv = WindowValid(iw0, tl.iw, tl.w);
         pad = ihv != tl.ih || iwv != tl.iw;
     }
-
-    __aicore__ static inline int32_t Min(int32_t a, int32_t b) { return a < b ? a : b; }
-    __aicore__ static inline int32_t Max(int32_t a, int32_t b) { return a > b ? a : b; }
 
     __aicore__ inline uint32_t OutOffset(uint32_t cg) const
     {

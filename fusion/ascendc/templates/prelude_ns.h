@@ -4,6 +4,8 @@ constexpr uint32_t C0 = 16;            // channels per block (NC1HWC0)
 constexpr uint32_t PB = @PB@;          // DataBlocks (32 B) per pixel of C0 channels
 constexpr uint32_t MAX_REPEAT = 255;   // repeat count limit of one vector instruction
 @EXTRA@
+// the program's loop formulas (schedules/loops.py): tile loop, channel blocks, unit decodes, windows
+@LOOP_FNS@
 // acc (px pixels x 16 fp32 channels) += bias (16 fp32) in two halves: lane l of a repeat is
 // channel 8h + l%8 of pixel l/8 (dst block stride 2 DataBlocks = one pixel), 8 pixels a repeat,
 // the bias half read by every pixel (src1 strides 0); a ragged last group masked.

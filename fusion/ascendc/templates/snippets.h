@@ -68,7 +68,7 @@
 //@ B_RES_FREE
         bResQue.FreeTensor(bRes);
 //@ TP_PRELOAD_DW
-            if (u == core) PreloadB(core);  // after the first x block: the MTE2 queue serves it first
+            if (k == 0) PreloadB(core);  // after the first x block: the MTE2 queue serves it first
 //@ TP_PRELOAD_AIC
         PreloadB(GetBlockIdx());  // the AIC is idle until the SyncAll: its PW weights come in meanwhile
 //@ A_LOAD_WS
@@ -136,3 +136,9 @@ LoadPwWeights(wp, 0, tl.co1);
         CHECK_ACL(aclrtMemsetAsync(static_cast<uint8_t*>(workspace) + @OFFSET@, @BYTES@, 0, @BYTES@, stream));  // SyncAll flags start at 0
 //@ HOST_LAUNCH
         ACLRT_LAUNCH_KERNEL(@SYMBOL@)(@BLOCK_DIM@, stream, @DEV_ARGS@, workspace, tilingDev);
+//@ LOOP_FN
+// @FORMULA@
+__aicore__ inline int32_t @NAME@(@PARAMS@) { return @EXPR@; }
+//@ LOOP_MINMAX
+__aicore__ inline int32_t LoopMin(int32_t a, int32_t b) { return a < b ? a : b; }
+__aicore__ inline int32_t LoopMax(int32_t a, int32_t b) { return a > b ? a : b; }

@@ -1,15 +1,15 @@
     // ---- phase 1: DW units (tile, ci-block) round-robin over the plan's DW cores ----------
     __aicore__ inline void DwPhase(uint32_t core)
     {
-        const uint32_t units = tl.nTiles * tl.ciSteps;
-        if (core >= tl.blockDim || core >= units) return;
+        const uint32_t mine = UnitsOf(core, tl.nTiles * tl.ciSteps, tl.blockDim);
+        if (mine == 0) return;
 @RESIDENT_UB@        wDw = wDwQue.DeQue<T>();
         bDw = bDwQue.DeQue<float>();
 @DW_BIAS16@        SetFlag<HardEvent::MTE2_S>(0);  // the DW taps are read by the scalar unit
         WaitFlag<HardEvent::MTE2_S>(0);
-        for (uint32_t u = core; u < units; u += tl.blockDim) {
-            const uint32_t q = u % tl.ciSteps;
-            SetTile(u / tl.ciSteps);
+        for (uint32_t k = 0; k < mine; ++k) {
+            const uint32_t u = UnitAt(core, k, tl.blockDim), q = UnitInner(u, tl.ciSteps);
+            SetTile(UnitOuter(u, tl.ciSteps));
             CopyInX(q);
 @TP_PRELOAD_DW@            ComputeDw(q);
             HandOff(q);
@@ -21,7 +21,7 @@
     // the unit's DW result (cb blocks of th x tw in UB) -> the workspace rows of its valid pixels
     __aicore__ inline void HandOff(uint32_t q)
     {
-        const uint32_t c0 = q * tl.cib, cb = tl.c1 - c0 < tl.cib ? tl.c1 - c0 : tl.cib;
+        const uint32_t c0 = BlockStart(q, tl.cib), cb = BlockLen(q, tl.cib, tl.c1);
         const uint32_t row = (n * tl.oh + oh0) * tl.ow + ow0;  // GEMM row of the tile's first pixel
         LocalTensor<T> dwOut = dwOutBuf.Get<T>();
         SetFlag<HardEvent::V_MTE3>(0);

@@ -27,13 +27,13 @@
     // ---- phase 2: the PW GEMM, (M, N) tiles round-robin over the GEMM cores, K in kb blocks --
     __aicore__ inline void GemmPhase(uint32_t core)
     {
-        const uint32_t units = tl.mTiles * tl.coSteps;
-        if (core >= tl.gemmCores || core >= units) return;
-@GEMM_PROLOGUE@@B_RES_TAKE@        for (uint32_t u = core; u < units; u += tl.gemmCores) {
-            SetGemmTile(u);
+        const uint32_t mine = UnitsOf(core, tl.mTiles * tl.coSteps, tl.gemmCores);
+        if (mine == 0) return;
+@GEMM_PROLOGUE@@B_RES_TAKE@        for (uint32_t i = 0; i < mine; ++i) {
+            SetGemmTile(UnitAt(core, i, tl.gemmCores));
             LocalTensor<float> c = cQue.AllocTensor<float>();
-            for (uint32_t k0 = 0; k0 < tl.c1; k0 += tl.kb) {
-                const uint32_t kbq = tl.c1 - k0 < tl.kb ? tl.c1 - k0 : tl.kb;
+            for (uint32_t kq = 0; kq < tl.kSteps; ++kq) {
+                const uint32_t k0 = BlockStart(kq, tl.kb), kbq = BlockLen(kq, tl.kb, tl.c1);
                 LocalTensor<T> a1 = aL1Que.AllocTensor<T>();
 @A_LOAD@                aL1Que.EnQue(a1);
 @B_IN@                a1 = aL1Que.DeQue<T>();

@@ -2,8 +2,9 @@
     // all lie in N tile g mod coSteps; its cbo x C1 FRACTAL_Z fractals are one run in GM
     __aicore__ inline void PreloadB(uint32_t core)
     {
-        if (core >= tl.gemmCores || core >= tl.mTiles * tl.coSteps) return;
-        const uint32_t o = (core % tl.coSteps) * tl.cob, n = tl.co1 - o < tl.cob ? tl.co1 - o : tl.cob;
+        if (UnitsOf(core, tl.mTiles * tl.coSteps, tl.gemmCores) == 0) return;
+        const uint32_t j = UnitInner(UnitAt(core, 0, tl.gemmCores), tl.coSteps);
+        const uint32_t o = BlockStart(j, tl.cob), n = BlockLen(j, tl.cob, tl.co1);
         LocalTensor<T> b = bResQue.AllocTensor<T>();
         DataCopy(b, wPwGm[o * tl.c1 * C0 * C0], n * tl.c1 * C0 * C0);
         bResQue.EnQue(b);

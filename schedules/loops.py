@@ -1,0 +1,96 @@
+"""The loop formulas of the lowered kernel program, written once for the program builder and the
+kernels.
+
+A fused kernel takes its plan as a few dozen tiling words (the vendor's practice: the tiling struct
+is copied to every core's stack at launch, 2 KiB by default), so a core cannot be handed a list of
+its tiles: it computes them from the tiling words, and so does schedules/program.py when it lowers a
+plan. Both evaluate the formulas below -- Python calls the functions this module compiles from
+them; the Ascend C emitter renders the same expressions as __aicore__ inline functions of every
+kernel (fusion/ascendc/loop_cxx.py, CamelCase names: BLOCK_LEN -> BlockLen) that its templates call.
+So the tile loop, the channel-block loops, the unit decodes and a tile's window are spelled in this
+table only, and the emulator's counters equal Program.counts by construction.
+
+An expression is Python syntax over non-negative integers: + - * // %, comparisons, `a if c
+else b`, Min(a, b), Max(a, b). `//` is rendered as C++ `/` on int32_t: equal where its operands
+are non-negative, which holds at every use (only WINDOW_START can be negative, and it is never
+divided). tests/test_loops.py compiles the rendered functions on the host and compares them with
+the Python ones over a grid.
+"""
+
+from __future__ import annotations
+
+import ast
+from types import MappingProxyType
+
+# name: (parameters, expression)
+FORMULAS = MappingProxyType({
+    # a split loop (ci blocks, co blocks, K blocks, GEMM row blocks): block q of `total` in steps
+    # of `step`, the last one ragged
+    "BLOCK_START": (("q", "step"), "q * step"),
+    "BLOCK_LEN": (("q", "step", "total"), "Min(step, total - q * step)"),
+    # round robin: core `core` of `cores` runs units core, core + cores, ... of `units`
+    "UNITS_OF": (("core", "units", "cores"), "(units - core + cores - 1) // cores if core < cores else 0"),
+    "UNIT_AT": (("core", "k", "cores"), "core + k * cores"),
+    # member s of group g of `size` cores (910B MIX: the AIVs an AIC serves)
+    "GROUP_MEMBER": (("group", "s", "size"), "group * size + s"),
+    # a unit numbered outer x inner + i (DW unit: tile x ciSteps + q; GEMM tile: mi x coSteps + j)
+    "UNIT_OUTER": (("u", "inner"), "u // inner"),
+    "UNIT_INNER": (("u", "inner"), "u % inner"),
+    # tile t of the grid, numbered (image, tile row, tile column)
+    "TILE_IMAGE": (("t", "tiles_h", "tiles_w"), "t // (tiles_h * tiles_w)"),
+    "TILE_ROW": (("t", "tiles_h", "tiles_w"), "t % (tiles_h * tiles_w) // tiles_w"),
+    "TILE_COL": (("t", "tiles_w"), "t % tiles_w"),
+    # one axis of a tile's input window: its first row (negative: padding above) and the rows of
+    # it inside the image (the kernel computes the full tile; the window is clipped)
+    "WINDOW_START": (("o0", "stride", "pad_lo"), "o0 * stride - pad_lo"),
+    "WINDOW_SPAN": (("t", "stride", "k"), "(t - 1) * stride + k"),
+    "WINDOW_FIRST": (("lo",), "Max(lo, 0)"),
+    "WINDOW_VALID": (("lo", "span", "total"), "Max(0, Min(lo + span, total) - Max(lo, 0))"),
+    # the image a GEMM row (pixel of the batch) lies in
+    "ROW_IMAGE": (("row", "per_image"), "row // per_image"),
+})
+
+
+def _compile(name: str, params: tuple[str, ...], expr: str):
+    code = compile(f"lambda {', '.join(params)}: {expr}", f"<loops.{name}>", "eval")
+    fn = eval(code, {"Min": min, "Max": max, "__builtins__": {}})   # noqa: S307 (our own table)
+    fn.__name__ = name.lower()
+    fn.__doc__ = f"{name}({', '.join(params)}) = {expr}"
+    return fn
+
+
+block_start = _compile("BLOCK_START", *FORMULAS["BLOCK_START"])
+block_len = _compile("BLOCK_LEN", *FORMULAS["BLOCK_LEN"])
+units_of = _compile("UNITS_OF", *FORMULAS["UNITS_OF"])
+unit_at = _compile("UNIT_AT", *FORMULAS["UNIT_AT"])
+group_member = _compile("GROUP_MEMBER", *FORMULAS["GROUP_MEMBER"])
+unit_outer = _compile("UNIT_OUTER", *FORMULAS["UNIT_OUTER"])
+unit_inner = _compile("UNIT_INNER", *FORMULAS["UNIT_INNER"])
+tile_image = _compile("TILE_IMAGE", *FORMULAS["TILE_IMAGE"])
+tile_row = _compile("TILE_ROW", *FORMULAS["TILE_ROW"])
+tile_col = _compile("TILE_COL", *FORMULAS["TILE_COL"])
+window_start = _compile("WINDOW_START", *FORMULAS["WINDOW_START"])
+window_span = _compile("WINDOW_SPAN", *FORMULAS["WINDOW_SPAN"])
+window_first = _compile("WINDOW_FIRST", *FORMULAS["WINDOW_FIRST"])
+window_valid = _compile("WINDOW_VALID", *FORMULAS["WINDOW_VALID"])
+row_image = _compile("ROW_IMAGE", *FORMULAS["ROW_IMAGE"])
+
+
+def trips(total: int, step: int) -> int:
+    """Iterations of a split loop (the plan's ciSteps / coSteps / tile counts)."""
+    return -(-total // step)
+
+
+def split(total: int, step: int) -> tuple[int, ...]:
+    """The block sizes of a split loop over `total` in steps of `step`."""
+    return tuple(block_len(q, step, total) for q in range(trips(total, step)))
+
+
+def round_robin(units: int, cores: int) -> tuple[tuple[int, ...], ...]:
+    """Per core the units it runs, in its order."""
+    return tuple(tuple(unit_at(c, k, cores) for k in range(units_of(c, units, cores))) for c in range(cores))
+
+
+def parse(expr: str) -> ast.expr:
+    """The syntax tree of one formula (for the C++ renderer)."""
+    return ast.parse(expr, mode="eval").body
