@@ -39,9 +39,9 @@ import numpy as np
 from fusion.ir import C0
 from fusion.program_totals import dma_bytes
 from schedules.isa import ACC_BYTES, itemsize
-from schedules.loops import block_start, trips, window_first, window_span, window_start, window_valid
+from schedules.loops import block_start, window_first, window_span, window_start, window_valid
 from schedules.plan import KernelPlan
-from schedules.workload import DwSepWorkload
+from schedules.workload import DwSepWorkload, ceil_div
 
 
 @lru_cache(maxsize=4096)
@@ -77,7 +77,7 @@ def _input_bytes(wl: DwSepWorkload, th: int, tw: int) -> tuple[int, int]:
 
     def axis(out_total, t, s, k, pad, in_total):   # the tiles' windows as the kernel's SetTile clips them
         spans = []
-        for i in range(trips(out_total, t)):
+        for i in range(ceil_div(out_total, t)):
             lo = window_start(block_start(i, t), s, pad)
             first = window_first(lo)
             spans.append((first, first + window_valid(lo, window_span(t, s, k), in_total)))

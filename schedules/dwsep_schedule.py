@@ -23,9 +23,8 @@ from __future__ import annotations
 from tvm import s_tir
 
 from schedules.dwsep_te import dwsep_prim_func
-from schedules.loops import trips
 from schedules.plan import tile_sizes
-from schedules.workload import DwSepWorkload, TileConfig
+from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 
 UB = "local.UB"
 
@@ -51,7 +50,7 @@ def effective_cib(wl: DwSepWorkload, tile: TileConfig) -> int:
 
 def schedule_dwsep(wl: DwSepWorkload, tile: TileConfig, cpu_opts: bool = True) -> s_tir.Schedule:
     th, tw, cob, cib = tile_sizes(wl, tile)   # the plan's sizes (schedules/plan.py)
-    tiled_out = (trips(wl.out_height, th) * th, trips(wl.out_width, tw) * tw)
+    tiled_out = (ceil_div(wl.out_height, th) * th, ceil_div(wl.out_width, tw) * tw)
     sch = s_tir.Schedule(dwsep_prim_func(wl, tiled_out))
 
     out = sch.get_sblock("out")

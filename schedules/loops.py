@@ -22,6 +22,8 @@ from __future__ import annotations
 import ast
 from types import MappingProxyType
 
+from schedules.workload import ceil_div
+
 # name: (parameters, expression)
 FORMULAS = MappingProxyType({
     # a split loop (ci blocks, co blocks, K blocks, GEMM row blocks): block q of `total` in steps
@@ -76,14 +78,9 @@ window_valid = _compile("WINDOW_VALID", *FORMULAS["WINDOW_VALID"])
 row_image = _compile("ROW_IMAGE", *FORMULAS["ROW_IMAGE"])
 
 
-def trips(total: int, step: int) -> int:
-    """Iterations of a split loop (the plan's ciSteps / coSteps / tile counts)."""
-    return -(-total // step)
-
-
 def split(total: int, step: int) -> tuple[int, ...]:
     """The block sizes of a split loop over `total` in steps of `step`."""
-    return tuple(block_len(q, step, total) for q in range(trips(total, step)))
+    return tuple(block_len(q, step, total) for q in range(ceil_div(total, step)))
 
 
 def round_robin(units: int, cores: int) -> tuple[tuple[int, ...], ...]:

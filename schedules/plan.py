@@ -17,7 +17,7 @@ from fusion.soc import SocSpec
 from schedules.activations import needs_scratch, needs_slope
 from schedules.dw_forms import wide_taps
 from schedules.isa import itemsize
-from schedules.loops import trips, window_span
+from schedules.loops import window_span
 from schedules.twophase import b_resident, dw_grouped, dw_post16, dw_wide_ok, epi_post16
 from schedules.workload import DwSepWorkload, TileConfig, buffer_copies, ceil_div
 
@@ -110,11 +110,11 @@ class KernelPlan:
 
     @property
     def tiles_h(self) -> int:
-        return trips(self.workload.out_height, self.th)
+        return ceil_div(self.workload.out_height, self.th)
 
     @property
     def tiles_w(self) -> int:
-        return trips(self.workload.out_width, self.tw)
+        return ceil_div(self.workload.out_width, self.tw)
 
     @property
     def n_tiles(self) -> int:
@@ -122,11 +122,11 @@ class KernelPlan:
 
     @property
     def ci_steps(self) -> int:
-        return trips(self.workload.c1, self.cib)
+        return ceil_div(self.workload.c1, self.cib)
 
     @property
     def co_steps(self) -> int:
-        return trips(self.workload.co1, self.cob)
+        return ceil_div(self.workload.co1, self.cob)
 
     @property
     def cores(self) -> int:

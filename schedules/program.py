@@ -26,8 +26,8 @@ from functools import cached_property, lru_cache
 from fusion.ir import C0
 from schedules.activations import needs_scratch, needs_slope
 from schedules.dw_forms import _tap_ops, block_form_ops, dw_form_work, grouped_dw_ops  # noqa: F401
-from schedules.loops import (block_len, block_start, group_member, round_robin, split, tile_col,  # noqa: F401
-                             tile_row, trips, window_span, window_start, window_valid)
+from schedules.loops import (block_len, block_start, group_member, round_robin, split, tile_col,
+                             tile_row, window_span, window_start, window_valid)
 from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, bias_block16, bias_halves, count_form, cube_fractals, itemsize
 from schedules.plan import KernelPlan
 from schedules.steps import Copy, CubeOp, Handoff, Iteration, Move, Step, VectorOp, total_work  # noqa: F401
@@ -71,9 +71,9 @@ def tile_axes(wl: DwSepWorkload, th: int, tw: int) -> tuple[tuple, tuple]:
     dropped: tiles with the same steps share one key)."""
     kh, kw = wl.kernel
     rows = tuple(axis(i, th, wl.out_height, wl.stride[0], kh, wl.pads[0], wl.height)[:2]
-                 for i in range(trips(wl.out_height, th)))
+                 for i in range(ceil_div(wl.out_height, th)))
     cols = tuple(axis(j, tw, wl.out_width, wl.stride[1], kw, wl.pads[1], wl.width)[:2]
-                 for j in range(trips(wl.out_width, tw)))
+                 for j in range(ceil_div(wl.out_width, tw)))
     return rows, cols
 
 

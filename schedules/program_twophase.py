@@ -37,7 +37,7 @@ from schedules.program import (
     rows_bursts,
     tile_axes,
 )
-from schedules.loops import (block_len, block_start, round_robin, row_image, split, tile_col, tile_row, trips,
+from schedules.loops import (block_len, block_start, round_robin, row_image, split, tile_col, tile_row,
                              unit_inner, unit_outer, window_valid)
 from schedules.twophase import VARIANT, fixpipe, gemm_cores, gemm_k, gemm_m, gemm_rows
 from schedules.workload import ceil_div
@@ -174,7 +174,7 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
             return Copy("input", "in", "a_l1", "x", nbytes, bursts, copies)
         return Copy("handoff", "in", "a_l1", "dw_ws", nbytes, bursts, copies)
 
-    m_tiles, co_steps = trips(m_al, bm), plan.co_steps
+    m_tiles, co_steps = ceil_div(m_al, bm), plan.co_steps
     k_blocks = split(wl.c1, kb)
     resident = plan.b_resident
     units = []
@@ -233,7 +233,7 @@ def epi_phase(plan: KernelPlan, bm: int) -> Phase:
     slots = plan.tile.copies
     m_al, co_steps = ceil_div(m, frac) * frac, plan.co_steps
     units = []
-    for u in range(trips(m_al, bm) * co_steps):   # as the GEMM's tiles (EpiPhase: SetGemmTile)
+    for u in range(ceil_div(m_al, bm) * co_steps):   # as the GEMM's tiles (EpiPhase: SetGemmTile)
         m0, rows_al, valid, cbo = gemm_tile(plan, u, bm, m_al, m)
         out_bytes = cbo * valid * C0 * b
         out_bursts = cbo * _segments(m0, m0 + valid, per_image)

@@ -21,7 +21,6 @@ from fusion.ir import C0
 from schedules.plan import KernelPlan
 from schedules.program_twophase import build_twophase
 from schedules.twophase import fixpipe, gemm_m, workspace_bytes
-from schedules.loops import trips
 from schedules.workload import ceil_div
 
 # kernel member of each two-phase plan buffer (name, scope): the one-phase table (cxx.MEMBERS)
@@ -65,7 +64,7 @@ def tiling_fields(plan: KernelPlan) -> tuple[tuple[str, int], ...]:
     frac = soc.cube_fractal[0]
     ws = workspace_bytes(wl, soc)
     return (("m", gemm_m(wl)), ("mAl", ceil_div(gemm_m(wl), frac) * frac), ("bm", prog.bm), ("kb", prog.kb),
-            ("kSteps", trips(wl.c1, prog.kb)),
+            ("kSteps", ceil_div(wl.c1, prog.kb)),
             ("mTiles", prog.m_tiles), ("gemmCores", gemm), ("epiCores", epi),
             ("wsSync", ws["sync_ws"]), ("wsPre", ws["pre_ws"]))
 

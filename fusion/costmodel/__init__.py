@@ -151,8 +151,6 @@ from fusion.program_totals import clear_caches as clear_totals
 from fusion.traffic import _input_bytes, fused_min_bytes  # noqa: F401
 from schedules.program import _tile_loops_cached
 from schedules.program_unfused import dw_vector_ops, epilogue_vector_ops
-from schedules.program import axis as _axis  # noqa: F401
-from schedules.program import split as _split  # noqa: F401
 from schedules.program import tile_axes as _tile_axes
 
 

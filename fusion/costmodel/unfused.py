@@ -23,7 +23,7 @@ from fusion.soc import SocSpec
 from fusion.traffic import _input_bytes, fused_min_bytes
 from schedules.plan import align
 from schedules.program import rows_bursts as _rows_bursts
-from schedules.program import split
+from schedules.loops import split
 from schedules.program import tile_axes as _tile_axes
 from schedules.workload import DwSepWorkload, ceil_div
 
