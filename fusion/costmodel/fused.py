@@ -342,8 +342,14 @@ def _mix_pass(f: _Fused, mine: dict, groups: dict, gates: dict, db: bool, cores:
         served = [int(name[3:]) for name in prog.cores[cores + a].serves]
         key = tuple(mine[ci] for ci in served) + tuple(tuple(ready[ci]) for ci in served)
         if key not in aic_cache:
-            order = sorted(((ready[ci][k], pos, k) for pos, ci in enumerate(served)
-                            for k in range(len(mine[ci]))))
+            # in the program's order (round k: tile k of each served AIV); the AIC's wait for
+            # round k returns once every AIV of its group has flagged it (templates/aic_class.h)
+            where = {t: (pos, k) for pos, ci in enumerate(served) for k, t in enumerate(prog.cores[ci].tiles)}
+            placed = [where[t] for t in prog.cores[cores + a].tiles]
+            gate: dict[int, float] = {}
+            for pos, k in placed:
+                gate[k] = max(gate.get(k, 0.0), ready[served[pos]][k])
+            order = [(gate[k], pos, k) for pos, k in placed]
             seq, counts = f.seq("aic", [mine[served[pos]][k] for _t, pos, k in order],
                                 [t for t, _pos, _k in order])
             aic_cache[key] = (_sim(seq, db), order, counts)
