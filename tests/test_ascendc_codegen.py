@@ -29,7 +29,7 @@ import pytest
 
 import models
 from fusion.ascend_check import build_all, build_emitted, check_ascend, run_emitted
-from fusion.check import KERNEL_VS_BLOCK
+from fusion.check import KERNEL_VS_BLOCK, TOLERANCE
 from fusion.ascendc import emit_kernel, yaml_lite
 from fusion.ascendc.emit_kernel import SYSTEM_WORKSPACE_2201, variant_of
 from fusion.ascendc.emit_twophase import launch_cores
@@ -46,7 +46,7 @@ from schedules.workload import DwSepWorkload, TileConfig
 
 SOCS = ["ascend910b2", "ascend310p3"]
 BLOCKS = [b["name"] for b in models.MOBILENET_V1_BLOCKS + models.ODD_BLOCKS]
-FP16_TOL = 2e-2
+FP16_TOL = TOLERANCE["float16"]
 
 
 # ---- the acceptance matrix: 10 block shapes x 2 SoCs, fp16 ---------------------------------------
