@@ -54,8 +54,13 @@ F = {name: i for i, name in enumerate(FIELDS)}
 
 # on-chip moves: the pipe each path busies (L0C -> UB feeds the vector side, the 310P UB -> L1 is
 # an MTE3 move, the rest the cube side's) and its rate (bytes per cycle)
-MOVE_PIPE = {"UB->L1": "MTE3", "L1->L0A": "cube", "L1->L0B": "cube", "L0C->UB": "vector"}
+# init->: InitConstValue filling L1 / L0A (no published rate: charged as L1 -> L0A bytes, on the
+# pipe of the cube's loads; it runs once per core)
+MOVE_PIPE = {"UB->L1": "MTE3", "L1->L0A": "cube", "L1->L0B": "cube", "L0C->UB": "vector", "init->L1": "cube",
+             "init->L0A": "cube"}
 MOVE_RATE = {
+    "init->L1": lambda soc: soc.l1_to_l0a_bytes_per_cycle,
+    "init->L0A": lambda soc: soc.l1_to_l0a_bytes_per_cycle,
     "UB->L1": lambda soc: soc.ub_to_l1_bytes_per_cycle,
     "L1->L0A": lambda soc: soc.l1_to_l0a_bytes_per_cycle,
     "L1->L0B": lambda soc: soc.l1_to_l0b_bytes_per_cycle,
@@ -171,7 +176,8 @@ class ProgramTotals:
         return total
 
     def _prologue(self, plan: KernelPlan, role: str) -> np.ndarray:
-        key = (role, plan.tile.cob, plan.tile.pw_engine)
+        # (th, tw: the bias GEMM's setup, schedules/program.bias_setup, fills the tile's rows)
+        key = (role, plan.tile.th, plan.tile.tw, plan.tile.cob, plan.tile.pw_engine)
         v = self.prologues.get(key)
         if v is None:
             v = self.prologues[key] = step_sums(self.soc, self.wl.dtype, resident_loads(plan, role))

@@ -18,7 +18,8 @@ from schedules.activations import needs_scratch, needs_slope
 from schedules.dw_forms import wide_taps
 from schedules.isa import itemsize
 from schedules.loops import window_span
-from schedules.twophase import b_resident, dw_grouped, dw_post16, dw_wide_ok, epi_post16
+from schedules.twophase import (b_resident, bias_gemm_buffers, bias_gemm_rows, bias_in_cube, dw_grouped, dw_post16,
+                                dw_wide_ok, epi_post16)
 from schedules.workload import DwSepWorkload, TileConfig, buffer_copies, ceil_div
 
 ACC_BYTES = 4  # fp32 accumulators and biases
@@ -178,6 +179,16 @@ class KernelPlan:
         if not (self.two_phase or self.variant == "cube-pw"):
             return False
         return epi_post16(self.workload, self.soc)
+
+    @property
+    def bias_in_cube(self) -> bool:
+        """The PW bias added by a K = 16 Mmad and relu in the L0C -> UB move (schedules/twophase.
+        bias_in_cube): the 310P kernels with the 16-bit epilogue (cube kernel, two-phase GEMM)
+        whose tile leaves L0A / L0B room for its operands (twophase.bias_gemm_rows)."""
+        if not (self.epi_post16 and bias_in_cube(self.workload, self.soc)):
+            return False
+        thw_al = None if self.two_phase else self.thw_al
+        return bool(bias_gemm_rows(self.workload, self.soc, self.cob, self.tile.double_buffer, thw_al)[1])
 
     @property
     def b_resident(self) -> bool:
@@ -382,6 +393,9 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube: bo
         add("b_l0b", "L0B", (c1 * C0, cob * C0), dt, 1, "cube B operand (weights, ZN fractals)", in_tir=False)
         add("pw_acc", "L0C", (cob, thw_al, C0), "float32", 1, "PW accumulator (L0C, NZ)",
             tir_shape=(cob, th, tw, C0))
+        if epi16 and bias_in_cube(wl, soc):   # the bias GEMM's operands (schedules/twophase.bias_in_cube)
+            for spec in bias_gemm_buffers(wl, soc, cob, db, thw_al, "co-step"):
+                add(*spec, in_tir=False)
         if fix:
             add("b_pw_l1", "L1", (wl.co1, C0), "float32", 1,
                 "folded BN2 bias, resident in L1 (bias-table source)", in_tir=False)

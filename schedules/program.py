@@ -30,6 +30,7 @@ from schedules.loops import (block_len, block_start, group_member, round_robin, 
                              tile_row, window_span, window_start, window_valid)
 from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, bias_block16, bias_halves, count_form, cube_fractals, itemsize
 from schedules.plan import KernelPlan
+from schedules.twophase import act2_vector_ops
 from schedules.steps import Copy, CubeOp, Handoff, Iteration, Move, Step, VectorOp, total_work  # noqa: F401
 from schedules.workload import DwSepWorkload, ceil_div
 
@@ -201,6 +202,7 @@ def co_iters(plan: KernelPlan, r, c) -> tuple[Iteration, ...]:
             if q == 0:   # L1 -> L0A once per tile (the ci loop staged A in L1); A stays in L0A
                 it.append(Move("L1->L0A", "dw_out_l1", "a_l0a", wl.c1 * thw_al * C0 * b))
             it.append(CubeOp(cube_fractals(soc, thw, wl.c1, cbo), "a_l0a", "b_l0b", "pw_acc"))
+            it += bias_gemm(plan, thw, cbo)
             if plan.epi_post16:   # cast to the storage dtype in the move, into y_tile
                 it.append(Move("L0C->UB", "pw_acc", "y_tile", cbo * thw_al * C0 * ACC_BYTES))
                 it += epilogue16_ops(plan, cbo, thw)
@@ -314,15 +316,39 @@ def epilogue16_ops(plan: KernelPlan, cbo: int, rows: int) -> tuple[VectorOp, ...
     soc, wl = plan.soc, plan.workload
     b = itemsize(wl.dtype)
     n = cbo * rows * C0
-    w = bias_block16(soc, rows) * cbo
-    ops = [VectorOp("bias2", "y_tile", n, w.instrs, w.repeats)]
-    if ACT_OPS[wl.act2]:
-        w = count_form(soc, n, b) * ACT_OPS[wl.act2]
+    ops = []
+    if not plan.bias_in_cube:   # (else the cube added it and the move applied relu: bias_gemm)
+        w = bias_block16(soc, rows) * cbo
+        ops.append(VectorOp("bias2", "y_tile", n, w.instrs, w.repeats))
+    acts = act2_vector_ops(wl.act2, plan.bias_in_cube)
+    if acts:
+        w = count_form(soc, n, b) * acts
         ops.append(VectorOp("act2", "y_tile", n, w.instrs, w.repeats))
     if wl.residual:
         w = count_form(soc, n, b)
         ops.append(VectorOp("residual", "y_tile", n, w.instrs, w.repeats))
     return tuple(ops)
+
+
+def bias_gemm(plan: KernelPlan, rows: int, cbo: int) -> tuple[Move | CubeOp, ...]:
+    """(plan.bias_in_cube) The PW bias into L0C after an output tile's GEMM: the co-step's cbo
+    bias fractals L1 -> L0B and one Mmad of K = 16 (A: ones_l0a) accumulating onto C."""
+    if not plan.bias_in_cube:
+        return ()
+    return (Move("L1->L0B", "bias_l1", "bias_l0b", cbo * C0 * C0 * _b(plan)),
+            CubeOp(cube_fractals(plan.soc, rows, 1, cbo), "ones_l0a", "bias_l0b", "pw_acc"))
+
+
+def bias_setup(plan: KernelPlan, rows: int) -> tuple[Move, ...]:
+    """(plan.bias_in_cube) Once per core, after b_pw16: the bias fractals zeroed in L1
+    (InitConstValue), row 0 of each the fp16 bias (one UB -> L1 copy), and the ones A operand
+    of `rows` rows in L0A (InitConstValue)."""
+    if not plan.bias_in_cube:
+        return ()
+    wl, b = plan.workload, _b(plan)
+    return (Move("init->L1", "", "bias_l1", wl.co1 * C0 * C0 * b),
+            Move("UB->L1", "b_pw16", "bias_l1", wl.co1 * C0 * b),
+            Move("init->L0A", "", "ones_l0a", rows * C0 * b))
 
 
 def bias_cast(soc, buffer: str, blocks: int) -> VectorOp:
@@ -357,6 +383,7 @@ def resident_loads(plan: KernelPlan, role: str) -> tuple[Copy | VectorOp, ...]:
             out.append(Copy("weights", "in", "s_pw", "s_pw", wl.co1 * C0 * ACC_BYTES, 1))
         if plan.epi_post16 and role == "core":
             out.append(bias_cast(plan.soc, "b_pw16", wl.co1))
+            out += bias_setup(plan, plan.thw_al)
     if w_pw:
         out.append(Copy("weights", "in", "w_pw_l1" if plan.pw_on_cube else "w_pw", "w_pw",
                         wl.co1 * wl.c1 * C0 * C0 * b, 1))

@@ -30,6 +30,8 @@ from schedules.program import (
     VectorOp,
     _fmt,
     bias_cast,
+    bias_gemm,
+    bias_setup,
     block_epilogue_ops,
     count_steps,
     dw_ops,
@@ -199,6 +201,7 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
                 else:
                     if wl.residual:
                         it.insert(2, Copy("residual", "in", "res_tile", "res", out_bytes, out_bursts, slots))
+                    it += bias_gemm(plan, rows_al, cbo)
                     if plan.epi_post16:   # cast to the storage dtype in the move, into y_tile
                         it.append(Move("L0C->UB", "pw_acc", "y_tile", cbo * rows_al * C0 * ACC_BYTES))
                         it += epilogue16_ops(plan, cbo, rows_al)
@@ -219,7 +222,7 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
     if fix:
         pro = (Copy("weights", "in", "b_pw_l1", "b_pw", wl.co1 * C0 * ACC_BYTES, 1),)
     elif coupled:
-        pro = _b_pw_prologue(plan)
+        pro = _b_pw_prologue(plan) + bias_setup(plan, bm)
     return Phase("gemm", role, tuple(units), assignment, pro, preload), m_tiles, co_steps
 
 

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import numpy as np
+
 from fusion.ir import C0
 from fusion.soc import SocSpec
 from schedules.activations import needs_scratch
 from schedules.dw_forms import dw_form_work, wide_legal
-from schedules.isa import itemsize
+from schedules.isa import ACT_OPS, itemsize
 from schedules.workload import DwSepWorkload, buffer_copies, ceil_div
 
 ENGINE = "twophase"          # TileConfig.pw_engine of the variant
@@ -73,6 +75,62 @@ def epi_post16(wl: DwSepWorkload, soc: SocSpec) -> bool:
     return ((soc.coupled or not fixpipe(wl, soc)) and itemsize(wl.dtype) == 2 and wl.act2 in GROUPED_ACTS)
 
 
+# the act2 ops the L0C -> UB move takes over with isRelu (max(., 0)): relu's one, relu6's Maxs
+RELU_IN_MOVE = {"relu": 1, "relu6": 1}
+
+
+def bias_in_cube(wl: DwSepWorkload, soc: SocSpec) -> bool:
+    """310P with the 16-bit epilogue (epi_post16): the PW bias enters L0C through the cube and
+    relu's max(., 0) rides in the L0C -> UB move, as the vendor-like 310P conv gets bias and relu
+    without a vector pass (fusion/vendor_baseline.py). One more Mmad per output tile, K = 16: A
+    all ones (InitConstValue into L0A, once per core), B the bias fractals (InitConstValue zeroes
+    them in L1, one UB -> L1 copy writes row 0 of each: the fp16 bias), so C += 1 x bias exactly.
+    The bias rounds to fp16 as the vector form's b_pw16 does. 310P has no bias table and no
+    Fixpipe (soc.bt_bytes = 0)."""
+    return soc.coupled and epi_post16(wl, soc)
+
+
+def bias_gemm_rows(wl: DwSepWorkload, soc: SocSpec, cob, db, thw_al=None):
+    """(rows of the ones operand, whether the bias GEMM's one K block of A and of B fit in L0A / L0B
+    beside the GEMM's): the cube kernel's output tile (thw_al rows; its A holds all C1 x thw_al, B
+    C1 x cob, one copy each) or, thw_al None, the two-phase GEMM tile (bm rows; A kb x bm and B kb
+    x cob, `db` copies each). Scalars or arrays of tiles (the tuner's budget)."""
+    if thw_al is None:
+        copies = buffer_copies(db)
+        rows = gemm_rows(wl, soc, cob, copies)
+        kb = gemm_k(wl, soc, cob, rows, copies)
+        a_rows, b_fractals = kb * rows * copies, kb * cob * copies
+    else:
+        rows, a_rows, b_fractals = thw_al, wl.c1 * thw_al, wl.c1 * cob
+    b = itemsize(wl.dtype)
+    fits = ((a_rows + rows) * C0 * b <= soc.l0a_bytes) & ((b_fractals + cob) * C0 * C0 * b <= soc.l0b_bytes)
+    return rows, fits
+
+
+def bias_gemm_buffers(wl: DwSepWorkload, soc: SocSpec, cob, db, thw_al, step: str) -> list:
+    """The bias GEMM's buffers (name, scope, dims, dtype, copies, role) for output tiles of cob
+    blocks (bias_gemm_rows: the rows, and whether they fit): one more K block of A and of B. None
+    where they do not fit (the epilogue adds the bias on the vector unit then); arrays of tiles
+    (the tuner's budget): zero-sized where they do not fit."""
+    rows, fits = bias_gemm_rows(wl, soc, cob, db, thw_al)
+    if np.ndim(fits):
+        rows, cob, co1 = (np.where(fits, v, 0) for v in (rows, cob, wl.co1))
+    elif not fits:
+        return []
+    else:
+        co1 = wl.co1
+    return [("ones_l0a", "L0A", (rows, C0), wl.dtype, 1, "bias GEMM A operand: all ones, K = 16"),
+            ("bias_l1", "L1", (co1, C0, C0), wl.dtype, 1,
+             "folded BN2 bias as B fractals: row 0 of each the bias, the rest zero"),
+            ("bias_l0b", "L0B", (cob, C0, C0), wl.dtype, 1, f"the {step}'s bias fractals (cube B operand)")]
+
+
+def act2_vector_ops(act2: str, relu_in_move: bool) -> int:
+    """Vector instructions act2 costs per count-form pass of the 16-bit epilogue (less what the
+    L0C -> UB move's isRelu does, where the plan has bias_in_cube)."""
+    return ACT_OPS[act2] - (RELU_IN_MOVE.get(act2, 0) if relu_in_move else 0)
+
+
 @lru_cache(maxsize=4096)
 def dw_grouped(wl: DwSepWorkload, soc: SocSpec, th: int, tw: int, cib: int) -> bool:
     """Phase 1 issues its DW in the grouped form (schedules/program.grouped_dw_ops): a repeat spans
@@ -117,7 +175,8 @@ def gemm_rows(wl: DwSepWorkload, soc: SocSpec, cob: int, copies: int) -> int:
 
 def gemm_k(wl: DwSepWorkload, soc: SocSpec, cob: int, bm: int, copies: int) -> int:
     """kb: channel blocks of K per GEMM step -- as many as L0A (bm x kb) and L0B (kb x cob) hold
-    double-buffered, in at least K_STEPS_MIN steps, balanced over C1."""
+    double-buffered, in at least K_STEPS_MIN steps, balanced over C1. (The bias GEMM's operands,
+    bias_gemm_buffers, take what room the balanced kb leaves.)"""
     b = itemsize(wl.dtype)
     kmax = min(soc.l0a_bytes // (copies * bm * C0 * b), soc.l0b_bytes // (copies * C0 * cob * C0 * b))
     kmax = max(1, min(wl.c1, kmax))
@@ -206,6 +265,9 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, vec_core
     add("a_l0a", "L0A", (kb, bm, C0), dt, copies, "cube A operand", in_tir=False)
     add("b_l0b", "L0B", (kb * C0, cob * C0), dt, copies, "cube B operand", in_tir=False)
     add("pw_acc", "L0C", (cob, bm, C0), "float32", copies, "GEMM accumulator of one (M, N) tile", in_tir=False)
+    if bias_in_cube(wl, soc):   # the bias GEMM's operands, where they fit
+        for spec in bias_gemm_buffers(wl, soc, cob, db, None, "tile"):
+            add(*spec, in_tir=False)
     if fix:
         add("b_pw_l1", "L1", (co1, C0), "float32", 1, "folded BN2 bias (bias-table source)", in_tir=False)
         add("bias_bt", "BT", (cob, C0), "float32", 1, "the tile's bias in the bias table", in_tir=False)

@@ -105,8 +105,12 @@ def test_cube_kernel_matches_onnxruntime(compiled, soc, name):
     assert plan.pw_on_cube
     blk = _check_block(model, cm, soc)
     assert blk.variant == ("cube-pw" if soc == "ascend310p3" else "cube-pw-mix")
-    fractals = -(-plan.th * plan.tw // 16) * plan.workload.c1 * plan.workload.co1 * plan.n_tiles
-    assert blk.counters["cube_fractals"] == fractals   # every tile's GEMM, once
+    # every tile's GEMM once, and on 310P (fp16 epilogue, where L0A / L0B have room) its bias
+    # GEMM: one more K block of ones
+    k_blocks = plan.workload.c1 + (1 if plan.bias_in_cube else 0)
+    assert not plan.bias_in_cube or soc == "ascend310p3"
+    fractals = -(-plan.th * plan.tw // 16) * k_blocks * plan.workload.co1 * plan.n_tiles
+    assert blk.counters["cube_fractals"] == fractals
 
 
 # ---- code comes from the plan ------------------------------------------------------------------
@@ -265,8 +269,12 @@ def test_310p_cube_kernel_structure():
     for call in ("DataCopy(a1, dwOut, p)",             # UB -> L1 of the DW result
                  "LoadData(", "Mmad(c, aL0, b2, mp)", "AddBias16(dwOut[c0 * tl.th * tl.dwPitch * C0][c * blk]", "if (tl.tapForm == 2)",
                  "e.blockMode = BlockMode::BLOCK_MODE_MATRIX", "DataCopy(yT[j * thw * C0], c[j * thwAl * C0], p, e)",
-                 "AddBias16(yT[j * rows * C0]"):
+                 # the PW bias by the cube (plan.bias_in_cube): constant operands once, one K = 16
+                 # Mmad accumulating onto each co-step's C, relu in the L0C -> UB move
+                 "InitConstValue(ones[", "InitConstValue(bl1[", "DataCopy(bl1, bPw16Buf.Get<T>(), p)",
+                 "Mmad(c, onesL0Buf.Get<T>(), bb, bp)", "bp.cmatrixInitVal = false", "e.isRelu = true"):
         assert call in src, call
+    assert ek.plan.bias_in_cube and "AddBias16(yT" not in src and "Relu(yT" not in src
     assert "dwAccBuf" not in src and "EpilogueBlock" not in src
     assert "Fixpipe" not in src and "CrossCore" not in src and "KERNEL_TASK_TYPE_DEFAULT" not in src
     for buf in ek.plan.kernel_buffers:   # every plan buffer is allocated with the plan's sizes

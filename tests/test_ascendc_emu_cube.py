@@ -173,6 +173,9 @@ FAULTS = [
      "DataCopy CO1 -> CO2 accesses src bytes [0, 2048) but the LocalTensor holds 1024 bytes"),
     (13, "cmatrix_source", "ascend910b2", "Mmad: cmatrixSource = true without a bias tensor is not emulated"),
     (14, "l1_ub", "ascend310p3", "DataCopy: A1 (L1) -> VECIN (UB) is not a local DataCopy path"),
+    (15, "init_blocknum", "ascend310p3", "InitConstValue: blockNum / dstGap are not configurable on arch 2002"),
+    (16, "init_ub", "ascend310p3", "InitConstValue: dst must be an A1 / B1 / A2 / B2 tensor"),
+    (18, "init_extent", "ascend310p3", "InitConstValue accesses dst bytes [0, 1536) but the LocalTensor holds 1024"),
 ]
 
 
@@ -190,6 +193,7 @@ def test_cube_path_rule_names_kernel_and_line(mode, marker, soc, text):
 
 @pytest.mark.parametrize("mode,soc", [
     (3, "ascend310p3"),  # coupled cores: one block holds UB and L1 buffers
+    (17, "ascend310p3"),  # InitConstValue: repeats of 512 B on arch 2002
     (0, "ascend910b2"),  # no fault at all
 ])
 def test_legal_counterparts(mode, soc):

@@ -42,10 +42,11 @@ GROUPS = [
     ("vec-310p-res-hswish", "ascend310p3", "vector-pw", "vector", "relu6", "hardswish", True, False, False,
      "float16"),
     ("cube-310p-relu", "ascend310p3", "cube-pw", "cube", "relu", "relu", False, True, False, "float16"),
-    ("cube-310p-res-noact2", "ascend310p3", "cube-pw", "cube", "hardswish", "none", True, False, False,
+    ("cube-310p-res-relu6", "ascend310p3", "cube-pw", "cube", "hardswish", "relu6", True, False, False,
      "float16"),
     # the cube kernel's forms (plan.dw_post16, plan.epi_post16): both fp16 above (relu / relu), the
-    # fp32 DW post-ops with the fp16 epilogue (hardswish / none), and this one the other way round
+    # fp32 DW post-ops with the fp16 epilogue (hardswish / relu6: the move's relu, then Mins), and
+    # this one the other way round
     ("cube-310p-hswish", "ascend310p3", "cube-pw", "cube", "relu6", "hardswish", False, True, False, "float16"),
     ("mix-910b-fixpipe", "ascend910b2", "cube-pw-mix", "cube", "relu6", "relu", False, True, True, "float16"),
     ("mix-910b-fixpipe-noact2", "ascend910b2", "cube-pw-mix", "cube", "hardswish", "none", False, True, True,
@@ -161,9 +162,12 @@ def test_sampled_plans_counters_equal_program_and_model(sampled, group):
     if group[0] in ("cube-310p-relu", "cube-310p-hswish", "tp-910b-fixpipe", "tp-310p-bres-relu6-res"):
         # the per-block fp16 DW form's taps over wide rows (plan.dw_wide, stride 1) and not
         assert {ek.plan.dw_wide for ek in eks} == {True, False}
-    forms = {"cube-310p-relu": (True, True), "cube-310p-res-noact2": (False, True), "cube-310p-hswish": (True, False)}
+    forms = {"cube-310p-relu": (True, True), "cube-310p-res-relu6": (False, True), "cube-310p-hswish": (True, False)}
     if group[0] in forms:   # the 310P cube kernel's DW post-ops / epilogue in fp16 or fp32
         assert all((ek.plan.dw_post16, ek.plan.epi_post16) == forms[group[0]] for ek in eks)
+    if group[1] == "ascend310p3" and group[2] in ("cube-pw", "two-phase"):
+        # the PW bias by the cube and relu in the L0C -> UB move wherever the epilogue is fp16
+        assert all(ek.plan.bias_in_cube == ek.plan.epi_post16 for ek in eks)
     if group[0] == "tp-310p-hswish-res":   # their fp32 forms
         assert not any(ek.plan.dw_post16 or ek.plan.epi_post16 for ek in eks)
     if group[0] in GROUPED:   # units of more than one group of 8 channel blocks (a short last group)

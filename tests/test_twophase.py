@@ -50,7 +50,9 @@ def test_program_moves_every_byte_once(soc, wl):
     else:
         pw = prog.m_tiles * weight_bytes(wl)[2]
     assert n["read:weights"] == pw + resident
-    assert n["cube_fractals"] == (m_al // 16) * wl.c1 * wl.co1
+    # (plan.bias_in_cube, 310P: each GEMM tile's bias Mmad is one more K block of ones)
+    assert n["cube_fractals"] == (m_al // 16) * (wl.c1 + plan.bias_in_cube) * wl.co1
+    assert plan.bias_in_cube == (soc.coupled and plan.epi_post16)
     assert len(prog.phases) == (3 if not soc.coupled and not fixpipe(wl, soc) else 2)
     # every DW unit and every GEMM tile runs on exactly one core
     for ph in prog.phases:
@@ -105,9 +107,11 @@ def test_sync_all_separates_phases():
 
 def test_310p_fp16_epilogue_and_resident_weights_step_by_step():
     """A small 310P plan (M = 20 pixels in 2 tiles of 16 rows, 2 N tiles of 1 block, K = 3 blocks
-    of 1): the GEMM core's N tile of PW weights is one preload into b_res (no B block per K step),
-    and the epilogue lands L0C in y_tile cast to fp16 (plan.epi_post16), then one fp16 bias Add (16
-    pixels = 2 full groups) and a count-form Relu (256 halves = 2 repeats); the prologue casts b_pw."""
+    of 1): the GEMM core's N tile of PW weights is one preload into b_res (no B block per K step);
+    the cube adds the bias (plan.bias_in_cube: after the last K block the tile's bias fractal goes
+    L1 -> L0B and one K = 16 Mmad of ones accumulates it) and the L0C -> UB move casts to fp16
+    (plan.epi_post16) and applies relu: no vector epilogue. The prologue casts b_pw, zeroes the
+    bias fractals in L1 and writes their row 0, and fills the ones (16 rows) in L0A."""
     wl = DwSepWorkload(1, 40, 24, 9, 11, stride=(2, 2), act1="relu6", act2="relu", dtype=F16)
     plan = make_plan(wl, TileConfig(3, 5, 1, 2, True, "twophase"), SOCS["ascend310p3"])
     assert plan.epi_post16 and plan.b_resident
@@ -116,15 +120,18 @@ def test_310p_fp16_epilogue_and_resident_weights_step_by_step():
     prog = build_program(plan)
     assert (prog.bm, prog.m_tiles, prog.n_tiles, prog.kb) == (16, 2, 2, 1)
     gemm = next(ph for ph in prog.phases if ph.name == "gemm")
+    assert plan.bias_in_cube
     assert gemm.prologue == (Copy("weights", "in", "b_pw", "b_pw", 2 * 16 * 4, 1),
-                             VectorOp("bias_cast", "b_pw16", 32, 1, 1))
+                             VectorOp("bias_cast", "b_pw16", 32, 1, 1),
+                             Move("init->L1", "", "bias_l1", 2 * 256 * 2), Move("UB->L1", "b_pw16", "bias_l1", 2 * 16 * 2),
+                             Move("init->L0A", "", "ones_l0a", 16 * 16 * 2))
     # core g: N tile g mod 2, all of K (3 blocks) x 1 block of 16 x 16 halves in one burst
     assert [pre for pre in gemm.preload[:2]] == [(Copy("weights", "in", "b_res", "w_pw", 3 * 256 * 2, 1),)] * 2
     last = gemm.units[0][-1]
     assert last == (Copy("handoff", "in", "a_l1", "dw_ws", 16 * 16 * 2, 1, 2),
                     Move("L1->L0A", "a_l1", "a_l0a", 512), Move("L1->L0B", "b_res", "b_l0b", 512),
-                    CubeOp(1, "a_l0a", "b_l0b", "pw_acc"), Move("L0C->UB", "pw_acc", "y_tile", 16 * 16 * 4),
-                    VectorOp("bias2", "y_tile", 256, 1, 2), VectorOp("act2", "y_tile", 256, 1, 2),
+                    CubeOp(1, "a_l0a", "b_l0b", "pw_acc"), Move("L1->L0B", "bias_l1", "bias_l0b", 512),
+                    CubeOp(1, "ones_l0a", "bias_l0b", "pw_acc"), Move("L0C->UB", "pw_acc", "y_tile", 16 * 16 * 4),
                     Copy("output", "out", "y_tile", "y", 16 * 16 * 2, 1, 2))
     # 910B: Fixpipe finishes relu without a vector epilogue; with a residual the AIVs' phase 3
     # runs the same fp16 ops on the fp16 pre-activation (no widening), b_pw16 cast in its prologue

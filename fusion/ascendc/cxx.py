@@ -77,6 +77,10 @@ MEMBERS = {
     ("dw_out_l1", "L1"): ("aL1Buf", "TBuf<TPosition::A1>", False),
     ("dw_in_l1", "L1"): ("aL1Que", "TQue<TPosition::A1, @COPIES@>", True),
     ("a_l0a", "L0A"): ("aL0Que", "TQue<TPosition::A2, 1>", True),
+    # the bias GEMM (plan.bias_in_cube): constant operands set up once, the co-step's bias fractals
+    ("ones_l0a", "L0A"): ("onesL0Buf", "TBuf<TPosition::A2>", False),
+    ("bias_l1", "L1"): ("biasL1Buf", "TBuf<TPosition::B1>", False),
+    ("bias_l0b", "L0B"): ("biasL0Que", "TQue<TPosition::B2, 1>", True),
     ("w_pw_l1", "L1"): ("wL1Que", "TQue<TPosition::B1, @COPIES@>", True),
     ("b_l0b", "L0B"): ("bL0Que", "TQue<TPosition::B2, 1>", True),
     ("pw_acc", "L0C"): ("cQue", "TQue<TPosition::CO1, 1>", True),

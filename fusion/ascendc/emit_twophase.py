@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import fusion.ascendc.cxx as cxx
 from fusion.ascendc.cxx import buffer_field, snippet, sub, template
-from fusion.ascendc.forms16 import dw16_values, epi16_ops, grouped_act1
+from fusion.ascendc.forms16 import cube_bias_values, dw16_values, epi16_ops, grouped_act1
 from fusion.ascendc.kernel_types import ArgSpec, Launch
 from fusion.ir import C0
 from schedules.plan import KernelPlan
@@ -124,6 +124,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
     if plan.gemm_only and soc.coupled:
         raise ValueError("a gemm_only two-phase plan is a 910B kernel")
     if soc.coupled:
+        bias = cube_bias_values(plan, "rows", "tl.bm")
         members, inits = buffer_code(plan, ns, {"UB", "L1", "L0A", "L0B", "L0C"})
         if len(members) != len(bufs):
             raise ValueError("the 310P two-phase kernel holds UB / L1 / L0 buffers only")
@@ -131,7 +132,8 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                    TP_INIT_MAIN=sub(template("twophase_init.h"), CLASS="TwoPhase@OPTYPE@",
                                     SCOPES="UB, L1, L0A, L0B, L0C"),
                    EPILOGUE_BLOCK="" if plan.epi_post16 else template("epilogue_block.h"),
-                   GEMM_PROLOGUE=template("b_pw_load.h") + (snippet("B_PW16") if plan.epi_post16 else ""),
+                   GEMM_PROLOGUE=template("b_pw_load.h") + (snippet("B_PW16") if plan.epi_post16 else "")
+                   + bias["BIAS_SETUP"], GEMM_BIAS=bias["BIAS_MMAD"], MOVE_RELU=bias["MOVE_RELU"],
                    GEMM_FREE=snippet("B_PW_FREE"), GEMM_MMAD=template("twophase_mmad.h"),
                    GEMM_EPILOGUE=(sub(template("twophase_epi_ub16.h"), EPI16_OPS=epi16_ops(plan, "yT"))
                                   if plan.epi_post16 else template("twophase_epi_ub.h")))
@@ -161,7 +163,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                              if plan.epi_post16 else snippet("EPI_TILE_F32")),
                    B_PW_LOAD=template("b_pw_load.h") + (snippet("B_PW16") if plan.epi_post16 else ""),
                    GEMM_PROLOGUE=gm_prologue, GEMM_FREE=gm_free,
-                   GEMM_MMAD=template("twophase_mmad_bias.h") if fix else template("twophase_mmad.h"),
+                   GEMM_MMAD=template("twophase_mmad_bias.h") if fix else template("twophase_mmad.h"), GEMM_BIAS="",
                    GEMM_EPILOGUE=template("twophase_fixpipe_y.h") if fix else template("twophase_fixpipe_pre.h"),
                    RELU="true" if wl.act2 == "relu" else "false")
         entry_body = template("twophase_entry_mix.h")

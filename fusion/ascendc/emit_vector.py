@@ -17,7 +17,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
         raise ValueError("the vector-PW kernel holds UB buffers only")
     body = sub(template("vector_class.h"), INIT_ONE_CORE=template("init_one_core.h"), DW=template("dw.h"),
                CORE_RESIDENT=template("core_resident.h"), CORE_FREE=template("core_free.h"), W_QUE="wPwQue",
-               W_LOAD=snippet("W_LOAD_UB").rstrip("\n"), DW_BIAS16="", EPI_BIAS16="",
+               W_LOAD=snippet("W_LOAD_UB").rstrip("\n"), DW_BIAS16="", EPI_BIAS16="", BIAS_SETUP="",
                  MEMBERS="\n".join(members), INITS="\n".join(inits), RES_ADD=template("res_add.h") if res else "",
                  RES_FREE=snippet("RES_FREE") if res else "",
                  CAST_Y=template("cast_y_half.h") if fp16 else template("cast_y_float.h"))

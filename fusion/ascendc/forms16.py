@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fusion.ascendc.cxx import snippet, sub, template
 from schedules.plan import KernelPlan
+from schedules.twophase import RELU_IN_MOVE
 
 
 def act16_count(act: str, t: str, count: str, indent: int) -> str:
@@ -25,10 +26,28 @@ def grouped_act1(act: str) -> str:
 
 def epi16_ops(plan: KernelPlan, src: str) -> str:
     """The fp16 epilogue of cbo output blocks of `rows` pixels into yT (plan.epi_post16) from `src`
-    (yT itself after the 310P casting L0C -> UB move; the pre-activation on 910B)."""
+    (yT itself after the 310P casting L0C -> UB move; the pre-activation on 910B). With
+    plan.bias_in_cube the cube added the bias and the move applied max(., 0): act2's rest only."""
     res = plan.workload.residual
-    return sub(snippet("EPI16_OPS"), EPI16_SRC=src, ACT2_16=act16_count(plan.workload.act2, "yT", "cbo * rows * C0", 16),
+    act2, n = plan.workload.act2, "cbo * rows * C0"
+    if plan.bias_in_cube:
+        act = "" if act2 in ("none", "relu") else \
+            sub(snippet("ACT16_RELU6_AFTER_RELU"), PAD=" " * 16, T="yT", N=n) if act2 == "relu6" else None
+        if act is None:
+            raise ValueError(f"act2 {act2} after a relu-ing move")
+        return sub(snippet("EPI16_OPS_CUBE_BIAS"), ACT2_16=act, RES_ADD16=snippet("RES_ADD16") if res else "")
+    return sub(snippet("EPI16_OPS"), EPI16_SRC=src, ACT2_16=act16_count(act2, "yT", n, 16),
                RES_ADD16=snippet("RES_ADD16") if res else "")
+
+
+def cube_bias_values(plan: KernelPlan, m: str, ones_rows: str) -> dict[str, str]:
+    """The slots of the bias GEMM (plan.bias_in_cube): its one-time setup, the Mmad after each
+    output tile's GEMM (m: the tile's M expression) and the relu-ing move; empty without it."""
+    if not plan.bias_in_cube:
+        return dict(BIAS_SETUP="", BIAS_MMAD="", MOVE_RELU="false")
+    relu = plan.workload.act2 in RELU_IN_MOVE
+    return dict(BIAS_SETUP=sub(snippet("BIAS_SETUP"), ONES_ROWS=ones_rows), BIAS_MMAD=sub(snippet("BIAS_MMAD"), BIAS_M=m),
+                MOVE_RELU="true" if relu else "false")
 
 
 def dw16_values(plan: KernelPlan, base: str) -> dict[str, str]:

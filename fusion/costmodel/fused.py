@@ -240,8 +240,8 @@ class _Fused:
         keys = (k,)
         if first:   # resident weights ride on the core's first load; the bias Casts on its first vector op
             pro = resident_loads(self.plan, kind)
-            kr, (t_res, _, t_vec, _) = self._part(("res", pro, *self.hits("weights")), lambda a: self.iteration_us(a, pro))
-            steps, keys = with_prologue(steps, t_res, t_vec, " + resident weights", " + bias casts"), keys + (kr,)
+            kr, t_pro = self._part(("res", pro, *self.hits("weights")), lambda a: self.iteration_us(a, pro))
+            steps, keys = with_prologue(steps, t_pro, " + resident weights", " + bias casts"), keys + (kr,)
         hit = (steps, keys)
         self._blocks[key] = hit
         return hit

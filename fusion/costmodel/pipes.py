@@ -127,18 +127,20 @@ def _st(pipe: str, us: float, label: str, buf: str | None = None, copies: int = 
     return (pipe, us, label, buf, copies, after)
 
 
-def with_prologue(steps: tuple, loads_us: float, vec_us: float, loads_label: str = " + resident",
+def with_prologue(steps: tuple, pro: tuple[float, float, float, float], loads_label: str = " + resident",
                   vec_label: str = " + prologue") -> tuple:
-    """A core's first steps with its prologue (compiled stages): its loads added to the first MTE2
-    stage, its vector ops (bias Casts) to the first vector stage."""
-    out, loads, vec = [], loads_us, vec_us
+    """A core's first steps with its prologue (compiled stages); pro: its (MTE2, cube, vector,
+    MTE3) µs (steps.iteration_us), each added to the first stage of its pipe: the resident loads
+    to the first MTE2, the bias Casts to the first vector op, the cube operands' constant fills
+    (InitConstValue) to the first cube stage, their UB -> L1 copy to the first MTE3 stage."""
+    left = dict(zip(("MTE2", "cube", "vector", "MTE3"), pro))
+    label = {"MTE2": loads_label, "vector": vec_label, "cube": " + operand setup", "MTE3": " + operand setup"}
+    out = []
     for step in steps:
         new = []
         for stg in step:
-            if loads and stg[0] == "MTE2":
-                stg, loads = (stg[0], stg[1] + loads, stg[2] + loads_label) + stg[3:], 0.0
-            elif vec and stg[0] == "vector":
-                stg, vec = (stg[0], stg[1] + vec, stg[2] + vec_label) + stg[3:], 0.0
+            if left.get(stg[0]):
+                stg, left[stg[0]] = (stg[0], stg[1] + left[stg[0]], stg[2] + label[stg[0]]) + stg[3:], 0.0
             new.append(stg)
         out.append(tuple(new))
     return tuple(out)

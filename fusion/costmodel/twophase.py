@@ -130,7 +130,6 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
         timer.active = n_busy   # the phase's cores share the GM bandwidth (the others wait at SyncAll)
         timed = {it: timer.iteration(acc, it, n, to_l1) for it, n in occ.items()}
         pro = timer.iteration(acc, ph.prologue, n_busy, to_l1)
-        t_pro, v_pro = pro[0], pro[2]
         unit_steps = {}
         cache: dict[tuple, CoreRun] = {}
         end = ready
@@ -146,8 +145,8 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
                     st = unit_steps.get(u)
                     if st is None:
                         st = unit_steps[u] = _unit_steps(ph, ph.units[u], timed, db)
-                    if j == 0 and (t_pro or v_pro):   # the resident loads ride on the core's first load,
-                        st = with_prologue(st, t_pro, v_pro)   # a prologue op on its first vector stage
+                    if j == 0 and any(pro):   # the resident loads ride on the core's first load, a
+                        st = with_prologue(st, pro)   # prologue op on the first stage of its pipe
                     if j == 0 and t_pre:   # the next phase's resident loads, after the first step
                         st = (st[0], (_st("MTE2", t_pre, "PW weights -> L1 (resident)"),)) + st[1:]
                     seq.append((j, ready if j == 0 else 0.0, st))

@@ -160,6 +160,30 @@ extern "C" __global__ __aicore__ void emu_cube_fault(GM_ADDR x, GM_ADDR workspac
             DataCopy(d, s, 512);  // FAULT:l1_ub
             break;
         }
+        case 15: {  // InitConstValue's blockNum / dstGap are A2 (910B) parameters
+            pipe.InitBuffer(a2, 1, 2048);
+            LocalTensor<half> a = a2.AllocTensor<half>();
+            InitConstValue(a, InitConstValueParams<half>(2, 1, 0, static_cast<half>(1)));  // FAULT:init_blocknum
+            break;
+        }
+        case 16: {  // constant fills are for L1 / L0A / L0B only
+            pipe.InitBuffer(ub, 1, 1024);
+            LocalTensor<half> u = ub.AllocTensor<half>();
+            InitConstValue(u, InitConstValueParams<half>(1, 0, 0, static_cast<half>(0)));  // FAULT:init_ub
+            break;
+        }
+        case 17: {  // 2 x 512 B fills into 1 KiB of L0A on 310P: legal
+            pipe.InitBuffer(a2, 1, 1024);
+            LocalTensor<half> a = a2.AllocTensor<half>();
+            InitConstValue(a, InitConstValueParams<half>(2, 0, 0, static_cast<half>(1)));
+            break;
+        }
+        case 18: {  // 3 x 512 B into 1 KiB
+            pipe.InitBuffer(a2, 1, 1024);
+            LocalTensor<half> a = a2.AllocTensor<half>();
+            InitConstValue(a, InitConstValueParams<half>(3, 0, 0, static_cast<half>(1)));  // FAULT:init_extent
+            break;
+        }
         default: break;
     }
 }

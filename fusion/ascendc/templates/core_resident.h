@@ -13,7 +13,7 @@
         wDw = wDwQue.DeQue<T>();
         bDw = bDwQue.DeQue<float>();
         bPw = bPwQue.DeQue<float>();
-@DW_BIAS16@@EPI_BIAS16@        // the DW taps are read by the scalar unit
+@DW_BIAS16@@EPI_BIAS16@@BIAS_SETUP@        // the DW taps are read by the scalar unit
         SetFlag<HardEvent::MTE2_S>(0);
         WaitFlag<HardEvent::MTE2_S>(0);
     }

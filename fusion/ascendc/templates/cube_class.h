@@ -123,7 +123,7 @@ private:
         mp.n = cbo * C0;
         mp.k = tl.c1 * C0;
         Mmad(c, aL0, b2, mp);  // C = A x B, fp32 in L0C (isBias false, cmatrixInitVal true: C starts at 0)
-        cQue.EnQue(c);
+@BIAS_MMAD@        cQue.EnQue(c);
         bL0Que.FreeTensor(b2);
     }
 

@@ -14,6 +14,7 @@
         p.dstGap = 0;
         DataCopyEnhancedParams e;
         e.blockMode = BlockMode::BLOCK_MODE_MATRIX;
+        e.isRelu = @MOVE_RELU@;   // (plan.bias_in_cube: act2's max(., 0) on the way)
         for (uint32_t j = 0; j < cbo; ++j) DataCopy(yT[j * thw * C0], c[j * thwAl * C0], p, e);
         cQue.FreeTensor(c);
         const uint32_t rows = thw;

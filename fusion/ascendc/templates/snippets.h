@@ -142,3 +142,44 @@ __aicore__ inline int32_t @NAME@(@PARAMS@) { return @EXPR@; }
 //@ LOOP_MINMAX
 __aicore__ inline int32_t LoopMin(int32_t a, int32_t b) { return a < b ? a : b; }
 __aicore__ inline int32_t LoopMax(int32_t a, int32_t b) { return a > b ? a : b; }
+//@ EPI16_OPS_CUBE_BIAS
+            {   // (plan.bias_in_cube: the cube added b_pw, the move applied relu) act2, [+ residual]
+@ACT2_16@@RES_ADD16@            }
+//@ ACT16_RELU6_AFTER_RELU
+@PAD@Mins(@T@, @T@, static_cast<T>(6), static_cast<int32_t>(@N@));   // relu6: max(., 0) was the move's
+//@ BIAS_SETUP
+        {   // the PW bias through the cube (plan.bias_in_cube): its B fractals zeroed in L1, row 0
+            // of each the fp16 bias; the A operand all ones in L0A (InitConstValue: 512 B a repeat)
+            LocalTensor<T> bl1 = biasL1Buf.Get<T>();
+            LocalTensor<T> ones = onesL0Buf.Get<T>();
+            for (uint32_t r0 = 0; r0 < tl.co1; r0 += MAX_REPEAT)
+                InitConstValue(bl1[r0 * C0 * C0], InitConstValueParams<T>(
+                    static_cast<uint16_t>(tl.co1 - r0 < MAX_REPEAT ? tl.co1 - r0 : MAX_REPEAT), 0, 0, static_cast<T>(0)));
+            for (uint32_t r0 = 0; r0 < @ONES_ROWS@ / 16; r0 += MAX_REPEAT)
+                InitConstValue(ones[r0 * 16 * C0], InitConstValueParams<T>(
+                    static_cast<uint16_t>(@ONES_ROWS@ / 16 - r0 < MAX_REPEAT ? @ONES_ROWS@ / 16 - r0 : MAX_REPEAT), 0, 0,
+                    static_cast<T>(1)));
+            PipeBarrier<PIPE_ALL>();  // b_pw16's Cast and the fills are done (the fills' pipe is not documented)
+            DataCopyParams p;
+            p.blockCount = tl.co1;
+            p.blockLen = 1;   // one 32 B row: 16 channels of bias
+            p.srcGap = 0;
+            p.dstGap = 15;    // the other 15 rows of each 512 B fractal stay zero
+            DataCopy(bl1, bPw16Buf.Get<T>(), p);   // UB -> L1 (MTE3)
+            SetFlag<HardEvent::MTE3_MTE1>(0);     // L1 holds the bias before its first LoadData
+            WaitFlag<HardEvent::MTE3_MTE1>(0);
+        }
+//@ BIAS_MMAD
+        {   // + b_pw (plan.bias_in_cube): C += ones (M x 16) x the co-step's bias fractals (16 x cbo*16)
+            LocalTensor<T> bb = biasL0Que.AllocTensor<T>();
+            LoadData(bb, biasL1Buf.Get<T>(), LoadData2DParams(o0, cbo, 1, 0, 0, true, 0));
+            biasL0Que.EnQue(bb);
+            bb = biasL0Que.DeQue<T>();
+            MmadParams bp;
+            bp.m = @BIAS_M@;
+            bp.n = cbo * C0;
+            bp.k = C0;
+            bp.cmatrixInitVal = false;   // accumulate onto the GEMM's C
+            Mmad(c, onesL0Buf.Get<T>(), bb, bp);
+            biasL0Que.FreeTensor(bb);
+        }

@@ -8,6 +8,7 @@
                 p.dstGap = 0;
                 DataCopyEnhancedParams e;
                 e.blockMode = BlockMode::BLOCK_MODE_MATRIX;
+                e.isRelu = @MOVE_RELU@;   // (plan.bias_in_cube: act2's max(., 0) on the way)
                 for (uint32_t j = 0; j < cbo; ++j) DataCopy(yT[j * rows * C0], c[j * rows * C0], p, e);
 @EPI16_OPS@                yQue.EnQue(yT);
 @TP_RES_FREE@                yT = yQue.DeQue<T>();

@@ -141,6 +141,58 @@ void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadDa
     Count(L1_TO_L0_BYTES, r * F);
 }
 
+template <typename T>
+struct InitConstValueParams {
+    InitConstValueParams() {}
+    InitConstValueParams(const uint16_t repeatTimesIn, const uint16_t blockNumIn, const uint16_t dstGapIn,
+                         const T initValueIn)
+        : repeatTimes(repeatTimesIn), blockNum(blockNumIn), dstGap(dstGapIn), initValue(initValueIn)
+    {}
+    uint16_t repeatTimes = 0;  // iterations
+    uint16_t blockNum = 0;     // (2201) blocks an iteration writes: 32 B in A1 / B1, 512 B in A2 / B2
+    uint16_t dstGap = 0;       // (2201) blocks between iterations, end-to-start
+    T initValue{};
+};
+
+// Fills an A1 / B1 (L1) or A2 / B2 (L0A / L0B) tensor with a constant (devkit InitConstValue).
+// Arch 2002 (Atlas inference AI Core): half / int16_t / uint16_t, repeatTimes <= 255 iterations
+// of 512 B; blockNum and dstGap are not configurable there (refused when set). Arch 2201:
+// iterations of blockNum blocks, dstGap blocks apart.
+template <typename T>
+void InitConstValue(const LocalTensor<T>& dst, const InitConstValueParams<T>& p,
+                    megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    using namespace megafuse_emu;
+    const char* api = "InitConstValue";
+    Core(loc);
+    LocalAccess(dst.ref_, sizeof(T), 0, 0, api, "dst", loc);
+    const Mem m = dst.ref_.block->mem;
+    if (m != Mem::L1 && m != Mem::L0A && m != Mem::L0B)
+        Fail(loc, Str(api, ": dst must be an A1 / B1 / A2 / B2 tensor, not ", PosName(dst.ref_.block->pos)));
+    const bool l1 = m == Mem::L1;
+    CheckLocalAlign(dst.ref_, l1 ? 32 : 512, api, "dst", loc);
+    uint64_t unit = 512, blocks = 1, gap = 0;
+    if (IsArch2201()) {
+        unit = l1 ? 32 : 512;
+        blocks = p.blockNum;
+        gap = p.dstGap;
+    } else {
+        if (!(std::is_same_v<T, half> || std::is_same_v<T, int16_t> || std::is_same_v<T, uint16_t>))
+            Fail(loc, Str(api, ": ", TypeName<T>(), " is not supported on arch 2002 (half, int16_t, uint16_t)"));
+        if (p.repeatTimes > 255) Fail(loc, Str(api, ": repeatTimes ", p.repeatTimes, " exceeds 255 on arch 2002"));
+        if (p.blockNum != 0 || p.dstGap != 0)
+            Fail(loc, Str(api, ": blockNum / dstGap are not configurable on arch 2002 (each iteration is 512 B)"));
+    }
+    if (p.repeatTimes == 0 || blocks == 0) return;
+    const uint64_t run = blocks * unit, pitch = (blocks + gap) * unit;
+    uint8_t* d = LocalAccessBytes(dst.ref_, 0, (p.repeatTimes - 1ull) * pitch + run, api, "dst", loc);
+    for (uint64_t r = 0; r < p.repeatTimes; ++r) {
+        uint8_t* at = d + r * pitch;
+        for (uint64_t i = 0; i < run / sizeof(T); ++i) std::memcpy(at + i * sizeof(T), &p.initValue, sizeof(T));
+        MarkWritten(at, run);
+    }
+}
+
 }  // namespace AscendC
 
 namespace megafuse_emu {
