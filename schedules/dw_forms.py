@@ -25,6 +25,7 @@ from functools import lru_cache
 from fusion.ir import C0
 from schedules.isa import (ACC_BYTES, ACT_OPS, VecWork, bias_halves, bias_block16, count_form, dw_taps,
                            grouped_ops, itemsize, wide_pixels)
+from schedules.loops import window_span
 from schedules.steps import VectorOp, total_work
 from schedules.workload import DwSepWorkload
 
@@ -120,5 +121,5 @@ def dw_form_work(soc, wl: DwSepWorkload, th: int, tw: int, cb: int, grouped: boo
     schedules/twophase.dw_grouped compares."""
     if grouped:
         return total_work(grouped_dw_ops(soc, wl, th, tw, cb))
-    iw = (tw - 1) * wl.stride[1] + wl.kernel[1]
+    iw = window_span(tw, wl.stride[1], wl.kernel[1])
     return total_work(block_form_ops(soc, wl, th, tw, cb, iw, None, True, wide_taps(soc, wl, th, tw)))

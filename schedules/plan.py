@@ -333,7 +333,7 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube: bo
     copies = np.where(db, 2, 1) if np.ndim(db) else buffer_copies(db)   # arrays: the tuner's sweep
     c1 = wl.c1
     kh, kw = wl.kernel
-    ih, iw = (th - 1) * wl.stride[0] + kh, (tw - 1) * wl.stride[1] + kw
+    ih, iw = window_span(th, wl.stride[0], kh), window_span(tw, wl.stride[1], kw)
     thw = th * tw
     thw_al = align(thw, soc.cube_fractal[0])
     coupled = soc.coupled

@@ -11,6 +11,7 @@ from functools import lru_cache
 from fusion.ir import C0
 from schedules.activations import needs_slope
 from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, itemsize, vec_op
+from schedules.loops import window_span
 from schedules.dw_forms import _tap_ops
 from schedules.steps import VectorOp, total_work  # noqa: F401  (total_work: re-exported)
 
@@ -37,7 +38,7 @@ def dw_vector_ops(soc, dtype: str, kernel: tuple[int, int], act1: str, th: int, 
     if pad_elems:
         w = vec_op(soc, pad_elems, b, rows=cb)
         ops.append(VectorOp("pad", "x_tile", cb * pad_elems, w.instrs, w.repeats))
-    ops += _tap_ops(soc, b, th, tw, cb, kernel, stride[0], (tw - 1) * stride[1] + kw)
+    ops += _tap_ops(soc, b, th, tw, cb, kernel, stride[0], window_span(tw, stride[1], kw))
     if epilogue:
         w = vec_op(soc, n, ACC_BYTES, rows=cb)
         ops.append(VectorOp("bias1", "dw_acc", cb * n, w.instrs, w.repeats))

@@ -28,6 +28,7 @@ from fusion.soc import SocSpec
 from schedules.activations import needs_scratch
 from schedules.dw_forms import dw_form_work, wide_legal
 from schedules.isa import ACT_OPS, itemsize
+from schedules.loops import window_span
 from schedules.workload import DwSepWorkload, buffer_copies, ceil_div
 
 ENGINE = "twophase"          # TileConfig.pw_engine of the variant
@@ -222,7 +223,7 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, vec_core
     copies = buffer_copies(db)
     c1, co1 = wl.c1, wl.co1
     kh, kw = wl.kernel
-    ih, iw = (th - 1) * wl.stride[0] + kh, (tw - 1) * wl.stride[1] + kw
+    ih, iw = window_span(th, wl.stride[0], kh), window_span(tw, wl.stride[1], kw)
     bm = gemm_rows(wl, soc, cob, copies)
     kb = gemm_k(wl, soc, cob, bm, copies)
     fix = fixpipe(wl, soc)

@@ -23,7 +23,7 @@ from fusion.soc import SocSpec
 from fusion.traffic import _input_bytes, fused_min_bytes
 from schedules.plan import align
 from schedules.program import rows_bursts as _rows_bursts
-from schedules.loops import split
+from schedules.loops import split, window_span
 from schedules.program import tile_axes as _tile_axes
 from schedules.workload import DwSepWorkload, ceil_div
 
@@ -210,7 +210,7 @@ def _dw_fits(wl, soc, th, tw, cib) -> bool:
     b = itemsize(wl.dtype)
     kh, kw = wl.kernel
     sh, sw = wl.stride
-    ih, iw = (th - 1) * sh + kh, (tw - 1) * sw + kw
+    ih, iw = window_span(th, sh, kh), window_span(tw, sw, kw)
     c1 = wl.c1
     bufs = [(cib * ih * iw * C0 * b, 2), (cib * th * tw * C0 * ACC_BYTES, 1), (cib * th * tw * C0 * b, 2),
             (c1 * kh * kw * C0 * b, 1), (c1 * C0 * ACC_BYTES, 1)]
@@ -223,7 +223,7 @@ def _dw_fits(wl, soc, th, tw, cib) -> bool:
 def _dw_bound(wl, soc, th, tw, cib, epilogue) -> float:
     """A lower bound of _dw_eval(...).time_us: launch + the vector busy time averaged over the
     cores (the busiest core's vector pipe has at least the average); 1e-9 below it for rounding."""
-    ih, iw = (th - 1) * wl.stride[0] + wl.kernel[0], (tw - 1) * wl.stride[1] + wl.kernel[1]
+    ih, iw = window_span(th, wl.stride[0], wl.kernel[0]), window_span(tw, wl.stride[1], wl.kernel[1])
     rows, cols = _tile_axes(wl, th, tw)
     n_rows, n_cols, n_cb = Counter(r[1] for r in rows), Counter(c[1] for c in cols), Counter(split(wl.c1, cib))
     n_units = wl.batch * len(rows) * len(cols) * ceil_div(wl.c1, cib)
@@ -242,7 +242,7 @@ def _dw_eval(name, wl, soc, th, tw, cib, epilogue, timeline=True) -> KernelCost 
         return None
     b = itemsize(wl.dtype)
     kh, kw = wl.kernel
-    ih, iw = (th - 1) * wl.stride[0] + kh, (tw - 1) * wl.stride[1] + kw
+    ih, iw = window_span(th, wl.stride[0], kh), window_span(tw, wl.stride[1], kw)
     c1 = wl.c1
     oh_, ow_ = wl.out_height, wl.out_width
     rows, cols = _tile_axes(wl, th, tw)
