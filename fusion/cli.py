@@ -199,9 +199,11 @@ def _capped_tiles(args, override, cap: float):
 
 def _forms(p) -> str:
     """The plan's decided forms (two-phase, 310P cube): the grouped or fp16-post-op DW (its taps
-    over wide rows: +wide), the fp16 epilogue, the PW weights resident in L1."""
+    over wide rows: +wide), the fp16 epilogue (+bias:cube: the PW bias by a K = 16 Mmad and relu in
+    the L0C -> UB move), the PW weights resident in L1."""
+    epi = ("epi:fp16+bias:cube" if p.bias_in_cube else "epi:fp16") if p.epi_post16 else ""
     tags = ["dw:grouped" if p.dw_grouped else ("dw:fp16+wide" if p.dw_wide else "dw:fp16") if p.dw_post16 else "",
-            "epi:fp16" if p.epi_post16 else "", "w_pw:L1" if p.b_resident else ""]
+            epi, "w_pw:L1" if p.b_resident else ""]
     return "".join(f"  {t}" for t in tags if t)
 
 
