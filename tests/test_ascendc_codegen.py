@@ -136,7 +136,9 @@ def test_different_tile_gives_different_code():
         assert (fields["th"], fields["tw"], fields["cib"], fields["cob"]) == (p.th, p.tw, p.cib, p.cob)
         assert (fields["nTiles"], fields["blockDim"], fields["ciSteps"], fields["coSteps"]) == \
             (p.n_tiles, p.cores, p.ci_steps, p.co_steps)
-    assert "GetBlockIdx()" in a.source and "GetBlockNum()" in a.source
+    # each core takes its tiles from the program's round robin (schedules/loops.py UNITS_OF / UNIT_AT)
+    assert "UnitsOf(core, tl.nTiles, tl.blockDim)" in a.source and "UnitAt(core, k, tl.blockDim)" in a.source
+    assert "const uint32_t core = GetBlockIdx()" in a.source
     assert re.search(r"InitBuffer\(xQue, \w+::kXTileCopies, t\.xTileBytes\)", a.source)
 
 

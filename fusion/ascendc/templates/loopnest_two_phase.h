@@ -4,7 +4,8 @@
 //   SyncAll
 //   phase 2  GEMM core g: for (M, N) tile u = g, g + gemmCores, ... (u = mi x coSteps + j):
 //              for K block k0 = 0, kb, ...: A (workspace) and B (w_pw) -> L1 -> L0A / L0B, Mmad (accumulate in L0C)
-//              epilogue: Fixpipe y (910B) | pre-activation -> GM (910B) | L0C -> UB, bias, act2, [+res], y (310P)
+//              [310P: the bias Mmad (ones x bias fractals)]
+//              epilogue: Fixpipe y (910B) | pre-activation -> GM (910B) | L0C -> UB, [bias], act2, [+res], y (310P)
 //  [SyncAll
 //   phase 3  (910B, no Fixpipe epilogue) AIV e: for (M, N) tile u = e, e + epiCores, ...: pre-activation in,
 //            bias, act2, [+res], y out]
