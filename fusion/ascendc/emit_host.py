@@ -277,7 +277,7 @@ def readme(ek: EmittedKernel, pkg_rel: str, cost=None, emu_report=None) -> str:
     sig = ek.signature
     memory = ", ".join(f"{sc} {used:,} of {p.capacity(sc):,} B" for sc, used in p.scope_bytes.items())
     cores = (f"{p.cores} AIVs (`GetBlockIdx()` = block × 2 + `GetSubBlockIdx()`), served by {ek.block_dim} AICs"
-             if ek.variant == "cube-pw-mix" else f"{p.cores} cores (`GetBlockIdx()` / `GetBlockNum()`)")
+             if ek.variant == "cube-pw-mix" else f"{p.cores} cores (`GetBlockIdx()`; tiles round robin over them)")
     return _fill(template("host_README.md"), VERSION=VERSION, SYM=ek.symbol, BLOCK=comment_text(ek.block), OPTYPE=ek.op_type, SOCNAME=p.soc.name,
                  SOCVERSION=soc_version(p.soc.name), WORKLOAD=wl.describe(), TILE=p.tile.describe(), TH=p.th,
                  TW=p.tw, IH=p.in_tile_h, IW=p.in_tile_w, CIB=p.cib, COB=p.cob, NTILES=p.n_tiles, CORES=cores,

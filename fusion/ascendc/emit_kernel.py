@@ -11,15 +11,17 @@ text, hence one emulator build; a different tile gives different tiling data.
 Four variants, one per data flow of fusion/costmodel/ (two-phase: fusion/ascendc/emit_twophase.py):
 
   vector-pw    PW on the vector unit (any SoC). One core per plan core:
-                 for tile t = GetBlockIdx(); t < nTiles; t += GetBlockNum()
+                 for tile t = UnitAt(core, k, blockDim), k < UnitsOf(core, nTiles, blockDim)
+                 (core = GetBlockIdx(); the loop formulas of schedules/loops.py)
                    for ci-step: CopyInX (GM -> UB tile with halo, padding zero-filled), ComputeDw
                    for co-step: CopyInPw ([w_pw], [res]), ComputePw (MACs, bias, act2, [+res]), CopyOut
   cube-pw      PW on the cube of a coupled AI core (310P), same loop over tiles:
                    for ci-step: CopyInX, ComputeDw                      (dw_out in UB)
                    StageA: dw_out UB -> L1 (NZ, rows padded to 16) -> L0A (LoadData)
-                   for co-step: CopyInPw (w_pw GM -> L1, [res]), Mma (L1 -> L0B LoadData, Mmad -> L0C),
-                                Epilogue (per output block L0C -> UB fp32, bias, act2, [+res], cast),
-                                CopyOut
+                   for co-step: CopyInPw (w_pw GM -> L1, [res]), Mma (L1 -> L0B LoadData, Mmad -> L0C
+                                [, the bias Mmad: plan.bias_in_cube]), Epilogue (per output block
+                                L0C -> UB, [bias], act2, [+res], cast), CopyOut
+                 (pipelined by one tile: the co-steps of tile k - 1 after the DW of tile k)
   cube-pw-mix  PW on the cube of 910B: one KERNEL_TYPE_MIX_AIC_1_2 kernel, block_dim = the AICs.
                  AIV i (of the plan's `cores`) runs the DW of tiles i, i + cores, ... and writes each
                  tile's DW result to the tile's own GM workspace slot; the AIC of its group (AIVs
