@@ -8,7 +8,8 @@ public:
 
     // Software-pipelined by one tile: the PW (cube) and epilogue of tile t-1 are issued after the
     // DW of tile t, so the cube's Mmads of t-1 run while the vector unit computes DW(t), and the
-    // vector unit goes on from DW(t) to the epilogues of t-1 without waiting for the cube.
+    // vector unit goes on from DW(t) to the epilogues of t-1 without waiting for the cube -- nor
+    // for DW(t)'s UB -> L1 staging: only the next DW, which overwrites dw_out, waits for that.
     __aicore__ inline void Process()
     {
         LoadResident();
@@ -18,6 +19,7 @@ public:
         for (uint32_t k = 0; k < mine; ++k) {
             const uint32_t tile = UnitAt(core, k, tl.blockDim);
             SetTile(tile);
+            if (k > 0) WaitFlag<HardEvent::MTE3_V>(0);  // the previous tile's staging has read dw_out
             for (uint32_t q = 0; q < tl.ciSteps; ++q) {
                 CopyInX(q);
                 ComputeDw(q);
@@ -34,6 +36,7 @@ public:
         if (pending) {
             SetTile(prev);
             CoLoop();
+            WaitFlag<HardEvent::MTE3_V>(0);  // the last staging's flag
         }
 @CORE_FREE@    }
 
@@ -54,7 +57,7 @@ private:
     }
 
     // ---- the cube's A operand: dw_out (UB) -> L1 (on chip, MTE3) -> L0A, once per tile -----
-    // UB -> L1 right after the tile's DW (then dw_out is free for the next tile's DW)
+    // UB -> L1 right after the tile's DW (the next tile's DW waits for it: Process)
     __aicore__ inline void StageL1()
     {
         LocalTensor<T> dwOut = dwOutBuf.Get<T>();
@@ -77,8 +80,7 @@ private:
             p.dstGap = 0;
             for (uint32_t c = 0; c < tl.c1; ++c) DataCopy(a1[c * thwAl * C0], dwOut[c * tl.th * tl.dwPitch * C0], p);
         }
-        SetFlag<HardEvent::MTE3_V>(0);  // the next tile's DW may overwrite dw_out
-        WaitFlag<HardEvent::MTE3_V>(0);
+        SetFlag<HardEvent::MTE3_V>(0);  // the next tile's DW may overwrite dw_out (waited there)
     }
 
     // L1 -> L0A once the previous tile's Mmads are done with L0A (its queue holds one A)
