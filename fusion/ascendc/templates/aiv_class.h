@@ -27,19 +27,20 @@ public:
         for (uint32_t k = 0; k < rounds; ++k) {
             if (k < mine) {
                 SetTile(UnitAt(aivIdx, k, tl.blockDim));
+                if (k > 0) WaitFlag<HardEvent::MTE3_V>(0);  // the previous tile's hand-off has read dw_out
                 for (uint32_t q = 0; q < tl.ciSteps; ++q) {
                     CopyInX(q);
                     ComputeDw(q);
                     HandOff(q);
                 }
-                SetFlag<HardEvent::MTE3_V>(0);  // the hand-off has read dw_out
-                WaitFlag<HardEvent::MTE3_V>(0);
+                SetFlag<HardEvent::MTE3_V>(0);  // waited by the next tile's DW: the epilogues go on meanwhile
             }
             CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_DW);  // every round, tile or not: the AIC waits for both AIVs
             if (k >= LAG) Finish(k - LAG, mine);
         }
         for (uint32_t k = rounds > LAG ? rounds - LAG : 0; k < rounds; ++k) Finish(k, mine);
         if (mine > 0) {
+            WaitFlag<HardEvent::MTE3_V>(0);  // the last hand-off's flag
             wDwQue.FreeTensor(wDw);
             bDwQue.FreeTensor(bDw);
 @SLOPE_FREE_AIV@@B_PW_FREE@        }
