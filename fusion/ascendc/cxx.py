@@ -102,8 +102,9 @@ def buffer_code(plan: KernelPlan, ns: str, scopes: set[str], members_of: dict | 
                 scratch_copies: bool = False) -> tuple[list[str], list[str]]:
     """(member declarations, InitBuffer lines) of the plan's kernel buffers in `scopes`, each from
     templates/buffer_*.h. `members_of`: the variant's member table (MEMBERS); `scratch_copies`:
-    a scratch buffer of several copies is one TBuf of all of them (the two-phase hand-off is
-    serialised by flags), else a scratch buffer has one copy."""
+    a scratch buffer of several copies is one TBuf of all of them (the two-phase kernel's dw_out:
+    its DW units take the copies in turn, templates/twophase_dw.h), else a scratch buffer has one
+    copy."""
     table = MEMBERS if members_of is None else members_of
     members, inits = [], []
     for b in plan.kernel_buffers:

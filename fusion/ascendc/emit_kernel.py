@@ -241,7 +241,7 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         TAP_CALL=template("tap_call_tile.h"), TAP_FIRST="", COMPUTE_DW=template("compute_dw.h"),
         TAP_ACC=template("tap_acc_half.h") if fp16 else template("tap_acc_float.h"),
         DW_ACC_DECL=snippet("DW_ACC_DECL"), DW_POST=template("dw_post_float.h"),
-        WIDEN_DW=template("widen_dw.h") if fp16 else "", DW_BASE="c0 * thw * C0",
+        WIDEN_DW=template("widen_dw.h") if fp16 else "", DW_BASE="c0 * thw * C0", DW_OUT="dwOutBuf.Get<T>()",
         GEOMETRY=template("geometry.h"), GEOM_MEMBERS=template("geom_members.h"), GM_TENSORS=template("gm_tensors.h"),
         RES_EPI_PARAM="const LocalTensor<T>& r, " if res else "",
         CO_STEP=template("co_step.h"), RESIDENT_UB=template("resident_ub.h"), COPY_OUT=template("copy_out.h"),

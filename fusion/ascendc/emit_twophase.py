@@ -114,7 +114,8 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                   TP_DW=template("twophase_dw.h"), TP_GEMM_TILE=template("twophase_gemm_tile.h"),
                   TP_GEMM=template("twophase_gemm.h"), DW=template("dw.h"), CAST_DW=values["CAST_DW"], TAP_ACC=values["TAP_ACC"],
                   WIDEN_DW=values["WIDEN_DW"], DW_POST=values["DW_POST"],
-                  DW_BASE="0",   # a unit's DW result sits at the start of dw_out
+                  DW_BASE="0",   # a unit's DW result sits at the start of its copy of dw_out
+                  DW_OUT=f"dwOutBuf.Get<T>()[dwSlot * (tl.{buffer_field('dw_out')} / sizeof(T))]",
                   TP_RES_IN=res_in, TP_RES_ARG="resT[j * rows * C0], " if res else "", TP_RES_FREE=res_free,
                   DW_GM="(__gm__ T*)x" if plan.gemm_only else "(__gm__ T*)(usr + t.wsSync)",
                   A_LOAD=snippet("A_LOAD_X") if plan.gemm_only else snippet("A_LOAD_WS"),

@@ -5,7 +5,7 @@
     {
         const uint32_t c0 = BlockStart(q, tl.cib), cb = BlockLen(q, tl.cib, tl.c1);
         LocalTensor<T> x = xQue.DeQue<T>();
-@X_CLIP@@DW_ACC_DECL@        LocalTensor<T> dwOut = dwOutBuf.Get<T>();
+@X_CLIP@@DW_ACC_DECL@        LocalTensor<T> dwOut = @DW_OUT@;
         for (uint32_t c = 0; c < cb; ++c) {
             const uint32_t cg = c0 + c;
 @TAP_ACC@            for (uint32_t i = 0; i < tl.kh; ++i) {

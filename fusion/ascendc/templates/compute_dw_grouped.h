@@ -8,7 +8,7 @@
     {
         const uint32_t c0 = BlockStart(q, tl.cib), cb = BlockLen(q, tl.cib, tl.c1);
         LocalTensor<T> x = xQue.DeQue<T>();
-@X_CLIP@        LocalTensor<T> dwOut = dwOutBuf.Get<T>();
+@X_CLIP@        LocalTensor<T> dwOut = @DW_OUT@;
         LocalTensor<T> bias = bDw16Buf.Get<T>();
         const uint8_t plane = static_cast<uint8_t>(tl.th * tl.iw);
         const uint8_t reps = static_cast<uint8_t>((tl.th - 1) * tl.iw + tl.tw);

@@ -7,13 +7,20 @@
         bDw = bDwQue.DeQue<float>();
 @DW_BIAS16@        SetFlag<HardEvent::MTE2_S>(0);  // the DW taps are read by the scalar unit
         WaitFlag<HardEvent::MTE2_S>(0);
+        // dw_out's copies take turns: unit k's DW writes copy k mod copies while the hand-off of
+        // the unit before still reads the other; a copy is rewritten once its hand-off is done
+        const uint32_t copies = @NS@::kDwOutCopies;
         for (uint32_t k = 0; k < mine; ++k) {
             const uint32_t u = UnitAt(core, k, tl.blockDim), q = UnitInner(u, tl.ciSteps);
+            dwSlot = UnitInner(k, copies);
             SetTile(UnitOuter(u, tl.ciSteps));
+            if (k >= copies) WaitFlag<HardEvent::MTE3_V>(dwSlot);  // the hand-off of unit k - copies is done
             CopyInX(q);
 @TP_PRELOAD_DW@            ComputeDw(q);
             HandOff(q);
         }
+        for (uint32_t k = mine > copies ? mine - copies : 0; k < mine; ++k)
+            WaitFlag<HardEvent::MTE3_V>(UnitInner(k, copies));   // the last hand-offs' flags
         wDwQue.FreeTensor(wDw);
         bDwQue.FreeTensor(bDw);
     }
@@ -23,13 +30,12 @@
     {
         const uint32_t c0 = BlockStart(q, tl.cib), cb = BlockLen(q, tl.cib, tl.c1);
         const uint32_t row = (n * tl.oh + oh0) * tl.ow + ow0;  // GEMM row of the tile's first pixel
-        LocalTensor<T> dwOut = dwOutBuf.Get<T>();
+        LocalTensor<T> dwOut = @DW_OUT@;
         SetFlag<HardEvent::V_MTE3>(0);
         WaitFlag<HardEvent::V_MTE3>(0);
         for (uint32_t c = 0; c < cb; ++c)
             DataCopy(dwGm[((c0 + c) * tl.mAl + row) * C0], dwOut[c * tl.th * tl.dwPitch * C0], OutRowsFrom(tl.dwPitch));
-        SetFlag<HardEvent::MTE3_V>(0);  // the next unit's DW may overwrite dw_out
-        WaitFlag<HardEvent::MTE3_V>(0);
+        SetFlag<HardEvent::MTE3_V>(dwSlot);  // waited before this copy of dw_out is written again
     }
 
     // valid rows of one DW result block, UB rows `pitch` pixels apart (plan.dw_pitch: tw, or iw

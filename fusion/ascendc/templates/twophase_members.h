@@ -4,4 +4,5 @@
 @RES_GM_DECL@    LocalTensor<T> wDw, bRes;
     LocalTensor<float> bDw, bPw, bPwL1;
     uint32_t m0 = 0, rows = 0, mEnd = 0, o0 = 0, cbo = 0;  // the current (M, N) tile of the GEMM
+    uint32_t dwSlot = 0;  // the copy of dw_out the current DW unit uses
 @GEOM_MEMBERS@
