@@ -202,13 +202,7 @@ def co_iters(plan: KernelPlan, r, c) -> tuple[Iteration, ...]:
             if q == 0:   # L1 -> L0A once per tile (the ci loop staged A in L1); A stays in L0A
                 it.append(Move("L1->L0A", "dw_out_l1", "a_l0a", wl.c1 * thw_al * C0 * b))
             it.append(CubeOp(cube_fractals(soc, thw, wl.c1, cbo), "a_l0a", "b_l0b", "pw_acc"))
-            it += bias_gemm(plan, thw, cbo)
-            if plan.epi_post16:   # cast to the storage dtype in the move, into y_tile
-                it.append(Move("L0C->UB", "pw_acc", "y_tile", cbo * thw_al * C0 * ACC_BYTES))
-                it += epilogue16_ops(plan, cbo, thw)
-            else:
-                it.append(Move("L0C->UB", "pw_acc", "dw_acc", cbo * thw_al * C0 * ACC_BYTES))
-                it += block_epilogue_ops(plan, cbo, False)
+            it += l0c_epilogue(plan, cbo, thw, thw_al, "dw_acc")
         else:
             it += vector_pw_ops(plan, cbo)
         it.append(Copy("output", "out", "y_tile", "y", *out_io(plan, cbo, r, c), _slots(plan)))
@@ -328,6 +322,19 @@ def epilogue16_ops(plan: KernelPlan, cbo: int, rows: int) -> tuple[VectorOp, ...
         w = count_form(soc, n, b)
         ops.append(VectorOp("residual", "y_tile", n, w.instrs, w.repeats))
     return tuple(ops)
+
+
+def l0c_epilogue(plan: KernelPlan, cbo: int, rows: int, landed_rows: int, acc: str) -> tuple:
+    """After an output tile's GEMM on a coupled core (310P: the cube kernel's co-step, the
+    two-phase GEMM tile): the bias GEMM (plan.bias_in_cube), the cbo blocks of landed_rows rows
+    L0C -> UB -- cast into y_tile (plan.epi_post16) or into the fp32 `acc` -- and the epilogue of
+    `rows` pixels."""
+    move = cbo * landed_rows * C0 * ACC_BYTES
+    if plan.epi_post16:   # cast to the storage dtype in the move, into y_tile
+        return (*bias_gemm(plan, rows, cbo), Move("L0C->UB", "pw_acc", "y_tile", move),
+                *epilogue16_ops(plan, cbo, rows))
+    return (*bias_gemm(plan, rows, cbo), Move("L0C->UB", "pw_acc", acc, move),
+            *block_epilogue_ops(plan, cbo, False, rows))
 
 
 def bias_gemm(plan: KernelPlan, rows: int, cbo: int) -> tuple[Move | CubeOp, ...]:

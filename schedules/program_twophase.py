@@ -30,12 +30,12 @@ from schedules.program import (
     VectorOp,
     _fmt,
     bias_cast,
-    bias_gemm,
     bias_setup,
     block_epilogue_ops,
     count_steps,
     dw_ops,
     epilogue16_ops,
+    l0c_epilogue,
     rows_bursts,
     tile_axes,
 )
@@ -201,13 +201,7 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
                 else:
                     if wl.residual:
                         it.insert(2, Copy("residual", "in", "res_tile", "res", out_bytes, out_bursts, slots))
-                    it += bias_gemm(plan, rows_al, cbo)
-                    if plan.epi_post16:   # cast to the storage dtype in the move, into y_tile
-                        it.append(Move("L0C->UB", "pw_acc", "y_tile", cbo * rows_al * C0 * ACC_BYTES))
-                        it += epilogue16_ops(plan, cbo, rows_al)
-                    else:
-                        it.append(Move("L0C->UB", "pw_acc", "y_acc", cbo * rows_al * C0 * ACC_BYTES))
-                        it += block_epilogue_ops(plan, cbo, False, rows_al)
+                    it += l0c_epilogue(plan, cbo, rows_al, rows_al, "y_acc")
                     it.append(Copy("output", "out", "y_tile", "y", out_bytes, out_bursts, slots))
             its.append(tuple(it))
         units.append(tuple(its))
