@@ -5,7 +5,7 @@ storage with act1 / act2 the storage dtype takes runs the DW post-ops and the ep
 from __future__ import annotations
 
 from fusion.ascendc.cxx import buffer_code, snippet, sub, template
-from fusion.ascendc.forms16 import cube_bias_values, dw16_values, epi16_ops
+from fusion.ascendc.forms16 import cube_bias_values, dw16_values, epi16_ops, l0c_to_y16
 from fusion.ascendc.kernel_types import ArgSpec, Launch
 from schedules.plan import KernelPlan
 
@@ -18,7 +18,8 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
         raise ValueError("the 310P cube kernel holds UB / L1 / L0 buffers only")
     forms = dw16_values(plan, "c0 * tl.th * tl.dwPitch * C0") if plan.dw_post16 else {}
     if plan.epi_post16:   # cast in the L0C -> UB move, the epilogue in the storage dtype
-        forms.update(CUBE_EPILOGUE=sub(template("cube_epi16.h"), EPI16_OPS=epi16_ops(plan, "yT")),
+        forms.update(CUBE_EPILOGUE=sub(template("cube_epi16.h"), EPI16_OPS=epi16_ops(plan, "yT"),
+                                       L0C_TO_Y16=l0c_to_y16(plan, 8, "thwAl / 16", "thw", "thwAl")),
                      EPILOGUE_BLOCK="", EPI_BIAS16=snippet("B_PW16"))
     forms.update(cube_bias_values(plan, "mp.m", "thwAl"))
     body = sub(template("cube_class.h"), INIT_ONE_CORE=template("init_one_core.h"), DW=template("dw.h"),

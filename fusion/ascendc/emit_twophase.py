@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import fusion.ascendc.cxx as cxx
 from fusion.ascendc.cxx import buffer_field, snippet, sub, template
-from fusion.ascendc.forms16 import cube_bias_values, dw16_values, epi16_ops, grouped_act1
+from fusion.ascendc.forms16 import cube_bias_values, dw16_values, epi16_ops, grouped_act1, l0c_to_y16
 from fusion.ascendc.kernel_types import ArgSpec, Launch
 from fusion.ir import C0
 from schedules.plan import KernelPlan
@@ -134,9 +134,10 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                                     SCOPES="UB, L1, L0A, L0B, L0C"),
                    EPILOGUE_BLOCK="" if plan.epi_post16 else template("epilogue_block.h"),
                    GEMM_PROLOGUE=template("b_pw_load.h") + (snippet("B_PW16") if plan.epi_post16 else "")
-                   + bias["BIAS_SETUP"], GEMM_BIAS=bias["BIAS_MMAD"], MOVE_RELU=bias["MOVE_RELU"],
+                   + bias["BIAS_SETUP"], GEMM_BIAS=bias["BIAS_MMAD"],
                    GEMM_FREE=snippet("B_PW_FREE"), GEMM_MMAD=template("twophase_mmad.h"),
-                   GEMM_EPILOGUE=(sub(template("twophase_epi_ub16.h"), EPI16_OPS=epi16_ops(plan, "yT"))
+                   GEMM_EPILOGUE=(sub(template("twophase_epi_ub16.h"), EPI16_OPS=epi16_ops(plan, "yT"),
+                                      L0C_TO_Y16=l0c_to_y16(plan, 16, "static_cast<uint16_t>(rows / 16)", "rows", "rows"))
                                   if plan.epi_post16 else template("twophase_epi_ub.h")))
         entry_body = template("twophase_entry_core.h")
         task = ""

@@ -40,14 +40,21 @@ def epi16_ops(plan: KernelPlan, src: str) -> str:
                RES_ADD16=snippet("RES_ADD16") if res else "")
 
 
+def l0c_to_y16(plan: KernelPlan, indent: int, fractals: str, y_rows: str, c_rows: str) -> str:
+    """The 310P fp16 epilogue's L0C -> UB move (plan.epi_post16): per output block its fractals
+    cast fp32 -> fp16 straight into yT (y_rows / c_rows: the blocks' pitch in yT / L0C), relu on
+    the way where the cube added the bias (plan.bias_in_cube); snippet L0C_TO_Y16."""
+    relu = plan.bias_in_cube and plan.workload.act2 in RELU_IN_MOVE
+    return sub(snippet("L0C_TO_Y16"), PAD=" " * indent, FRACTALS=fractals, Y_ROWS=y_rows, C_ROWS=c_rows,
+               MOVE_RELU="true" if relu else "false")
+
+
 def cube_bias_values(plan: KernelPlan, m: str, ones_rows: str) -> dict[str, str]:
-    """The slots of the bias GEMM (plan.bias_in_cube): its one-time setup, the Mmad after each
-    output tile's GEMM (m: the tile's M expression) and the relu-ing move; empty without it."""
+    """The slots of the bias GEMM (plan.bias_in_cube): its one-time setup and the Mmad after each
+    output tile's GEMM (m: the tile's M expression); empty without it."""
     if not plan.bias_in_cube:
-        return dict(BIAS_SETUP="", BIAS_MMAD="", MOVE_RELU="false")
-    relu = plan.workload.act2 in RELU_IN_MOVE
-    return dict(BIAS_SETUP=sub(snippet("BIAS_SETUP"), ONES_ROWS=ones_rows), BIAS_MMAD=sub(snippet("BIAS_MMAD"), BIAS_M=m),
-                MOVE_RELU="true" if relu else "false")
+        return dict(BIAS_SETUP="", BIAS_MMAD="")
+    return dict(BIAS_SETUP=sub(snippet("BIAS_SETUP"), ONES_ROWS=ones_rows), BIAS_MMAD=sub(snippet("BIAS_MMAD"), BIAS_M=m))
 
 
 def dw16_values(plan: KernelPlan, base: str) -> dict[str, str]:

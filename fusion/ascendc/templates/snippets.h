@@ -183,3 +183,13 @@ __aicore__ inline int32_t LoopMax(int32_t a, int32_t b) { return a > b ? a : b; 
             Mmad(c, onesL0Buf.Get<T>(), bb, bp);
             biasL0Que.FreeTensor(bb);
         }
+//@ L0C_TO_Y16
+@PAD@DataCopyParams p;
+@PAD@p.blockCount = 1;
+@PAD@p.blockLen = @FRACTALS@;  // 16x16 fractals of one output block
+@PAD@p.srcGap = 0;
+@PAD@p.dstGap = 0;
+@PAD@DataCopyEnhancedParams e;
+@PAD@e.blockMode = BlockMode::BLOCK_MODE_MATRIX;
+@PAD@e.isRelu = @MOVE_RELU@;   // (plan.bias_in_cube: act2's max(., 0) on the way)
+@PAD@for (uint32_t j = 0; j < cbo; ++j) DataCopy(yT[j * @Y_ROWS@ * C0], c[j * @C_ROWS@ * C0], p, e);
