@@ -166,6 +166,7 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
             "roofline_us": cost.roofline_us, **efficiency(cost),
             "unfused_kernels": len(unf.kernels), "pipes_us": pipes, "figures": "modeled"})
     from fusion.chain import chain_cost, member_costs
+    from fusion.costmodel.twophase import sync_all_us
     stages = cm.chain_stages
     # in a chain every member runs its chain plan (fusion/chain.chain_plans); launched on its own,
     # a block runs its standalone plan and a GEMM stage the vendor-like kernels it replaces
@@ -173,6 +174,15 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
     stage_vendor = {g.name: vendor.for_members(g.members[:1]) for g in stages.values()}
     alone = {**{n: c.time_us for n, c in costs}, **stage_vendor}
     chains = [chain_cost(c, by_name, soc, alone) for c in cm.chains]
+    # a chain member pays its body and one SyncAll instead of a launch: that against its pair
+    sync = sync_all_us(soc)
+    for r in rows:
+        c = next((c for c in cm.chains if r["name"] in c.blocks), None)
+        if c is not None:
+            k = by_name[r["name"]]
+            r.update({"chain": c.name, "in_chain_body_us": k.time_us - k.launch_us, "in_chain_sync_us": sync,
+                      "in_chain_us": k.time_us - k.launch_us + sync,
+                      "in_chain_speedup_vs_vendor": r["vendor_us"] / (k.time_us - k.launch_us + sync)})
     saved = sum(c.saved_us for c in chains)
     unchained_total = fused_total
     # a chain's GEMM stages replace their vendor kernels (in the vendor column) and their op steps

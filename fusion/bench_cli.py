@@ -44,6 +44,10 @@ def _print(report: dict) -> None:
             print(f"  {r['name']:<12} {r['fused_us']:>10.2f} {r['vendor_us']:>10.2f} {r['speedup_vs_vendor']:>8.2f}x "
                   f"{r['unfused_us']:>10.2f} {r['speedup']:>8.2f}x  {extra}")
             _print_pipes(r["pipes_us"])
+            if "chain" in r:
+                print(f"  {'':<12} in {r['chain']}: body {r['in_chain_body_us']:.2f} + SyncAll {r['in_chain_sync_us']:.2f} "
+                      f"= {r['in_chain_us']:.2f} us vs vendor {r['vendor_us']:.2f} us "
+                      f"({r['in_chain_speedup_vs_vendor']:.2f}x; its launch is the chain's)")
             continue
         extra = (f"p95 {r['fused']['p95_us']:.1f}/{r['unfused']['p95_us']:.1f}  "
                  f"cv {r['fused']['cv']:.2f}{' NOISY' if r['fused']['noisy'] or r['unfused']['noisy'] else ''}")

@@ -1,9 +1,10 @@
 """Block chains: consecutive fused blocks run as one persistent kernel launch. MODELED.
 
-On 910B a fused two-phase block costs 5-6 µs of launch next to 3-5 µs of work (the launch cost is
-fitted: fusion/soc.py launch_base_us). A chain runs its members in one MIX launch: every core runs
-member i's phases, a hard SyncAll (all AIVs and AICs: member i's output is complete in GM), then
-member i+1's, and so on. The chain pays one launch and one SyncAll per boundary instead of one
+On 910B a fused two-phase block costs 5-6 µs of launch next to 3-5 µs of work, on 310P 2.9 µs next
+to 4-9 (the launch cost is fitted: fusion/soc.py launch_base_us). A chain runs its members in one
+launch: every core runs member i's phases, a SyncAll (member i's output is complete in GM: 910B
+the hard one over all AIVs and AICs of a MIX launch, 310P the soft one over the AI cores, 0.41 µs
+derived in fusion/soc.py), then member i+1's, and so on. The chain pays one launch and one SyncAll per boundary instead of one
 launch per member. Members are fused blocks and GEMM stages (fusion/chain_stage.py: a 1x1 conv +
 activation between blocks, MobileNetV2's expansion convs, run as an identity-DW two-phase kernel).
 Its Ascend C is fusion/ascendc/emit_chain.py.
@@ -16,9 +17,6 @@ its input x. Legality (a refusal names the first rule that fails):
   - every member is a two-phase plan (its phases already end at a barrier, so no core of member
     i+1 can read a tile member i has not written once the SyncAll between them returns) without
     per-channel slopes;
-  - the SoC has the hard SyncAll (decoupled 910B: soc.coupled is False). 310P has the soft,
-    GM-polled SyncAll only (2.2 µs modeled against a 2.9 µs launch) and its fused blocks fall back
-    to the unfused kernels where they lose, so chains are not built there;
   - a chain holds at least one fused block and two members.
 Rewrite: a Chain record (members in order); bench and compile report it, `--no-chain` turns it off.
 """
@@ -81,7 +79,7 @@ def chain_member_plan(block, target):
     where joining costs less than its own launch saves -- that body and one SyncAll against its
     standalone time; forced tiles stay as forced. MODELED."""
     p = block.plan
-    if p.two_phase or block.tile_source == "forced" or target.soc.coupled:
+    if p.two_phase or block.tile_source == "forced":
         return p
     from fusion.costmodel import model_block, model_fused
     from fusion.costmodel.twophase import sync_all_us
@@ -129,8 +127,6 @@ def _why_not(a: _Member, b: _Member, soc, outputs: set[str]) -> str | None:
         return f"{b.name} does not read {a.name}'s output as its input"
     if a.out in outputs:
         return f"{a.name}'s output is a model output"
-    if soc.coupled:
-        return f"{soc.name} has the soft (GM-polled) SyncAll only"
     for m in (a, b):
         if not m.plan.two_phase:
             return f"{m.name} is a {m.plan.variant} plan (chains hold two-phase plans)"

@@ -2,8 +2,8 @@
 
 MobileNetV2's fused blocks are never adjacent: each inverted-residual block's expansion 1x1 conv
 sits between two of them, so a chain of fused blocks alone never forms there, and every block still
-pays its launch next to the expansion conv's own launch (5-6 µs each on 910B against 1-2 µs of
-work). A GEMM stage lets the chain run the expansion too.
+pays its launch next to the expansion conv's own launch (5-6 µs each on 910B, 2.9 on 310P, against
+1-2 µs of work). A GEMM stage lets the chain run the expansion too.
 
 The stage's kernel is the two-phase kernel (schedules/twophase.py) of an identity depthwise: 1x1
 taps of weight 1, bias 0, no activation, so phase 1 copies x into the GEMM's A workspace exactly
@@ -16,8 +16,9 @@ tensor with slack after it, every stage but a first one is (fusion/chain.direct_
 
 Pattern: an `op` step computing a blocked 1x1 Conv (group 1, stride 1, no padding, NC1HWC0 in and
 out), optionally followed by the activation step that is its output's only consumer.
-Legality: 910B (the chain's hard SyncAll), float16 (the cube kernels), an activation the kernel
-carries without per-channel slopes, and a two-phase plan that fits.
+Legality: float16 (the cube kernels), an activation the kernel carries without per-channel slopes,
+and a two-phase plan that fits (both SoCs: 910B chains sync with the hard SyncAll, 310P with the
+soft one).
 Rewrite: a GemmStage record; fusion/chain.py decides whether it joins a chain.
 """
 
@@ -71,8 +72,6 @@ def _why_not(g, conv, soc, dtype) -> str | None:
     tx, ty = g.types[conv.inputs[0]], g.types[conv.outputs[0]]
     if tx.layout != "NC1HWC0" or ty.layout != "NC1HWC0":
         return "does not run on NC1HWC0"
-    if soc.coupled:
-        return f"{soc.name} has no hard SyncAll"
     if dtype != "float16":
         return "the cube kernels are float16 only"
     return None

@@ -11,7 +11,7 @@ import numpy as np
 import tvm
 
 from fusion.errors import MegafuseError
-from fusion.fallback import FusionGate
+from fusion.fallback import GATED_KINDS, FusionGate, unchained_losers
 from fusion.ir import Graph
 from fusion.onnx_import import load_graph
 from fusion.runtime import Program, Step
@@ -139,57 +139,73 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
     dtype = dtype or model_dtype
     if dtype not in DTYPES:
         raise MegafuseError(f"unsupported dtype '{dtype}'; use one of {', '.join(DTYPES)}")
-    gate = FusionGate(tgt, tile, tuned_tiles)
-    with phase("passes"):
-        g, refusals = optimize(g, tgt.soc, dtype, fuse=fuse, gate=gate if fallback else None,
-                               per_channel=per_channel_acts(tgt))
-        if tgt.kind == "llvm":   # conv + bias + act (+ residual) per kernel, as a runtime runs them
-            g = fold_conv_epilogues(convs_write_blocked(g))
-    for r in refusals:
-        log.info("not fused: %s", r.describe())
+    credit = fallback and chain and tgt.kind in GATED_KINDS
+    gate = FusionGate(tgt, tile, tuned_tiles, chain_credit=credit)
 
-    program = Program({t: (g.types[t].shape, dtype) for t in g.inputs}, list(g.outputs))
-    ctx = OpContext(g, dtype)
-    blocks: list[FusedBlock] = []
-    idents: set[str] = set()
-    dev = tvm.cpu(0)
-    for n in g.nodes:
-        if n.op_type == FUSED_OP:
-            with phase("tiles"):
-                wl = fused_workload(g, n, dtype)
-                choice = gate.choice(wl)
-                plan, source, why = check_budget(choice.plan), choice.source, choice.engine_reason
-            with phase("fused kernels"):
-                ex = build_fused(plan)
-            with phase("weights"):
-                consts = [g.constants[t] for t in fused_weight_inputs(n)]
-                slopes = [g.constants[t] for t in fused_slope_inputs(n).values()]
-                x, *residual = fused_data_inputs(n)
-                params = [x] + [tvm.runtime.tensor(a, dev) for a in fused_params(*consts, dtype, slopes)] + residual
-            out_t = g.types[n.outputs[0]]
-            ident = block_ident(n.name, len(blocks), idents)
-            program.steps.append(Step(ident, "fused", ex["main"], params, n.outputs[0],
-                                      out_t.shape, dtype, ex))
-            blocks.append(FusedBlock(ident, tuple(n.attr("members")), wl, plan, source, why, n.name))
-        else:
-            with phase("op kernels"):
-                spec = op_kernel(n, ctx)
-                ex = build_op(spec)
-            with phase("weights"):
-                params = [_bind(p, g, dtype, dev) for p in spec.params]
-            program.steps.append(Step(n.name, "op", ex["main"], params, n.outputs[0],
-                                      spec.out_shape, spec.out_dtype, ex))
-    cm = CompiledModel(g, tgt, dtype, program, blocks, refusals, phases_s=phases)
-    if chain and tgt.kind in ("sim", "ascend"):
-        from fusion.chain import find_chains
-        from fusion.chain_stage import find_stages
-        with phase("chains"):
-            stages = find_stages(cm, idents) if blocks else {}
-            cm.chains, cm.chain_breaks = find_chains(cm, stages)
-            chained = {n for c in cm.chains for n in c.stages}
-            cm.chain_stages = {g.name: g for g in stages.values() if g.name in chained}
-            from fusion.chain import chain_plans
-            cm.chain_plans = chain_plans(cm.chains, {**{b.name: b for b in blocks}, **cm.chain_stages}, tgt)
+    def lower(g: Graph) -> CompiledModel:
+        with phase("passes"):
+            g, refusals = optimize(g, tgt.soc, dtype, fuse=fuse, gate=gate if fallback else None,
+                                   per_channel=per_channel_acts(tgt))
+            if tgt.kind == "llvm":   # conv + bias + act (+ residual) per kernel, as a runtime runs them
+                g = fold_conv_epilogues(convs_write_blocked(g))
+        for r in refusals:
+            log.info("not fused: %s", r.describe())
+
+        program = Program({t: (g.types[t].shape, dtype) for t in g.inputs}, list(g.outputs))
+        ctx = OpContext(g, dtype)
+        blocks: list[FusedBlock] = []
+        idents: set[str] = set()
+        dev = tvm.cpu(0)
+        for n in g.nodes:
+            if n.op_type == FUSED_OP:
+                with phase("tiles"):
+                    wl = fused_workload(g, n, dtype)
+                    choice = gate.choice(wl)
+                    plan, source, why = check_budget(choice.plan), choice.source, choice.engine_reason
+                with phase("fused kernels"):
+                    ex = build_fused(plan)
+                with phase("weights"):
+                    consts = [g.constants[t] for t in fused_weight_inputs(n)]
+                    slopes = [g.constants[t] for t in fused_slope_inputs(n).values()]
+                    x, *residual = fused_data_inputs(n)
+                    params = [x] + [tvm.runtime.tensor(a, dev) for a in fused_params(*consts, dtype, slopes)] + residual
+                out_t = g.types[n.outputs[0]]
+                ident = block_ident(n.name, len(blocks), idents)
+                program.steps.append(Step(ident, "fused", ex["main"], params, n.outputs[0],
+                                          out_t.shape, dtype, ex))
+                blocks.append(FusedBlock(ident, tuple(n.attr("members")), wl, plan, source, why, n.name))
+            else:
+                with phase("op kernels"):
+                    spec = op_kernel(n, ctx)
+                    ex = build_op(spec)
+                with phase("weights"):
+                    params = [_bind(p, g, dtype, dev) for p in spec.params]
+                program.steps.append(Step(n.name, "op", ex["main"], params, n.outputs[0],
+                                          spec.out_shape, spec.out_dtype, ex))
+        cm = CompiledModel(g, tgt, dtype, program, blocks, refusals, phases_s=phases)
+        if chain and tgt.kind in ("sim", "ascend"):
+            from fusion.chain import find_chains
+            from fusion.chain_stage import find_stages
+            with phase("chains"):
+                stages = find_stages(cm, idents) if blocks else {}
+                cm.chains, cm.chain_breaks = find_chains(cm, stages)
+                chained = {n for c in cm.chains for n in c.stages}
+                cm.chain_stages = {g.name: g for g in stages.values() if g.name in chained}
+                from fusion.chain import chain_plans
+                cm.chain_plans = chain_plans(cm.chains, {**{b.name: b for b in blocks}, **cm.chain_stages}, tgt)
+        return cm
+
+    cm = lower(g)
+    # a block fused for the chain it would join but left out of every chain runs unfused, and so
+    # may break a chain: compile again until every fused block wins alone or in its chain
+    while credit:
+        lone = unchained_losers(cm, gate)
+        if not lone:
+            break
+        gate.unchained |= lone
+        with phase("import"):
+            g = load_graph(model, input_shapes)
+        cm = lower(g)
     if kernel_cache.enabled():
         cm.kernel_cache = (f"{kernel_cache.STATS.hits - hits0} hit(s), {kernel_cache.STATS.misses - miss0} "
                            f"miss(es) in {kernel_cache.cache_dir()}")

@@ -7,6 +7,13 @@ its activation, PW on the cube with its epilogue). Otherwise fuse_dwsep records 
 Refusal with both numbers and the block runs unfused. A tile forced by the user is not second-
 guessed (the user asked for that kernel); the llvm target has no vendor model and always fuses.
 The gate remembers each block's tile choice so the driver does not choose it twice.
+
+With block chains on (fusion/chain.py) a block that loses launched on its own may still win inside
+a chain, where it pays its body and one SyncAll instead of a launch: the gate then fuses it when
+that in-chain cost (its two-phase chain plan, fusion/chain.chain_member_plan) is no slower than
+its pair. The driver compiles, finds the chains, and compiles again with every such block that
+did not land in a chain left unfused (`unchained`), until none is left: a block is fused only
+where it is no slower than its pair, alone or in its chain.
 """
 
 from __future__ import annotations
@@ -33,12 +40,15 @@ class FusionGate:
     override: TileOverride | None = None
     tuned_tiles: object = None        # callable (workload, target) -> TileConfig | None
     choices: dict = field(default_factory=dict)
+    chain_credit: bool = False        # judge a block at its in-chain cost where that wins (see above)
+    unchained: set = field(default_factory=set)   # workloads fused for a chain that none took
 
     def choice(self, wl: DwSepWorkload) -> TileChoice:
         ch = self.choices.get(wl)
         if ch is None:
             tuned = self.tuned_tiles(wl, self.target) if self.tuned_tiles else None
-            ch = self.choices[wl] = choose_tile(wl, self.target, self.override, tuned)
+            ch = self.choices[wl] = choose_tile(wl, self.target, self.override, tuned,
+                                                getattr(self.tuned_tiles, "cap", None))
         return ch
 
     def compare(self, wl: DwSepWorkload) -> tuple[float, float]:
@@ -60,5 +70,41 @@ class FusionGate:
         if fused <= vendor:
             log.info("%s: fused %.2f us <= vendor-like DW+PW %.2f us (modeled)", wl.describe(), fused, vendor)
             return None
-        return (f"{REASON_PREFIX}{ch.source} tile {ch.plan.tile.describe()}) modeled {fused:.2f} us > "
-                f"vendor-like DW + PW kernels {vendor:.2f} us on {self.target.soc.name}: runs unfused")
+        why = (f"{REASON_PREFIX}{ch.source} tile {ch.plan.tile.describe()}) modeled {fused:.2f} us > "
+               f"vendor-like DW + PW kernels {vendor:.2f} us on {self.target.soc.name}")
+        if self.chain_credit and wl not in self.unchained:
+            chained = self.in_chain_us(wl)
+            if chained is not None and chained <= vendor:
+                log.info("%s: fused %.2f us alone, %.2f us in a chain <= vendor-like DW+PW %.2f us (modeled)",
+                         wl.describe(), fused, chained, vendor)
+                return None
+        if wl in self.unchained:
+            return why + ": runs unfused (it would win only inside a chain, and no chain takes it)"
+        return why + ": runs unfused"
+
+    def in_chain_us(self, wl: DwSepWorkload) -> float | None:
+        """The block's cost inside a chain: its chain plan's body and one SyncAll. MODELED."""
+        from fusion.costmodel import model_block
+        from fusion.costmodel.twophase import sync_all_us
+        from fusion.tile_policy import two_phase_plan
+
+        own = self.choice(wl).plan
+        plan = own if own.two_phase else two_phase_plan(wl, self.target, in_chain=True)
+        if plan is None:
+            return None
+        k = model_block(plan, timeline=False)
+        return k.time_us - k.launch_us + sync_all_us(self.target.soc)
+
+
+def unchained_losers(cm, gate: FusionGate) -> set:
+    """Workloads of the fused blocks that are in no chain and lose to their pair on their own
+    (the gate fused them for a chain's sake). MODELED."""
+    chained = {n for c in cm.chains for n in c.blocks}
+    out = set()
+    for b in cm.fused_blocks:
+        if b.name in chained or b.tile_source == "forced" or b.workload in gate.unchained:
+            continue
+        fused, vendor = gate.compare(b.workload)
+        if fused > vendor:
+            out.add(b.workload)
+    return out

@@ -127,15 +127,31 @@ class SocSpec:
     # (SetFlag/WaitFlag through GM), cycles per hand-off
     cross_core_sync_cycles: int = 400
     # UNFITTED (no published or profiled figure found; the devkit's SyncAll page gives semantics
-    # only): one SyncAll across a kernel's cores, cycles. 910B (A2) has the hard sync: all AIVs,
-    # all AICs, then the two groups -- charged as two cross-core flag hand-offs (2 x 400). 310P has
-    # the soft sync only: every core DMA-writes its 32 B flag to a zeroed GM workspace and polls all
-    # flags with DMA reads -- charged as two GM round trips of ~1200 cycles (set on its SocSpec).
+    # only): one SyncAll across a kernel's cores, cycles, after the slowest core arrives. 910B (A2)
+    # has the hard sync: all AIVs, all AICs, then the two groups -- charged as two cross-core flag
+    # hand-offs (2 x 400). 310P has the soft sync only: see soft_sync_all_cycles.
     sync_all_cycles: int = 800
 
     @property
     def ub_usable_kib(self) -> float:
         return self.ub_usable_bytes / KIB
+
+
+# DERIVED, not measured: the soft SyncAll (the only one on 310P, arch 2002) as the devkit implements
+# it (impl/basic_api kernel_operator_sync_impl.h, SoftSyncAllImpl): after PipeBarrier<PIPE_ALL>
+# (the model's phase end already waits for every pipe) each core reads its own 32 B flag
+# (GM -> UB, waited), writes it incremented (UB -> GM, waited through MTE3_MTE2), then polls all
+# flags with GM -> UB reads until every core's count is in. Serial DMAs each exposing their
+# latency: the read, the write, the poll that sees the last core's flag, and on average one more
+# poll round for the arrival skew -- 4 x dma_latency_cycles (point a2_add_1core, the 910B fit the
+# 310P table uses for every DMA constant); the scalar flag sums are not charged (no scalar pipe
+# in the model). Until 2026-11 this was an unsourced 2400 cycles ("two GM round trips of ~1200");
+# `bench` figures at that value are in the README.
+SOFT_SYNC_DMA_TRIPS = 4
+
+
+def soft_sync_all_cycles(dma_latency_cycles: int) -> int:
+    return SOFT_SYNC_DMA_TRIPS * dma_latency_cycles
 
 
 SOCS: dict[str, SocSpec] = {
@@ -171,7 +187,7 @@ SOCS: dict[str, SocSpec] = {
         clock_ghz=1.08, ub_bytes=256 * KIB, ub_usable_bytes=248 * KIB,
         l1_bytes=1024 * KIB, l0a_bytes=64 * KIB, l0b_bytes=64 * KIB, l0c_bytes=256 * KIB,
         bt_bytes=0, l2_bytes=16 * 1024 * KIB, hbm_gbps=152.0, l2_gbps=4 * 152.0, launch_base_us=2.5,
-        sync_all_cycles=2400),
+        sync_all_cycles=soft_sync_all_cycles(SocSpec.dma_latency_cycles)),
 }
 
 DEFAULT_SOC = "ascend910b2"

@@ -57,14 +57,22 @@ class TileChoice:
 
 
 def choose_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None = None,
-                tuned: TileConfig | None = None) -> TileChoice:
-    """The plan of one fused block (no budget check: forced tiles are checked by the caller)."""
+                tuned: TileConfig | None = None, max_dma_ratio: float | None = None) -> TileChoice:
+    """The plan of one fused block (no budget check: forced tiles are checked by the caller).
+    max_dma_ratio: the DMA cap the tuned tile was chosen under (`--max-dma-ratio`), which the
+    two-phase plan must respect too to replace it."""
     override = override or TileOverride()
     soc = target.soc
     if tuned is not None and not override.forced:
         log.info("%s: tuned tile %s (database)", wl.describe(), tuned.describe())
         plan = make_plan(wl, tuned, soc)
         two = _two_phase_best(wl, target, override)
+        if two is not None and max_dma_ratio is not None:
+            from fusion.traffic import dma_ratio
+            if dma_ratio(two[0]) > max_dma_ratio * (1 + 1e-9):
+                log.info("%s: two-phase tile %s moves %.2fx the minimal bytes > the cap %g", wl.describe(),
+                         two[0].tile.describe(), dma_ratio(two[0]), max_dma_ratio)
+                two = None
         if two is not None:   # the tuner's space holds the one-phase variants; compare the two-phase one
             from fusion.costmodel import model_block
             t_tuned = model_block(plan, timeline=False).time_us

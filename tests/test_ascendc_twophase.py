@@ -123,17 +123,17 @@ def test_policy_picks_two_phase_on_ascend_fp16_only():
     assert choose_tile(f32, parse_target("ascend:910b2")).plan.variant == "vector-pw"
 
 
-@pytest.mark.parametrize("engine,variant", [(None, "cube-pw"), ("twophase", "two-phase")])
+@pytest.mark.parametrize("engine,variant", [("cube", "cube-pw"), ("twophase", "two-phase")])
 def test_check_ascend_310p_odd_channels(engine, variant):
-    """`check -t ascend:310p3` on a block whose channels are not multiples of 16: the default
-    plan (the one-phase cube kernel with its fp16 forms and wide DW rows) and the two-phase one;
-    the kernel matches ONNX Runtime and its GM bytes the model's."""
+    """`check -t ascend:310p3` on a block whose channels are not multiples of 16: the one-phase
+    cube kernel (with its fp16 forms and wide DW rows) and the two-phase one; the kernel matches
+    ONNX Runtime and its GM bytes the model's."""
     from fusion.tile_policy import TileOverride
 
     m = models.build("odd_c40_56_h28")
-    cm = compile_model(m, target="ascend:310p3", dtype=F16, tile=TileOverride(pw_engine=engine) if engine else None)
+    cm = compile_model(m, target="ascend:310p3", dtype=F16, tile=TileOverride(pw_engine=engine))
     assert [b.plan.variant for b in cm.fused_blocks] == [variant]
-    if engine is None:
+    if engine == "cube":
         assert cm.fused_blocks[0].plan.dw_wide and cm.fused_blocks[0].plan.epi_post16
     res = check_ascend(cm, m, seed=0)
     assert res.passed, res

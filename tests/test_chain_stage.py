@@ -84,7 +84,6 @@ def test_identity_dw_is_exact(small_v2):
 
 
 def test_no_stages_where_chains_cannot_run(small_v2):
-    assert _compile(small_v2, "sim:ascend310p3", fallback=False).chain_stages == {}
     assert _compile(small_v2, "sim:ascend910b2", dtype="float32").chain_stages == {}
     assert _compile(small_v2, "sim:ascend910b2", chain=False).chains == []
     assert _compile(small_v2, "llvm").chains == []

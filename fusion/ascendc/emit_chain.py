@@ -1,16 +1,19 @@
-"""The Ascend C of a block chain (fusion/chain.py): several two-phase blocks, one MIX launch.
+"""The Ascend C of a block chain (fusion/chain.py): several two-phase blocks, one launch.
 
 The chain kernel composes the blocks' own emitted code (EmittedKernel.chain_body: helpers and
-classes, each block in its own namespace) and runs them in order from one entry point with a hard
-SyncAll<false>() between blocks. A block's residual is the chain's x or an earlier block's output
-(a boundary tensor, still in the workspace). Five GM arguments whatever the chain's length:
+classes, each block in its own namespace) and runs them in order from one entry point with a
+SyncAll between blocks: on 910B one MIX launch and the hard SyncAll<false>() over AIVs and AICs,
+on 310P one launch of the AI cores and the soft SyncAll (the chain's own flags in the workspace, a
+scoped TPipe lending the UB it polls into). A block's residual is the chain's x or an earlier
+block's output (a boundary tensor, still in the workspace). Five GM arguments whatever the chain's
+length:
 
   x          the first block's input (NC1HWC0)
   weights    every block's w_dw, b_dw, w_pw, b_pw packed, each at a 512 B-aligned offset
   y          the last block's output (NC1HWC0)
   workspace  per block its own two-phase workspace (SyncAll flags, DW result, pre-activation),
              then the boundary tensors between blocks (NC1HWC0), each 512 B-aligned and followed
-             by BOUNDARY_SLACK readable bytes
+             by BOUNDARY_SLACK readable bytes, then (310P) the chain's SyncAll flags
   tiling     every block's tiling struct, 8 B-aligned
 
 The layouts are data (ChainLayout) that the host writes and the emulator run reads: one source.
@@ -42,7 +45,7 @@ def _align(n: int, a: int) -> int:
 @dataclass(frozen=True)
 class Region:
     block: str
-    what: str          # w_dw | b_dw | w_pw | b_pw | workspace | boundary | slack
+    what: str          # w_dw | b_dw | w_pw | b_pw | workspace | boundary | slack | sync
     offset: int
     nbytes: int
 
@@ -66,8 +69,17 @@ class EmittedChain:
         return f"{self.symbol}.cpp"
 
     @property
+    def coupled(self) -> bool:
+        """310P: one launch of the AI cores, the soft SyncAll between blocks."""
+        return self.blocks[0].plan.soc.coupled
+
+    @property
     def launch(self) -> Launch:
-        return Launch(self.symbol, self.block_dim, "MIX_AIC_1_2", ("x", "weights", "y", "workspace", "tiling"),
+        args = ("x", "weights", "y", "workspace", "tiling")
+        if self.coupled:
+            return Launch(self.symbol, self.block_dim, "AICORE", args,
+                          f"chain of {len(self.blocks)} two-phase blocks, soft SyncAll between blocks")
+        return Launch(self.symbol, self.block_dim, "MIX_AIC_1_2", args,
                       f"chain of {len(self.blocks)} two-phase blocks, SyncAll between blocks", "mix_aic_1_2")
 
     @property
@@ -95,15 +107,17 @@ class EmittedChain:
         return bytes(out)
 
     def zeroed(self) -> tuple[tuple[int, int], ...]:
-        """(offset, bytes) of the workspace the host zeroes: each block's SyncAll flags."""
-        return tuple((r.offset, ek.workspace_zeroed_bytes) for r, ek in
-                     zip((r for r in self.workspace if r.what == "workspace"), self.blocks) if ek.workspace_zeroed_bytes)
+        """(offset, bytes) of the workspace the host zeroes: each block's SyncAll flags, and the
+        chain's own (310P)."""
+        own = tuple((r.offset, ek.workspace_zeroed_bytes) for r, ek in
+                    zip((r for r in self.workspace if r.what == "workspace"), self.blocks) if ek.workspace_zeroed_bytes)
+        return own + tuple((r.offset, r.nbytes) for r in self.workspace if r.what == "sync")
 
     def manifest(self) -> str:
         """The host's layout of the packed arguments (JSON)."""
         return json.dumps({
             "symbol": self.symbol, "blocks": [ek.block for ek in self.blocks], "block_dim": self.block_dim,
-            "kernel_type": "KERNEL_TYPE_MIX_AIC_1_2",
+            "kernel_type": "KERNEL_TYPE_AICORE" if self.coupled else "KERNEL_TYPE_MIX_AIC_1_2",
             "args": [{"name": a.name, "dtype": a.dtype, "format": a.fmt, "shape": list(a.shape)} for a in self.args()],
             "weights": [r.__dict__ for r in self.weights], "workspace": [r.__dict__ for r in self.workspace],
             "workspace_zeroed": [list(z) for z in self.zeroed()],
@@ -132,14 +146,17 @@ def _res_source(name: str, kernels: list[EmittedKernel], residual_from) -> list[
 
 
 def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stages=()) -> EmittedChain:
-    """The chain kernel of `kernels` (two-phase, 910B, in order; block k's y is block k+1's x).
+    """The chain kernel of `kernels` (two-phase, one SoC, in order; block k's y is block k+1's x).
     residual_from: per block, the producer of its residual (-1: the chain's x; None: none);
     stages: the blocks that are GEMM stages (identity DW; the host packs their weights so)."""
     if len(kernels) < 2:
         raise MegafuseError(f"chain {name}: needs at least two blocks")
+    soc = kernels[0].plan.soc
     for ek in kernels:
-        if ek.variant != "two-phase" or ek.plan.soc.coupled or not ek.chain_body:
-            raise MegafuseError(f"chain {name}: block {ek.block} is not a 910B two-phase kernel")
+        if ek.variant != "two-phase" or not ek.chain_body:
+            raise MegafuseError(f"chain {name}: block {ek.block} is not a two-phase kernel")
+        if ek.plan.soc != soc:
+            raise MegafuseError(f"chain {name}: block {ek.block} is built for {ek.plan.soc.name}, the chain for {soc.name}")
         if {a.name for a in ek.args} - {"res"} != {"x", *WEIGHTS, "y", "workspace", "tiling"}:
             raise MegafuseError(f"chain {name}: block {ek.block} has inputs besides x, its weights and a residual")
     for a, b in zip(kernels, kernels[1:]):
@@ -169,6 +186,8 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
         work.append(Region(ek.block, "boundary", off, n))
         work.append(Region(ek.block, "slack", off + n, BOUNDARY_SLACK))   # readable, never written
         off = _align(off + n + BOUNDARY_SLACK, ALIGN)
+    if soc.coupled:   # the soft SyncAll's flags between blocks: 32 B per core, zeroed by the host
+        work.append(Region(name, "sync", off, soc.vector_cores * 32))
     tiling_offsets, off = [], 0
     for ek in kernels:
         tiling_offsets.append(off)
@@ -183,7 +202,7 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
         ns = f"{sym}_b{k}"
         bodies.append(f"namespace {ns} {{\n{ek.chain_body}}}  // namespace {ns}\n")
         prev = kernels[k - 1].block if k else ""
-        calls.append(sub(template("chain_block.h"), K=k, BLOCK=ek.block, NS=ns, OPTYPE=ek.op_type,
+        calls.append(sub(template("chain_block_core.h" if soc.coupled else "chain_block.h"), K=k, BLOCK=ek.block, NS=ns, OPTYPE=ek.op_type,
                           TILING=ek.tiling_struct, TILING_OFF=tiling_offsets[k], WS_OFF=ws_at[ek.block],
                           IN="x" if k == 0 else f"ws + {out_at[prev]}",
                           OUT="y" if k == last else f"ws + {out_at[ek.block]}",
@@ -193,8 +212,11 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
                           OUT_WHAT="y" if k == last else "its output (workspace)",
                           **{w.upper(): w_at[ek.block, w] for w in WEIGHTS}))
         if k != last:
-            calls.append(snippet("CHAIN_SYNC_ALL"))
+            calls.append(sub(snippet("CHAIN_SYNC_ALL_SOFT"), SYNC_OFF=work[-1].offset, SYNC_BYTES=work[-1].nbytes)
+                         if soc.coupled else snippet("CHAIN_SYNC_ALL"))
     source = fill(template("chain_entry.cpp"), VERSION=VERSION, SYM=sym, N=len(kernels),
+                  TASK_TYPE="" if soc.coupled else snippet("TASK_MIX_1_2"),
+                  SYNC_WHAT="the soft SyncAll on the chain's flags" if soc.coupled else "hard SyncAll<false>() over all AIVs and AICs",
                   BLOCKS=", ".join(ek.block for ek in kernels),
                   INCLUDES="".join(f'#include "{ek.tiling_header_name}"\n' for ek in kernels),
                   BODIES="\n".join(bodies), STAGES="".join(calls))

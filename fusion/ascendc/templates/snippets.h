@@ -121,6 +121,16 @@ DataCopy(wp, wPwGm, tl.co1 * tl.c1 * C0 * C0);   // FRACTAL_Z is the layout L1 h
 LoadPwWeights(wp, 0, tl.co1);
 //@ CHAIN_SYNC_ALL
     SyncAll<false>();  // AIVs and AICs: this block's output is in GM before the next reads it
+//@ CHAIN_SYNC_ALL_SOFT
+    {   // soft SyncAll (310P): this block's output is in GM before the next reads it; the chain's
+        // flags (zeroed by the host) count every boundary, a small TPipe lends the UB it polls into
+        TPipe syncPipe;
+        TBuf<TPosition::VECCALC> syncUb;
+        syncPipe.InitBuffer(syncUb, @SYNC_BYTES@);
+        GlobalTensor<int32_t> syncGm;
+        syncGm.SetGlobalBuffer((__gm__ int32_t*)(ws + @SYNC_OFF@), @SYNC_BYTES@ / sizeof(int32_t));
+        SyncAll(syncGm, syncUb.Get<int32_t>());
+    }
 //@ ACT_FN
     __aicore__ inline void @FN@(const LocalTensor<float>& a, int32_t n, const LocalTensor<float>& tmp, int32_t tmpLen)
     {

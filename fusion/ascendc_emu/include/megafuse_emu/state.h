@@ -177,6 +177,8 @@ struct CoreState {
     int mix_index = -1;        // this core's index in the MIX launch (or the cooperative launch)
     MixLaunch* coop = nullptr;  // the cooperative launch this core runs in (MIX, or non-MIX with SyncAll)
     int syncs = 0;              // SyncAll calls this core has passed
+    // soft SyncAll: the calls this core made on each gmWorkspace slot (its 32 B flag counts them)
+    std::map<const void*, int> soft_syncs;
 
     std::array<std::vector<uint8_t>, kNumMem> mem;  // physical bytes of each memory
     std::array<std::vector<uint8_t>, kNumMem> written;  // 1 per byte ever written (init_check.h)

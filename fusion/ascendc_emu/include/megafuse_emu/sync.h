@@ -134,13 +134,16 @@ void SyncAll(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<int32_t
         if (!inside)
             Fail(loc, Str(api, ": the gmWorkspace slot of core ", slot, " lies outside every GM argument: the "
                           "workspace needs at least ", cores * 32, " B (32 B per core)"));
+        // the flag counts this core's SyncAll calls on this workspace (a kernel may sync on several:
+        // the devkit's soft SyncAll waits until every core's flag reaches its own incremented one)
+        int& done = c.soft_syncs[p];
         int32_t v;
         std::memcpy(&v, p, sizeof v);
-        if (v != c.syncs)
+        if (v != done)
             Fail(loc, Str(api, ": the gmWorkspace slot of core ", slot, " holds ", v, " before its SyncAll #",
-                          c.syncs + 1, " (expected ", c.syncs, "): zero the workspace before the first SyncAll and "
-                          "let nothing else write it"));
-        v = c.syncs + 1;
+                          done + 1, " on that workspace (expected ", done, "): zero the workspace before the first "
+                          "SyncAll and let nothing else write it"));
+        v = ++done;
         std::memcpy(p, &v, sizeof v);
     }
     megafuse_emu::LaunchSyncAll(c, true, usedCores, api, loc);

@@ -1,0 +1,112 @@
+"""Block chains on 310P (fusion/chain.py): one launch of the AI cores, the soft SyncAll between
+blocks (fusion/ascendc/emit_chain.py), and the fallback judging a block at its in-chain cost
+(fusion/fallback.py)."""
+
+import json
+
+import onnx
+import pytest
+
+from conftest import run_cli
+
+
+@pytest.fixture(scope="module")
+def small_v1(tmp_path_factory):
+    from models.mobilenet import mobilenet_v1
+
+    p = tmp_path_factory.mktemp("chain310") / "v1s.onnx"
+    onnx.save(mobilenet_v1(resolution=32, width=0.25), p)
+    return str(p)
+
+
+def test_the_310p_chain_kernel_uses_the_soft_sync_all(small_v1):
+    import fusion
+    from fusion.ascendc import emit_kernel
+    from fusion.ascendc.emit_chain import emit_chain
+
+    cm = fusion.compile(small_v1, target="ascend:310p3", dtype="float16", outputs="b4_pw_act", fallback=False)
+    (c,) = cm.chains
+    ks = [emit_kernel(cm.chain_plans[n], n) for n in c.blocks]
+    ec = emit_chain(c.name, ks, c.residual_from, c.stages)
+    # one soft SyncAll per boundary on the chain's own flags; no MIX task type, no hard SyncAll
+    assert ec.source.count("SyncAll(syncGm, syncUb.Get<int32_t>());") == len(c.blocks) - 1
+    assert "SyncAll<false>" not in ec.source and "KERNEL_TYPE_MIX" not in ec.source
+    (sync,) = [r for r in ec.workspace if r.what == "sync"]
+    assert sync.nbytes == 8 * 32 and (sync.offset, sync.nbytes) in ec.zeroed()
+    assert ec.launch.core == "AICORE" and ec.launch.kernel_type is None
+    assert json.loads(ec.manifest())["kernel_type"] == "KERNEL_TYPE_AICORE"
+    assert 1 <= ec.block_dim <= 8
+
+
+def test_310p_chain_on_the_emulator_equals_the_blocks_kernels(small_v1, emu_cache, capsys):
+    code, out, _ = run_cli(capsys, "check", small_v1, "-t", "ascend:310p3", "--dtype", "float16", "--no-db",
+                           "--no-fallback", "--outputs", "b4_pw_act", "--json")
+    assert code == 0
+    res = json.loads(out)
+    assert res["passed"]
+    (c,) = res["chains"]
+    assert c["blocks"] == ["b1_fused", "b2_fused", "b3_fused", "b4_fused"]
+    assert c["max_abs"] == 0.0 and c["counters_match"]
+    assert c["counters"]["cube_fractals"] > 0
+
+
+def test_the_gate_credits_a_chain_only_where_one_takes_the_block(monkeypatch):
+    from fusion.fallback import FusionGate
+    from fusion.targets import parse_target
+    from schedules.workload import DwSepWorkload
+
+    wl = DwSepWorkload(1, 64, 64, 14, 14, dtype="float16")
+    gate = FusionGate(parse_target("sim:ascend310p3"))
+    monkeypatch.setattr(FusionGate, "compare", lambda self, w: (10.0, 9.0))
+    monkeypatch.setattr(FusionGate, "in_chain_us", lambda self, w: 8.5)
+    assert "runs unfused" in gate(wl)          # no chain credit: loses alone
+    gate.chain_credit = True
+    assert gate(wl) is None                    # in a chain it pays 8.5 < 9.0
+    gate.unchained.add(wl)                     # ... but no chain took it
+    assert "no chain takes it" in gate(wl)
+    gate.unchained.clear()
+    monkeypatch.setattr(FusionGate, "in_chain_us", lambda self, w: 9.5)
+    assert "runs unfused" in gate(wl)          # loses in a chain too
+
+
+def test_every_fused_block_wins_alone_or_in_its_chain(tmp_path, capsys):
+    """Full MobileNetV1 on 310P with the fallback: blocks that lose launched alone are kept for the
+    chain, where each pays its body and a SyncAll; the bench rows show both and each wins."""
+    from models.mobilenet import mobilenet_v1
+
+    path = tmp_path / "v1.onnx"
+    onnx.save(mobilenet_v1(), path)
+    code, _, _ = run_cli(capsys, "bench", str(path), "-t", "sim:ascend310p3", "--dtype", "float16", "--no-db",
+                         "--json", str(tmp_path / "r.json"))
+    assert code == 0
+    r = json.loads((tmp_path / "r.json").read_text())
+    assert r["chains"] and r["speedup_vs_vendor"] > 1.0
+    for row in r["kernels"]:
+        if "chain" in row:
+            assert row["in_chain_us"] <= row["vendor_us"]
+        else:
+            assert row["fused_us"] <= row["vendor_us"]
+    assert any("chain" in row and row["fused_us"] > row["vendor_us"] for row in r["kernels"])
+
+
+@pytest.fixture(scope="module")
+def small_v2(tmp_path_factory):
+    from models.mobilenet import mobilenet_v2
+
+    p = tmp_path_factory.mktemp("chain310") / "v2s.onnx"
+    onnx.save(mobilenet_v2(resolution=64, width=0.35), p)
+    return str(p)
+
+
+def test_310p_gemm_stages_on_the_emulator(small_v2, emu_cache, capsys):
+    """MobileNetV2's expansion convs join the 310P chain as GEMM stages (identity-DW two-phase
+    kernels); the chain kernel equals its members' kernels run one by one, and the model through
+    it passes against ONNX Runtime."""
+    code, out, _ = run_cli(capsys, "check", small_v2, "-t", "ascend:310p3", "--dtype", "float16", "--no-db",
+                           "--no-fallback", "--outputs", "b4_pw_bn", "--json")
+    assert code == 0
+    res = json.loads(out)
+    assert res["passed"]
+    assert sorted(n for c in res["chains"] for n in c["stages"]) == ["b2_exp", "b3_exp", "b4_exp"]
+    for c in res["chains"]:
+        assert c["max_abs"] == 0.0 and c["counters_match"]
