@@ -99,9 +99,14 @@ def small_v2(tmp_path_factory):
 
 
 def test_310p_gemm_stages_on_the_emulator(small_v2, emu_cache, capsys):
-    """MobileNetV2's expansion convs join the 310P chain as GEMM stages (identity-DW two-phase
-    kernels); the chain kernel equals its members' kernels run one by one, and the model through
-    it passes against ONNX Runtime."""
+    """MobileNetV2's expansion convs join the 310P chain as GEMM stages (two-phase kernels without
+    phase 1, reading x as the A operand); the chain kernel equals its members' kernels run one by
+    one, and the model through it passes against ONNX Runtime."""
+    import fusion
+
+    cm = fusion.compile(small_v2, target="ascend:310p3", dtype="float16", outputs="b4_pw_bn", fallback=False)
+    # every stage reads its boundary input directly (gemm_only: no identity copy, no barrier)
+    assert cm.chain_stages and all(cm.chain_plans[n].gemm_only for n in cm.chain_stages)
     code, out, _ = run_cli(capsys, "check", small_v2, "-t", "ascend:310p3", "--dtype", "float16", "--no-db",
                            "--no-fallback", "--outputs", "b4_pw_bn", "--json")
     assert code == 0

@@ -51,7 +51,7 @@ def launch_cores(plan: KernelPlan) -> tuple[int, int, int]:
     gemm = busy["gemm"]
     epi = busy.get("epi", 0)
     if plan.soc.coupled:
-        return gemm, epi, max(plan.cores, gemm)
+        return gemm, epi, gemm if plan.gemm_only else max(plan.cores, gemm)
     ratio = plan.aic_ratio
     return gemm, epi, max(gemm, ceil_div(plan.cores, ratio), ceil_div(epi, ratio), 1)
 
@@ -122,14 +122,16 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                   **resident_values(plan))
     common.update(grouped_values(plan))   # the DW form's slots (may replace TAP_ACC)
     gm_prologue = gm_free = ""
-    if plan.gemm_only and soc.coupled:
-        raise ValueError("a gemm_only two-phase plan is a 910B kernel")
     if soc.coupled:
         bias = cube_bias_values(plan, "rows", "tl.bm")
         members, inits = buffer_code(plan, ns, {"UB", "L1", "L0A", "L0B", "L0C"})
         if len(members) != len(bufs):
             raise ValueError("the 310P two-phase kernel holds UB / L1 / L0 buffers only")
+        # gemm_only (an identity DW, x in the A layout): no phase 1, no barrier before the GEMM
+        process = ((snippet("TP_PRELOAD_CORE") if plan.b_resident else "") if plan.gemm_only
+                   else snippet("TP_PHASE1_CORE"))
         body = sub(template("twophase_core.h"), **common, MEMBERS="\n".join(members), INITS="\n".join(inits),
+                   TP_PROCESS_CORE=process,
                    TP_INIT_MAIN=sub(template("twophase_init.h"), CLASS="TwoPhase@OPTYPE@",
                                     SCOPES="UB, L1, L0A, L0B, L0C"),
                    EPILOGUE_BLOCK="" if plan.epi_post16 else template("epilogue_block.h"),

@@ -84,6 +84,11 @@
 //@ TP_PHASE1
         DwPhase(GetBlockIdx());
         SyncAll<false>();  // AIVs and AICs: the DW workspace is complete before any GEMM reads it
+//@ TP_PHASE1_CORE
+        DwPhase(GetBlockIdx());
+        SyncAll(syncGm, syncUbBuf.Get<int32_t>());  // soft: the host zeroes the flags before the launch
+//@ TP_PRELOAD_CORE
+        PreloadB(GetBlockIdx());  // no phase 1 (gemm_only): this core's N tile of PW weights first
 //@ TP_WAIT1
         SyncAll<false>();  // the DW workspace is complete
 //@ TP_PHASE3

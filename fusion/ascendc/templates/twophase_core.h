@@ -6,9 +6,7 @@ public:
 
     __aicore__ inline void Process()
     {
-        DwPhase(GetBlockIdx());
-        SyncAll(syncGm, syncUbBuf.Get<int32_t>());  // soft: the host zeroes the flags before the launch
-        GemmPhase(GetBlockIdx());
+@TP_PROCESS_CORE@        GemmPhase(GetBlockIdx());
     }
 
 private:
