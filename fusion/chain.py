@@ -81,14 +81,15 @@ def chain_member_plan(block, target):
     p = block.plan
     if p.two_phase or block.tile_source == "forced":
         return p
-    from fusion.costmodel import model_block, model_fused
+    from fusion.costmodel import model_block
     from fusion.costmodel.twophase import sync_all_us
     from fusion.tile_policy import two_phase_plan
 
     alt = two_phase_plan(block.workload, target, in_chain=True)
     if alt is None:
         return p
-    k = model_fused(alt, block.name, timeline=False)
+    # both under the network's L2 rule (its input is in L2 when the kernel before just wrote it)
+    k = model_block(alt, block.name, timeline=False)
     if k.time_us - k.launch_us + sync_all_us(target.soc) >= model_block(p, block.name, timeline=False).time_us:
         return p
     log.info("chain: %s can join a chain with a two-phase plan (%s) instead of its %s plan", block.name,
