@@ -45,7 +45,8 @@ def _print(report: dict) -> None:
                   f"{r['unfused_us']:>10.2f} {r['speedup']:>8.2f}x  {extra}")
             _print_pipes(r["pipes_us"])
             if "chain" in r:
-                print(f"  {'':<12} in {r['chain']}: body {r['in_chain_body_us']:.2f} + SyncAll {r['in_chain_sync_us']:.2f} "
+                print(f"  {'':<12} in {r['chain']}: body {r['in_chain_body_us']:.2f} + SyncAll "
+                      f"{r['in_chain_sync_us']:.2f} "
                       f"= {r['in_chain_us']:.2f} us vs vendor {r['vendor_us']:.2f} us "
                       f"({r['in_chain_speedup_vs_vendor']:.2f}x; its launch is the chain's)")
             continue

@@ -4,9 +4,10 @@ On 910B a fused two-phase block costs 5-6 µs of launch next to 3-5 µs of work,
 to 4-9 (the launch cost is fitted: fusion/soc.py launch_base_us). A chain runs its members in one
 launch: every core runs member i's phases, a SyncAll (member i's output is complete in GM: 910B
 the hard one over all AIVs and AICs of a MIX launch, 310P the soft one over the AI cores, 0.41 µs
-derived in fusion/soc.py), then member i+1's, and so on. The chain pays one launch and one SyncAll per boundary instead of one
-launch per member. Members are fused blocks and GEMM stages (fusion/chain_stage.py: a 1x1 conv +
-activation between blocks, MobileNetV2's expansion convs, run as an identity-DW two-phase kernel).
+derived in fusion/soc.py), then member i+1's, and so on. The chain pays one launch and one
+SyncAll per boundary instead of one launch per member. Members are fused blocks and GEMM stages
+(fusion/chain_stage.py: a 1x1 conv + activation between blocks, MobileNetV2's expansion convs, run
+as an identity-DW two-phase kernel).
 Its Ascend C is fusion/ascendc/emit_chain.py.
 
 Pattern: consecutive members in the compiled program, each reading the previous one's output as
@@ -122,7 +123,7 @@ def _members(cm, stages: dict) -> list[_Member | None]:
     return out
 
 
-def _why_not(a: _Member, b: _Member, soc, outputs: set[str]) -> str | None:
+def _why_not(a: _Member, b: _Member, outputs: set[str]) -> str | None:
     """The first chain rule the consecutive pair (a, b) breaks, or None."""
     if b.x != a.out:
         return f"{b.name} does not read {a.name}'s output as its input"
@@ -177,7 +178,6 @@ def find_chains(cm, stages: dict | None = None) -> tuple[list[Chain], list[str]]
             if isinstance(p, str):
                 readers.setdefault(p, set()).add(st.name)
     outputs = set(cm.program.outputs)
-    soc = cm.target.soc
     runs: list[list[_Member]] = []
     breaks: list[str] = []
     prev = None
@@ -185,7 +185,7 @@ def find_chains(cm, stages: dict | None = None) -> tuple[list[Chain], list[str]]
         if cur is None:
             prev = None
             continue
-        why = _why_not(prev, cur, soc, outputs) if prev is not None else "start"
+        why = _why_not(prev, cur, outputs) if prev is not None else "start"
         if why is None:
             runs[-1].append(cur)
         else:

@@ -96,6 +96,7 @@ def test_310p_gemm_stages_on_the_emulator(small_v2, emu_cache, capsys):
     cm = fusion.compile(small_v2, target="ascend:310p3", dtype="float16", outputs="b4_pw_bn", fallback=False)
     # every stage reads its boundary input directly (gemm_only: no identity copy, no barrier)
     assert cm.chain_stages and all(cm.chain_plans[n].gemm_only for n in cm.chain_stages)
+    assert any(j is not None for c in cm.chains for j in c.residual_from)  # b3: a boundary tensor
     code, out, _ = run_cli(capsys, "check", small_v2, "-t", "ascend:310p3", "--dtype", "float16", "--no-db",
                            "--no-fallback", "--outputs", "b4_pw_bn", "--json")
     assert code == 0

@@ -156,7 +156,8 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
         if ek.variant != "two-phase" or not ek.chain_body:
             raise MegafuseError(f"chain {name}: block {ek.block} is not a two-phase kernel")
         if ek.plan.soc != soc:
-            raise MegafuseError(f"chain {name}: block {ek.block} is built for {ek.plan.soc.name}, the chain for {soc.name}")
+            raise MegafuseError(f"chain {name}: block {ek.block} is built for {ek.plan.soc.name}, "
+                                f"the chain for {soc.name}")
         if {a.name for a in ek.args} - {"res"} != {"x", *WEIGHTS, "y", "workspace", "tiling"}:
             raise MegafuseError(f"chain {name}: block {ek.block} has inputs besides x, its weights and a residual")
     for a, b in zip(kernels, kernels[1:]):
@@ -202,7 +203,8 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
         ns = f"{sym}_b{k}"
         bodies.append(f"namespace {ns} {{\n{ek.chain_body}}}  // namespace {ns}\n")
         prev = kernels[k - 1].block if k else ""
-        calls.append(sub(template("chain_block_core.h" if soc.coupled else "chain_block.h"), K=k, BLOCK=ek.block, NS=ns, OPTYPE=ek.op_type,
+        block_call = template("chain_block_core.h" if soc.coupled else "chain_block.h")
+        calls.append(sub(block_call, K=k, BLOCK=ek.block, NS=ns, OPTYPE=ek.op_type,
                           TILING=ek.tiling_struct, TILING_OFF=tiling_offsets[k], WS_OFF=ws_at[ek.block],
                           IN="x" if k == 0 else f"ws + {out_at[prev]}",
                           OUT="y" if k == last else f"ws + {out_at[ek.block]}",
@@ -216,7 +218,8 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
                          if soc.coupled else snippet("CHAIN_SYNC_ALL"))
     source = fill(template("chain_entry.cpp"), VERSION=VERSION, SYM=sym, N=len(kernels),
                   TASK_TYPE="" if soc.coupled else snippet("TASK_MIX_1_2"),
-                  SYNC_WHAT="the soft SyncAll on the chain's flags" if soc.coupled else "hard SyncAll<false>() over all AIVs and AICs",
+                  SYNC_WHAT=("the soft SyncAll on the chain's flags" if soc.coupled
+                             else "hard SyncAll<false>() over all AIVs and AICs"),
                   BLOCKS=", ".join(ek.block for ek in kernels),
                   INCLUDES="".join(f'#include "{ek.tiling_header_name}"\n' for ek in kernels),
                   BODIES="\n".join(bodies), STAGES="".join(calls))
