@@ -150,17 +150,11 @@ def _compile_from_args(args):
                            pw_engine=override.pw_engine, double_buffer=override.double_buffer)
     cm = compile_model(args.model, target=args.target, input_shapes=shapes or None, dtype=args.dtype,
                        tile=override, fuse=not args.no_fuse, tuned_tiles=tuned,
-                       fallback=getattr(args, "fallback", True),
-                       # a chain's members run two-phase plans (a GM round trip of the DW result),
-                       # which the cap does not choose: under a cap every block runs its own launch
-                       chain=getattr(args, "chain", True) and cap is None)
+                       fallback=getattr(args, "fallback", True), chain=getattr(args, "chain", True))
     _check_forced_blocks(cm, args)
     if cap is not None:
         cm.max_dma_ratio = cap
         cm.notes.append(tuned.note())
-        if getattr(args, "chain", True):
-            cm.notes.append("no block chains under --max-dma-ratio: their members' two-phase plans are not "
-                            "chosen under the cap")
     elif tuned is not None and (tuned.hits or tuned.db.path.exists()):
         cm.notes.append(tuned.note())
     elif override.forced and not args.no_db:

@@ -139,6 +139,11 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
     dtype = dtype or model_dtype
     if dtype not in DTYPES:
         raise MegafuseError(f"unsupported dtype '{dtype}'; use one of {', '.join(DTYPES)}")
+    # tiles chosen under a DMA cap (fusion/tuning/search.CappedTiles): a chain's members run
+    # two-phase plans (a GM round trip of the DW result), which the cap does not choose, so every
+    # block runs its own launch
+    capped = chain and getattr(tuned_tiles, "cap", None) is not None
+    chain = chain and not capped
     credit = fallback and chain and tgt.kind in GATED_KINDS
     gate = FusionGate(tgt, tile, tuned_tiles, chain_credit=credit)
 
@@ -206,6 +211,9 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
         with phase("import"):
             g = load_graph(model, input_shapes)
         cm = lower(g)
+    if capped and tgt.kind in ("sim", "ascend"):
+        cm.notes.append("no block chains under --max-dma-ratio: their members' two-phase plans are not "
+                        "chosen under the cap")
     if kernel_cache.enabled():
         cm.kernel_cache = (f"{kernel_cache.STATS.hits - hits0} hit(s), {kernel_cache.STATS.misses - miss0} "
                            f"miss(es) in {kernel_cache.cache_dir()}")

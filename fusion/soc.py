@@ -23,7 +23,7 @@ with a measurement and update the comment.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fusion.errors import TargetError
 
@@ -129,7 +129,7 @@ class SocSpec:
     # UNFITTED (no published or profiled figure found; the devkit's SyncAll page gives semantics
     # only): one SyncAll across a kernel's cores, cycles, after the slowest core arrives. 910B (A2)
     # has the hard sync: all AIVs, all AICs, then the two groups -- charged as two cross-core flag
-    # hand-offs (2 x 400). 310P has the soft sync only: see soft_sync_all_cycles.
+    # hand-offs (2 x 400). 310P has the soft sync only: see with_soft_sync_all.
     sync_all_cycles: int = 800
 
     @property
@@ -150,8 +150,9 @@ class SocSpec:
 SOFT_SYNC_DMA_TRIPS = 4
 
 
-def soft_sync_all_cycles(dma_latency_cycles: int) -> int:
-    return SOFT_SYNC_DMA_TRIPS * dma_latency_cycles
+def with_soft_sync_all(spec: SocSpec) -> SocSpec:
+    """The SoC with its SyncAll charged as the soft one, from its own DMA latency."""
+    return replace(spec, sync_all_cycles=SOFT_SYNC_DMA_TRIPS * spec.dma_latency_cycles)
 
 
 SOCS: dict[str, SocSpec] = {
@@ -182,12 +183,12 @@ SOCS: dict[str, SocSpec] = {
     # vendor-like baseline of each network at batch 1). L2 = 4 x DRAM as on 910B. Per-core DMA
     # bandwidths, vector issue cost and DMA setup are the 910B fit: no 310P per-kernel profile was
     # found, and the network points cannot separate them.
-    "ascend310p3": SocSpec(
+    "ascend310p3": with_soft_sync_all(SocSpec(
         name="ascend310p3", arch="2002", coupled=True, vector_cores=8, cube_cores=8,
         clock_ghz=1.08, ub_bytes=256 * KIB, ub_usable_bytes=248 * KIB,
         l1_bytes=1024 * KIB, l0a_bytes=64 * KIB, l0b_bytes=64 * KIB, l0c_bytes=256 * KIB,
-        bt_bytes=0, l2_bytes=16 * 1024 * KIB, hbm_gbps=152.0, l2_gbps=4 * 152.0, launch_base_us=2.5,
-        sync_all_cycles=soft_sync_all_cycles(SocSpec.dma_latency_cycles)),
+        bt_bytes=0, l2_bytes=16 * 1024 * KIB, hbm_gbps=152.0, l2_gbps=4 * 152.0,
+        launch_base_us=2.5)),
 }
 
 DEFAULT_SOC = "ascend910b2"

@@ -258,10 +258,10 @@ def gemm_only_ok(plan: KernelPlan) -> bool:
     M pixels in a row, C0 each), on either chip (the flag is the caller's promise that the DW is
     the identity; the kernel then has no phase 1 and no barrier: on 910B the AICs start at once,
     on 310P each core loads its resident N tile, if any, and runs its GEMM tiles). Where M is not a
-    multiple of 16 the last M tile's pad
-    rows run past a channel block (into the next one, or past x's end for the last): the caller
-    also promises x stays readable for a_slack_bytes past its end (a chain boundary tensor,
-    fusion/ascendc/emit_chain.py); those rows only feed output rows never written."""
+    multiple of 16 the last M tile's pad rows run past a channel block (into the next one, or past
+    x's end for the last): the caller also promises x stays readable for a_slack_bytes past its
+    end (a chain boundary tensor, fusion/ascendc/emit_chain.py); those rows only feed output rows
+    never written."""
     wl = plan.workload
     return (wl.batch == 1 and wl.kernel == (1, 1) and wl.stride == (1, 1)
             and tuple(wl.pads) == (0, 0, 0, 0) and wl.act1 == "none")
