@@ -17,6 +17,9 @@ from pathlib import Path
 
 from fusion.errors import MegafuseError
 from fusion.sanitize import display, inside
+from schedules.dwsep_schedule import schedule_dwsep
+from fusion.ascendc import write_ascend_package
+from fusion.npuir import write_npuir
 
 MARKER = ".megafuse-output"   # marks a directory this module wrote (and may replace with --force)
 
@@ -57,7 +60,6 @@ def _check_target(out: Path, force: bool) -> None:
 
 
 def _write_set(cm, out: Path) -> None:
-    from schedules.dwsep_schedule import schedule_dwsep
 
     def write(rel: str, text: str) -> None:
         path = inside(out, rel)
@@ -73,10 +75,8 @@ def _write_set(cm, out: Path) -> None:
         sch = schedule_dwsep(block.plan.workload, block.plan.tile)
         write(f"{block.name}.tir.py", sch.mod.script())
     if cm.target.kind == "ascend":  # Ascend C kernels, host code and the op package (fusion/ascendc)
-        from fusion.ascendc import write_ascend_package
         write_ascend_package(cm, out)
     if cm.target.kind == "npuir":  # AscendNPU IR modules for the vendor compiler (fusion/npuir)
-        from fusion.npuir import write_npuir
         write_npuir(cm, out)
 
 

@@ -36,6 +36,11 @@ from fusion.check import (
 )
 from fusion.errors import MegafuseError
 from schedules.activations import needs_slope
+from fusion.costmodel import model_fused
+from fusion.sensitivity import input_sensitivity
+from fusion.onnx_import import read_model
+from fusion.chain_stage import stage_arrays
+from fusion.chain_check import check_chain
 
 
 @dataclass(frozen=True)
@@ -198,10 +203,8 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
     """Runs every fused block of `cm` (compiled for an ascend[:SOC] target) through its generated
     Ascend C kernel on the emulator. `model`: the ONNX model (ModelProto or path) for the ONNX
     Runtime reference of the whole model; None compares with the CPU program instead."""
-    from fusion.costmodel import model_fused
 
     if isinstance(model, (str, os.PathLike)):
-        from fusion.onnx_import import read_model
         model = read_model(model)
     tol = TOLERANCE[cm.dtype] if tolerance is None else tolerance
     stages = {g.steps[-1]: g for g in cm.chain_stages.values()}   # by their last step
@@ -230,7 +233,6 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
         cpu_out = tvm.runtime.empty(st.out_shape, st.out_dtype, dev)
         st.func(*args, cpu_out)
         if st.name in stages:   # a chain's GEMM stage: its kernel on the conv's input, the stage's weights
-            from fusion.chain_stage import stage_arrays
             g = stages[st.name]
             name, arrays = g.name, {"x": env[g.x].numpy(), **stage_arrays(g, cm)}
         elif st.kind == "fused" and st.name in by_name:
@@ -255,7 +257,6 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
         block_x[name] = arrays["x"]
         block_w[name] = arrays
         if name in chain_end:   # the chain kernel's output feeds the rest of the model
-            from fusion.chain_check import check_chain
             c = chain_end[name]
             cc, y = check_chain(c, chain_kernels, chain_built, block_x[c.blocks[0]], block_w)
             chain_checks.append(cc)
@@ -266,6 +267,5 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
     whole = compare(got, ref, tol, seed)
     rows = list(whole.outputs) + [OutputError(f"{b.name} (kernel vs CPU)", b.max_abs, b.max_rel) for b in reports]
     rows += [OutputError(f"{c.name} (chain kernel vs its blocks' kernels)", c.max_abs, c.max_rel) for c in chain_checks]
-    from fusion.sensitivity import input_sensitivity
     return AscendCheckResult(tuple(rows), tol, seed, input_sensitivity(reference, cm, seed, ref),
                              blocks=tuple(reports), chains=tuple(chain_checks))

@@ -16,6 +16,17 @@ from pathlib import Path
 import numpy as np
 
 from fusion.errors import MegafuseError
+from fusion.onnx_import import load_graph
+from fusion.vendor_baseline import model_graph
+from fusion.costmodel.twophase import sync_all_us
+from fusion.costmodel import model_block, model_unfused
+from fusion.opcost import other_kernel_cost
+from fusion.traffic import dma_floor_any_split_bytes, dma_floor_bytes, gemm_cores
+from schedules.twophase import dma_floor_bytes as twophase_floor_bytes
+from fusion.chain import chain_cost, member_costs
+from fusion.fallback import is_fallback
+from fusion.check import random_inputs
+from fusion.measure import interleaved, tvm_threads
 
 REGRESSION_LIMIT = 0.05  # bench --baseline: a latency more than 5 % above the baseline fails
 
@@ -51,8 +62,6 @@ def memory_or_compute(cost) -> str:
 def vendor_network(cm, model_path: str):
     """The vendor-like unfused baseline of the whole model (fusion/vendor_baseline.py): the
     kernels an ATC-compiled network runs, modeled on the same SoC."""
-    from fusion.onnx_import import load_graph
-    from fusion.vendor_baseline import model_graph
     g = load_graph(model_path, {k: v[0] for k, v in cm.program.inputs.items()})
     return model_graph(g, cm.target.soc, cm.dtype)
 
@@ -76,7 +85,6 @@ def _superkernel(vendor, soc, fused_us: float) -> dict:
     (TorchAir), not from an ATC-compiled ONNX model, and on Atlas A3 (TorchAir's aclgraph mode
     also lists Atlas A2). Reported beside the headline, not instead of it: against it the fused
     network keeps only what its kernels' bodies gain."""
-    from fusion.costmodel.twophase import sync_all_us
 
     if soc.coupled:
         return {}
@@ -123,10 +131,6 @@ def pipe_breakdown(cost, vendor_kernels) -> dict:
 
 
 def bench_sim(cm, model_path: str) -> tuple[dict, list]:
-    from fusion.costmodel import model_block, model_unfused
-    from fusion.opcost import other_kernel_cost
-    from fusion.traffic import dma_floor_any_split_bytes, dma_floor_bytes, gemm_cores
-    from schedules.twophase import dma_floor_bytes as twophase_floor_bytes
 
     soc = cm.target.soc
     vendor = vendor_network(cm, model_path)
@@ -165,8 +169,6 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
             "bound": memory_or_compute(cost),
             "roofline_us": cost.roofline_us, **efficiency(cost),
             "unfused_kernels": len(unf.kernels), "pipes_us": pipes, "figures": "modeled"})
-    from fusion.chain import chain_cost, member_costs
-    from fusion.costmodel.twophase import sync_all_us
     stages = cm.chain_stages
     # in a chain every member runs its chain plan (fusion/chain.chain_plans); launched on its own,
     # a block runs its standalone plan and a GEMM stage the vendor-like kernels it replaces
@@ -236,7 +238,6 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
                               "cores (every core loads all PW weights); dma_floor_any_split = the least DMA volume "
                               "of any equal split of the outputs over that many cores (fusion/traffic.py)")
     report["max_dma_ratio"] = getattr(cm, "max_dma_ratio", None)
-    from fusion.fallback import is_fallback
     report["fallback_blocks"] = [r.to_json() for r in cm.refusals if is_fallback(r)]
     return report, costs
 
@@ -245,8 +246,6 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
 def bench_llvm(cm, cm_unfused, model_proto, model_path: str, warmup: int = 3, samples: int = 50) -> tuple[dict, list]:
     import onnxruntime as ort
 
-    from fusion.check import random_inputs
-    from fusion.measure import interleaved, tvm_threads
 
     feeds = random_inputs(cm, seed=0)
     env_f = cm.program.execute(feeds)

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+from fusion.bench import PIPE_KEYS
+from fusion.bench import bench_llvm, bench_sim, compare_baseline, load_report, plot_report
+from fusion.cli import _compile_from_args
+from fusion.errors import MegafuseError
+from fusion.measure import no_spin
+from fusion.driver import compile_model
+from fusion.onnx_import import read_model
+from fusion.trace import chrome_trace
 
 
 def register(sub, add_model_args) -> None:
@@ -90,7 +98,6 @@ def _print(report: dict) -> None:
 
 def _print_pipes(p: dict) -> None:
     """Per-pipe breakdown of a block, fused vs its vendor-like kernels (MODELED)."""
-    from fusion.bench import PIPE_KEYS
 
     def row(d):
         return " ".join(f"{k} {d[k]:.2f}" for k in PIPE_KEYS)
@@ -105,24 +112,12 @@ def _print_pipes(p: dict) -> None:
 
 
 def cmd_bench(args) -> int:
-    from fusion.bench import (
-        bench_llvm,
-        bench_sim,
-        compare_baseline,
-        load_report,
-        plot_report,
-    )
-    from fusion.cli import _compile_from_args
-    from fusion.errors import MegafuseError
 
-    from fusion.measure import no_spin
 
     no_spin()   # measured runs interleave TVM with ONNX Runtime: neither pool spins
     baseline = load_report(args.baseline) if args.baseline else None
     cm = _compile_from_args(args)
     if cm.target.kind == "llvm":
-        from fusion.driver import compile_model
-        from fusion.onnx_import import read_model
         args_unfused = dict(target=args.target, dtype=cm.dtype, fuse=False,
                             input_shapes={k: v[0] for k, v in cm.program.inputs.items()})
         cm_u = compile_model(args.model, **args_unfused)
@@ -137,7 +132,6 @@ def cmd_bench(args) -> int:
         _write(args.json_file, json.dumps(report, indent=2))
         print(f"wrote {args.json_file}")
     if args.trace:
-        from fusion.trace import chrome_trace
         if not costs:
             raise MegafuseError("--trace needs a sim target (the timeline comes from the cost model)")
         _write(args.trace, json.dumps(chrome_trace(costs)))
@@ -156,7 +150,6 @@ def cmd_bench(args) -> int:
 
 
 def _write(path: str, text: str) -> None:
-    from fusion.errors import MegafuseError
     try:
         with open(path, "w") as f:
             f.write(text)

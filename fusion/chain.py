@@ -26,6 +26,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from fusion.costmodel import model_block
+from fusion.costmodel.twophase import sync_all_us
+from fusion.tile_policy import two_phase_plan
+from schedules.activations import needs_slope
+from fusion.costmodel import model_block, model_fused
+from fusion.chain_stage import GemmStage
+from schedules.program_twophase import gemm_only_ok
+from schedules.plan import make_plan
 
 log = logging.getLogger("megafuse.chain")
 
@@ -82,9 +90,6 @@ def chain_member_plan(block, target):
     p = block.plan
     if p.two_phase or block.tile_source == "forced":
         return p
-    from fusion.costmodel import model_block
-    from fusion.costmodel.twophase import sync_all_us
-    from fusion.tile_policy import two_phase_plan
 
     alt = two_phase_plan(block.workload, target, in_chain=True)
     if alt is None:
@@ -100,7 +105,6 @@ def chain_member_plan(block, target):
 
 def _members(cm, stages: dict) -> list[_Member | None]:
     """The program as members and None for every other step (which ends a chain)."""
-    from schedules.activations import needs_slope
 
     blocks = {b.name: b for b in cm.fused_blocks}
     out: list[_Member | None] = []
@@ -216,7 +220,6 @@ def chain_cost(chain: Chain, costs: dict, soc, unchained_us: dict | None = None)
     """costs: member name -> its KernelCost in the chain (fusion/costmodel.model_fused);
     unchained_us: member name -> its time launched on its own (a block's standalone plan, a GEMM
     stage's vendor-like kernels); default the costs' own times."""
-    from fusion.costmodel.twophase import sync_all_us
 
     ks = [costs[n] for n in chain.blocks]
     launch = max(k.launch_us for k in ks)
@@ -232,7 +235,6 @@ def member_costs(chain: Chain, plans: dict) -> dict:
     was written or read earlier in the same launch, so its first touch hits L2 (the working set
     of a MobileNet block is far below the 910B L2) -- the rule the vendor-like baseline applies
     to every kernel's input. MODELED."""
-    from fusion.costmodel import model_block, model_fused
 
     out = {}
     for k, n in enumerate(chain.blocks):
@@ -251,8 +253,6 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
     launch faster -- is replaced by the plan with the shortest body (fusion.tile_policy
     two_phase_plan(in_chain=True)) where that makes the whole chain faster. Forced tiles are kept.
     members: name -> a fused block or GEMM stage (.plan, .workload, .tile_source)."""
-    from fusion.chain_stage import GemmStage
-    from fusion.tile_policy import two_phase_plan
 
     soc = target.soc
     out: dict = {}
@@ -289,7 +289,6 @@ def direct_stage_reads(chain: Chain, plans: dict) -> dict:
     copy and no barrier before the GEMM."""
     from dataclasses import replace
 
-    from schedules.program_twophase import gemm_only_ok
 
     out = dict(plans)
     for k, n in enumerate(chain.blocks):
@@ -308,7 +307,6 @@ def defer_clips(chain: Chain, plans: dict) -> dict:
     boundary tensor holds the unclipped values, never seen outside the chain."""
     from dataclasses import replace
 
-    from schedules.plan import make_plan
 
     out = dict(plans)
     read_as_residual = {j for j in chain.residual_from if j is not None}

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from fusion.ascendc.emit_chain import BOUNDARY_SLACK, WEIGHTS, EmittedChain, emit_chain, pack_weights
+from fusion.ascendc_emu import cache_dir
+from fusion.ascendc_emu import build_kernel
+from fusion.ascend_check import run_emitted
 
 
 @dataclass(frozen=True)
@@ -54,14 +57,12 @@ class ChainCheck:
 
 
 def chain_dir(ec: EmittedChain):
-    from fusion.ascendc_emu import cache_dir
 
     text = ec.source + "".join(t for _, t in ec.headers)
     return cache_dir() / "ascendc" / f"{ec.symbol}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
 
 
 def build_chain(ec: EmittedChain):
-    from fusion.ascendc_emu import build_kernel
 
     d = chain_dir(ec)
     d.mkdir(parents=True, exist_ok=True)
@@ -89,7 +90,6 @@ def run_members(chain, kernels: dict, built: dict, x: np.ndarray, weights: dict[
     """The chain's members' own kernels (its chain plans) run one after the other on the chain's
     input, residuals from the chain's x or an earlier member's output: the reference the chain
     kernel must equal bit for bit. Returns (last output, counters summed over the members)."""
-    from fusion.ascend_check import run_emitted
 
     outs: list[np.ndarray] = []
     summed: dict[str, int] = {}

@@ -34,6 +34,10 @@ from schedules.activations import is_valid, needs_slope
 from schedules.plan import KernelPlan
 from schedules.program_twophase import a_layout_aligned, gemm_only_ok
 from schedules.workload import DwSepWorkload
+from fusion.ir import C0
+from schedules.workload import ceil_div
+from fusion.sanitize import block_ident, display
+from fusion.tile_policy import two_phase_plan
 
 log = logging.getLogger("megafuse.chain")
 
@@ -54,8 +58,6 @@ class GemmStage:
 
 def identity_dw(cin: int, dtype: str):
     """w_dw, b_dw of the identity depthwise in the kernel's layouts ((C1, 1, 1, C0), (C1, C0))."""
-    from fusion.ir import C0
-    from schedules.workload import ceil_div
 
     c1 = ceil_div(cin, C0)
     mask = (np.arange(c1 * C0) < cin).reshape(c1, C0)
@@ -80,8 +82,6 @@ def _why_not(g, conv, soc, dtype) -> str | None:
 def find_stages(cm, taken: set[str]) -> dict[str, GemmStage]:
     """Every GEMM stage of the compiled program, by its first step's name. `taken`: identifiers in
     use (the fused blocks'); the stages' are added."""
-    from fusion.sanitize import block_ident, display
-    from fusion.tile_policy import two_phase_plan
 
     g, soc, dtype = cm.graph, cm.target.soc, cm.dtype
     nodes = {n.name: n for n in g.nodes}

@@ -21,6 +21,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
+from fusion.reference import reference
+from fusion.reference import fp16_storage_shift
+from fusion.sensitivity import input_sensitivity
+from fusion.sensitivity import conclusive
 
 TOLERANCE = {"float32": 1e-4, "float16": 2e-2}
 # how far an emitted Ascend C kernel may be from the CPU kernel of the same block (relative to the
@@ -50,7 +54,6 @@ class CheckResult:
 
     @property
     def conclusive(self) -> bool:
-        from fusion.sensitivity import conclusive
         return conclusive(self.sensitivity, self.tolerance)
     # fp16: fp16 storage's own shift of the output, the tolerance's basis (keyword-only:
     # subclasses add positional fields)
@@ -94,7 +97,6 @@ def random_inputs(compiled, seed: int = 0) -> dict[str, np.ndarray]:
 
 def ort_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """ONNX Runtime on the model widened to float32 (fusion.reference)."""
-    from fusion.reference import reference
 
     return reference(model, feeds)
 
@@ -112,12 +114,10 @@ def compare(got: dict[str, np.ndarray], ref: dict[str, np.ndarray], tolerance: f
 
 
 def check_model(model: onnx.ModelProto, compiled, seed: int = 0, tolerance: float | None = None) -> CheckResult:
-    from fusion.reference import fp16_storage_shift
 
     feeds = random_inputs(compiled, seed)
     ref = ort_reference(model, feeds)
     got = compiled.run(feeds)
-    from fusion.sensitivity import input_sensitivity
     sens = input_sensitivity(lambda f: ort_reference(model, f), compiled, seed, ref)
     shift = fp16_storage_shift(model, feeds, ref) if compiled.dtype == "float16" else None
     if tolerance is None:

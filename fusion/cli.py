@@ -19,6 +19,25 @@ from pathlib import Path
 
 from fusion.errors import MegafuseError
 from fusion.sanitize import display, display_message
+from fusion.errors import TargetError
+from fusion.targets import parse_target
+from fusion.validate import DEFAULT_MAX_MODEL_BYTES
+from fusion.subgraph import add_cut_args
+from fusion.driver import TileOverride, compile_model
+from fusion.onnx_import import parse_input_shape
+from fusion.tuning.db import TuningDB, default_db_path
+from fusion.tuning.search import CappedTiles, check_dma_cap
+from fusion.check import check_model
+from fusion.onnx_import import read_model
+from fusion.sensitivity import warning
+from fusion.check import CheckResult
+from fusion import validate
+from fusion.logs import enable
+from fusion.artifacts import write_artifacts
+from fusion.npuir.check import cmd_check_npuir
+from fusion.ascend_check import check_ascend
+from fusion.tuning.db import TunedTiles, TuningDB, default_db_path
+from fusion.subgraph import apply_cut_args
 
 MAX_TILE_EDGE = 65536        # output pixels per tile edge; larger is no tile any UB holds
 MAX_CHANNEL_BLOCKS = 65536   # 16-channel units (1M channels)
@@ -72,8 +91,6 @@ def _tile_arg(text: str) -> tuple[int, int]:
 
 def _target_arg(text: str) -> str:
     """The target string, checked now: '' and 'ascend:' are errors, not the default."""
-    from fusion.errors import TargetError
-    from fusion.targets import parse_target
 
     if not text.strip() or text.strip().endswith(":"):
         raise argparse.ArgumentTypeError(f"expected llvm, sim[:SOC] or ascend[:SOC], got '{display(text)}'")
@@ -85,7 +102,6 @@ def _target_arg(text: str) -> str:
 
 
 def _limit_args(p: argparse.ArgumentParser) -> None:
-    from fusion.validate import DEFAULT_MAX_MODEL_BYTES
 
     p.add_argument("--max-model-bytes", type=_int_in(1, 2**40, "--max-model-bytes"),
                    default=DEFAULT_MAX_MODEL_BYTES, metavar="N",
@@ -117,7 +133,6 @@ def _add_model_args(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
     p.add_argument("--fallback", action=argparse.BooleanOptionalAction, default=True,
                    help="sim/ascend: leave a block unfused where every fused design is modeled slower than "
                         "the vendor-like DW + PW kernels (default; --no-fallback fuses every block)")
-    from fusion.subgraph import add_cut_args
     add_cut_args(p)
     if json_flag:
         p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -132,8 +147,6 @@ def _add_model_args(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
 
 
 def _compile_from_args(args):
-    from fusion.driver import TileOverride, compile_model
-    from fusion.onnx_import import parse_input_shape
 
     shapes = dict(parse_input_shape(s) for s in args.input_shape)
     th, tw = args.tile if args.tile else (None, None)
@@ -144,7 +157,6 @@ def _compile_from_args(args):
     if cap is not None:
         tuned = _capped_tiles(args, override, cap)
     elif not args.no_db and not override.forced:
-        from fusion.tuning.db import TunedTiles, TuningDB, default_db_path
 
         tuned = TunedTiles(TuningDB(args.db or default_db_path()).load(),
                            pw_engine=override.pw_engine, double_buffer=override.double_buffer)
@@ -184,9 +196,6 @@ def _check_forced_blocks(cm, args) -> None:
 
 
 def _capped_tiles(args, override, cap: float):
-    from fusion.targets import parse_target
-    from fusion.tuning.db import TuningDB, default_db_path
-    from fusion.tuning.search import CappedTiles, check_dma_cap
 
     check_dma_cap(cap, parse_target(args.target))
     if override.forced:
@@ -257,7 +266,6 @@ def _print_compiled(cm) -> None:
 def cmd_compile(args) -> int:
     cm = _compile_from_args(args)
     if args.output:
-        from fusion.artifacts import write_artifacts
         write_artifacts(cm, Path(args.output), force=args.force)
     if args.json:
         print(json.dumps(cm.to_json(), indent=2))
@@ -269,15 +277,11 @@ def cmd_compile(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from fusion.check import check_model
-    from fusion.onnx_import import read_model
 
     cm = _compile_from_args(args)
     if cm.target.kind == "npuir":   # the vendor compiler on the emitted modules (fusion/npuir)
-        from fusion.npuir.check import cmd_check_npuir
         return cmd_check_npuir(cm, args)
     if cm.target.kind == "ascend":
-        from fusion.ascend_check import check_ascend
         result = check_ascend(cm, read_model(args.model), seed=args.seed, tolerance=args.tolerance)
         if not args.json:
             for block in result.blocks:
@@ -296,14 +300,12 @@ def cmd_check(args) -> int:
               f"max rel err {result.max_rel:.3e} (tolerance {result.tolerance:.2g}; "
               f"{_cond(result)}{len(cm.fused_blocks)} fused blocks, seed {result.seed}; reference ORT float32; "
               f"input sensitivity {result.sensitivity:.1e})")
-    from fusion.sensitivity import warning
     if warning(result.sensitivity, result.tolerance):
         print(f"megafuse: warning: {warning(result.sensitivity, result.tolerance)}", file=sys.stderr)
     return 0 if result.passed else 1
 
 
 def _cond(result) -> str:
-    from fusion.check import CheckResult
 
     shift = result.fp16_shift if isinstance(result, CheckResult) else None
     return f"fp16 storage alone shifts the reference by {shift:.2e}; " if shift is not None else ""
@@ -357,8 +359,6 @@ def _on_sigterm(signum, frame):
 def main(argv: list[str] | None = None) -> int:
     import tempfile
 
-    from fusion import validate
-    from fusion.logs import enable
 
     parser = build_parser()
     try:
@@ -372,7 +372,6 @@ def main(argv: list[str] | None = None) -> int:
                              allow_nonfinite=getattr(args, "allow_nonfinite", False)), \
                 tempfile.TemporaryDirectory(prefix="megafuse-cut-") as tmp:
             if getattr(args, "inputs", None) or getattr(args, "outputs", None):
-                from fusion.subgraph import apply_cut_args
                 apply_cut_args(args, Path(tmp))
             return args.func(args)
     except MegafuseError as e:

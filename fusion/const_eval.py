@@ -18,6 +18,7 @@ import numpy as np
 
 from fusion.errors import ShapeError, UnsupportedModelError
 from schedules.workload import ceil_div
+from fusion import onnx_shapes as S
 
 
 def try_fold(imp, n, name: str, ins: list[str], a: dict[str, Any]) -> bool:
@@ -141,7 +142,6 @@ def _unsqueeze(vals, a, opset):
 
 
 def _reshape(vals, a, opset):
-    from fusion import onnx_shapes as S
 
     target = tuple(int(v) for v in (vals[1].reshape(-1) if len(vals) > 1 else a["shape"]))
     return vals[0].reshape(S.reshape(vals[0].shape, target, bool(int(a.get("allowzero", 0)))))

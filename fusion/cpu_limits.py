@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from fusion.targets import llvm_target
 
 LANES = 16        # one AVX-512 register of fp32 (AVX2 machines split it in two; the peak holds)
 CHAINS = 12       # independent accumulators: more than FMA latency × FMA ports on current x86;
@@ -39,7 +40,6 @@ def fma_peak_gflops(threads: int, iters: int = 200_000, repeat: int = 5) -> floa
     """Best of `repeat` runs: flops = threads × iters × CHAINS × LANES × 2."""
     import tvm
 
-    from fusion.targets import llvm_target
 
     ex = tvm.compile(tvm.IRModule({"main": _fma_func(threads, iters)}), target=llvm_target())
     dev = tvm.cpu(0)
@@ -56,7 +56,6 @@ def dram_gbps(nbytes: int = COPY_BYTES, repeat: int = 5) -> float:
     import tvm
     from tvm import s_tir, te
 
-    from fusion.targets import llvm_target
 
     n = nbytes // 4
     x = te.placeholder((n // 64, 64), "float32", name="x")

@@ -27,6 +27,11 @@ from schedules.build import build_fused, build_op, fused_params
 from schedules.ops import OpContext, op_kernel
 from schedules.plan import KernelPlan, check_budget
 from schedules.workload import DwSepWorkload
+from fusion import kernel_cache
+from fusion.subgraph import cut_model
+from fusion.chain import find_chains
+from fusion.chain_stage import find_stages
+from fusion.chain import chain_plans
 
 DTYPES = ("float32", "float16")
 log = logging.getLogger("megafuse.fuse")
@@ -115,7 +120,6 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
     fallback: on sim/ascend, a block whose fused kernel is modeled slower than its vendor-like
     DW + PW kernels is left unfused (fusion/fallback.py), with a profitability Refusal.
     chain: on sim/ascend, consecutive chainable fused blocks run as one launch (fusion/chain.py)."""
-    from fusion import kernel_cache
 
     phases: dict[str, float] = {}
 
@@ -131,7 +135,6 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
     tgt = parse_target(target)
     with phase("import"):
         if inputs or outputs:
-            from fusion.subgraph import cut_model
             cut = cut_model(model, inputs, outputs, input_shapes)
             model, input_shapes = cut.model, cut.input_shapes or None
         g = load_graph(model, input_shapes)
@@ -189,14 +192,11 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
                                           spec.out_shape, spec.out_dtype, ex))
         cm = CompiledModel(g, tgt, dtype, program, blocks, refusals, phases_s=phases)
         if chain and tgt.kind in ("sim", "ascend"):
-            from fusion.chain import find_chains
-            from fusion.chain_stage import find_stages
             with phase("chains"):
                 stages = find_stages(cm, idents) if blocks else {}
                 cm.chains, cm.chain_breaks = find_chains(cm, stages)
                 chained = {n for c in cm.chains for n in c.stages}
                 cm.chain_stages = {g.name: g for g in stages.values() if g.name in chained}
-                from fusion.chain import chain_plans
                 cm.chain_plans = chain_plans(cm.chains, {**{b.name: b for b in blocks}, **cm.chain_stages}, tgt)
         return cm
 

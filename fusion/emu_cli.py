@@ -28,6 +28,12 @@ from pathlib import Path
 import numpy as np
 
 from fusion.errors import MegafuseError
+from fusion.ascendc_emu import EmulationBuildError, EmulationError
+from fusion.ascendc_emu.single_source import has_main
+from fusion.soc import get_soc
+from fusion.ascendc_emu import EmulationError
+from fusion.ascendc_emu.single_source import build_program, run_program
+from fusion.ascendc_emu import build_kernel
 
 _DTYPES = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "u32": np.uint32, "i16": np.int16,
            "u16": np.uint16, "i8": np.int8, "u8": np.uint8, "i64": np.int64, "u64": np.uint64}
@@ -92,9 +98,6 @@ def cmd_emu_run(args) -> int:
 
 
 def _run(args) -> int:
-    from fusion.ascendc_emu import EmulationBuildError, EmulationError
-    from fusion.ascendc_emu.single_source import has_main
-    from fusion.soc import get_soc
 
     path = Path(args.file)
     if path.suffix not in (".asc", ".cpp", ".cc", ".cxx"):
@@ -117,8 +120,6 @@ def _run(args) -> int:
 
 
 def _run_program(path: Path, spec, args) -> int:
-    from fusion.ascendc_emu import EmulationError
-    from fusion.ascendc_emu.single_source import build_program, run_program
 
     if args.arg or args.kernel:
         raise MegafuseError("--arg / --kernel are for kernel-only files; a program's main launches its kernels")
@@ -176,7 +177,6 @@ def _parse_arg(i: int, spec: str, rng: np.random.Generator):
 
 
 def _run_kernel(path: Path, text: str, spec, args) -> int:
-    from fusion.ascendc_emu import build_kernel
 
     kernels = _EXTERN_KERNEL.findall(text)
     name = args.kernel

@@ -10,6 +10,16 @@ from dataclasses import dataclass
 
 from fusion.errors import UnsupportedModelError
 from fusion.subgraph import show
+from fusion.onnx_import import load_graph
+from fusion.targets import parse_target, per_channel_acts
+from passes import prepare
+from passes.fuse_dwsep import FUSED_OP, fuse_dwsep, fused_workload, is_depthwise
+from fusion.fallback import FusionGate
+from fusion.errors import MegafuseError
+from fusion.onnx_import import SUPPORTED_OPS, load_graph
+from fusion.subgraph import supported_part
+from fusion.onnx_import import parse_input_shape
+from fusion.subgraph import cut_model
 
 
 @dataclass(frozen=True)
@@ -33,13 +43,8 @@ def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = N
             inputs=None, outputs=None, fallback: bool = False) -> tuple[list[Chain], list, list[str]]:
     """(chains in model order, the other refusals: BN/affine nodes left as kernels, notes).
     A model with operators the importer does not support yet is explained on the rest of it."""
-    from fusion.onnx_import import load_graph
-    from fusion.targets import parse_target, per_channel_acts
-    from passes import prepare
-    from passes.fuse_dwsep import FUSED_OP, fuse_dwsep, fused_workload, is_depthwise
 
     if inputs or outputs:
-        from fusion.subgraph import cut_model
         cut = cut_model(model, inputs, outputs, input_shapes)
         model, input_shapes = cut.model, cut.input_shapes or None
     tgt = parse_target(target)
@@ -53,7 +58,6 @@ def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = N
         notes.append(note)
     dtype = dtype or (g.types[g.inputs[0]].dtype if g.inputs else "float32")
     g, others = prepare(g)
-    from fusion.fallback import FusionGate
     fused_g, refusals = fuse_dwsep(g, tgt.soc, dtype, FusionGate(tgt) if fallback else None,
                                    per_channel_acts(tgt))
     by_member = {m: n for n in fused_g.nodes if n.op_type == FUSED_OP for m in n.attr("members")}
@@ -75,9 +79,6 @@ def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = N
 
 def _supported_part(model, input_shapes, error):
     """The graph of the model's supported part (its unsupported operators cut out), or None."""
-    from fusion.errors import MegafuseError
-    from fusion.onnx_import import SUPPORTED_OPS, load_graph
-    from fusion.subgraph import supported_part
 
     try:
         found = supported_part(model, SUPPORTED_OPS, input_shapes)
@@ -93,7 +94,6 @@ def _supported_part(model, input_shapes, error):
 
 
 def cmd_explain(args) -> int:
-    from fusion.onnx_import import parse_input_shape
 
     shapes = dict(parse_input_shape(s) for s in args.input_shape)
     chains, others, notes = explain(args.model, args.target, shapes or None, args.dtype,

@@ -24,6 +24,10 @@ from dataclasses import dataclass, field
 from fusion.targets import Target
 from fusion.tile_policy import TileChoice, TileOverride, choose_tile
 from schedules.workload import DwSepWorkload
+from fusion.costmodel import model_block
+from fusion.vendor_baseline import block_kernels
+from fusion.costmodel.twophase import sync_all_us
+from fusion.tile_policy import two_phase_plan
 
 log = logging.getLogger("megafuse.fuse")
 GATED_KINDS = ("sim", "ascend")
@@ -53,8 +57,6 @@ class FusionGate:
 
     def compare(self, wl: DwSepWorkload) -> tuple[float, float]:
         """(fused µs, vendor-like DW + PW µs), both modeled on the target's SoC."""
-        from fusion.costmodel import model_block
-        from fusion.vendor_baseline import block_kernels
 
         fused = model_block(self.choice(wl).plan, timeline=False).time_us
         return fused, sum(k.time_us for k in block_kernels(wl, self.target.soc))
@@ -84,9 +86,6 @@ class FusionGate:
 
     def in_chain_us(self, wl: DwSepWorkload) -> float | None:
         """The block's cost inside a chain: its chain plan's body and one SyncAll. MODELED."""
-        from fusion.costmodel import model_block
-        from fusion.costmodel.twophase import sync_all_us
-        from fusion.tile_policy import two_phase_plan
 
         own = self.choice(wl).plan
         plan = own if own.two_phase else two_phase_plan(wl, self.target, in_chain=True)

@@ -26,6 +26,10 @@ from fusion.errors import MegafuseError
 from fusion.soc import SocSpec, get_soc
 from fusion.vendor_baseline import copy_us, cube_side, write_hit, gemm_kernel, launch_us, model_network
 from schedules.workload import ceil_div
+from fusion.vendor_layers import layers_from_graph, layers_from_spec
+from models.convnets import resnet_spec, vgg_spec
+from fusion.onnx_import import load_graph
+from models import build
 
 POINTS = Path(__file__).resolve().parent.parent / "benchmarks" / "fidelity" / "points.json"
 SETS = ("calibration", "validation")
@@ -97,8 +101,6 @@ def predict_matmul(soc: SocSpec, p: dict, dtype: str = "float16"):
 
 @lru_cache(maxsize=32)
 def network_layers(net: str, batch: int, resolution: int) -> tuple:
-    from fusion.vendor_layers import layers_from_graph, layers_from_spec
-    from models.convnets import resnet_spec, vgg_spec
     specs = {"resnet18": lambda: resnet_spec(18), "resnet34": lambda: resnet_spec(34),
              "resnet50": lambda: resnet_spec(50), "resnet101": lambda: resnet_spec(101),
              "resnet152": lambda: resnet_spec(152), "wide_resnet50_2": lambda: resnet_spec(50, 128),
@@ -106,8 +108,6 @@ def network_layers(net: str, batch: int, resolution: int) -> tuple:
     if net in specs:
         return tuple(layers_from_spec(specs[net](), batch, resolution))
     if net in ("mobilenet_v1", "mobilenet_v2"):
-        from fusion.onnx_import import load_graph
-        from models import build
         return tuple(layers_from_graph(load_graph(build(net, batch=batch, resolution=resolution))))
     raise MegafuseError(f"fidelity: unknown network {_printable(net)}")
 

@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 import json
+from fusion.errors import MegafuseError
+from fusion.fidelity import POINTS, load_points, summary, table
 
 
 def register(sub, add_model_args=None) -> None:
@@ -25,8 +27,6 @@ def _safe(text: str) -> str:
 
 
 def cmd_fidelity(args) -> int:
-    from fusion.errors import MegafuseError
-    from fusion.fidelity import POINTS, load_points, summary, table
 
     doc = load_points(args.points or POINTS)
     try:

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from fusion.check import check_model
+from fusion.driver import compile_model
+from fusion.errors import MegafuseError
 
 
 @dataclass(frozen=True)
@@ -24,9 +27,6 @@ class FuzzOutcome:
 
 
 def check_on(model, target: str, seed: int = 0) -> FuzzOutcome:
-    from fusion.check import check_model
-    from fusion.driver import compile_model
-    from fusion.errors import MegafuseError
 
     t0 = time.perf_counter()
     try:

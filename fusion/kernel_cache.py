@@ -20,6 +20,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
+import fusion
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,6 @@ def enabled() -> bool:
 def code_version() -> str:
     import tvm
 
-    import fusion
 
     h = hashlib.sha256(f"megafuse {fusion.__version__} tvm {tvm.__version__}".encode())
     for pattern in CODE_SOURCES:

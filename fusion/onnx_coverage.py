@@ -7,13 +7,13 @@ from typing import Callable
 
 from fusion.const_eval import FOLD_ONLY
 from fusion.errors import UnsupportedModelError
+from fusion import onnx_ops_index, onnx_ops_shape, onnx_ops_vision
 
 
 def extra_converters(base: dict[str, Callable]) -> dict[str, Callable]:
     """The vision and data-movement converters, plus the shape-arithmetic operators that exist
     only as constants (folded by fusion.const_eval before any converter runs). `base` is the
     importer's own table: Div and ReduceMean extend its forms and delegate to it."""
-    from fusion import onnx_ops_index, onnx_ops_shape, onnx_ops_vision
 
     table: dict[str, Callable] = {op: onnx_ops_shape.fold_only for op in FOLD_ONLY}
     table.update(onnx_ops_vision.CONVERTERS)

@@ -20,6 +20,7 @@ from fusion import onnx_shapes as S
 from fusion.errors import ShapeError, UnsupportedModelError
 from fusion.onnx_ops_shape import gather as const_gather, where as const_where
 from fusion.onnx_ops_vision import _norm_axes, pool
+from fusion.ir import TensorType
 
 FLOATS = ("float32", "float16")
 INDEX_DTYPES = ("int64", "int32")
@@ -34,7 +35,6 @@ def _type(imp, t: str, name: str):
     if t in imp.all_consts:
         import numpy as np
 
-        from fusion.ir import TensorType
 
         arr = np.asarray(imp.all_consts[t])
         ty = TensorType(tuple(int(d) for d in arr.shape), arr.dtype.name)

@@ -22,6 +22,7 @@ from fusion import onnx_shapes as S
 from fusion.errors import ShapeError, UnsupportedModelError
 from fusion.onnx_ops_vision import _norm_axes, add_const
 from schedules.workload import ceil_div
+from fusion.onnx_import import _np_dtype_name
 
 FLOATS = ("float32", "float16")
 
@@ -237,7 +238,6 @@ def where(imp, n, name, ins, a):
 
 
 def cast(imp, n, name, ins, a):
-    from fusion.onnx_import import _np_dtype_name
 
     imp._arity(n, name, ins, 1, 1)
     xt = imp._data(ins[0])

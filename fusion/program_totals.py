@@ -43,6 +43,7 @@ from schedules.program import (
     tile_loops,
 )
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
+from schedules.program import build_program
 
 KINDS = ("input", "weights", "residual", "output", "handoff")
 FIELDS = ("in_bytes", "in_transfers", "out_bytes", "out_transfers", "dma_bursts",
@@ -227,7 +228,6 @@ def kernel_sums(plan: KernelPlan, program=None) -> np.ndarray:
 def dma_bytes(plan: KernelPlan, program=None) -> dict[str, int]:
     """DMA bytes per traffic kind (read + written) of the fused kernel: the program's counts."""
     if plan.variant == "two-phase":   # phases, not per-core tile loops: count the program itself
-        from schedules.program import build_program
 
         c = (program or build_program(plan)).counts
         return {k: int(c[f"read:{k}"] + c[f"write:{k}"]) for k in KINDS}

@@ -18,6 +18,7 @@ import onnx
 from onnx import TensorProto, numpy_helper
 
 from fusion.errors import MegafuseError
+from fusion.sanitize import display
 
 
 def widen_to_fp32(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -59,7 +60,6 @@ def run_ort(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, n
         text = " ".join(str(e).split())
         if "bad_alloc" in text or "Failed to allocate" in text:
             raise MegafuseError("the ONNX Runtime reference ran out of memory") from None
-        from fusion.sanitize import display
 
         raise MegafuseError(f"the ONNX Runtime reference cannot run this model: {display(text, 300)}") from None
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from fusion.errors import MegafuseError
 
 MAX_DISPLAY = 120      # characters of a model string shown before it is shortened
 MAX_IDENT = 48         # longest model name kept verbatim as an identifier / file name stem
@@ -85,7 +86,6 @@ def inside(root, rel: str):
     pointing out). Generated names never do; this is the last line of defence."""
     from pathlib import Path
 
-    from fusion.errors import MegafuseError
 
     base = Path(root).resolve()
     path = (base / rel).resolve()

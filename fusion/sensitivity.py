@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Callable, Mapping
 
 import numpy as np
+from fusion.check import random_inputs
 
 SENSITIVITY_FACTOR = 2.0
 
@@ -36,7 +37,6 @@ def input_sensitivity(reference: Callable[[dict], Mapping[str, np.ndarray]], com
                       ref0: Mapping[str, np.ndarray]) -> float:
     """`reference(feeds)` runs the reference (ONNX Runtime) on a feed dict; `ref0` is its output on
     the check's own inputs (seed)."""
-    from fusion.check import random_inputs
 
     return relative_change(ref0, reference(random_inputs(compiled, seed + 1)))
 

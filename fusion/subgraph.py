@@ -20,6 +20,8 @@ import onnx
 from onnx import helper
 
 from fusion.errors import ShapeError, UnsupportedModelError
+from fusion.onnx_import import read_model
+from fusion.onnx_import import parse_input_shape
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,6 @@ def split_names(text: str | Sequence[str] | None) -> tuple[str, ...]:
 def cut_model(model: Any, inputs: Sequence[str] | str | None = None, outputs: Sequence[str] | str | None = None,
               input_shapes: Mapping[str, tuple[int, ...]] | None = None, *, drop_unused: bool = False) -> Cut:
     """drop_unused: leave out listed inputs the outputs do not need (instead of an error)."""
-    from fusion.onnx_import import read_model
 
     proto = onnx.ModelProto()
     proto.CopyFrom(read_model(model))
@@ -215,7 +216,6 @@ def _output_info(t: str, typed) -> onnx.ValueInfoProto:
 def supported_part(model: Any, supported, input_shapes=None) -> tuple[Cut, dict[str, int]] | None:
     """The model without its unsupported operators: their outputs become cut inputs, their inputs
     cut outputs. (cut, {unsupported op: count}), or None when every operator is supported."""
-    from fusion.onnx_import import read_model
 
     proto = read_model(model)
     g = proto.graph
@@ -251,7 +251,6 @@ def apply_cut_args(args, workdir) -> None:
     reference, reads the cut) and keep only the --input-shape entries that name the cut's inputs."""
     from pathlib import Path
 
-    from fusion.onnx_import import parse_input_shape
 
     shapes = dict(parse_input_shape(s) for s in args.input_shape)
     cut = cut_model(args.model, args.inputs, args.outputs, shapes)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from fusion.errors import TargetError
 from fusion.soc import SocSpec, get_soc
+from schedules.cpu_tile import cpu_soc
 
 KINDS = ("llvm", "sim", "ascend", "npuir")
 NPUIR_SOCS = ("ascend910b2", "ascend910b3")
@@ -59,7 +60,6 @@ def parse_target(text: str | Target | None) -> Target:
     if kind == "llvm" and soc:
         raise TargetError("target 'llvm' takes no SoC")
     if kind == "llvm":
-        from schedules.cpu_tile import cpu_soc  # llvm tiles fit this CPU's L2, one per thread
         return Target(kind, cpu_soc(get_soc(None)))
     spec = get_soc(soc or None)
     if kind == "npuir" and spec.name not in NPUIR_SOCS:

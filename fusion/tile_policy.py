@@ -21,6 +21,10 @@ from schedules.twophase import GROUPED_ACTS, MAX_STRIDE, tap_row_fit
 from schedules.activations import needs_slope
 from schedules.plan import KernelPlan, balanced_sizes, make_plan, suggest_tile
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
+from fusion.costmodel import engine_reason, model_block
+from fusion.costmodel import model_block
+from schedules.cpu_tile import balance_tile
+from fusion.traffic import dma_ratio
 
 log = logging.getLogger("megafuse.tiles")
 
@@ -68,13 +72,11 @@ def choose_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None
         plan = make_plan(wl, tuned, soc)
         two = _two_phase_best(wl, target, override)
         if two is not None and max_dma_ratio is not None:
-            from fusion.traffic import dma_ratio
             if dma_ratio(two[0]) > max_dma_ratio * (1 + 1e-9):
                 log.info("%s: two-phase tile %s moves %.2fx the minimal bytes > the cap %g", wl.describe(),
                          two[0].tile.describe(), dma_ratio(two[0]), max_dma_ratio)
                 two = None
         if two is not None:   # the tuner's space holds the one-phase variants; compare the two-phase one
-            from fusion.costmodel import model_block
             t_tuned = model_block(plan, timeline=False).time_us
             if two[1] < t_tuned:
                 log.info("%s: two-phase tile %s %.2f us < tuned %.2f us", wl.describe(),
@@ -91,7 +93,6 @@ def choose_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None
         cfg = override.apply(base)
         return TileChoice(make_plan(wl, cfg, soc), "forced", f"pw on {cfg.pw_engine} (forced tile)")
     if target.kind == "llvm":
-        from schedules.cpu_tile import balance_tile  # whole tiles per thread
         base = balance_tile(wl, base, soc)
         return TileChoice(make_plan(wl, base, soc), "default", f"pw on {base.pw_engine} (default tile)")
     plan, why = _fastest_candidate(wl, target, override)
@@ -108,7 +109,6 @@ def select_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None
 def _fastest_candidate(wl: DwSepWorkload, target: Target, override: TileOverride) -> tuple[KernelPlan, str]:
     """The fastest modeled default candidate and why its engine won. A few dozen model
     evaluations per block (milliseconds); `megafuse tune` searches the whole space."""
-    from fusion.costmodel import engine_reason, model_block
 
     soc = target.soc
     engines = (override.pw_engine,) if override.pw_engine else pw_engines(target, wl.dtype)
@@ -222,7 +222,6 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, b
     key = (wl, target.soc, override.double_buffer, body)
     if key in _TWO_PHASE_BEST:
         return _TWO_PHASE_BEST[key]
-    from fusion.costmodel import model_block
 
     soc = target.soc
     db = override.double_buffer is not False

@@ -17,10 +17,24 @@ import time
 from pathlib import Path
 
 import numpy as np
+from fusion.cli import _float_in, _int_in, _limit_args, _target_arg
+from fusion.subgraph import add_cut_args
+from fusion.errors import MegafuseError
+from fusion.onnx_import import parse_input_shape
+from fusion.targets import parse_target
+from fusion.tuning.db import TuningDB, default_db_path
+from fusion.tuning.evaluators import MeasureSettings
+from fusion.tuning.search import tune_model
+from fusion.traffic import dma_ratio
+from schedules.plan import make_plan
+from fusion.sanitize import display
+from fusion.tuning.db import point_id
+from fusion.tuning.db import tile_to_json
+from fusion.sanitize import block_ident, comment_text, inside
+from fusion.tuning.search import lowest_dma_ratio
 
 
 def register(sub, add_model_args=None) -> None:
-    from fusion.cli import _float_in, _int_in, _limit_args, _target_arg
 
     p = sub.add_parser("tune", help="sweep the tile space of every fused block into the tuning database",
                        description=__doc__.splitlines()[0])
@@ -30,7 +44,6 @@ def register(sub, add_model_args=None) -> None:
     p.add_argument("--input-shape", action="append", default=[], metavar="NAME=DxDxD",
                    help="shape of a dynamic input, e.g. x=1x3x224x224 (repeatable)")
     p.add_argument("--dtype", choices=["float32", "float16"], default=None)
-    from fusion.subgraph import add_cut_args
     add_cut_args(p)
     p.add_argument("--db", metavar="FILE", help="tuning database (default: $MEGAFUSE_TUNING_DB or "
                    "~/.cache/megafuse/tuning.jsonl)")
@@ -59,9 +72,6 @@ def register(sub, add_model_args=None) -> None:
 
 
 def cmd_tune(args) -> int:
-    from fusion.errors import MegafuseError
-    from fusion.onnx_import import parse_input_shape
-    from fusion.targets import parse_target
 
     if args.trials is None:
         args.trials = 16 if args.budget_s is None else 10_000  # the budget stops the sweep first
@@ -75,9 +85,6 @@ def cmd_tune(args) -> int:
     if tgt.kind == "llvm":
         threads = args.threads or int(os.environ.get("TVM_NUM_THREADS", "0") or 0) or (os.cpu_count() or 1)
         os.environ["TVM_NUM_THREADS"] = str(threads)
-    from fusion.tuning.db import TuningDB, default_db_path
-    from fusion.tuning.evaluators import MeasureSettings
-    from fusion.tuning.search import tune_model
 
     path = None if args.no_db else Path(args.db) if args.db else default_db_path()
     db = TuningDB(path).load()
@@ -111,15 +118,11 @@ def _cores(t) -> str:
 
 def _dma(r, tile) -> float:
     """Modeled DMA volume / minimal bytes of a tile (fusion/traffic.py)."""
-    from fusion.targets import parse_target
-    from fusion.traffic import dma_ratio
-    from schedules.plan import make_plan
 
     return dma_ratio(make_plan(r.workload, tile, parse_target(r.target).soc))
 
 
 def print_report(results, tgt, path, top: int, wall: float) -> None:
-    from fusion.sanitize import display
 
     ev = "cost model (modeled µs)" if tgt.kind != "llvm" else \
         f"measured on this CPU (median µs, TVM_NUM_THREADS={os.environ.get('TVM_NUM_THREADS')})"
@@ -145,8 +148,6 @@ def print_report(results, tgt, path, top: int, wall: float) -> None:
         if not ranked:
             errs = [p.record.get("error") for p in r.points.values() if p.record.get("error")]
             if not r.space.n_legal and r.space.pruned.get("traffic"):
-                from fusion.targets import parse_target
-                from fusion.tuning.search import lowest_dma_ratio
 
                 low = lowest_dma_ratio(r.workload, parse_target(r.target))
                 print(f"  no tile within the DMA cap; the lowest any legal tile reaches is "
@@ -181,7 +182,6 @@ def print_report(results, tgt, path, top: int, wall: float) -> None:
 
 
 def _point_rows(results):
-    from fusion.tuning.db import point_id
 
     for r in results:
         seen = set()
@@ -224,7 +224,6 @@ def write_csv(results, path: Path) -> None:
 
 
 def write_json(results, path: Path, tgt, db_path, wall: float) -> None:
-    from fusion.tuning.db import tile_to_json
 
     path.parent.mkdir(parents=True, exist_ok=True)
     blocks = []
@@ -258,7 +257,6 @@ def plot_heatmaps(results, outdir: Path) -> list[Path]:
     from matplotlib.colors import LogNorm
     from matplotlib.patches import Patch
 
-    from fusion.sanitize import block_ident, comment_text, inside
 
     outdir.mkdir(parents=True, exist_ok=True)
     written = []

@@ -32,6 +32,7 @@ from fusion.costmodel.l2 import produced_in_l2, write_hit
 from fusion.soc import SocSpec
 from fusion.vendor_layers import Layer
 from schedules.workload import ceil_div
+from fusion.vendor_layers import layers_from_graph
 
 C0 = 16
 BASE_M, BASE_N, BASE_K = 128, 256, 64   # the vendor's recommended 16-bit base block
@@ -254,5 +255,4 @@ def model_network(layers, soc: SocSpec, dtype: str = "float16") -> VendorNetwork
 
 
 def model_graph(graph, soc: SocSpec, dtype: str = "float16") -> VendorNetwork:
-    from fusion.vendor_layers import layers_from_graph
     return model_network(layers_from_graph(graph), soc, dtype)

@@ -23,6 +23,7 @@ from schedules.ops import KernelSpec, blocked_bias, blocked_pw_weights
 from schedules.plan import KernelPlan
 from schedules.ub_check import cross_check
 from schedules.workload import ceil_div
+from schedules.plan import make_plan
 
 _CACHE: dict[str, object] = {}
 
@@ -46,7 +47,6 @@ def _tir_plan(plan: KernelPlan) -> KernelPlan:
         return plan
     from dataclasses import replace
 
-    from schedules.plan import make_plan
     return make_plan(plan.workload, replace(plan.tile, pw_engine="vector"), plan.soc)
 
 

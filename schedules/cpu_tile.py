@@ -15,6 +15,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fusion.soc import SocSpec
+from schedules.workload import ceil_div
+from schedules.plan import balanced_sizes, make_plan, tile_sizes
 
 CACHE_ROOT = Path("/sys/devices/system/cpu/cpu0/cache")
 # what a tile may use of the per-core L2; the rest holds the streamed PW weight slice
@@ -82,7 +84,6 @@ def busiest_thread_pixels(wl, th: int, tw: int, threads: int) -> int:
     """Output pixels of the busiest thread when the tile loop (n, ht, wt) is split into contiguous
     chunks of ceil(tiles / threads) iterations, as TVM's parallel loop does; edge tiles count
     only their pixels inside the output."""
-    from schedules.workload import ceil_div
 
     rows = [min(th, wl.out_height - i) for i in range(0, wl.out_height, th)]
     cols = [min(tw, wl.out_width - j) for j in range(0, wl.out_width, tw)]
@@ -97,7 +98,6 @@ def balance_tile(wl, tile, soc: SocSpec):
     heights no taller than `tile`'s, the one whose busiest thread has the fewest pixels, kept
     only if that beats `tile` by BALANCE_GAIN. The width stays (the PW register tile runs along
     it), and so do cob/cib (a lower tile only shrinks the buffers)."""
-    from schedules.plan import balanced_sizes, make_plan, tile_sizes
 
     th0, tw = tile_sizes(wl, tile)[:2]
     threads = soc.vector_cores

@@ -19,6 +19,9 @@ from fusion.ir import C0, NC1HWC0, Graph, Node, TensorType
 from schedules.cpu_epilogue import Epilogue
 from schedules.dwsep_te import ACC, activation
 from schedules.workload import ceil_div
+from schedules.ops_vision import vision_kernel
+from schedules.cpu_conv import conv_kernel, conv_to_blocked_kernel
+from schedules.cpu_dense import dense_kernel
 
 
 @dataclass(frozen=True)
@@ -275,7 +278,6 @@ def _to_plain(n: Node, ctx: OpContext) -> KernelSpec:
 
 
 def op_kernel(n: Node, ctx: OpContext) -> KernelSpec:
-    from schedules.ops_vision import vision_kernel  # imports this module
 
     if (spec := vision_kernel(n, ctx)) is not None:
         return spec
@@ -284,7 +286,6 @@ def op_kernel(n: Node, ctx: OpContext) -> KernelSpec:
     if op == "Conv":
         if blocked:
             return _conv1x1_blocked(n, ctx)
-        from schedules.cpu_conv import conv_kernel, conv_to_blocked_kernel  # (lazy: they import this module)
         if ctx.ttype(n.outputs[0]).layout == NC1HWC0:   # passes/stem_layout.py
             return conv_to_blocked_kernel(n, ctx)
         return conv_kernel(n, ctx) or _conv_nchw(n, ctx)
@@ -299,7 +300,6 @@ def op_kernel(n: Node, ctx: OpContext) -> KernelSpec:
     if op in ("Flatten", "Reshape"):
         return _reshape(n, ctx)
     if op in ("Gemm", "MatMul"):
-        from schedules.cpu_dense import dense_kernel  # packed-weight head (lazy: imports this module)
         return dense_kernel(n, ctx) or _dense(n, ctx)
     if op == "ToNC1HWC0":
         return _to_blocked(n, ctx)

@@ -13,6 +13,7 @@ from schedules import ops_shape
 from schedules.dwsep_te import ACC
 from schedules.ops import KernelSpec, OpContext, _ph
 from schedules.ops_shape import _out_shape, _spec, bcast_index, operand
+from schedules.ops_vision import _reduce_over
 
 FLOATS = ("float32", "float16")
 
@@ -118,7 +119,6 @@ def gather(n: Node, ctx: OpContext) -> KernelSpec:
 
 # --- InstanceNormalization ----------------------------------------------------------------------
 def instance_norm(n: Node, ctx: OpContext) -> KernelSpec:
-    from schedules.ops_vision import _reduce_over
 
     shape = ctx.ttype(n.inputs[0]).shape
     axes = tuple(range(2, len(shape)))

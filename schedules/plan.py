@@ -21,6 +21,7 @@ from schedules.loops import window_span
 from schedules.twophase import (b_resident, bias_gemm_buffers, bias_gemm_rows, bias_in_cube, dw_grouped, dw_post16,
                                 dw_wide_ok, epi_post16)
 from schedules.workload import DwSepWorkload, TileConfig, buffer_copies, ceil_div
+from schedules import twophase
 
 ACC_BYTES = 4  # fp32 accumulators and biases
 # rounds a 910B MIX AIV runs ahead of its AIC: it starts round k + 1 once the AIC has finished
@@ -432,7 +433,6 @@ def make_plan(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> KernelPlan:
     """Lay out every live buffer of the fused kernel for this tile (no budget check)."""
     th, tw, cob, cib = tile_sizes(wl, tile)
     if tile.pw_engine == "twophase":
-        from schedules import twophase
         cores = KernelPlan(wl, tile, soc).cores   # from the tile alone (no buffers needed)
         specs = twophase.buffer_specs(wl, soc, th, tw, cob, cib, tile.double_buffer, cores)
         bufs = tuple(BufferPlan(name, scope, tuple(int(d) for d in dims), dtype, int(n), role, **opts)

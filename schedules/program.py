@@ -33,6 +33,7 @@ from schedules.plan import KernelPlan
 from schedules.twophase import act2_vector_ops
 from schedules.steps import Copy, CubeOp, Handoff, Iteration, Move, Step, VectorOp, total_work  # noqa: F401
 from schedules.workload import DwSepWorkload, ceil_div
+from schedules.program_twophase import build_twophase
 
 
 # ---------------------------------------------------------------------------------------------
@@ -526,7 +527,6 @@ def build_program(plan: KernelPlan) -> Program:
     """Lower a plan: tiles round-robin over plan.cores (batch, tile row, tile column order); on
     910B MIX each AIC serves aic_ratio consecutive AIVs."""
     if plan.two_phase:   # its own builder (phases and barriers, not one loop nest per tile)
-        from schedules.program_twophase import build_twophase
         return build_twophase(plan)
     rows, cols = tile_axes(plan.workload, plan.th, plan.tw)
     th_, tw_ = plan.tiles_h, plan.tiles_w

@@ -30,6 +30,8 @@ from schedules.dw_forms import dw_form_work, wide_legal
 from schedules.isa import ACT_OPS, itemsize
 from schedules.loops import window_span
 from schedules.workload import DwSepWorkload, buffer_copies, ceil_div
+from fusion.traffic import fused_min_bytes
+from fusion.costmodel.l2 import write_hit
 
 ENGINE = "twophase"          # TileConfig.pw_engine of the variant
 VARIANT = "two-phase"        # KernelPlan.variant
@@ -305,7 +307,6 @@ def workspace_bytes(wl: DwSepWorkload, soc: SocSpec) -> dict[str, int]:
 def dma_floor_bytes(wl: DwSepWorkload) -> int:
     """The least DMA volume of any two-phase plan: the block's minimal bytes plus the DW result
     written to the workspace once and read back once (every pixel of every channel)."""
-    from fusion.traffic import fused_min_bytes
 
     dw = wl.c1 * gemm_m(wl) * C0 * itemsize(wl.dtype)
     return sum(fused_min_bytes(wl).values()) + 2 * dw
@@ -313,7 +314,6 @@ def dma_floor_bytes(wl: DwSepWorkload) -> int:
 
 def l2_resident(wl: DwSepWorkload, soc: SocSpec) -> bool:
     """The workspaces stay in L2 between the phases (the fusion/costmodel/l2.py write rule)."""
-    from fusion.costmodel.l2 import write_hit
 
     ws = workspace_bytes(wl, soc)
     return write_hit(soc, ws["dw_ws"] + ws["pre_ws"]) >= 1.0

@@ -7,6 +7,7 @@ import json
 from dataclasses import asdict, dataclass
 
 from fusion.ir import C0
+from schedules.activations import parse
 
 ACTIVATIONS = ("relu", "relu6", "hardswish", "none")
 
@@ -36,7 +37,6 @@ class DwSepWorkload:
     dtype: str = "float32"
 
     def __post_init__(self):
-        from schedules.activations import parse
         for act in (self.act1, self.act2):
             parse(act)   # ValueError on an unknown activation
 

@@ -10,6 +10,7 @@ from importlib.resources import files
 
 from schedules.activations import ascendc_body, needs_slope
 from schedules.plan import KernelPlan
+from schedules.program import act_scratch
 
 
 @functools.cache
@@ -136,7 +137,6 @@ def act_tmp_args(plan, stage: str) -> str:
     """The (scratch, length) arguments of the Act1 / Act2 call of a kernel: the fp32 buffer the
     lowered program names for the stage (schedules/program.act_scratch), its length a tiling
     field; `acc, 0` when the plan holds no such buffer (the activation needs no scratch)."""
-    from schedules.program import act_scratch
 
     buf = act_scratch(plan.variant, stage)
     tensor = act_scratch_tensor(plan, stage)
@@ -148,7 +148,6 @@ def act_tmp_args(plan, stage: str) -> str:
 def act_scratch_tensor(plan, stage: str) -> str | None:
     """The fp32 scratch tensor of an activation stage (schedules/program.act_scratch), or None
     when the plan holds no such buffer."""
-    from schedules.program import act_scratch
 
     buf = act_scratch(plan.variant, stage)
     if buf not in {b.name for b in plan.kernel_buffers}:

@@ -29,6 +29,7 @@ from fusion.ascendc.emit_kernel import VERSION, EmittedKernel
 from fusion.ascendc.kernel_types import ArgSpec, Launch
 from fusion.errors import MegafuseError
 from schedules.workload import ceil_div
+from schedules.program_twophase import a_slack_bytes
 
 ALIGN = 512           # packed GM operands start on a 512 B boundary (full-bandwidth DMA bursts)
 TILING_ALIGN = 8
@@ -164,7 +165,6 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
         if a.arg("y").shape != b.arg("x").shape or a.arg("y").dtype != b.arg("x").dtype:
             raise MegafuseError(f"chain {name}: {a.block}'s output does not match {b.block}'s input")
     res = _res_source(name, kernels, residual_from)
-    from schedules.program_twophase import a_slack_bytes
     for k, ek in enumerate(kernels):
         if ek.plan.gemm_only and a_slack_bytes(ek.plan) and (k == 0 or a_slack_bytes(ek.plan) > BOUNDARY_SLACK):
             raise MegafuseError(f"chain {name}: block {ek.block} reads past its input, which has no slack there")

@@ -7,6 +7,7 @@ from fusion.ascendc.cxx import snippet, sub, template
 from fusion.ascendc.emit_kernel import VARIANTS, VERSION, EmittedKernel, _fill
 from fusion.check import TOLERANCE
 from fusion.sanitize import comment_text
+from fusion.ascendc.emit_twophase import twophase_notes
 
 SOC_VERSION = {"ascend910b2": "Ascend910B2", "ascend910b3": "Ascend910B3", "ascend310p3": "Ascend310P3"}
 NP_DTYPE = {"float16": "np.float16", "float32": "np.float32", "uint8": "np.uint8"}
@@ -240,7 +241,6 @@ def _variant_notes(ek: EmittedKernel) -> str:
                 "  dw_acc, which is free until the next tile's DW), bias, act2, [residual] and the cast.\n"
                 + cube + rows)
     if ek.variant == "two-phase":
-        from fusion.ascendc.emit_twophase import twophase_notes
         return dw + twophase_notes(ek) + rows
     fix = p.fixpipe_epilogue
     epi = ("  Fixpipe writes y itself: the bias is the Mmad's initial C (bias table, `TPosition::C2`),\n"

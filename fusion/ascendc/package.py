@@ -26,6 +26,10 @@ import fusion.ascendc.yaml_lite as yaml_lite
 from fusion.ascendc.emit_kernel import VERSION, EmittedKernel, emit_kernel
 from fusion.errors import MegafuseError
 from fusion.sanitize import display, inside
+from fusion.costmodel import model_fused, model_unfused
+from fusion.costmodel import model_fused
+from fusion.ascendc.emit_chain import emit_chain
+from schedules.twophase import fixpipe
 
 GE_DTYPE = {"float16": "DT_FLOAT16", "float32": "DT_FLOAT"}
 
@@ -117,7 +121,6 @@ def _rounding(ek: EmittedKernel) -> str:
     if ek.variant == "cube-pw" or (ek.variant == "two-phase" and ek.plan.soc.coupled):
         return dw + pw + "; L0C -> UB in fp32, epilogue in fp32, Cast CAST_NONE to storage"
     if ek.variant == "two-phase":
-        from schedules.twophase import fixpipe
         if fixpipe(ek.plan.workload, ek.plan.soc):
             return dw + pw + " from the fp32 bias; Fixpipe F322F16 to storage"
     if ek.plan.fixpipe_epilogue:
@@ -128,7 +131,6 @@ def _rounding(ek: EmittedKernel) -> str:
 def benchmark(ek: EmittedKernel, model_name: str | None = None, emulator: dict | None = None) -> dict:
     """benchmark.json: the cost model's figures for this plan (labelled modeled) next to the modeled
     unfused baseline; measured fields stay null until the launcher is run on a device."""
-    from fusion.costmodel import model_fused, model_unfused
 
     p, wl = ek.plan, ek.plan.workload
     cost = model_fused(p, name=ek.symbol, timeline=False)
@@ -237,7 +239,6 @@ def package_files(ek: EmittedKernel, members=(), model_name=None, emulator=None,
 
 
 def write_ascend_package(cm, out: Path, model_name: str | None = None) -> list[EmittedKernel]:
-    from fusion.costmodel import model_fused
 
     out = Path(out)
     model_name = model_name or getattr(cm.graph, "name", None)
@@ -275,7 +276,6 @@ def _write_chains(cm, out: Path, kernels: dict[str, EmittedKernel]) -> list[dict
     """Each chain's kernel (fusion/ascendc/emit_chain.py) beside the blocks' own kernels: the
     blocks' op packages stay usable one by one; the chain is the faster launch of the same code.
     `kernels`: every chain member's kernel from its chain plan (GEMM stages have no package)."""
-    from fusion.ascendc.emit_chain import emit_chain
 
     rows = []
     for chain in cm.chains:

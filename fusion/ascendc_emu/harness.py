@@ -32,6 +32,7 @@ import numpy as np
 
 from fusion.errors import MegafuseError
 from fusion.soc import SocSpec, get_soc
+from fusion.ascendc_emu import single_source
 
 _HERE = Path(__file__).resolve().parent
 INCLUDE_DIR = _HERE / "include"
@@ -227,7 +228,6 @@ def build_kernel(source: str | os.PathLike, kernel_name: str,
     single-source programs (single_source.py).
     Raises EmulationBuildError with g++'s first diagnostics when the source does not compile,
     EmulationError when the library has no such kernel."""
-    from fusion.ascendc_emu import single_source  # imports this module
 
     text_given = isinstance(source, str) and ("\n" in source or not os.path.isfile(source))
     if text_given:

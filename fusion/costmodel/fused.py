@@ -23,6 +23,7 @@ from schedules.program import (
 )
 from schedules.program_unfused import dw_vector_ops, epilogue_vector_ops, total_work
 from schedules.workload import DwSepWorkload, TileConfig
+from fusion.costmodel.twophase import model_twophase
 
 
 def _add_counts(total: dict, counts: dict, times: int) -> None:
@@ -395,7 +396,6 @@ def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = Tr
     earlier kernel left in L2 (model_block; a chain member's, fusion/chain.py); () = the kernel
     alone, every first touch from HBM."""
     if plan.two_phase:   # phases and barriers: its own timing (costmodel/twophase.py)
-        from fusion.costmodel.twophase import model_twophase
         return model_twophase(plan, name, timeline, in_l2)
     wl, soc, tile = plan.workload, plan.soc, plan.tile
     f = _Fused(plan, in_l2=in_l2)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fusion.soc import SocSpec
+from fusion.ir import C0
+from schedules.isa import itemsize
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,6 @@ def produced_in_l2(soc: SocSpec, in_bytes: float, residual: bool) -> bool:
 
 def block_inputs_in_l2(wl, soc: SocSpec) -> tuple[str, ...]:
     """The traffic kinds of a fused block that produced_in_l2 puts in L2 when its kernel starts."""
-    from fusion.ir import C0
-    from schedules.isa import itemsize
 
     in_bytes = wl.batch * wl.c1 * C0 * wl.height * wl.width * itemsize(wl.dtype)
     if not produced_in_l2(soc, in_bytes, wl.residual):

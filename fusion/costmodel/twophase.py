@@ -21,6 +21,7 @@ from schedules.plan import KernelPlan
 from schedules.program import build_program
 from schedules.program_twophase import phase
 from schedules.workload import buffer_copies
+from fusion.vendor_baseline import cube_side
 
 
 def sync_all_us(soc) -> float:
@@ -47,7 +48,6 @@ def _l2(plan: KernelPlan, counts: Counter, in_l2: tuple[str, ...] = ()):
 
 class _Timer:
     def __init__(self, plan: KernelPlan, l2, active: int):
-        from fusion.vendor_baseline import cube_side
 
         self.soc = plan.soc
         self.dtype = plan.workload.dtype

@@ -34,6 +34,12 @@ from pathlib import Path
 
 from fusion.errors import TuningDatabaseError
 from schedules.workload import DwSepWorkload, TileConfig
+import fusion
+from fusion.soc import SOCS
+from fusion.sanitize import display
+from fusion.targets import llvm_target
+from schedules.plan import make_plan
+from fusion.targets import pw_engines
 
 FORMAT = "megafuse-tuning/1"
 LAYOUT = "NC1HWC0"
@@ -106,7 +112,6 @@ def evaluator_for(target) -> str:
 def code_options(target, evaluator: str) -> dict:
     """Options that change the generated code (or the modeled numbers) of one block."""
     if evaluator == "measured":
-        from fusion.targets import llvm_target
 
         return {"llvm_target": llvm_target(),
                 "schedule": _source_hash("schedules/dwsep_schedule.py", "schedules/dwsep_te.py",
@@ -115,7 +120,6 @@ def code_options(target, evaluator: str) -> dict:
 
 
 def key_context(wl: DwSepWorkload, target, evaluator: str | None = None, options: dict | None = None) -> dict:
-    import fusion
 
     evaluator = evaluator or evaluator_for(target)
     # sim and ascend share the cost model, so they share records (a tune on sim picks the tiles of
@@ -216,7 +220,6 @@ def _valid(rec) -> str | None:
 
 
 def _soc_cores(name) -> int | None:
-    from fusion.soc import SOCS
 
     soc = SOCS.get(name) if isinstance(name, str) else None
     return max(soc.vector_cores, soc.cube_cores) if soc is not None else None
@@ -374,7 +377,6 @@ class TuningDB:
 
 
 def _show(path) -> str:
-    from fusion.sanitize import display
 
     return display(str(path), 0)
 
@@ -398,9 +400,7 @@ class TunedTiles:
         self.pw_engine, self.double_buffer = pw_engine, double_buffer
 
     def __call__(self, wl: DwSepWorkload, target) -> TileConfig | None:
-        from schedules.plan import make_plan
 
-        from fusion.targets import pw_engines
 
         engines = pw_engines(target, wl.dtype)
         if self.pw_engine:

@@ -33,6 +33,12 @@ from schedules.activations import needs_slope
 from schedules.plan import KernelPlan, make_plan
 from schedules.reference import from_blocked, reference_block, to_blocked  # noqa: F401
 from schedules.workload import DwSepWorkload, TileConfig
+from fusion.costmodel import model_block
+from schedules.build import fused_params
+from fusion import costmodel as cm
+from fusion.program_totals import totals_for
+from fusion.costmodel.l2 import block_inputs_in_l2
+from schedules.build import build_fused
 
 MODELED = "modeled"
 MEASURED = "measured"
@@ -43,7 +49,6 @@ MEASURED = "measured"
 # ------------------------------------------------------------------------------------------
 def model_tile(wl: DwSepWorkload, soc: SocSpec, tile: TileConfig) -> dict:
     """Model one point: {'latency_us', 'bottleneck', 'ub_bytes'}; raises if the tile overflows."""
-    from fusion.costmodel import model_block
 
     plan = make_plan(wl, tile, soc)
     over = plan.overflows()
@@ -70,13 +75,10 @@ class _Bound:
     loops of every tile geometry, which costs more bound time than it saves model time.)"""
 
     def __init__(self, wl: DwSepWorkload, soc: SocSpec):
-        from fusion import costmodel as cm
-        from fusion.program_totals import totals_for
 
         self.cm, self.wl, self.soc = cm, wl, soc
         self.totals = totals_for(wl, soc)
         # the minimal bytes from HBM: what the kernel before left in L2 excluded (model_block's rule)
-        from fusion.costmodel.l2 import block_inputs_in_l2
         in_l2 = block_inputs_in_l2(wl, soc)
         self.min_floor = sum(v for k, v in cm.fused_min_bytes(wl).items() if k not in in_l2) / (soc.hbm_gbps * 1e3)
         self.us_per_cycle = cm.cycles_to_us(soc, 1.0)
@@ -162,7 +164,6 @@ def build_and_check(wl: DwSepWorkload, soc, tile: TileConfig, lib_path: str, see
     t0 = time.perf_counter()
     out = {"lib": None, "check_rel_err": None, "error": None}
     try:
-        from schedules.build import build_fused
 
         plan = make_plan(wl, tile, soc if isinstance(soc, SocSpec) else get_soc(soc))  # llvm: the CPU's spec
         if not plan.fits():
@@ -187,7 +188,6 @@ def build_and_check(wl: DwSepWorkload, soc, tile: TileConfig, lib_path: str, see
 
 @functools.lru_cache(maxsize=4)
 def _block_arrays(wl: DwSepWorkload, seed: int):
-    from schedules.build import fused_params
 
     d = block_data(wl, seed)
     params = fused_params(d["w_dw"], d["b_dw"], d["w_pw"], d["b_pw"], wl.dtype,

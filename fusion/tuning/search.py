@@ -24,6 +24,13 @@ from fusion.tuning.results import BlockResult, Point, Pool, _Progress, _stored_p
 from fusion.tuning.space import SpaceOptions, build_space, default_tile
 from schedules.plan import make_plan
 from schedules.workload import DwSepWorkload, TileConfig
+from fusion.traffic import dma_ratio
+from fusion.driver import DTYPES
+from fusion.onnx_import import load_graph
+from passes import optimize
+from passes.fuse_dwsep import FUSED_OP, fused_workload
+from fusion.targets import parse_target
+from schedules.plan import KernelPlan
 
 
 # ------------------------------------------------------------------------------------------
@@ -160,7 +167,6 @@ def _admissible(plan, options: SpaceOptions | None) -> bool:
         return False
     if options is None or options.max_dma_ratio is None:
         return True
-    from fusion.traffic import dma_ratio
     return dma_ratio(plan) <= options.max_dma_ratio * (1 + 1e-9)
 
 
@@ -176,10 +182,6 @@ def _push(heap: list[float], lat: float, k: int) -> None:
 # ------------------------------------------------------------------------------------------
 def model_blocks(model, target, input_shapes=None, dtype: str | None = None) -> list[tuple[str, DwSepWorkload]]:
     """The fused blocks `megafuse compile` would build: (node name, workload), nothing compiled."""
-    from fusion.driver import DTYPES
-    from fusion.onnx_import import load_graph
-    from passes import optimize
-    from passes.fuse_dwsep import FUSED_OP, fused_workload
 
     g = load_graph(model, input_shapes)
     dtype = dtype or (g.types[g.inputs[0]].dtype if g.inputs else "float32")
@@ -199,7 +201,6 @@ def tune_model(model, target, db: TuningDB, *, input_shapes=None, dtype: str | N
     that result (MobileNetV1's five 512→512 @14 blocks are measured once)."""
     from dataclasses import replace
 
-    from fusion.targets import parse_target
 
     tgt = parse_target(target)
     check_dma_cap(max_dma_ratio, tgt)
@@ -251,8 +252,6 @@ def check_dma_cap(cap: float | None, target) -> None:
 
 def lowest_dma_ratio(wl: DwSepWorkload, target) -> tuple[float, TileConfig] | None:
     """The smallest DMA volume / minimal bytes over the legal space, with a tile that reaches it."""
-    from fusion.traffic import dma_ratio
-    from schedules.plan import KernelPlan
 
     space = build_space(wl, target.soc, target.kind, SpaceOptions(engines=pw_engines(target, wl.dtype)))
     best = None

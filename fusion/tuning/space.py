@@ -37,6 +37,9 @@ from fusion.ir import C0
 from fusion.soc import SocSpec
 from schedules.plan import align, balanced_sizes, buffer_specs
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
+from schedules.plan import KernelPlan
+from fusion.traffic import dma_ratio
+from fusion.tile_policy import select_tile
 
 SCOPES = ("UB", "L1", "L0A", "L0B", "L0C", "BT")
 REASONS = ("duplicate", "dominated", "alignment") + tuple(f"overflow:{s}" for s in SCOPES) + ("traffic",)
@@ -205,7 +208,6 @@ def build_space(wl: DwSepWorkload, soc: SocSpec, target_kind: str = "sim",
 def _plan(wl: DwSepWorkload, soc: SocSpec, th: int, tw: int, cores: int = 0):
     """The loop structure of a th x tw tiling (no buffers): what the plan says about tile counts,
     cores and row widths, read here instead of re-derived."""
-    from schedules.plan import KernelPlan
 
     return KernelPlan(wl, TileConfig(th, tw, 1, 0, True, "vector", cores), soc)
 
@@ -214,8 +216,6 @@ def _over_dma_cap(wl: DwSepWorkload, soc: SocSpec, arrays: dict, status: np.ndar
                   engines: tuple[str, ...], cap: float) -> np.ndarray:
     """Legal points whose fused kernel moves more than cap × the minimal bytes (the program's
     DMA bytes; fusion/program_totals.py shares the loops that the points have in common)."""
-    from fusion.traffic import dma_ratio
-    from schedules.plan import KernelPlan
 
     over = np.zeros(status.size, bool)
     for i in np.flatnonzero(status < 0):
@@ -248,7 +248,6 @@ def budget_bytes(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube) ->
 
 def default_tile(wl: DwSepWorkload, target) -> TileConfig:
     """The tile `megafuse compile` picks without a database (fusion.tile_policy)."""
-    from fusion.tile_policy import select_tile
 
     return select_tile(wl, target, None)[0]
 
