@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import onnx  # noqa: E402
 
 import models  # noqa: E402
-from fusion.bench import bench_llvm, bench_sim  # noqa: E402
-from fusion.driver import compile_model  # noqa: E402
+from fusion.report.bench import bench_llvm, bench_sim  # noqa: E402
+from fusion.driver.compiler import compile_model  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -47,10 +47,10 @@ DMA_CAP = 1.15
 def _capped(m, soc: str, unfused_us: float) -> dict:
     """The fastest modeled tile whose DMA volume is at most DMA_CAP x the minimal bytes (or the
     lowest ratio any legal tile reaches when none is)."""
-    from fusion.costmodel import model_fused
-    from fusion.errors import MegafuseError
-    from fusion.targets import parse_target
-    from fusion.traffic import dma_ratio
+    from fusion.cost import model_fused
+    from fusion.core.errors import MegafuseError
+    from schedules.targets import parse_target
+    from schedules.traffic import dma_ratio
     from fusion.tuning.db import TuningDB
     from fusion.tuning.search import CappedTiles, lowest_dma_ratio
 

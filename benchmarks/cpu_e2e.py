@@ -6,7 +6,7 @@
 224×224, batch 1, fp32. Each thread count runs in its own process (TVM's pool size is fixed at
 start-up; the tiles are planned for it). In that process: the machine's limits are MEASURED
 (fusion/cpu_limits: FMA peak with a register-resident FMA kernel, DRAM bandwidth with a
-parallel streaming copy), then per model `fusion.bench.bench_llvm` measures, interleaved
+parallel streaming copy), then per model `fusion.report.bench.bench_llvm` measures, interleaved
 (A, B, C, A, B, C, ...), the whole model fused / unfused / ORT (same thread count, no spinning)
 and every fused block against its unfused kernels; ORT's profiler gives its time for the same
 block (its kernels for the block's nodes, minimum over the runs). Per block the roofline is
@@ -107,9 +107,9 @@ def op_steps_min_us(compiled, feeds: dict, runs: int) -> dict[str, float]:
 
 def worker(args) -> dict:
     import models
-    from fusion.bench import bench_llvm
-    from fusion.cpu_limits import dram_gbps, fma_peak_gflops
-    from fusion.driver import compile_model
+    from fusion.report.bench import bench_llvm
+    from schedules.cpu_limits import dram_gbps, fma_peak_gflops
+    from fusion.driver.compiler import compile_model
     from schedules.cpu_tile import read_caches
 
     threads = int(os.environ["TVM_NUM_THREADS"])
@@ -137,10 +137,10 @@ def worker(args) -> dict:
     bw = max(dram_gbps(), dram_gbps())
     out.update({"fma_peak_gflops": peak, "fma_peak_threads_measured": peak_t, "fma_peak_1thread": peak_1,
                 "dram_gbps": bw,
-                "limits_note": "measured by fusion/cpu_limits.py in this process, best of two runs; the FMA peak "
+                "limits_note": "measured by schedules/cpu_limits.py in this process, best of two runs; the FMA peak "
                                "is max(T-thread peak, T x 1-thread peak)"})
     for name, (fused, rep) in reports.items():
-        from fusion.check import random_inputs
+        from fusion.verify.check import random_inputs
         ort_nodes = ort_node_min_us(models.build(name), random_inputs(fused, seed=0), threads, args.samples)
         members = {b.name: set(b.members) for b in fused.fused_blocks}
         claimed = set()
@@ -232,9 +232,9 @@ def main(argv=None) -> int:
         Path(args.worker_out).write_text(json.dumps(worker(args)))
         return 0
 
-    from fusion.bench import git_commit
+    from fusion.report.bench import git_commit
 
-    from fusion.measure import NO_SPIN_ENV
+    from fusion.tuning.measure import NO_SPIN_ENV
 
     runs = []
     for t in args.threads:

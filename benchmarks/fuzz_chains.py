@@ -1,5 +1,5 @@
 """The long run of the chain fuzzer: random DW-separable chains (models/random_chain.py) compiled
-on llvm and sim and compared with ONNX Runtime (fusion/fuzz.py).
+on llvm and sim and compared with ONNX Runtime (fusion/verify/fuzz.py).
 
   python benchmarks/fuzz_chains.py --chains 1000 --jobs 2     # ~1-2 h on 2 cores
   python benchmarks/fuzz_chains.py --chains 40                # a smoke run
@@ -32,7 +32,7 @@ def run_job(chains: int, seed: int) -> dict:
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
 
-    from fusion.fuzz import check_on
+    from fusion.verify.fuzz import check_on
     from models.random_chain import build_chain, chain_strategy
 
     rows = []

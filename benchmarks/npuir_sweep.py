@@ -21,9 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import models  # noqa: E402
-from fusion.npuir.check import CPU_RUNNER_NOTE, check_plans  # noqa: E402
-from fusion.npuir.plans import block_plans  # noqa: E402
-from fusion.npuir.vendor import vendor_target  # noqa: E402
+from fusion.codegen.npuir.check import CPU_RUNNER_NOTE, check_plans  # noqa: E402
+from fusion.driver.plans import block_plans  # noqa: E402
+from fusion.codegen.npuir.vendor import vendor_target  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MODELS = ("mobilenet_v1", "mobilenet_v2", *(m["name"] for m in models.dwsep.ODD_BLOCKS))

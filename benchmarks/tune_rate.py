@@ -23,13 +23,13 @@ import tempfile
 CHILD = r"""
 import json, sys, time
 import models
-from fusion.soc import get_soc
-from fusion.targets import parse_target
+from fusion.core.soc import get_soc
+from schedules.targets import parse_target
 from fusion.tuning.db import TuningDB
 from fusion.tuning.evaluators import modeled_lower_bound
 from fusion.tuning.search import sweep_modeled
 from fusion.tuning.space import build_space
-from fusion.driver import compile_model
+from fusion.driver.compiler import compile_model
 
 soc_name = sys.argv[1]
 tgt = parse_target("sim:" + soc_name)

@@ -49,7 +49,7 @@ def main(argv=None) -> int:
     import tvm
     from tvm.s_tir import meta_schedule as ms
 
-    from fusion.targets import llvm_target, parse_target
+    from schedules.targets import llvm_target, parse_target
     from fusion.tuning.db import TuningDB
     from fusion.tuning.evaluators import TOLERANCE, check_output, kernel_args
     from fusion.tuning.search import Pool, sweep_measured

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from fusion.ir import Graph
-from fusion.soc import SocSpec
+from fusion.core.ir import Graph
+from fusion.core.soc import SocSpec
 from passes.canonicalize import canonicalize
 from passes.fold_affine import fold_affine
 from passes.fold_bn import fold_bn

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from fusion.ir import Graph, Node, make_node
+from fusion.core.ir import Graph, Node, make_node
 
 
 def canonicalize(g: Graph) -> Graph:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from fusion.ir import Graph, Node
+from fusion.core.ir import Graph, Node
 from passes.fuse_dwsep import activation_at
 
 log = logging.getLogger("megafuse.epilogue")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fusion.ir import Graph, Node, TensorType
+from fusion.core.ir import Graph, Node, TensorType
 from passes.records import Refusal
 
 AFFINE_OPS = ("Mul", "Add", "Sub", "Div", "BatchNormalization")

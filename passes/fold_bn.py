@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fusion.ir import Graph, TensorType
+from fusion.core.ir import Graph, TensorType
 from passes.records import Refusal
 
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fusion.ir import Graph, Node, TensorType, make_node
-from fusion.soc import SocSpec
+from fusion.core.ir import Graph, Node, TensorType, make_node
+from fusion.core.soc import SocSpec
 from passes.records import Refusal
 from schedules.activations import needs_slope, spell
 from schedules.plan import smallest_plan
@@ -102,7 +102,7 @@ def _channel_slope(g: Graph, n: Node, slope: np.ndarray) -> np.ndarray | None:
 
 def activation_of(g: Graph, n: Node, per_channel: bool = False) -> tuple[Act | None, str | None]:
     """The activation starting at node `n` (None, why-not when `n` is not one the kernel carries).
-    per_channel: the target's fused kernels carry per-channel slopes (fusion.targets)."""
+    per_channel: the target's fused kernels carry per-channel slopes (schedules.targets)."""
     op = n.op_type
     if op in ACT_OPS:
         return Act(ACT_OPS[op], (n,)), None

@@ -9,7 +9,7 @@ converted at most once per direction; conversions are `ToNC1HWC0` / `ToNCHW` nod
 
 from __future__ import annotations
 
-from fusion.ir import C0, NC1HWC0, NCHW, Graph, Node, TensorType, make_node
+from fusion.core.ir import C0, NC1HWC0, NCHW, Graph, Node, TensorType, make_node
 from passes.fuse_dwsep import FUSED_OP, fused_data_inputs
 from schedules.blocked_ops import BLOCKED_VISION_OPS, runs_blocked
 from schedules.workload import ceil_div

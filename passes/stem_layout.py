@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 
-from fusion.ir import NCHW, Graph, Node
+from fusion.core.ir import NCHW, Graph, Node
 
 log = logging.getLogger("megafuse.layout")
 

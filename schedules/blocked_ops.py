@@ -10,7 +10,7 @@ last fills whole C0 blocks, so the blocks line up and the only padded tail is th
 
 from __future__ import annotations
 
-from fusion.ir import C0, Graph, Node
+from fusion.core.ir import C0, Graph, Node
 
 SPATIAL = frozenset({"MaxPool", "AveragePool", "GlobalMaxPool", "Resize"})
 ELEMENTWISE = frozenset({"Exp", "Tanh", "Erf", "Abs", "Neg", "Floor", "Ceil", "Softplus",

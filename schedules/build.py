@@ -12,14 +12,14 @@ import tvm
 import tvm_ffi
 from tvm import s_tir
 
-from fusion import kernel_cache
-from fusion.ir import C0
-from fusion.targets import llvm_target
+from schedules import kernel_cache
+from fusion.core.ir import C0
+from schedules.targets import llvm_target
 from schedules.cpu_conv import schedule_conv, schedule_conv_blocked, schedule_conv_to_blocked
 from schedules.cpu_dense import schedule_dense
 from schedules.cpu_elementwise import schedule_elementwise
 from schedules.dwsep_schedule import schedule_dwsep
-from schedules.ops import KernelSpec, blocked_bias, blocked_pw_weights
+from schedules.op_spec import KernelSpec, blocked_bias, blocked_pw_weights
 from schedules.plan import KernelPlan
 from schedules.ub_check import cross_check
 from schedules.workload import ceil_div

@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 from tvm import te, tirx
 
-from fusion.ir import C0
+from fusion.core.ir import C0
 from schedules.cpu_epilogue import Epilogue
 from schedules.dwsep_te import ACC
-from schedules.ops import KernelSpec, blocked_bias
+from schedules.op_spec import KernelSpec, blocked_bias
 from schedules.workload import ceil_div
 
 MAX_LANES = 16   # fp32 lanes of one AVX-512 register

@@ -11,7 +11,7 @@ import numpy as np
 from tvm import te, tirx
 
 from schedules.dwsep_te import ACC
-from schedules.ops import KernelSpec
+from schedules.op_spec import KernelSpec
 
 MAX_BLOCK = 64  # outputs per block: four AVX-512 accumulators
 

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fusion.soc import SocSpec
+from fusion.core.soc import SocSpec
 from schedules.workload import ceil_div
 from schedules.plan import balanced_sizes, make_plan, tile_sizes
 

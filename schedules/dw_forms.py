@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from fusion.ir import C0
+from fusion.core.ir import C0
 from schedules.isa import (ACC_BYTES, ACT_OPS, VecWork, bias_halves, bias_block16, count_form, dw_taps,
                            grouped_ops, itemsize, wide_pixels)
 from schedules.loops import window_span

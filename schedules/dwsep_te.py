@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from tvm import te, tirx
 
-from fusion.ir import C0
+from fusion.core.ir import C0
 from schedules.activations import needs_slope, te_expr
 from schedules.workload import DwSepWorkload
 

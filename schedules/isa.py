@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from fusion.ir import C0
+from fusion.core.ir import C0
 from schedules.activations import VECTOR_INSTRS
 from schedules.workload import ceil_div
 
@@ -107,7 +107,7 @@ def tap_form(soc, th: int, tw: int, sh: int, iw: int, src_bytes: int, wide: bool
 def dw_taps(soc, th: int, tw: int, src_bytes: int, cb: int, sh: int = 1, iw: int = 0,
             wide: bool = False) -> VecWork:
     """One DW tap over cb channel blocks of a th x tw tile (input rows sh apart, iw pixels wide),
-    as the fused kernel issues it (fusion/ascendc/templates/tap_mad16.h, tap_mad_float.h). Both
+    as the fused kernel issues it (fusion/codegen/ascendc/templates/tap_mad16.h, tap_mad_float.h). Both
     arches' AI cores have MulAddDst (dst += src0 * src1; the vendor's API reference lists Atlas
     A2/A3 and the Atlas inference-series AI Core, half and float):
       16-bit source: the taps accumulate in the storage dtype (as the vendor's vector depthwise
@@ -135,7 +135,7 @@ def grouped_reps(th: int, tw: int, iw: int) -> int:
 
 
 def grouped_ops(soc, th: int, tw: int, iw: int, cb: int) -> VecWork:
-    """One op of the grouped DW form over cb channel blocks (fusion/ascendc/templates/
+    """One op of the grouped DW form over cb channel blocks (fusion/codegen/ascendc/templates/
     compute_dw_grouped.h): per group of up to 8 blocks one instruction whose repeat covers the same
     pixel of each block (block stride = the channel-block pitch) and whose repeats walk the pixels;
     a short last group masked."""

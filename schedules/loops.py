@@ -6,7 +6,7 @@ is copied to every core's stack at launch, 2 KiB by default), so a core cannot b
 its tiles: it computes them from the tiling words, and so does schedules/program.py when it lowers a
 plan. Both evaluate the formulas below -- Python calls the functions this module compiles from
 them; the Ascend C emitter renders the same expressions as __aicore__ inline functions of every
-kernel (fusion/ascendc/loop_cxx.py, CamelCase names: BLOCK_LEN -> BlockLen) that its templates call.
+kernel (fusion/codegen/ascendc/loop_cxx.py, CamelCase names: BLOCK_LEN -> BlockLen) that its templates call.
 So the tile loop, the channel-block loops, the unit decodes and a tile's window are spelled in this
 table only, and the emulator's counters equal Program.counts by construction.
 

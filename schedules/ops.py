@@ -14,44 +14,15 @@ from typing import Callable
 import numpy as np
 from tvm import te, tirx, topi
 
-from fusion.errors import UnsupportedModelError
-from fusion.ir import C0, NC1HWC0, Graph, Node, TensorType
+from fusion.core.errors import UnsupportedModelError
+from fusion.core.ir import C0, NC1HWC0, Graph, Node, TensorType
 from schedules.cpu_epilogue import Epilogue
 from schedules.dwsep_te import ACC, activation
 from schedules.workload import ceil_div
+from schedules.op_spec import KernelSpec, OpContext, _cast, _ph, blocked_bias, blocked_pw_weights  # noqa: F401  (re-exported)
 from schedules.ops_vision import vision_kernel
 from schedules.cpu_conv import conv_kernel, conv_to_blocked_kernel
 from schedules.cpu_dense import dense_kernel
-
-
-@dataclass(frozen=True)
-class KernelSpec:
-    name: str
-    prim_func: object
-    params: tuple            # per input parameter: tensor name (str) or np.ndarray constant
-    out_shape: tuple[int, ...]
-    out_dtype: str
-    schedule: str = "generic"  # which CPU schedule applies
-
-
-@dataclass
-class OpContext:
-    graph: Graph
-    dtype: str  # compute/storage dtype of activations
-
-    def ttype(self, t: str) -> TensorType:
-        return self.graph.types[t]
-
-    def const(self, t: str, dtype: str | None = None) -> np.ndarray:
-        return np.asarray(self.graph.constants[t]).astype(dtype or self.dtype)
-
-
-def _ph(shape, dtype, name):
-    return te.placeholder(tuple(int(s) for s in shape), dtype, name=name)
-
-
-def _cast(x, dt):
-    return x if str(x.ty) == dt else x.astype(dt)
 
 
 # --- elementwise ------------------------------------------------------------------------------
@@ -145,22 +116,6 @@ def _conv_nchw(n: Node, ctx: OpContext) -> KernelSpec:
                    .astype(ctx.dtype), name="y")
     return KernelSpec(n.name, te.create_prim_func([X, Wt, B, *R, y]), (n.inputs[0], w, bias, *epi.params()),
                       (N, O, OH, OW), ctx.dtype, schedule="conv")
-
-
-def blocked_pw_weights(w: np.ndarray, dtype: str) -> np.ndarray:
-    """OI11 → [co1, ci1, ci0, co0] with zero-padded channel tails."""
-    O, I = w.shape[:2]
-    co1, ci1 = ceil_div(O, C0), ceil_div(I, C0)
-    wp = np.zeros((co1 * C0, ci1 * C0), np.float32)
-    wp[:O, :I] = w.reshape(O, I)
-    return wp.reshape(co1, C0, ci1, C0).transpose(0, 2, 3, 1).astype(dtype).copy()
-
-
-def blocked_bias(b: np.ndarray, channels: int) -> np.ndarray:
-    c1 = ceil_div(channels, C0)
-    out = np.zeros(c1 * C0, np.float32)
-    out[:channels] = b
-    return out.reshape(c1, C0)
 
 
 def _conv1x1_blocked(n: Node, ctx: OpContext) -> KernelSpec:

@@ -1,4 +1,4 @@
-"""TE computes for the operators of fusion/onnx_ops_index.py: ArgMax/ArgMin (int64 out),
+"""TE computes for the operators of fusion/frontend/onnx_ops_index.py: ArgMax/ArgMin (int64 out),
 comparisons and logic (bool out), Where with a run-time condition, Gather with run-time indices,
 InstanceNormalization and LpPool. Float tensors are stored in the activation dtype and computed
 in fp32; integer and bool tensors keep their graph dtype."""
@@ -8,12 +8,12 @@ from __future__ import annotations
 import numpy as np
 from tvm import te, tirx
 
-from fusion.ir import Node
+from fusion.core.ir import Node
 from schedules import ops_shape
 from schedules.dwsep_te import ACC
-from schedules.ops import KernelSpec, OpContext, _ph
+from schedules.op_spec import KernelSpec, OpContext, _ph
 from schedules.ops_shape import _out_shape, _spec, bcast_index, operand
-from schedules.ops_vision import _reduce_over
+from schedules.op_spec import _reduce_over
 
 FLOATS = ("float32", "float16")
 

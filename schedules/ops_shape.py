@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 from tvm import te, tirx
 
-from fusion.ir import Node
+from fusion.core.ir import Node
 from schedules.dwsep_te import ACC
-from schedules.ops import KernelSpec, OpContext, _ph
+from schedules.op_spec import KernelSpec, OpContext, _ph
 
 
 def operand(ctx: OpContext, t: str, label: str):

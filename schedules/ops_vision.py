@@ -12,12 +12,12 @@ import math
 import numpy as np
 from tvm import te, tirx
 
-from fusion.errors import UnsupportedModelError
-from fusion.ir import NC1HWC0, Node
+from fusion.core.errors import UnsupportedModelError
+from fusion.core.ir import NC1HWC0, Node
 from schedules import ops_index, ops_shape
 from schedules.blocked_ops import BLOCKED_VISION_OPS
 from schedules.dwsep_te import ACC
-from schedules.ops import KernelSpec, OpContext, _ph
+from schedules.op_spec import KernelSpec, OpContext, _ph, _reduce_over
 from schedules.ops_shape import _out_shape, _spec, bcast_index, operand
 from schedules.workload import ceil_div
 
@@ -275,17 +275,6 @@ def pad(n: Node, ctx: OpContext) -> KernelSpec:
 
 
 # --- Softmax / reductions ---------------------------------------------------------------------
-def _reduce_over(src, shape, axes, combine, name):
-    """A keep-dims reduction of `src(*index)` over `axes` (te.sum / te.max / te.min)."""
-    raxes = {a: te.reduce_axis((0, int(shape[a])), name=f"r{a}") for a in axes}
-    rshape = tuple(1 if a in raxes else int(d) for a, d in enumerate(shape))
-
-    def f(*i):
-        idx = [raxes[a] if a in raxes else i[a] for a in range(len(shape))]
-        return combine(src(*idx), axis=list(raxes.values()))
-    return te.compute(rshape, f, name=name)
-
-
 def softmax(n: Node, ctx: OpContext) -> KernelSpec:
     shape = ctx.ttype(n.inputs[0]).shape
     axes = tuple(n.attr("axes"))

@@ -11,9 +11,9 @@ from functools import cached_property
 
 import numpy as np
 
-from fusion.errors import UBOverflowError
-from fusion.ir import C0
-from fusion.soc import SocSpec
+from fusion.core.errors import UBOverflowError
+from fusion.core.ir import C0
+from fusion.core.soc import SocSpec
 from schedules.activations import needs_scratch, needs_slope
 from schedules.dw_forms import wide_taps
 from schedules.isa import itemsize
@@ -75,10 +75,10 @@ class KernelPlan:
     soc: SocSpec
     buffers: tuple[BufferPlan, ...] = field(default=())
     # two-phase, 910B: the DW is the identity and x already has the GEMM's A layout (a chain's GEMM
-    # stage, fusion/chain_stage.py), so phase 1 and its SyncAll are left out: the GEMM reads x
+    # stage, fusion/driver/compiler/chain_stage.py), so phase 1 and its SyncAll are left out: the GEMM reads x
     gemm_only: bool = False
     # a chain member whose producer's clip (relu6 = min(relu, 6)) was deferred to it: min(x, x_max)
-    # on each x tile before the taps (fusion/chain.py; the producer's Fixpipe then does the relu)
+    # on each x tile before the taps (fusion/driver/compiler/chain.py; the producer's Fixpipe then does the relu)
     x_max: float | None = None
 
     # --- loop structure -------------------------------------------------------------------
@@ -319,7 +319,7 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube: bo
     definition of the buffers: make_plan builds the plan from it, budget_bytes sums it.
 
     Three variants, each listing exactly what its Ascend C kernel allocates
-    (fusion/ascendc/emit_kernel.py takes every InitBuffer size from here):
+    (fusion/codegen/ascendc/emit_kernel.py takes every InitBuffer size from here):
       vector PW      DW and PW on the vector unit, all in UB;
       cube, coupled  (310P) DW in UB, dw_out UB -> L1 -> L0A, weights GM -> L1 -> L0B, Mmad into
                      L0C; one output block at a time L0C -> UB into dw_acc (free once the DW of

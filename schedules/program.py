@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from fusion.ir import C0
+from fusion.core.ir import C0
 from schedules.activations import needs_scratch, needs_slope
 from schedules.dw_forms import _tap_ops, block_form_ops, dw_form_work, grouped_dw_ops  # noqa: F401
 from schedules.loops import (block_len, block_start, group_member, round_robin, split, tile_col,
@@ -33,7 +33,6 @@ from schedules.plan import KernelPlan
 from schedules.twophase import act2_vector_ops
 from schedules.steps import Copy, CubeOp, Handoff, Iteration, Move, Step, VectorOp, total_work  # noqa: F401
 from schedules.workload import DwSepWorkload, ceil_div
-from schedules.program_twophase import build_twophase
 
 
 # ---------------------------------------------------------------------------------------------
@@ -523,11 +522,9 @@ def _tile_loops_cached(plan: KernelPlan, role: str, r, c) -> tuple[Loop, ...]:
     return tile_loops(plan, role, r, c)
 
 
-def build_program(plan: KernelPlan) -> Program:
-    """Lower a plan: tiles round-robin over plan.cores (batch, tile row, tile column order); on
-    910B MIX each AIC serves aic_ratio consecutive AIVs."""
-    if plan.two_phase:   # its own builder (phases and barriers, not one loop nest per tile)
-        return build_twophase(plan)
+def build_onephase(plan: KernelPlan) -> Program:
+    """Lower a one-phase plan: tiles round-robin over plan.cores (batch, tile row, tile column
+    order); on 910B MIX each AIC serves aic_ratio consecutive AIVs."""
     rows, cols = tile_axes(plan.workload, plan.th, plan.tw)
     th_, tw_ = plan.tiles_h, plan.tiles_w
     tiles = tuple((rows[tile_row(t, th_, tw_)], cols[tile_col(t, tw_)]) for t in range(plan.n_tiles))

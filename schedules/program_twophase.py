@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 
-from fusion.ir import C0
+from fusion.core.ir import C0
 from schedules.isa import ACC_BYTES, cube_fractals, itemsize
 from schedules.plan import KernelPlan
 from schedules.program import (
@@ -260,7 +260,7 @@ def gemm_only_ok(plan: KernelPlan) -> bool:
     on 310P each core loads its resident N tile, if any, and runs its GEMM tiles). Where M is not a
     multiple of 16 the last M tile's pad rows run past a channel block (into the next one, or past
     x's end for the last): the caller also promises x stays readable for a_slack_bytes past its
-    end (a chain boundary tensor, fusion/ascendc/emit_chain.py); those rows only feed output rows
+    end (a chain boundary tensor, fusion/codegen/ascendc/emit_chain.py); those rows only feed output rows
     never written."""
     wl = plan.workload
     return (wl.batch == 1 and wl.kernel == (1, 1) and wl.stride == (1, 1)

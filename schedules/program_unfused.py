@@ -1,5 +1,5 @@
 """The vector ops of megafuse's own unfused kernels (the DW kernel, the PW epilogue), which the
-cost model's unfused baseline times (fusion/costmodel/unfused.py). They share the DW taps with
+cost model's unfused baseline times (fusion/cost/unfused.py). They share the DW taps with
 the fused kernel (program._tap_ops) and keep the one-op-per-row convention elsewhere: these
 kernels are modeled, not emitted.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from fusion.ir import C0
+from fusion.core.ir import C0
 from schedules.activations import needs_slope
 from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, itemsize, vec_op
 from schedules.loops import window_span

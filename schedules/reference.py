@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fusion.ir import C0
+from fusion.core.ir import C0
 from schedules.activations import numpy_ref as _act
 from schedules.workload import DwSepWorkload, ceil_div
 

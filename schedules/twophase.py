@@ -23,15 +23,15 @@ from functools import lru_cache
 
 import numpy as np
 
-from fusion.ir import C0
-from fusion.soc import SocSpec
+from fusion.core.ir import C0
+from fusion.core.soc import SocSpec
 from schedules.activations import needs_scratch
 from schedules.dw_forms import dw_form_work, wide_legal
 from schedules.isa import ACT_OPS, itemsize
 from schedules.loops import window_span
 from schedules.workload import DwSepWorkload, buffer_copies, ceil_div
-from fusion.traffic import fused_min_bytes
-from fusion.costmodel.l2 import write_hit
+from schedules.footprint import fused_min_bytes
+from schedules.l2 import write_hit
 
 ENGINE = "twophase"          # TileConfig.pw_engine of the variant
 VARIANT = "two-phase"        # KernelPlan.variant
@@ -85,7 +85,7 @@ RELU_IN_MOVE = {"relu": 1, "relu6": 1}
 def bias_in_cube(wl: DwSepWorkload, soc: SocSpec) -> bool:
     """310P with the 16-bit epilogue (epi_post16): the PW bias enters L0C through the cube and
     relu's max(., 0) rides in the L0C -> UB move, as the vendor-like 310P conv gets bias and relu
-    without a vector pass (fusion/vendor_baseline.py). One more Mmad per output tile, K = 16: A
+    without a vector pass (fusion/cost/vendor_baseline.py). One more Mmad per output tile, K = 16: A
     all ones (InitConstValue into L0A, once per core), B the bias fractals (InitConstValue zeroes
     them in L1, one UB -> L1 copy writes row 0 of each: the fp16 bias), so C += 1 x bias exactly.
     The bias rounds to fp16 as the vector form's b_pw16 does. 310P has no bias table and no
@@ -313,7 +313,7 @@ def dma_floor_bytes(wl: DwSepWorkload) -> int:
 
 
 def l2_resident(wl: DwSepWorkload, soc: SocSpec) -> bool:
-    """The workspaces stay in L2 between the phases (the fusion/costmodel/l2.py write rule)."""
+    """The workspaces stay in L2 between the phases (the schedules/l2.py write rule)."""
 
     ws = workspace_bytes(wl, soc)
     return write_hit(soc, ws["dw_ws"] + ws["pre_ws"]) >= 1.0

@@ -11,7 +11,7 @@ import tvm
 import tvm_ffi
 from tvm import s_tir, tirx
 
-from fusion.errors import MegafuseError
+from fusion.core.errors import MegafuseError
 from schedules.dwsep_schedule import CPU_FOLDED, REGISTER_TILES, TIR_TO_PLAN
 from schedules.plan import KernelPlan
 

@@ -6,14 +6,10 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 
-from fusion.ir import C0
+from fusion.core.ir import C0, ceil_div  # noqa: F401  (re-exported: the plan modules import it from here)
 from schedules.activations import parse
 
 ACTIVATIONS = ("relu", "relu6", "hardswish", "none")
-
-
-def ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 @dataclass(frozen=True)

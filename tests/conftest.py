@@ -22,7 +22,7 @@ def block_path(tmp_path_factory):
 
 def run_cli(capsys, *argv):
     """(exit code, stdout, stderr) of `megafuse ARGV`."""
-    from fusion.cli import main
+    from fusion.cli.main import main
 
     code = main(list(argv))
     out, err = capsys.readouterr()

@@ -1,6 +1,6 @@
 """A NumPy interpreter for the subset of HIVM-level MLIR that fusion/npuir emits.
 
-The vendor's CPU runner cannot execute these modules (see fusion/npuir/check.py), so the tests run
+The vendor's CPU runner cannot execute these modules (see fusion/codegen/npuir/check.py), so the tests run
 them here instead: buffers are NumPy arrays, memref.subview is a strided NumPy view, hivm.hir ops
 are elementwise NumPy on those views. UB allocations start as NaN, so reading scratch or a buffer
 before it is written poisons the output. Every core's program runs in turn (get_block_idx = core).

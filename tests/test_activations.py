@@ -4,10 +4,10 @@
 import numpy as np
 import pytest
 
-from fusion.ascend_check import build_emitted, run_emitted
-from fusion.ascendc import emit_kernel
-from fusion.costmodel import ACT_OPS
-from fusion.soc import get_soc
+from fusion.verify.emu_run import build_emitted, run_emitted
+from fusion.codegen.ascendc import emit_kernel
+from fusion.cost import ACT_OPS
+from fusion.core.soc import get_soc
 from fusion.tuning.evaluators import block_data, from_blocked, reference_block, to_blocked
 from schedules.activations import parse, spell, vector_instructions
 from schedules.build import build_fused, fused_params

@@ -28,19 +28,20 @@ import numpy as np
 import pytest
 
 import models
-from fusion.ascend_check import build_all, build_emitted, check_ascend, run_emitted
-from fusion.check import KERNEL_VS_BLOCK, TOLERANCE
-from fusion.ascendc import emit_kernel, yaml_lite
-from fusion.ascendc.emit_kernel import SYSTEM_WORKSPACE_2201, variant_of
-from fusion.ascendc.emit_twophase import launch_cores
-from fusion.ascendc.package import verify_package
-from fusion.cli import main as cli_main
-from fusion.costmodel import model_fused
-from fusion.driver import TileOverride, compile_model
-from fusion.errors import MegafuseError
-from fusion.soc import get_soc
+from fusion.verify.ascend_check import check_ascend
+from fusion.verify.emu_run import build_all, build_emitted, run_emitted
+from fusion.verify.check import KERNEL_VS_BLOCK, TOLERANCE
+from fusion.codegen.ascendc import emit_kernel, yaml_lite
+from fusion.codegen.ascendc.emit_kernel import SYSTEM_WORKSPACE_2201, variant_of
+from fusion.codegen.ascendc.emit_twophase import launch_cores
+from fusion.codegen.ascendc.package import verify_package
+from fusion.cli.main import main as cli_main
+from fusion.cost import model_fused
+from fusion.driver.compiler import TileOverride, compile_model
+from fusion.core.errors import MegafuseError
+from fusion.core.soc import get_soc
 from schedules.plan import check_budget, make_plan
-from schedules.program import build_program
+from schedules.lowering import build_program
 from schedules.reference import kernel_layout_reference
 from schedules.workload import DwSepWorkload, TileConfig
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fusion.ascendc_emu import EmulationBuildError, EmulationError, build_kernel
-from fusion.errors import MegafuseError
+from fusion.emu import EmulationBuildError, EmulationError, build_kernel
+from fusion.core.errors import MegafuseError
 
 KERNELS = Path(__file__).parent / "ascendc_kernels"
 

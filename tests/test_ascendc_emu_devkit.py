@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fusion.ascendc_emu import EmulationError, build_kernel
-from fusion.ascendc_emu.single_source import build_program, kernel_types, preprocess, run_program
-from fusion.cli import main as cli_main
+from fusion.emu import EmulationError, build_kernel
+from fusion.emu.launch_rewrite import kernel_types, preprocess
+from fusion.emu.single_source import build_program, run_program
+from fusion.cli.main import main as cli_main
 
 DEVKIT = Path(__file__).parent / "ascendc_kernels" / "devkit_style"
 SOCS = ("ascend910b2", "ascend310p3")

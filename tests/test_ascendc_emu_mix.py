@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fusion.ascendc_emu import EmulationError, build_kernel
+from fusion.emu import EmulationError, build_kernel
 
 KERNELS = Path(__file__).parent / "ascendc_kernels"
 MIX_SRC = KERNELS / "mix_vec_cube.cpp"

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fusion.ascendc_emu import EmulationError, build_kernel
+from fusion.emu import EmulationError, build_kernel
 
 KERNELS = Path(__file__).parent / "ascendc_kernels"
 N = 128

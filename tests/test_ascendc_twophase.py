@@ -1,4 +1,4 @@
-"""The two-phase kernel's Ascend C (fusion/ascendc/emit_twophase.py) on the emulator: its loops
+"""The two-phase kernel's Ascend C (fusion/codegen/ascendc/emit_twophase.py) on the emulator: its loops
 are the lowered program's (schedules/program_twophase.py), so GM bytes and cube fractals equal
 Program.counts, in total and per core; the numerics match the NumPy reference. 910B: one MIX
 launch, hard SyncAll; 310P: coupled cores, soft SyncAll with the flags in the workspace."""
@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 
 import models
-from fusion.ascend_check import build_all, build_emitted, check_ascend, run_emitted
-from fusion.ascendc import emit_kernel
-from fusion.driver import compile_model
-from fusion.errors import MegafuseError
-from fusion.soc import SOCS
-from fusion.targets import parse_target
-from fusion.tile_policy import choose_tile
+from fusion.verify.ascend_check import check_ascend
+from fusion.verify.emu_run import build_all, build_emitted, run_emitted
+from fusion.codegen.ascendc import emit_kernel
+from fusion.driver.compiler import compile_model
+from fusion.core.errors import MegafuseError
+from fusion.core.soc import SOCS
+from schedules.targets import parse_target
+from fusion.driver.tile_policy import choose_tile
 from schedules.plan import make_plan
 from schedules.program import count_steps
 from schedules.program_twophase import build_twophase
@@ -128,7 +129,7 @@ def test_check_ascend_310p_odd_channels(engine, variant):
     """`check -t ascend:310p3` on a block whose channels are not multiples of 16: the one-phase
     cube kernel (with its fp16 forms and wide DW rows) and the two-phase one; the kernel matches
     ONNX Runtime and its GM bytes the model's."""
-    from fusion.tile_policy import TileOverride
+    from fusion.driver.tile_policy import TileOverride
 
     m = models.build("odd_c40_56_h28")
     cm = compile_model(m, target="ascend:310p3", dtype=F16, tile=TileOverride(pw_engine=engine))

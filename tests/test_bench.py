@@ -7,7 +7,7 @@ import onnx
 import pytest
 
 import models
-from fusion.cli import main
+from fusion.cli.main import main
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +121,7 @@ def test_llvm_measures_fused_unfused_and_ort_side_by_side(tmp_path, capsys):
 def test_pipeline_bubbles_are_classed_by_their_busiest_pipe():
     from types import SimpleNamespace
 
-    from fusion.bench import memory_or_compute
+    from fusion.report.bench import memory_or_compute
 
     def cost(bottleneck, **busy):
         return SimpleNamespace(bottleneck=bottleneck, per_pipe_us={"MTE2": 0, "vector": 0, "cube": 0, "MTE3": 0, **busy})
@@ -132,7 +132,7 @@ def test_pipeline_bubbles_are_classed_by_their_busiest_pipe():
 
 
 def test_measured_bench_turns_the_tvm_spin_off_unless_the_user_set_it(monkeypatch):
-    from fusion.measure import NO_SPIN_ENV, no_spin
+    from fusion.tuning.measure import NO_SPIN_ENV, no_spin
 
     monkeypatch.delenv("TVM_THREAD_POOL_SPIN_COUNT", raising=False)
     no_spin()

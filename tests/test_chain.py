@@ -1,4 +1,4 @@
-"""Block chains (fusion/chain.py, fusion/ascendc/emit_chain.py, fusion/chain_check.py): which
+"""Block chains (fusion/driver/compiler/chain.py, fusion/codegen/ascendc/emit_chain.py, fusion/verify/chain_check.py): which
 consecutive fused blocks run as one launch, what the model charges for it, and the chain kernel
 on the emulator against the blocks' own kernels and ONNX Runtime."""
 
@@ -27,7 +27,7 @@ def _compile(path, target, **kw):
 
 
 def test_chains_follow_the_legality_rules(small_v1):
-    from fusion.tile_policy import TileOverride
+    from fusion.driver.tile_policy import TileOverride
 
     cm = _compile(small_v1, "sim:ascend910b2")
     # b4's standalone plan is the one-phase MIX kernel; in the chain it runs a two-phase plan
@@ -61,9 +61,9 @@ def test_a_graph_output_or_a_second_consumer_breaks_the_chain(small_v1):
 
 
 def test_chain_cost_is_one_launch_plus_bodies_plus_syncs(small_v1):
-    from fusion.chain import chain_cost
-    from fusion.costmodel import model_fused
-    from fusion.costmodel.twophase import sync_all_us
+    from fusion.driver.chain import chain_cost
+    from fusion.cost import model_fused
+    from fusion.cost.twophase import sync_all_us
 
     cm = _compile(small_v1, "sim:ascend910b2")
     soc = cm.target.soc
@@ -114,9 +114,9 @@ def test_chain_kernel_on_the_emulator_equals_the_blocks_kernels(small_v1, emu_ca
 
 
 def test_emit_chain_refuses_what_it_cannot_compose(small_v1):
-    from fusion.ascendc import emit_kernel
-    from fusion.ascendc.emit_chain import emit_chain
-    from fusion.errors import MegafuseError
+    from fusion.codegen.ascendc import emit_kernel
+    from fusion.codegen.ascendc.emit_chain import emit_chain
+    from fusion.core.errors import MegafuseError
 
     cm = _compile(small_v1, "ascend:910b2")
     alone = {b.name: emit_kernel(b.plan, b.name) for b in cm.fused_blocks}   # b2-b4: MIX kernels

@@ -1,6 +1,6 @@
-"""Block chains on 310P (fusion/chain.py): one launch of the AI cores, the soft SyncAll between
-blocks (fusion/ascendc/emit_chain.py), and the fallback judging a block at its in-chain cost
-(fusion/fallback.py)."""
+"""Block chains on 310P (fusion/driver/compiler/chain.py): one launch of the AI cores, the soft SyncAll between
+blocks (fusion/codegen/ascendc/emit_chain.py), and the fallback judging a block at its in-chain cost
+(fusion/driver/compiler/fallback.py)."""
 
 import json
 
@@ -21,8 +21,8 @@ def small_v1(tmp_path_factory):
 
 def test_the_310p_chain_kernel_uses_the_soft_sync_all(small_v1):
     import fusion
-    from fusion.ascendc import emit_kernel
-    from fusion.ascendc.emit_chain import emit_chain
+    from fusion.codegen.ascendc import emit_kernel
+    from fusion.codegen.ascendc.emit_chain import emit_chain
 
     cm = fusion.compile(small_v1, target="ascend:310p3", dtype="float16", outputs="b4_pw_act", fallback=False)
     (c,) = cm.chains
@@ -39,8 +39,8 @@ def test_the_310p_chain_kernel_uses_the_soft_sync_all(small_v1):
 
 
 def test_the_gate_credits_a_chain_only_where_one_takes_the_block(monkeypatch):
-    from fusion.fallback import FusionGate
-    from fusion.targets import parse_target
+    from fusion.driver.fallback import FusionGate
+    from schedules.targets import parse_target
     from schedules.workload import DwSepWorkload
 
     wl = DwSepWorkload(1, 64, 64, 14, 14, dtype="float16")

@@ -1,4 +1,4 @@
-"""What a chain changes in its members' cost (fusion/chain.py chain_plans, member_costs) and the
+"""What a chain changes in its members' cost (fusion/driver/compiler/chain.py chain_plans, member_costs) and the
 SuperKernel-like vendor column of bench (fusion/vendor_baseline.VendorNetwork.one_launch_us)."""
 
 import json
@@ -25,8 +25,8 @@ def _compile(path, target="sim:ascend910b2", **kw):
 
 
 def test_chain_plans_trade_launch_for_body_and_make_the_chain_faster(small_v1):
-    from fusion.chain import chain_cost, chain_member_plan, member_costs
-    from fusion.tile_policy import two_phase_plan
+    from fusion.driver.chain import chain_cost, chain_member_plan, member_costs
+    from fusion.driver.tile_policy import two_phase_plan
 
     cm = _compile(small_v1)
     (c,) = cm.chains
@@ -46,7 +46,7 @@ def test_chain_plans_trade_launch_for_body_and_make_the_chain_faster(small_v1):
 
 
 def test_forced_tiles_are_kept_in_a_chain(small_v1):
-    from fusion.tile_policy import TileOverride
+    from fusion.driver.tile_policy import TileOverride
 
     cm = _compile(small_v1, tile=TileOverride(th=4, tw=4, pw_engine="twophase"))
     assert cm.chains and all(b.tile_source == "forced" for b in cm.fused_blocks)
@@ -56,8 +56,8 @@ def test_forced_tiles_are_kept_in_a_chain(small_v1):
 
 
 def test_members_after_the_first_read_their_input_from_l2(small_v1):
-    from fusion.chain import member_costs
-    from fusion.costmodel import model_block, model_fused
+    from fusion.driver.chain import member_costs
+    from fusion.cost import model_block, model_fused
 
     cm = _compile(small_v1)
     (c,) = cm.chains
@@ -77,8 +77,8 @@ def test_members_after_the_first_read_their_input_from_l2(small_v1):
 
 
 def test_superkernel_column(small_v1, capsys, tmp_path):
-    from fusion.bench import vendor_network
-    from fusion.costmodel.twophase import sync_all_us
+    from fusion.report.bench import vendor_network
+    from fusion.cost.twophase import sync_all_us
 
     out = tmp_path / "r.json"
     code, text, _ = run_cli(capsys, "bench", small_v1, "-t", "sim:ascend910b2", "--dtype", "float16", "--no-db",

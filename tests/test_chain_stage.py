@@ -1,4 +1,4 @@
-"""GEMM stages in chains (fusion/chain_stage.py, fusion/chain.py): MobileNetV2's expansion 1x1
+"""GEMM stages in chains (fusion/driver/compiler/chain_stage.py, fusion/driver/compiler/chain.py): MobileNetV2's expansion 1x1
 convs run inside the chain as identity-DW two-phase kernels, residuals come from the chain's x or
 a boundary tensor, and the chain kernel on the emulator equals its members' own kernels."""
 
@@ -54,7 +54,7 @@ def test_expansion_convs_join_the_chain_as_gemm_stages(small_v2):
 def test_relu6_clips_are_deferred_to_the_next_block(small_v2):
     """In the chain a stage's relu6 becomes a Fixpipe relu and the next block clips its x tiles
     (fusion/chain.defer_clips): no AIV epilogue and no second SyncAll in the stage."""
-    from fusion.chain import chain_cost, member_costs
+    from fusion.driver.chain import chain_cost, member_costs
     from schedules.program import dw_ops
     from schedules.program_twophase import build_twophase
 
@@ -76,7 +76,7 @@ def test_relu6_clips_are_deferred_to_the_next_block(small_v2):
 
 
 def test_identity_dw_is_exact(small_v2):
-    from fusion.chain_stage import identity_dw
+    from fusion.driver.chain_stage import identity_dw
 
     w, b = identity_dw(20, "float16")
     assert w.shape == (2, 1, 1, 16) and b.shape == (2, 16)
@@ -157,9 +157,9 @@ def test_a_first_member_cannot_read_past_its_input(v2_56):
     """The chain's own x has no slack after it: a non-aligned gemm_only stage cannot open a chain."""
     from dataclasses import replace
 
-    from fusion.ascendc import emit_kernel
-    from fusion.ascendc.emit_chain import emit_chain
-    from fusion.errors import MegafuseError
+    from fusion.codegen.ascendc import emit_kernel
+    from fusion.codegen.ascendc.emit_chain import emit_chain
+    from fusion.core.errors import MegafuseError
 
     cm = _compile(v2_56, "ascend:910b2")
     (c,) = cm.chains
@@ -201,9 +201,9 @@ def test_chain_with_stages_on_the_emulator(request, emu_cache, capsys, model, ou
 
 
 def test_emit_chain_checks_the_residual_sources(small_v2):
-    from fusion.ascendc import emit_kernel
-    from fusion.ascendc.emit_chain import emit_chain
-    from fusion.errors import MegafuseError
+    from fusion.codegen.ascendc import emit_kernel
+    from fusion.codegen.ascendc.emit_chain import emit_chain
+    from fusion.core.errors import MegafuseError
 
     cm = _compile(small_v2, "ascend:910b2")
     (c,) = cm.chains
@@ -241,7 +241,7 @@ def test_compile_writes_the_stage_headers(small_v2, capsys, tmp_path):
 def test_split_rules_on_synthetic_runs():
     """fusion/chain._split: a residual from outside the run cuts before its reader (or leaves a
     first member alone), a boundary read outside the run cuts after its writer."""
-    from fusion.chain import _Member, _split
+    from fusion.driver.chain import _Member, _split
 
     def m(name, x, out, res=None):
         return _Member(name, (name,), x, out, res, None, False, False)

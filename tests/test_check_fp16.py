@@ -8,7 +8,7 @@ import onnx
 from onnx import numpy_helper
 
 import models
-from fusion.cli import main
+from fusion.cli.main import main
 
 
 def test_float32_check_of_an_fp16_model_is_not_a_false_failure(tmp_path, capsys):
@@ -37,8 +37,8 @@ def test_fp16_tolerance_follows_the_measured_fp16_shift():
     """A deep fp16 chain with large weights: the fp16-storage shift the tolerance is built on is
     the size of the real error of an unfused compile (the estimate is neither loose nor tight by
     more than 2x), and an fp16 overflow fails whatever the shift."""
-    from fusion.check import check_model, fp16_tolerance
-    from fusion.driver import compile_model
+    from fusion.verify.check import check_model, fp16_tolerance
+    from fusion.driver.compiler import compile_model
 
     assert fp16_tolerance(1e-3) == 2e-2 and fp16_tolerance(0.05) == 0.1 and fp16_tolerance(float("inf")) == 2e-2
     m = _scaled_chain(3.0)

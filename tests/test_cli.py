@@ -35,7 +35,7 @@ def test_compile_json(capsys, block_path):
 def test_check_pass_and_json(capsys, block_path):
     code, out, _ = run(capsys, "check", block_path, "-t", "llvm", "--dtype", "float16", "--json")
     doc = json.loads(out)
-    from fusion.check import fp16_tolerance
+    from fusion.verify.check import fp16_tolerance
 
     assert code == 0 and doc["passed"] and doc["max_rel"] <= 2e-2 and doc["reference"] == "onnxruntime float32"
     assert 0 < doc["fp16_shift"] < 2e-2 and doc["tolerance"] == fp16_tolerance(doc["fp16_shift"]) == 2e-2
@@ -90,6 +90,6 @@ def test_bad_target(capsys, block_path):
 
 
 def test_console_script(block_path):
-    r = subprocess.run([sys.executable, "-m", "fusion.cli", "compile", block_path, "-t", "llvm"],
+    r = subprocess.run([sys.executable, "-m", "fusion.cli.main", "compile", block_path, "-t", "llvm"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and "fused blocks 1" in r.stdout

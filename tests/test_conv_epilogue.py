@@ -4,9 +4,9 @@ the tensors that become internal have no other use; the merged kernels match ONN
 import numpy as np
 
 import models
-from fusion.check import check_model
-from fusion.driver import compile_model
-from fusion.ir import Graph, TensorType, make_node
+from fusion.verify.check import check_model
+from fusion.driver.compiler import compile_model
+from fusion.core.ir import Graph, TensorType, make_node
 from passes.conv_epilogue import fold_conv_epilogues
 
 S = (1, 4, 6, 6)

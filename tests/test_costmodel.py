@@ -1,4 +1,4 @@
-"""Pins the analytic cost model of the simulated Ascend target (fusion/costmodel/).
+"""Pins the analytic cost model of the simulated Ascend target (fusion/cost/).
 
 Fast: no TVM compile. Every number below is MODELED; the hand computations spell out the
 formulas of the module docstring so that a change to the model shows up here.
@@ -10,8 +10,8 @@ import random
 
 import pytest
 
-from fusion import costmodel as cm
-from fusion.costmodel import (
+from fusion import cost as cm
+from fusion.cost import (
     PIPES,
     Stage,
     Step,
@@ -22,10 +22,11 @@ from fusion.costmodel import (
     model_unfused,
     simulate,
 )
-from fusion.soc import get_soc
-from fusion.trace import chrome_trace
+from fusion.core.soc import get_soc
+from fusion.report.trace import chrome_trace
 from schedules.plan import make_plan
-from schedules.program import Move, build_program
+from schedules.program import Move
+from schedules.lowering import build_program
 from schedules.workload import DwSepWorkload, TileConfig
 from tile_search_reference import tune_fused
 
@@ -696,7 +697,7 @@ def test_compiled_replay_equals_simulate(db):
 # entries with tile rows wider than 8 pixels (and the unfused kernels whose fastest DW tiles then
 # changed) were re-recorded when such rows took one MulAddDst per group of 8 columns, its repeats
 # walking the rows (schedules/isa.tap_columns): e.g. 310P 14x14 cube 137.8 -> 54.6 us.
-# ... recorded with the CALIBRATION constants of that time; fusion/soc.py was refitted to the
+# ... recorded with the CALIBRATION constants of that time; fusion/core/soc.py was refitted to the
 # calibration suite since (benchmarks/fidelity), so these replay with the old values.
 _PRE_FIT = dict(vector_instr_cycles=24, gm_to_ub_gibps=100.9, dma_setup_cycles=200, launch_base_us=3.0)
 PRE_FIT = {"ascend910b2": dict(_PRE_FIT, hbm_gbps=1600.0, l2_gbps=8000.0),

@@ -7,7 +7,7 @@ import pytest
 import tvm
 from tvm import s_tir, te
 
-from fusion.targets import llvm_target
+from schedules.targets import llvm_target
 from schedules.cpu_conv import conv_compute, register_tile, schedule_conv
 
 

@@ -2,7 +2,7 @@
 
 from dataclasses import replace
 
-from fusion.soc import get_soc
+from fusion.core.soc import get_soc
 from schedules.cpu_tile import balance_tile, busiest_thread_pixels, cpu_soc
 from schedules.plan import suggest_tile, tile_sizes
 from schedules.workload import DwSepWorkload, TileConfig

@@ -7,11 +7,12 @@ with wide-row plans: counters == program == model, numerics vs the NumPy referen
 
 from __future__ import annotations
 
-from fusion.soc import SOCS
-from fusion.targets import parse_target
-from fusion.tile_policy import choose_tile
+from fusion.core.soc import SOCS
+from schedules.targets import parse_target
+from fusion.driver.tile_policy import choose_tile
 from schedules.plan import make_plan
-from schedules.program import Copy, Move, VectorOp, build_program, dw_form_work
+from schedules.program import Copy, Move, VectorOp, dw_form_work
+from schedules.lowering import build_program
 from schedules.program_twophase import phase
 from schedules.workload import DwSepWorkload, TileConfig
 
@@ -65,7 +66,7 @@ def test_policy_picks_grouped_for_deep_blocks():
     """MobileNetV1's 512-channel 14x14 block: the default two-phase plan on 310P uses it; on 910B
     (48 AIVs) single-block units balance the cores better and the per-block form with fp16
     post-ops wins -- the policy's choice is modeled no slower than a grouped plan of the block."""
-    from fusion.costmodel import model_block
+    from fusion.cost import model_block
 
     wl = DwSepWorkload(1, 512, 512, 14, 14, act1="relu", act2="relu", dtype="float16")
     plan = choose_tile(wl, parse_target("sim:ascend310p3")).plan
@@ -105,7 +106,7 @@ def test_wide_rows_unit_step_by_step():
     the input tile's pitch (iw = 32 for a full-width 5x30 tile), so per block and tap one op over
     (5 - 1) x 32 + 30 = 158 pixels (19 full repeats + a ragged one: 2 instructions) instead of 4
     column groups; bias and act1 run over the wide rows too. Hand-counted for units of 2 blocks."""
-    from fusion.ascendc import emit_kernel
+    from fusion.codegen.ascendc import emit_kernel
 
     wl = DwSepWorkload(1, 40, 24, 5, 30, act1="relu6", dtype="float16")
     plan = make_plan(wl, TileConfig(5, 30, 1, 2, True, "twophase"), P310)

@@ -19,13 +19,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fusion.ascend_check import build_all, build_emitted, run_emitted
-from fusion.check import TOLERANCE
-from fusion.ascendc import emit_kernel
-from fusion.costmodel import model_fused
-from fusion.soc import get_soc
+from fusion.verify.emu_run import build_all, build_emitted, run_emitted
+from fusion.verify.check import TOLERANCE
+from fusion.codegen.ascendc import emit_kernel
+from fusion.cost import model_fused
+from fusion.core.soc import get_soc
 from schedules.plan import make_plan
-from schedules.program import build_program
+from schedules.lowering import build_program
 from schedules.reference import kernel_layout_reference
 from schedules.workload import DwSepWorkload, TileConfig
 

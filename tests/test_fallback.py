@@ -1,4 +1,4 @@
-"""Fallback to the vendor-like kernels where the fused kernel is modeled slower (fusion/fallback.py)."""
+"""Fallback to the vendor-like kernels where the fused kernel is modeled slower (fusion/driver/compiler/fallback.py)."""
 
 import json
 
@@ -7,13 +7,13 @@ import onnx
 import pytest
 
 import models
-from fusion.bench import vendor_network
-from fusion.cli import main
-from fusion.driver import TileOverride, compile_model
-from fusion.fallback import FusionGate, is_fallback
-from fusion.soc import get_soc
-from fusion.targets import parse_target
-from fusion.vendor_baseline import block_kernels
+from fusion.report.bench import vendor_network
+from fusion.cli.main import main
+from fusion.driver.compiler import TileOverride, compile_model
+from fusion.driver.fallback import FusionGate, is_fallback
+from fusion.core.soc import get_soc
+from schedules.targets import parse_target
+from fusion.cost.vendor_baseline import block_kernels
 from schedules.workload import DwSepWorkload
 
 # 128->128 @56 on 310P3: the vector unit runs both the DW and the L0C -> UB epilogue of every tile,

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from fusion import fidelity
-from fusion.onnx_import import load_graph
-from fusion.soc import SOCS, get_soc
-from fusion.vendor_baseline import gemm_kernel, model_graph, model_network
-from fusion.vendor_layers import layers_from_graph, layers_from_spec
+from fusion.cost import fidelity
+from fusion.frontend.onnx_import import load_graph
+from fusion.core.soc import SOCS, get_soc
+from fusion.cost.vendor_baseline import gemm_kernel, model_graph, model_network
+from fusion.cost.vendor_layers import layers_from_graph, layers_from_spec
 from models import build
 from models.convnets import resnet_spec, vgg_spec
 
@@ -145,7 +145,7 @@ def test_whole_network_is_the_sum_of_its_kernels():
 
 
 def _run(*args):
-    return subprocess.run([sys.executable, "-m", "fusion.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "fusion.cli.main", *args], capture_output=True, text=True,
                           cwd=ROOT, timeout=300, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 

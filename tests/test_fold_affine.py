@@ -6,10 +6,10 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from fusion.check import check_model
-from fusion.driver import compile_model
-from fusion.onnx_import import load_graph
-from fusion.soc import get_soc
+from fusion.verify.check import check_model
+from fusion.driver.compiler import compile_model
+from fusion.frontend.onnx_import import load_graph
+from fusion.core.soc import get_soc
 from passes import optimize
 from passes.fuse_dwsep import FUSED_OP
 

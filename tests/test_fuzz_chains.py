@@ -10,7 +10,7 @@ import pytest
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
-from fusion.fuzz import check_on  # noqa: E402
+from fusion.verify.fuzz import check_on  # noqa: E402
 from models.random_chain import BlockSpec, ChainSpec, build_chain, chain_strategy  # noqa: E402
 
 DEFAULT_EXAMPLES = 6

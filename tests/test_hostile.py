@@ -18,8 +18,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import models
-from fusion import validate
-from fusion.cli import main
+from fusion.frontend import validate
+from fusion.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE_SECONDS = 60          # per in-process case; a hang fails the test instead of the suite
@@ -316,7 +316,7 @@ def test_internal_error_is_one_line_and_debug_reraises(tmp_path, capsys, monkeyp
     def boom(*a, **k):
         raise ZeroDivisionError("boom\nsecond line")
 
-    monkeypatch.setattr("fusion.driver.compile_model", boom)
+    monkeypatch.setattr("fusion.driver.compiler.compile_model", boom)
     code = main(["compile", str(p)])
     out, err = capsys.readouterr()
     assert code == 2 and err.count("\n") == 1 and "internal error: ZeroDivisionError" in err
@@ -376,7 +376,7 @@ def test_node_names_never_become_paths(name, tmp_path, monkeypatch, capsys):
 
 
 def test_two_blocks_whose_names_fold_together_get_distinct_files(tmp_path, capsys):
-    from fusion.sanitize import block_ident
+    from fusion.core.sanitize import block_ident
 
     taken: set[str] = set()
     assert block_ident("a_b", 0, taken) == "a_b" and block_ident("aB", 1, taken).startswith("block_1_")
@@ -422,7 +422,7 @@ def test_failed_compile_leaves_no_partial_output(tmp_path, capsys, monkeypatch):
     def fail(*a, **k):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("fusion.artifacts.schedule_dwsep", fail, raising=False)
+    monkeypatch.setattr("fusion.driver.artifacts.schedule_dwsep", fail, raising=False)
     import schedules.dwsep_schedule as ds
     monkeypatch.setattr(ds, "schedule_dwsep", fail)
     code = main(["compile", str(p), "-o", str(tmp_path / "out")])
@@ -434,7 +434,7 @@ def test_failed_compile_leaves_no_partial_output(tmp_path, capsys, monkeypatch):
 # ---- real processes: FIFO, devices, signals ------------------------------------------------
 def _cli(*argv, timeout=60, **kw):
     env = dict(os.environ, PYTHONPATH=str(ROOT), TVM_NUM_THREADS="1")
-    return subprocess.run([sys.executable, "-m", "fusion.cli", *argv], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "fusion.cli.main", *argv], capture_output=True, text=True,
                           timeout=timeout, env=env, **kw)
 
 
@@ -468,7 +468,7 @@ def test_killing_tune_leaves_no_process(sig, code, tmp_path):
     model = tmp_path / "m.onnx"
     onnx.save(models.dwsep_block(cin=64, cout=128, h=56), model)
     env = dict(os.environ, PYTHONPATH=str(ROOT), TVM_NUM_THREADS="1")
-    p = subprocess.Popen([sys.executable, "-m", "fusion.cli", "tune", str(model), "--no-db", "--workers", "2",
+    p = subprocess.Popen([sys.executable, "-m", "fusion.cli.main", "tune", str(model), "--no-db", "--workers", "2",
                           "--quiet", "--exhaustive"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          start_new_session=True, env=env, text=True)
     try:

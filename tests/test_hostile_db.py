@@ -12,12 +12,12 @@ import onnx
 import pytest
 from test_hostile import ROOT, block
 
-from fusion.cli import main
+from fusion.cli.main import main
 
 
 def _db_fixture():
-    from fusion.driver import compile_model
-    from fusion.targets import parse_target
+    from fusion.driver.compiler import compile_model
+    from schedules.targets import parse_target
     from fusion.tuning.db import key_context, tuning_key
 
     m = block()
@@ -54,7 +54,7 @@ def test_db_records_checked_by_schema_never_coerced(tmp_path):
 
 
 def test_forced_knobs_win_over_the_database(tmp_path, capsys, monkeypatch):
-    import fusion.tile_policy as tp
+    import fusion.driver.tile_policy as tp
     from fusion.tuning.db import TuningDB, make_record
     from schedules.workload import TileConfig
 
@@ -86,7 +86,7 @@ def test_concurrent_writers_write_each_record_once(tmp_path):
     script = (
         "import sys, json\n"
         "from fusion.tuning.db import TuningDB, make_record, key_context, tuning_key\n"
-        "from fusion.targets import parse_target\n"
+        "from schedules.targets import parse_target\n"
         "from schedules.workload import DwSepWorkload, TileConfig\n"
         "wl = DwSepWorkload(1, 16, 16, 8, 8); t = parse_target('sim')\n"
         "k, c = tuning_key(wl, t), key_context(wl, t)\n"
@@ -111,7 +111,7 @@ def test_two_concurrent_tune_runs_write_each_record_once(tmp_path):
     onnx.save(block(cin=32, cout=32, h=14), model)
     db = tmp_path / "db.jsonl"
     env = dict(os.environ, PYTHONPATH=str(ROOT), TVM_NUM_THREADS="1")
-    argv = [sys.executable, "-m", "fusion.cli", "tune", str(model), "--db", str(db), "--quiet", "--workers", "2"]
+    argv = [sys.executable, "-m", "fusion.cli.main", "tune", str(model), "--db", str(db), "--quiet", "--workers", "2"]
     procs = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]
     results = [p.communicate(timeout=300) for p in procs]

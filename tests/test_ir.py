@@ -1,4 +1,4 @@
-"""Graph structural equality and printer (fusion/ir.py), and passes tested on whole before/expected
+"""Graph structural equality and printer (fusion/core/ir.py), and passes tested on whole before/expected
 graphs with it."""
 
 import math
@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from fusion.ir import (
+from fusion.core.ir import (
     NC1HWC0,
     Graph,
     TensorType,
@@ -15,7 +15,7 @@ from fusion.ir import (
     make_node,
     structural_diff,
 )
-from fusion.soc import get_soc
+from fusion.core.soc import get_soc
 from passes.canonicalize import canonicalize
 from passes.fold_bn import fold_bn
 from passes.fuse_dwsep import FUSED_OP, fuse_dwsep

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import models
-from fusion import kernel_cache
-from fusion.driver import TileOverride, compile_model
+from schedules import kernel_cache
+from fusion.driver.compiler import TileOverride, compile_model
 from schedules import build
 
 

@@ -10,7 +10,7 @@ from importlib.resources import files
 
 import pytest
 
-from fusion.ascendc.loop_cxx import camel, expr_cxx, loop_functions
+from fusion.codegen.ascendc.loop_cxx import camel, expr_cxx, loop_functions
 from schedules import loops
 from schedules.loops import FORMULAS, parse
 
@@ -83,7 +83,7 @@ _SPELLED = [
 
 def test_templates_call_the_formulas_instead_of_spelling_loop_arithmetic():
     found = []
-    for path in sorted((files("fusion.ascendc") / "templates").iterdir()):
+    for path in sorted((files("fusion.codegen.ascendc") / "templates").iterdir()):
         if not path.name.endswith((".h", ".cpp")) or path.name.startswith("loopnest_"):
             continue   # (loopnest_*.h are the generated files' header comments)
         for i, line in enumerate(path.read_text().splitlines(), 1):
@@ -91,6 +91,6 @@ def test_templates_call_the_formulas_instead_of_spelling_loop_arithmetic():
             if any(p.search(code) for p in _SPELLED):
                 found.append(f"{path.name}:{i}: {line.strip()}")
     assert not found, "\n".join(found)
-    text = "".join(p.read_text() for p in (files("fusion.ascendc") / "templates").iterdir() if p.name.endswith(".h"))
+    text = "".join(p.read_text() for p in (files("fusion.codegen.ascendc") / "templates").iterdir() if p.name.endswith(".h"))
     for fn in ("UnitsOf", "UnitAt", "BlockStart", "BlockLen", "UnitOuter", "UnitInner", "TileRow", "WindowValid"):
         assert f"{fn}(" in text

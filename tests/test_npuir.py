@@ -4,7 +4,7 @@
   the hivmc hand-off on Ascend910B2 with a vendor UB peak <= the plan's UB bytes; forced tiles
   cover fp32, residual, hardswish, ragged channel blocks and the cob = 1 scratch layouts (the
   tuned-tile sweep is benchmarks/npuir_sweep.py: its tune searches are too slow for the suite)
-* the vendor's device spec (#hacc.target_device_spec) agrees with fusion/soc.py
+* the vendor's device spec (#hacc.target_device_spec) agrees with fusion/core/soc.py
 * `check -t npuir`: a rejected module exits 1 quoting the vendor's diagnostic on one line
 Vendor compiles take 0.1-0.4 s per module here.
 """
@@ -20,14 +20,14 @@ import pytest
 
 import models
 from conftest import run_cli
-from fusion.driver import TileOverride
-from fusion.errors import MegafuseError
-from fusion.npuir.check import BlockCheck, check_plans
-from fusion.npuir.emit import dw_chunk, dw_lane_weights, emit_module, pw_mac, ub_layouts
-from fusion.npuir.loops import loop_nest
-from fusion.npuir.plans import block_plans
-from fusion.npuir.vendor import UBPlacement, VendorRun, parse_device_spec, parse_placements, run_vendor
-from fusion.soc import get_soc
+from fusion.driver.compiler import TileOverride
+from fusion.core.errors import MegafuseError
+from fusion.codegen.npuir.check import BlockCheck, check_plans
+from fusion.codegen.npuir.emit import dw_chunk, dw_lane_weights, emit_module, pw_mac, ub_layouts
+from fusion.codegen.npuir.loops import loop_nest
+from fusion.driver.plans import block_plans
+from fusion.codegen.npuir.vendor import UBPlacement, VendorRun, parse_device_spec, parse_placements, run_vendor
+from fusion.core.soc import get_soc
 
 HAVE_VENDOR = importlib.util.find_spec("ascendnpuir") is not None
 vendor = pytest.mark.skipif(not HAVE_VENDOR, reason="ascendnpu-ir not installed (pip install -e '.[npuir]')")
@@ -105,7 +105,7 @@ def test_a_vendor_peak_above_the_plan_fails():
 
 
 def test_missing_vendor_compiler_is_a_clear_error(monkeypatch):
-    from fusion.npuir import vendor as v
+    from fusion.codegen.npuir import vendor as v
 
     monkeypatch.setattr(v.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(MegafuseError, match=r"pip install -e '\.\[npuir\]'"):
@@ -185,7 +185,7 @@ def test_check_cli_prints_the_ub_ratio_per_block(capsys, tmp_path):
 
 @vendor
 def test_a_rejected_module_exits_1_with_the_vendors_diagnostic(capsys, tmp_path, monkeypatch):
-    import fusion.npuir.check as chk
+    import fusion.codegen.npuir.check as chk
 
     def broken(plan, index, soc):
         return emit_module(plan, index, soc).replace("hivm.hir.vadd ins(", "hivm.hir.vadd_nope ins(", 1)
@@ -265,9 +265,9 @@ def test_the_interpreted_check_fails_on_a_wrong_module():
 def _check_interpreted(model, dtype, tile, mutate=lambda text: text):
     from dataclasses import replace
 
-    from fusion.check import TOLERANCE, compare, ort_reference, random_inputs
-    from fusion.driver import compile_model
-    from fusion.sensitivity import input_sensitivity
+    from fusion.verify.check import TOLERANCE, compare, ort_reference, random_inputs
+    from fusion.driver.compiler import compile_model
+    from fusion.verify.sensitivity import input_sensitivity
 
     cm = compile_model(model, target="npuir:910b2", dtype=dtype, tile=tile)
     fused = [i for i, st in enumerate(cm.program.steps) if st.kind == "fused"]

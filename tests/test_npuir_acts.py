@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from fusion.driver import TileOverride, compile_model
-from fusion.errors import MegafuseError
-from fusion.npuir.check import check_plans
-from fusion.npuir.emit import act_refusal, emit_module
-from fusion.soc import get_soc
+from fusion.driver.compiler import TileOverride, compile_model
+from fusion.core.errors import MegafuseError
+from fusion.codegen.npuir.check import check_plans
+from fusion.codegen.npuir.emit import act_refusal, emit_module
+from fusion.core.soc import get_soc
 from schedules.activations import PARAMETRIC, PER_CHANNEL, PLAIN
 from schedules.plan import make_plan
 from schedules.workload import DwSepWorkload, TileConfig
@@ -109,7 +109,7 @@ def test_activation_modules_reach_the_handoff(act1, act2):
     _assert_all_pass(rows)
 
 
-# the scratch layouts of fusion/npuir/emit.py with activations that need one: cob = 1 with the
+# the scratch layouts of fusion/codegen/npuir/emit.py with activations that need one: cob = 1 with the
 # DW product row by row, a 1-pixel tile (lane-by-lane DW weights), fp32 with ragged blocks
 TILED = [("leakyrelu(1.5)", "hardswishab(0.25,0.6)", "float16", TileOverride(3, 7, 1, 0)),
          ("hardswishab(0.2,0.5)", "leakyrelu(-0.25)", "float16", TileOverride(1, 1, 1, 1)),

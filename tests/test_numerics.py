@@ -5,7 +5,7 @@ import pytest
 
 import models
 from fusion import compile as mf_compile
-from fusion.check import TOLERANCE, check_model
+from fusion.verify.check import TOLERANCE, check_model
 
 BLOCKS = [b["name"] for b in models.MOBILENET_V1_BLOCKS] + [b["name"] for b in models.ODD_BLOCKS]
 
@@ -43,7 +43,7 @@ def test_prefolded_networks_fuse_every_chain(net, chains):
 
 def test_forced_odd_tiles_batch2_residual():
     """Tiles that divide nothing, stride 1 residual, batch 2, several channel blocks."""
-    from fusion.driver import TileOverride
+    from fusion.driver.compiler import TileOverride
     m = models.dwsep_block(cin=40, cout=40, h=17, w=13, batch=2, residual=True, act1="relu6",
                            act2="none", seed=3)
     for tile in (TileOverride(5, 3, 2, 1), TileOverride(17, 13, 1, 1), TileOverride(1, 1, 1, 2)):

@@ -10,14 +10,14 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from fusion.errors import (
+from fusion.core.errors import (
     MegafuseError,
     ModelLoadError,
     ShapeError,
     UnsupportedModelError,
 )
-from fusion.ir import TensorType
-from fusion.onnx_import import load_graph, parse_input_shape
+from fusion.core.ir import TensorType
+from fusion.frontend.onnx_import import load_graph, parse_input_shape
 
 F32 = TensorProto.FLOAT
 RNG = np.random.default_rng(0)

@@ -10,10 +10,10 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import fusion
-from fusion.check import TOLERANCE, compare, ort_reference, random_inputs
-from fusion.errors import ShapeError, UnsupportedModelError
-from fusion.onnx_import import load_graph
-from fusion.sensitivity import relative_change
+from fusion.verify.check import TOLERANCE, compare, ort_reference, random_inputs
+from fusion.core.errors import ShapeError, UnsupportedModelError
+from fusion.frontend.onnx_import import load_graph
+from fusion.verify.sensitivity import relative_change
 
 from test_ops_vision import node, rand
 

@@ -14,10 +14,10 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import fusion
-from fusion.check import TOLERANCE, compare, ort_reference, random_inputs
-from fusion.errors import ShapeError, UnsupportedModelError
-from fusion.onnx_import import load_graph
-from fusion.sensitivity import relative_change
+from fusion.verify.check import TOLERANCE, compare, ort_reference, random_inputs
+from fusion.core.errors import ShapeError, UnsupportedModelError
+from fusion.frontend.onnx_import import load_graph
+from fusion.verify.sensitivity import relative_change
 
 from conftest import run_cli
 
@@ -227,7 +227,7 @@ def _check(m, target, dtype="float32"):
     feeds = random_inputs(cm, seed=0)
     ref = ort_reference(m, feeds)
     # the reference must depend on the input, or the comparison proves nothing: every output moves,
-    # and the check's own sensitivity rule (fusion.sensitivity) holds for the whole result
+    # and the check's own sensitivity rule (fusion.verify.sensitivity) holds for the whole result
     other = ort_reference(m, random_inputs(cm, seed=1))
     for name, r in ref.items():
         assert np.abs(other[name] - r).max() > 1e-3 * max(np.abs(r).max(), 1e-6), name
@@ -436,7 +436,7 @@ def _blocked_region_model():
 def test_channel_concat_of_fused_blocks_runs_blocked_when_blocks_line_up(first, second, blocked):
     """Concat of two fused blocks' outputs, then a third chain: blocked iff the first input fills
     whole C0 blocks (only the output's channel tail may be padded)."""
-    from fusion.ir import NC1HWC0
+    from fusion.core.ir import NC1HWC0
 
     n1, i1 = _chain("x", 8, first, 1)
     n2, i2 = _chain("x", 8, second, 2)
@@ -452,7 +452,7 @@ def test_channel_concat_of_fused_blocks_runs_blocked_when_blocks_line_up(first, 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_vision_ops_stay_blocked_between_fused_blocks(dtype):
-    from fusion.ir import NC1HWC0
+    from fusion.core.ir import NC1HWC0
 
     cm = _check(_blocked_region_model(), "sim", dtype)
     assert len(cm.fused_blocks) == 2
@@ -463,7 +463,7 @@ def test_vision_ops_stay_blocked_between_fused_blocks(dtype):
 
 
 def test_vision_ops_are_modeled_on_sim():
-    from fusion.opcost import other_kernel_cost
+    from fusion.cost.opcost import other_kernel_cost
 
     cm = fusion.compile(_fused_neighbour_model(), target="sim")
     rows = [other_kernel_cost(cm, s, cm.target.soc) for s in cm.program.steps if s.kind == "op"]

@@ -7,9 +7,9 @@ import pytest
 from onnx import TensorProto, helper
 
 import models
-from fusion.ir import NC1HWC0, Graph, TensorType, make_node
-from fusion.onnx_import import load_graph
-from fusion.soc import get_soc
+from fusion.core.ir import NC1HWC0, Graph, TensorType, make_node
+from fusion.frontend.onnx_import import load_graph
+from fusion.core.soc import get_soc
 from passes import optimize
 from passes.canonicalize import canonicalize
 from passes.fold_bn import fold_bn

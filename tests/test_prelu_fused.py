@@ -15,14 +15,15 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import fusion
-from fusion.ascendc import emit_kernel
-from fusion.costmodel import model_fused
-from fusion.errors import MegafuseError
-from fusion.ir import C0
-from fusion.npuir.emit import emit_module
-from fusion.soc import get_soc
+from fusion.codegen.ascendc import emit_kernel
+from fusion.cost import model_fused
+from fusion.core.errors import MegafuseError
+from fusion.core.ir import C0
+from fusion.codegen.npuir.emit import emit_module
+from fusion.core.soc import get_soc
 from schedules.plan import make_plan
-from schedules.program import Copy, build_program
+from schedules.program import Copy
+from schedules.lowering import build_program
 from schedules.reference import reference_block
 from schedules.workload import DwSepWorkload, TileConfig
 
@@ -178,7 +179,7 @@ ACT_COUNTS = [("ascend910b2", "float16", TileConfig(16, 17, 2, 2, False), 37, 41
 
 
 def _emulated(soc, dtype, tile, c, o, h, w, res, act):
-    from fusion.ascend_check import build_emitted, run_emitted
+    from fusion.verify.emu_run import build_emitted, run_emitted
     from fusion.tuning.evaluators import block_data, from_blocked, reference_block, to_blocked
     from schedules.build import fused_params
 
@@ -214,8 +215,8 @@ def test_package_test_script_goldens_per_channel_prelu(tmp_path):
     golden applies them, the emulated kernel run passes verify (and a slope-less golden would not)."""
     import importlib.util
 
-    from fusion.ascend_check import build_emitted, run_emitted
-    from fusion.ascendc.emit_host import test_script
+    from fusion.verify.emu_run import build_emitted, run_emitted
+    from fusion.codegen.ascendc.emit_host import test_script
 
     wl = DwSepWorkload(1, 21, 37, 7, 9, act1="prelu", act2="prelu", dtype="float16")
     ek = emit_kernel(make_plan(wl, TileConfig(3, 5, 2, 2, True, "cube"), get_soc("ascend310p3")), "blk")

@@ -5,11 +5,12 @@ import random
 
 import pytest
 
-from fusion.costmodel import model_fused
-from fusion.soc import get_soc
+from fusion.cost import model_fused
+from fusion.core.soc import get_soc
 from fusion.tuning.space import build_space
 from schedules.plan import make_plan
-from schedules.program import Copy, CubeOp, Handoff, Loop, Move, VectorOp, build_program
+from schedules.program import Copy, CubeOp, Handoff, Loop, Move, VectorOp
+from schedules.lowering import build_program
 from schedules.workload import DwSepWorkload, TileConfig
 
 P310, B910 = get_soc("ascend310p3"), get_soc("ascend910b2")

@@ -10,13 +10,13 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from fusion.ascend_check import check_ascend
-from fusion.check import KERNEL_VS_BLOCK, TOLERANCE, check_model
-from fusion.driver import compile_model
-from fusion.onnx_import import SUPPORTED_OPS, load_graph
-from fusion.sensitivity import SENSITIVITY_FACTOR
-from fusion.soc import get_soc
-from fusion.subgraph import cut_model
+from fusion.verify.ascend_check import check_ascend
+from fusion.verify.check import KERNEL_VS_BLOCK, TOLERANCE, check_model
+from fusion.driver.compiler import compile_model
+from fusion.frontend.onnx_import import SUPPORTED_OPS, load_graph
+from fusion.verify.sensitivity import SENSITIVITY_FACTOR
+from fusion.core.soc import get_soc
+from fusion.frontend.subgraph import cut_model
 from models import ocr
 from passes import optimize
 from passes.fuse_dwsep import FUSED_OP
@@ -158,7 +158,7 @@ def test_whole_model(built, name, target, dtype):
 def test_explain_lists_every_chain(built, name):
     """explain on the whole model (its unsupported operators, if any, cut out): every DW block
     appears with its input tensor; fused ones name their output, refused ones the SE reason."""
-    from fusion.explain_cli import explain
+    from fusion.cli.explain import explain
 
     _b, blocks, _ins, _outs = MODELS[name]
     chains, _others, notes = explain(built[name])

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import models
-from fusion.check import check_model
-from fusion.driver import compile_model
-from fusion.ir import NC1HWC0
+from fusion.verify.check import check_model
+from fusion.driver.compiler import compile_model
+from fusion.core.ir import NC1HWC0
 
 
 @pytest.mark.parametrize("resolution,width", [(33, 0.35), (40, 0.5)])

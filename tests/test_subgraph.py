@@ -1,4 +1,4 @@
-"""Subgraph compilation: cutting a model by tensor names (fusion/subgraph.py, --inputs/--outputs)."""
+"""Subgraph compilation: cutting a model by tensor names (fusion/frontend/subgraph.py, --inputs/--outputs)."""
 
 import json
 
@@ -8,10 +8,10 @@ import pytest
 from conftest import run_cli
 
 import models
-from fusion.check import check_model
-from fusion.driver import compile_model
-from fusion.errors import MegafuseError, ShapeError
-from fusion.subgraph import cut_model
+from fusion.verify.check import check_model
+from fusion.driver.compiler import compile_model
+from fusion.core.errors import MegafuseError, ShapeError
+from fusion.frontend.subgraph import cut_model
 
 
 @pytest.fixture(scope="module")

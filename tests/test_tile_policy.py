@@ -1,14 +1,14 @@
-"""The tile policy (fusion/tile_policy.py): one decision per block, engine included, and every
+"""The tile policy (fusion/driver/compiler/tile_policy.py): one decision per block, engine included, and every
 dropped candidate logged."""
 
 import logging
 
 import pytest
 
-from fusion.costmodel import choose_engine, model_block
-from fusion.logs import enable
-from fusion.targets import parse_target
-from fusion.tile_policy import DEFAULT_TILES_PER_CORE, TileOverride, choose_tile, select_tile
+from fusion.cost import choose_engine, model_block
+from fusion.core.logs import enable
+from schedules.targets import parse_target
+from fusion.driver.tile_policy import DEFAULT_TILES_PER_CORE, TileOverride, choose_tile, select_tile
 from fusion.tuning.space import default_tile
 from schedules.workload import DwSepWorkload, TileConfig
 
@@ -18,7 +18,7 @@ WL = DwSepWorkload(1, 64, 128, 28, 28, dtype="float16")
 @pytest.fixture
 def one_phase(monkeypatch):
     """The one-phase decision (vector / cube PW) on its own: the two-phase variant left out."""
-    import fusion.tile_policy as tp
+    import fusion.driver.tile_policy as tp
     monkeypatch.setattr(tp, "two_phase_enabled", lambda *a: False)
 
 

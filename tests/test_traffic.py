@@ -1,4 +1,4 @@
-"""DMA volume of a fused plan (its lowered program's, summed by fusion/program_totals.py) against
+"""DMA volume of a fused plan (its lowered program's, summed by schedules/program_totals.py) against
 Program.counts and the cost model, its per-core floor, and the --max-dma-ratio cap in the tile
 space, the sweep and the command line."""
 
@@ -8,11 +8,11 @@ import random
 import pytest
 from conftest import run_cli
 
-from fusion import program_totals
-from fusion.costmodel import model_fused
-from fusion.soc import get_soc
-from fusion.targets import parse_target
-from fusion.traffic import (
+from schedules import program_totals
+from fusion.cost import model_fused
+from fusion.core.soc import get_soc
+from schedules.targets import parse_target
+from schedules.traffic import (
     dma_floor_any_split_bytes,
     dma_floor_bytes,
     dma_ratio,
@@ -23,7 +23,8 @@ from fusion.tuning.db import TuningDB
 from fusion.tuning.search import CappedTiles, lowest_dma_ratio, sweep_modeled
 from fusion.tuning.space import REASONS, SpaceOptions, build_space
 from schedules.plan import make_plan
-from schedules.program import build_program, tile_loops
+from schedules.program import tile_loops
+from schedules.lowering import build_program
 from schedules.workload import DwSepWorkload, TileConfig
 
 WORKLOADS = [

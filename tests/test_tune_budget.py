@@ -4,8 +4,8 @@ workloads are measured once, and compile picks the tuned tiles."""
 import time
 
 import models
-from fusion.driver import compile_model
-from fusion.targets import parse_target
+from fusion.driver.compiler import compile_model
+from schedules.targets import parse_target
 from fusion.tuning.db import TunedTiles, TuningDB
 from fusion.tuning.search import tune_model
 
@@ -32,7 +32,7 @@ def test_budget_covers_every_block_and_reuses_identical_workloads(tmp_path):
 
 
 def test_budget_needs_llvm(tmp_path, capsys):
-    from fusion.cli import main
+    from fusion.cli.main import main
 
     p = tmp_path / "b.onnx"
     import onnx

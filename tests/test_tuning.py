@@ -15,10 +15,10 @@ import onnx
 import pytest
 
 import models
-from fusion.cli import main
-from fusion.errors import TuningDatabaseError
-from fusion.soc import get_soc
-from fusion.targets import parse_target
+from fusion.cli.main import main
+from fusion.core.errors import TuningDatabaseError
+from fusion.core.soc import get_soc
+from schedules.targets import parse_target
 from fusion.tuning.db import (
     TunedTiles,
     TuningDatabaseWarning,
@@ -161,7 +161,7 @@ def test_killed_sweep_resumes(tmp_path):
     """SIGKILL a real `megafuse tune` half way; the rerun models only points not stored."""
     onnx.save(models.dwsep_block(cin=32, cout=32, h=14), tmp_path / "b.onnx")
     db = tmp_path / "db.jsonl"
-    cmd = [sys.executable, "-m", "fusion.cli", "tune", str(tmp_path / "b.onnx"), "-t", "sim",
+    cmd = [sys.executable, "-m", "fusion.cli.main", "tune", str(tmp_path / "b.onnx"), "-t", "sim",
            "--db", str(db), "--workers", "0", "--quiet", "--exhaustive"]
     # --exhaustive models all 1,503 legal points (the bound would leave too few to kill the run
     # half way), so the kill lands mid-sweep
@@ -262,7 +262,7 @@ def test_corrupt_and_foreign_lines_are_skipped(tmp_path, capsys):
 # tune → compile
 # --------------------------------------------------------------------------------------------
 def test_tune_then_compile_uses_tuned_tiles(tmp_path, capsys):
-    from fusion.costmodel import model_fused
+    from fusion.cost import model_fused
 
     # on 310P tuning beats the default tile (on 910B the two-phase default wins these shapes); the
     # fused block loses to its vendor-like pair there, hence --no-fallback
@@ -289,7 +289,7 @@ def test_tune_then_compile_uses_tuned_tiles(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "[tuned]" in out and f"tuning database {db}" in out
 
-    from fusion.driver import compile_model
+    from fusion.driver.compiler import compile_model
 
     tgt = parse_target(target)
     soc = tgt.soc
@@ -307,8 +307,8 @@ def test_tune_then_compile_uses_tuned_tiles(tmp_path, capsys):
 # llvm: measured
 # --------------------------------------------------------------------------------------------
 def test_tiny_llvm_sweep_is_checked(tmp_path):
-    from fusion.check import check_model
-    from fusion.driver import compile_model
+    from fusion.verify.check import check_model
+    from fusion.driver.compiler import compile_model
 
     model = models.dwsep_block(cin=32, cout=32, h=14)
     llvm = parse_target("llvm")

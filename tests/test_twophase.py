@@ -6,15 +6,16 @@ from collections import Counter
 
 import pytest
 
-from fusion.costmodel import model_fused
-from fusion.ir import C0
-from fusion.soc import SOCS
-from fusion.tile_policy import TileOverride, choose_tile
-from fusion.targets import parse_target
-from fusion.traffic import weight_bytes
-from fusion.vendor_baseline import block_kernels
+from fusion.cost import model_fused
+from fusion.core.ir import C0
+from fusion.core.soc import SOCS
+from fusion.driver.tile_policy import TileOverride, choose_tile
+from schedules.targets import parse_target
+from schedules.traffic import weight_bytes
+from fusion.cost.vendor_baseline import block_kernels
 from schedules.plan import make_plan
-from schedules.program import Copy, CubeOp, Move, VectorOp, build_program
+from schedules.program import Copy, CubeOp, Move, VectorOp
+from schedules.lowering import build_program
 from schedules.twophase import fixpipe, gemm_k, gemm_rows, workspace_bytes
 from schedules.workload import DwSepWorkload, TileConfig
 
@@ -87,7 +88,7 @@ def test_policy_picks_two_phase_on_sim_and_ascend_fp16():
     wl = DwSepWorkload(1, 512, 512, 14, 14, dtype=F16)
     sim = choose_tile(wl, parse_target("sim:ascend910b2"))
     assert sim.plan.two_phase and "two-phase" in sim.engine_reason
-    asc = choose_tile(wl, parse_target("ascend:ascend910b2"))   # emitted (fusion/ascendc/emit_twophase.py)
+    asc = choose_tile(wl, parse_target("ascend:ascend910b2"))   # emitted (fusion/codegen/ascendc/emit_twophase.py)
     assert asc.plan.tile == sim.plan.tile
     f32 = choose_tile(DwSepWorkload(1, 512, 512, 14, 14, dtype="float32"), parse_target("ascend:ascend910b2"))
     assert not f32.plan.two_phase   # the Ascend C cube kernels are fp16 only

@@ -1,8 +1,8 @@
 """A plain exhaustive tile search over the cost model: the tests' independent reference for the
 tiles the tuner and the default policy pick (not used by the compiler)."""
 
-from fusion import costmodel as cm
-from fusion.soc import SocSpec
+from fusion import cost as cm
+from fusion.core.soc import SocSpec
 from schedules.plan import KernelPlan, make_plan
 from schedules.workload import DwSepWorkload, TileConfig
 

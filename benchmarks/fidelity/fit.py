@@ -1,11 +1,11 @@
-"""Fit the CALIBRATION constants of fusion/soc.py to the calibration points and print them.
+"""Fit the CALIBRATION constants of fusion/core/soc.py to the calibration points and print them.
 
   PYTHONPATH=. python benchmarks/fidelity/fit.py
 
 Each constant comes from the point(s) named beside it (benchmarks/fidelity/points.json); the
-derivation inverts the same model formula the fidelity table evaluates (fusion/fidelity.py,
-fusion/vendor_baseline.py). Validation points are never read here. The printed values are what
-fusion/soc.py holds (rounded as there); tests/test_fidelity.py checks they still agree.
+derivation inverts the same model formula the fidelity table evaluates (fusion/cost/fidelity.py,
+fusion/cost/vendor_baseline.py). Validation points are never read here. The printed values are what
+fusion/core/soc.py holds (rounded as there); tests/test_fidelity.py checks they still agree.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from fusion.costmodel import vec_op  # noqa: E402
-from fusion.fidelity import load_points, network_layers, predict  # noqa: E402
-from fusion.soc import SOCS  # noqa: E402
-from fusion.vendor_baseline import cube_side, gemm_kernel  # noqa: E402
+from fusion.cost import vec_op  # noqa: E402
+from fusion.cost.fidelity import load_points, network_layers, predict  # noqa: E402
+from fusion.core.soc import SOCS  # noqa: E402
+from fusion.core.soc import cube_side
+from fusion.cost.vendor_baseline import gemm_kernel  # noqa: E402
 
 BANK_CONFLICT_CYCLES = (2390, 4167)   # bank_conflict_ub README: scenario 1 (none) vs 2 (read-read)
 LAUNCH_GAPS_48 = {  # Task Duration - aiv_time at 48 AIV cores (add_high_performance README, Cases 2-6)

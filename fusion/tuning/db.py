@@ -32,14 +32,14 @@ import warnings
 from dataclasses import asdict
 from pathlib import Path
 
-from fusion.errors import TuningDatabaseError
+from fusion.core.errors import TuningDatabaseError
 from schedules.workload import DwSepWorkload, TileConfig
-import fusion
-from fusion.soc import SOCS
-from fusion.sanitize import display
-from fusion.targets import llvm_target
+from fusion.core.version import __version__
+from fusion.core.soc import SOCS
+from fusion.core.sanitize import display
+from schedules.targets import llvm_target
 from schedules.plan import make_plan
-from fusion.targets import pw_engines
+from schedules.targets import pw_engines
 
 FORMAT = "megafuse-tuning/1"
 LAYOUT = "NC1HWC0"
@@ -76,9 +76,9 @@ def _digest(obj) -> str:
 
 
 # the sources a modeled latency depends on (the cost model package, the plan, its program)
-_COST_MODEL_SOURCES = ("fusion/costmodel/__init__.py", "fusion/costmodel/primitives.py",
-                       "fusion/costmodel/pipes.py", "fusion/costmodel/l2.py", "fusion/costmodel/results.py",
-                       "fusion/costmodel/fused.py", "fusion/costmodel/unfused.py", "fusion/traffic.py",
+_COST_MODEL_SOURCES = ("fusion/cost/__init__.py", "fusion/cost/primitives.py",
+                       "fusion/cost/pipes.py", "schedules/l2.py", "fusion/cost/results.py",
+                       "fusion/cost/fused.py", "fusion/cost/unfused.py", "schedules/traffic.py",
                        "schedules/plan.py", "schedules/program.py", "schedules/isa.py")
 
 
@@ -127,7 +127,7 @@ def key_context(wl: DwSepWorkload, target, evaluator: str | None = None, options
     kind = "sim" if evaluator == "modeled" else target.kind
     return {"format": FORMAT, "workload": asdict(wl), "layout": LAYOUT, "target": kind,
             "soc": target.soc.name, "soc_spec": _digest(asdict(target.soc)),
-            "megafuse": fusion.__version__, "tvm": tvm_version(), "evaluator": evaluator,
+            "megafuse": __version__, "tvm": tvm_version(), "evaluator": evaluator,
             "options": code_options(target, evaluator) if options is None else options}
 
 
@@ -389,7 +389,7 @@ def _ends_without_newline(fd: int) -> bool:
 
 
 class TunedTiles:
-    """The `tuned_tiles` hook of fusion.driver.compile_model: the best record of each block's key
+    """The `tuned_tiles` hook of fusion.driver.compiler.compile_model: the best record of each block's key
     whose tile still fits the SoC's budget."""
 
     def __init__(self, db: TuningDB, pw_engine: str | None = None, double_buffer: bool | None = None):

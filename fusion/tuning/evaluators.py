@@ -1,6 +1,6 @@
 """Evaluators of tile configurations.
 
-modeled (sim/ascend targets): fusion.costmodel.model_block on the KernelPlan. The model replays
+modeled (sim/ascend targets): fusion.cost.model_block on the KernelPlan. The model replays
   every tile through the pipes of every core, which costs milliseconds per point (up to ~0.5 s
   for 1×1 tiles of a 112×112 image), so the sweep is a branch and bound: every legal point gets a
   cheap lower bound of its modeled latency from its lowered program's per-core totals on a
@@ -26,18 +26,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fusion.check import TOLERANCE  # noqa: F401  (one tolerance: the numerics check's)
-from fusion.ir import C0
-from fusion.soc import SocSpec, get_soc
+from fusion.core.tolerance import TOLERANCE  # noqa: F401  (one tolerance: the numerics check's)
+from fusion.core.ir import C0
+from fusion.core.soc import SocSpec, get_soc
 from schedules.activations import needs_slope
 from schedules.plan import KernelPlan, make_plan
 from schedules.reference import from_blocked, reference_block, to_blocked  # noqa: F401
 from schedules.workload import DwSepWorkload, TileConfig
-from fusion.costmodel import model_block
+from fusion.cost import model_block
 from schedules.build import fused_params
-from fusion import costmodel as cm
-from fusion.program_totals import totals_for
-from fusion.costmodel.l2 import block_inputs_in_l2
+from fusion import cost as cm
+from schedules.program_totals import totals_for
+from schedules.l2 import block_inputs_in_l2
 from schedules.build import build_fused
 
 MODELED = "modeled"
@@ -61,7 +61,7 @@ def model_tile(wl: DwSepWorkload, soc: SocSpec, tile: TileConfig) -> dict:
 
 class _Bound:
     """Lower bound of model_block(plan).time_us, from the plan's lowered program: its totals per
-    core (fusion/program_totals.py: the program's steps, summed per loop and cached across the
+    core (schedules/program_totals.py: the program's steps, summed per loop and cached across the
     tiles of one block) on a per-pipe roofline.
 
     The model replays every core's steps through its pipes (MTE2: GM -> chip copies; vector:

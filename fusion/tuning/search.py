@@ -15,8 +15,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from fusion.errors import MegafuseError
-from fusion.targets import pw_engines
+from fusion.core.errors import MegafuseError
+from schedules.targets import pw_engines
 from fusion.tuning import evaluators as ev
 from fusion.tuning.db import TuningDB, key_context, make_record, point_id, tuning_key
 from fusion.tuning.measured import sweep_measured
@@ -24,12 +24,12 @@ from fusion.tuning.results import BlockResult, Point, Pool, _Progress, _stored_p
 from fusion.tuning.space import SpaceOptions, build_space, default_tile
 from schedules.plan import make_plan
 from schedules.workload import DwSepWorkload, TileConfig
-from fusion.traffic import dma_ratio
-from fusion.driver import DTYPES
-from fusion.onnx_import import load_graph
+from schedules.traffic import dma_ratio
+from fusion.driver.compiler import DTYPES
+from fusion.frontend.onnx_import import load_graph
 from passes import optimize
 from passes.fuse_dwsep import FUSED_OP, fused_workload
-from fusion.targets import parse_target
+from schedules.targets import parse_target
 from schedules.plan import KernelPlan
 
 

@@ -18,7 +18,7 @@ Every raw point gets exactly one status, checked in this order (the first that a
               between bursts beyond the 16-bit DataCopyParams stride (65,535 blocks)
   overflow:S  the buffers of scope S (UB, L1, L0A, L0B, L0C, BT) exceed that memory
   traffic     (only with SpaceOptions.max_dma_ratio) the fused kernel's modeled DMA volume
-              exceeds the cap × the minimal bytes (fusion/traffic.py)
+              exceeds the cap × the minimal bytes (schedules/traffic.py)
   legal       everything else
 
 The budget is computed for the whole grid at once with NumPy, with the same formulas as
@@ -33,13 +33,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fusion.ir import C0
-from fusion.soc import SocSpec
+from fusion.core.ir import C0
+from fusion.core.soc import SocSpec
 from schedules.plan import align, balanced_sizes, buffer_specs
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 from schedules.plan import KernelPlan
-from fusion.traffic import dma_ratio
-from fusion.tile_policy import select_tile
+from schedules.traffic import dma_ratio
+from fusion.driver.tile_policy import select_tile
 
 SCOPES = ("UB", "L1", "L0A", "L0B", "L0C", "BT")
 REASONS = ("duplicate", "dominated", "alignment") + tuple(f"overflow:{s}" for s in SCOPES) + ("traffic",)
@@ -53,7 +53,7 @@ class SpaceOptions:
     double_buffer: tuple[bool, ...] = (True, False)
     dominance: bool = True
     # sim/ascend: only plans whose modeled DMA volume is at most this many times the minimal
-    # bytes (fusion/traffic.py); None: no cap
+    # bytes (schedules/traffic.py); None: no cap
     max_dma_ratio: float | None = None
 
     def core_choices(self, soc: SocSpec) -> tuple[int, ...]:
@@ -215,7 +215,7 @@ def _plan(wl: DwSepWorkload, soc: SocSpec, th: int, tw: int, cores: int = 0):
 def _over_dma_cap(wl: DwSepWorkload, soc: SocSpec, arrays: dict, status: np.ndarray,
                   engines: tuple[str, ...], cap: float) -> np.ndarray:
     """Legal points whose fused kernel moves more than cap × the minimal bytes (the program's
-    DMA bytes; fusion/program_totals.py shares the loops that the points have in common)."""
+    DMA bytes; schedules/program_totals.py shares the loops that the points have in common)."""
 
     over = np.zeros(status.size, bool)
     for i in np.flatnonzero(status < 0):
@@ -247,7 +247,7 @@ def budget_bytes(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube) ->
 
 
 def default_tile(wl: DwSepWorkload, target) -> TileConfig:
-    """The tile `megafuse compile` picks without a database (fusion.tile_policy)."""
+    """The tile `megafuse compile` picks without a database (fusion.driver.tile_policy)."""
 
     return select_tile(wl, target, None)[0]
 

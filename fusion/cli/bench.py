@@ -1,0 +1,157 @@
+"""`megafuse bench MODEL -t TARGET`: fused vs unfused (and ONNX Runtime on llvm), reports."""
+
+from __future__ import annotations
+
+import json
+import sys
+from fusion.report.bench import PIPE_KEYS
+from fusion.report.bench import bench_llvm, bench_sim, compare_baseline, load_report, plot_report
+from fusion.cli.main import _compile_from_args
+from fusion.core.errors import MegafuseError
+from fusion.tuning.measure import no_spin
+from fusion.driver.compiler import compile_model
+from fusion.frontend.onnx_import import read_model
+from fusion.report.trace import chrome_trace
+
+
+def register(sub, add_model_args) -> None:
+    p = sub.add_parser("bench", help="fused vs unfused latency per block and for the whole model "
+                                     "(modeled on sim, measured on llvm)")
+    add_model_args(p, json_flag=False)
+    p.set_defaults(fallback=True)   # the headline never loses to the vendor-like baseline because of a block
+    p.add_argument("--json", dest="json_file", metavar="FILE", help="write the performance report here")
+    p.add_argument("--baseline", metavar="FILE",
+                   help="compare with an earlier report; exit 1 when a latency is > 5%% worse")
+    p.add_argument("--trace", metavar="FILE", help="Chrome trace-event JSON timeline (sim: per core and pipe)")
+    p.add_argument("--plot", metavar="FILE.png", help="bar chart of fused vs unfused per block")
+    p.add_argument("--samples", type=int, default=50, help="llvm: timed samples (default 50)")
+    p.add_argument("--warmup", type=int, default=3, help="llvm: warm-up runs (default 3)")
+    p.set_defaults(func=cmd_bench)
+
+
+def _print(report: dict) -> None:
+    label = report["figures"].upper()
+    print(f"{report['model']} on {report['target']} {report['dtype']} batch {report['batch']} "
+          f"[{label}]" + (f"  threads {report['threads']}" if "threads" in report else ""))
+    modeled = report["figures"] == "modeled"
+    if modeled:
+        print(f"  {'block':<12} {'fused us':>10} {'vendor us':>10} {'vs vendor':>9} {'per-op us':>10} "
+              f"{'vs per-op':>9}  extra")
+    else:
+        print(f"  {'block':<12} {'fused us':>10} {'unfused us':>11} {'speedup':>8}  extra")
+    for r in report["kernels"]:
+        if modeled:
+            extra = (f"DMA {r['gm_bytes_fused'] / 1024:.0f}/{r['gm_bytes_unfused'] / 1024:.0f}/"
+                     f"{r['gm_bytes_min'] / 1024:.0f} KiB (fused/unfused/min) = {r['traffic_ratio']:.2f}x min "
+                     f"(floor on {r['cores']} cores {r['dma_floor_ratio']:.2f}x, any split {r['dma_floor_any_split_ratio']:.2f}x)  HBM {r['hbm_traffic_ratio']:.2f}x min  "
+                     f"UB {r['ub_bytes_used']:,}/"
+                     f"{r['ub_bytes_available']:,}  pw:{r['engine'].get('pw')}  {r['bound']}"
+                     f"{'' if r['bottleneck'].startswith(r['bound']) else ' (' + r['bottleneck'] + ')'}  "
+                     f"efficiency {r['roofline_pct']:.0f}% of roofline (launch floor {r['launch_floor_us']:.1f} us, "
+                     f"{r['roofline_pct_of_body']:.0f}% of roofline after launch)")
+            print(f"  {r['name']:<12} {r['fused_us']:>10.2f} {r['vendor_us']:>10.2f} {r['speedup_vs_vendor']:>8.2f}x "
+                  f"{r['unfused_us']:>10.2f} {r['speedup']:>8.2f}x  {extra}")
+            _print_pipes(r["pipes_us"])
+            if "chain" in r:
+                print(f"  {'':<12} in {r['chain']}: body {r['in_chain_body_us']:.2f} + SyncAll "
+                      f"{r['in_chain_sync_us']:.2f} "
+                      f"= {r['in_chain_us']:.2f} us vs vendor {r['vendor_us']:.2f} us "
+                      f"({r['in_chain_speedup_vs_vendor']:.2f}x; its launch is the chain's)")
+            continue
+        extra = (f"p95 {r['fused']['p95_us']:.1f}/{r['unfused']['p95_us']:.1f}  "
+                 f"cv {r['fused']['cv']:.2f}{' NOISY' if r['fused']['noisy'] or r['unfused']['noisy'] else ''}")
+        print(f"  {r['name']:<12} {r['fused_us']:>10.2f} {r['unfused_us']:>11.2f} {r['speedup']:>7.2f}x  {extra}")
+    for fb in report.get("fallback_blocks", []):
+        print(f"  {fb['nodes'][0]:<12} unfused (fallback): {fb['reason']}")
+    for c in report.get("chains", []):
+        n, stages = len(c["blocks"]), len(c.get("stages", ()))
+        what = f"{n} blocks" if not stages else f"{n - stages} blocks + {stages} GEMM stages"
+        print(f"  {c['name']}: {what} in one launch: {c['time_us']:.1f} us = launch "
+              f"{c['launch_us']:.1f} + bodies {c['body_us']:.1f} + {n - 1} SyncAll {c['sync_us']:.1f} "
+              f"(launched one by one {c['unchained_us']:.1f} us; saves {c['saved_us']:.1f} us)  [MODELED]")
+        if stages:
+            print(f"    GEMM stages: bodies {c['stages_body_us']:.1f} us in the chain (identity-DW copy + GEMM) vs "
+                  f"the vendor's conv+act kernels {c['stages_vendor_body_us']:.1f} us of bodies + "
+                  f"{c['stages_vendor_launch_us']:.1f} us of launches  [MODELED]")
+    if modeled:
+        if report.get("chains"):
+            print(f"  without chains (--no-chain): fused {report['fused_unchained_in_vendor_network_us']:.1f} us")
+        print(f"  whole model: fused {report['fused_in_vendor_network_us']:.1f} us vs vendor-like unfused "
+              f"{report['vendor_latency_us']:.1f} us ({report['speedup_vs_vendor']:.2f}x; {report['vendor_kernels']} "
+              f"vendor kernels, {report['vendor_launch_us']:.0f} us of launches)  [MODELED]")
+        if "vendor_superkernel_us" in report:
+            r = report["speedup_vs_vendor_superkernel"]
+            print(f"  vs the same vendor-like kernels in one SuperKernel-like launch (CANN SuperKernel: PyTorch "
+                  f"graph mode only, not an ATC/ONNX model): {report['vendor_superkernel_us']:.1f} us -> fused is "
+                  + (f"{r:.2f}x faster" if r >= 1 else f"{1 / r:.2f}x SLOWER (its kernels' bodies are larger than "
+                                                       f"the vendor kernels'; its gain is launches)") + "  [MODELED]")
+        print(f"  per-op framework baseline: fused {report['avg_latency_us']:.1f} us, unfused {report['unfused_latency_us']:.1f} us "
+              f"({report['speedup']:.2f}x); chains' traffic / minimal: DMA fused {report['traffic_ratio_fused']:.2f}x, "
+              f"unfused {report['traffic_ratio_unfused']:.2f}x; HBM fused {report['hbm_traffic_ratio_fused']:.2f}x, "
+              f"unfused {report['hbm_traffic_ratio_unfused']:.2f}x  [modeled]")
+    else:
+        o = report["onnxruntime"]
+        print(f"  whole model: fused p50 {report['fused']['p50_us']:.0f} us, unfused p50 "
+              f"{report['unfused']['p50_us']:.0f} us ({report['speedup']:.2f}x), ONNX Runtime p50 "
+              f"{o['p50_us']:.0f} us (fused is {report['vs_onnxruntime']:.2f}x ORT)  [measured]")
+
+
+def _print_pipes(p: dict) -> None:
+    """Per-pipe breakdown of a block, fused vs its vendor-like kernels (MODELED)."""
+
+    def row(d):
+        return " ".join(f"{k} {d[k]:.2f}" for k in PIPE_KEYS)
+    why = []
+    if p["fused_loses_most_on"]:
+        why.append(f"fused loses most on {p['fused_loses_most_on']}")
+    if p["fused_gains_most_on"]:
+        why.append(f"gains most on {p['fused_gains_most_on']}")
+    print(f"  {'':<12} pipes us  fused: {row(p['fused'])}")
+    print(f"  {'':<12} pipes us vendor: {row(p['vendor'])}  ({'+'.join(p['vendor_kernels'])}"
+          f"{'; ' + ', '.join(why) if why else ''})")
+
+
+def cmd_bench(args) -> int:
+
+
+    no_spin()   # measured runs interleave TVM with ONNX Runtime: neither pool spins
+    baseline = load_report(args.baseline) if args.baseline else None
+    cm = _compile_from_args(args)
+    if cm.target.kind == "llvm":
+        args_unfused = dict(target=args.target, dtype=cm.dtype, fuse=False,
+                            input_shapes={k: v[0] for k, v in cm.program.inputs.items()})
+        cm_u = compile_model(args.model, **args_unfused)
+        report, costs = bench_llvm(cm, cm_u, read_model(args.model), args.model, args.warmup, args.samples)
+    elif cm.target.kind == "sim":
+        report, costs = bench_sim(cm, args.model)
+    else:
+        raise MegafuseError("bench runs on llvm (measured) or sim[:SOC] (modeled); "
+                            "use 'megafuse check -t ascend' for the Ascend C kernels")
+    _print(report)
+    if args.json_file:
+        _write(args.json_file, json.dumps(report, indent=2))
+        print(f"wrote {args.json_file}")
+    if args.trace:
+        if not costs:
+            raise MegafuseError("--trace needs a sim target (the timeline comes from the cost model)")
+        _write(args.trace, json.dumps(chrome_trace(costs)))
+        print(f"wrote {args.trace}")
+    if args.plot:
+        plot_report(report, args.plot)
+        print(f"wrote {args.plot}")
+    if baseline is not None:
+        bad = compare_baseline(report, baseline)
+        for line in bad:
+            print(f"REGRESSION {line}", file=sys.stderr)
+        if bad:
+            return 1
+        print(f"no latency more than 5% worse than {args.baseline}")
+    return 0
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+    except OSError as e:
+        raise MegafuseError(f"cannot write '{path}': {e.strerror}") from None

@@ -1,0 +1,58 @@
+"""`megafuse fidelity`: the simulated Ascend target against published on-device measurements.
+
+  megafuse fidelity                 the table (calibration, validation, excluded) and the summary
+  megafuse fidelity --json FILE     the same as JSON
+  megafuse fidelity --points FILE   another points file (same schema as benchmarks/fidelity/points.json)
+"""
+
+from __future__ import annotations
+
+import json
+from fusion.core.errors import MegafuseError
+from fusion.cost.fidelity import POINTS, load_points, summary, table
+
+
+def register(sub, add_model_args=None) -> None:
+    p = sub.add_parser("fidelity", help="modeled vs published on-device Ascend measurements "
+                                        "(calibration and validation sets)",
+                       description=__doc__.splitlines()[0])
+    p.add_argument("--points", metavar="FILE", help="points file (default benchmarks/fidelity/points.json)")
+    p.add_argument("--json", dest="json_file", metavar="FILE", help="write the table and summary here")
+    p.set_defaults(func=cmd_fidelity)
+
+
+def _safe(text: str) -> str:
+    """Points files are data: keep their strings printable, one line."""
+    return "".join(c if c.isprintable() else "?" for c in str(text))
+
+
+def cmd_fidelity(args) -> int:
+
+    doc = load_points(args.points or POINTS)
+    try:
+        rows = table(doc)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as e:
+        raise MegafuseError(f"fidelity points file: malformed point ({type(e).__name__}: {_safe(e)})") from None
+    print("simulated Ascend target vs published measurements  [modeled / measured]")
+    print(f"  {'point':<30} {'soc':<12} {'set':<11} {'measured us':>12} {'modeled us':>11} {'ratio':>6}  source")
+    for r in sorted(rows, key=lambda r: ("calibration", "validation", "excluded").index(r.set)
+                    if r.set in ("calibration", "validation", "excluded") else 3):
+        print(f"  {_safe(r.id):<30} {_safe(r.soc):<12} {_safe(r.set):<11} {r.measured_us:>12.2f} "
+              f"{r.modeled_us:>11.2f} {r.ratio:>6.2f}  {_safe(r.source)}")
+    summ = summary(rows)
+    for s, v in summ.items():
+        net = "" if v["network_max_abs_err"] is None else f", networks max |ratio-1| {v['network_max_abs_err'] * 100:.0f} %"
+        print(f"  {s}: {v['points']} points, median |ratio-1| {v['median_abs_err'] * 100:.1f} %, "
+              f"worst {v['max_factor']:.2f}x off{net}")
+    for e in doc.get("excluded", []):
+        print(f"  not modeled: {_safe(e.get('id'))} ({_safe(e.get('measured_us'))} us): {_safe(e.get('reason'))}")
+    if args.json_file:
+        out = {"rows": [dict(r.__dict__, ratio=r.ratio) for r in rows], "summary": summ,
+               "excluded": doc.get("excluded", []), "figures": "modeled vs measured"}
+        try:
+            with open(args.json_file, "w") as f:
+                json.dump(out, f, indent=1, ensure_ascii=False)
+        except OSError as e:
+            raise MegafuseError(f"cannot write '{_safe(args.json_file)}': {e.strerror}") from None
+        print(f"wrote {_safe(args.json_file)}")
+    return 0

@@ -1,0 +1,246 @@
+"""The Ascend C of a block chain (fusion/driver/compiler/chain.py): several two-phase blocks, one launch.
+
+The chain kernel composes the blocks' own emitted code (EmittedKernel.chain_body: helpers and
+classes, each block in its own namespace) and runs them in order from one entry point with a
+SyncAll between blocks: on 910B one MIX launch and the hard SyncAll<false>() over AIVs and AICs,
+on 310P one launch of the AI cores and the soft SyncAll (the chain's own flags in the workspace, a
+scoped TPipe lending the UB it polls into). A block's residual is the chain's x or an earlier
+block's output (a boundary tensor, still in the workspace). Five GM arguments whatever the chain's
+length:
+
+  x          the first block's input (NC1HWC0)
+  weights    every block's w_dw, b_dw, w_pw, b_pw packed, each at a 512 B-aligned offset
+  y          the last block's output (NC1HWC0)
+  workspace  per block its own two-phase workspace (SyncAll flags, DW result, pre-activation),
+             then the boundary tensors between blocks (NC1HWC0), each 512 B-aligned and followed
+             by BOUNDARY_SLACK readable bytes, then (310P) the chain's SyncAll flags
+  tiling     every block's tiling struct, 8 B-aligned
+
+The layouts are data (ChainLayout) that the host writes and the emulator run reads: one source.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from fusion.codegen.ascendc.cxx import fill, snippet, sub, template
+from fusion.codegen.ascendc.emit_kernel import VERSION, EmittedKernel
+from fusion.codegen.ascendc.kernel_types import ArgSpec, Launch
+from fusion.core.errors import MegafuseError
+from schedules.workload import ceil_div
+from schedules.program_twophase import a_slack_bytes
+
+ALIGN = 512           # packed GM operands start on a 512 B boundary (full-bandwidth DMA bursts)
+TILING_ALIGN = 8
+# readable bytes after each boundary tensor: a gemm_only GEMM stage's last M tile reads its pad rows
+# past the tensor (at most 15 rows of 32 B; schedules/program_twophase.a_slack_bytes)
+BOUNDARY_SLACK = 512
+WEIGHTS = ("w_dw", "b_dw", "w_pw", "b_pw")
+
+
+def _align(n: int, a: int) -> int:
+    return ceil_div(n, a) * a
+
+
+@dataclass(frozen=True)
+class Region:
+    block: str
+    what: str          # w_dw | b_dw | w_pw | b_pw | workspace | boundary | slack | sync
+    offset: int
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class EmittedChain:
+    name: str
+    symbol: str
+    blocks: tuple[EmittedKernel, ...]
+    source: str
+    headers: tuple[tuple[str, str], ...]     # (file name, text): each block's tiling header
+    weights: tuple[Region, ...]
+    workspace: tuple[Region, ...]
+    tiling_offsets: tuple[int, ...]
+    block_dim: int
+    residual_from: tuple[int | None, ...] = ()   # per block: -1 the chain's x, j block j's output
+    stages: tuple[str, ...] = ()                 # blocks that are GEMM stages (fusion/driver/compiler/chain_stage.py)
+
+    @property
+    def source_name(self) -> str:
+        return f"{self.symbol}.cpp"
+
+    @property
+    def coupled(self) -> bool:
+        """310P: one launch of the AI cores, the soft SyncAll between blocks."""
+        return self.blocks[0].plan.soc.coupled
+
+    @property
+    def launch(self) -> Launch:
+        args = ("x", "weights", "y", "workspace", "tiling")
+        if self.coupled:
+            return Launch(self.symbol, self.block_dim, "AICORE", args,
+                          f"chain of {len(self.blocks)} two-phase blocks, soft SyncAll between blocks")
+        return Launch(self.symbol, self.block_dim, "MIX_AIC_1_2", args,
+                      f"chain of {len(self.blocks)} two-phase blocks, SyncAll between blocks", "mix_aic_1_2")
+
+    @property
+    def weights_bytes(self) -> int:
+        return max((r.offset + r.nbytes for r in self.weights), default=0)
+
+    @property
+    def workspace_bytes(self) -> int:
+        return max((r.offset + r.nbytes for r in self.workspace), default=0)
+
+    def args(self) -> tuple[ArgSpec, ...]:
+        first, last = self.blocks[0], self.blocks[-1]
+        return (first.arg("x"),
+                ArgSpec("weights", "weight", "uint8", "ND", (self.weights_bytes,),
+                        "every block's w_dw, b_dw, w_pw, b_pw (layouts of the block kernels), packed"),
+                last.arg("y"),
+                ArgSpec("workspace", "workspace", "uint8", "ND", (self.workspace_bytes,),
+                        "per block its two-phase workspace, then the boundary tensors"),
+                ArgSpec("tiling", "tiling", "uint8", "ND", (len(self.tiling_bytes()),), "every block's tiling struct"))
+
+    def tiling_bytes(self) -> bytes:
+        out = bytearray()
+        for off, ek in zip(self.tiling_offsets, self.blocks):
+            out += bytes(off - len(out)) + ek.tiling_bytes()
+        return bytes(out)
+
+    def zeroed(self) -> tuple[tuple[int, int], ...]:
+        """(offset, bytes) of the workspace the host zeroes: each block's SyncAll flags, and the
+        chain's own (310P)."""
+        own = tuple((r.offset, ek.workspace_zeroed_bytes) for r, ek in
+                    zip((r for r in self.workspace if r.what == "workspace"), self.blocks) if ek.workspace_zeroed_bytes)
+        return own + tuple((r.offset, r.nbytes) for r in self.workspace if r.what == "sync")
+
+    def manifest(self) -> str:
+        """The host's layout of the packed arguments (JSON)."""
+        return json.dumps({
+            "symbol": self.symbol, "blocks": [ek.block for ek in self.blocks], "block_dim": self.block_dim,
+            "kernel_type": "KERNEL_TYPE_AICORE" if self.coupled else "KERNEL_TYPE_MIX_AIC_1_2",
+            "args": [{"name": a.name, "dtype": a.dtype, "format": a.fmt, "shape": list(a.shape)} for a in self.args()],
+            "weights": [r.__dict__ for r in self.weights], "workspace": [r.__dict__ for r in self.workspace],
+            "workspace_zeroed": [list(z) for z in self.zeroed()],
+            "tiling_offsets": list(self.tiling_offsets), "residual_from": list(self.residual_from),
+            "stages": list(self.stages),
+            "stage_weights": "a GEMM stage's w_dw is 1 and its b_dw 0 on the real channels (the identity "
+                             "depthwise); its w_pw / b_pw are the 1x1 conv's folded weights and bias in the "
+                             "PW layouts of the block kernel" if self.stages else "",
+            "tiling_structs": [ek.tiling_struct for ek in self.blocks],
+        }, indent=2) + "\n"
+
+
+def _res_source(name: str, kernels: list[EmittedKernel], residual_from) -> list[int | None]:
+    """Per block: where its residual comes from (-1: the chain's x, j: block j's output, None)."""
+    res = list(residual_from) if residual_from else [None] * len(kernels)
+    if len(res) != len(kernels):
+        raise MegafuseError(f"chain {name}: {len(res)} residual sources for {len(kernels)} blocks")
+    for k, (ek, j) in enumerate(zip(kernels, res)):
+        has = any(a.name == "res" for a in ek.args)
+        if has != (j is not None) or (j is not None and not -1 <= j < k):
+            raise MegafuseError(f"chain {name}: block {ek.block}'s residual source {j} does not match its kernel")
+        src = kernels[0].arg("x") if j == -1 else kernels[j].arg("y") if j is not None else None
+        if src is not None and (src.shape, src.dtype) != (ek.arg("res").shape, ek.arg("res").dtype):
+            raise MegafuseError(f"chain {name}: block {ek.block}'s residual does not match its source")
+    return res
+
+
+def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stages=()) -> EmittedChain:
+    """The chain kernel of `kernels` (two-phase, one SoC, in order; block k's y is block k+1's x).
+    residual_from: per block, the producer of its residual (-1: the chain's x; None: none);
+    stages: the blocks that are GEMM stages (identity DW; the host packs their weights so)."""
+    if len(kernels) < 2:
+        raise MegafuseError(f"chain {name}: needs at least two blocks")
+    soc = kernels[0].plan.soc
+    for ek in kernels:
+        if ek.variant != "two-phase" or not ek.chain_body:
+            raise MegafuseError(f"chain {name}: block {ek.block} is not a two-phase kernel")
+        if ek.plan.soc != soc:
+            raise MegafuseError(f"chain {name}: block {ek.block} is built for {ek.plan.soc.name}, "
+                                f"the chain for {soc.name}")
+        if {a.name for a in ek.args} - {"res"} != {"x", *WEIGHTS, "y", "workspace", "tiling"}:
+            raise MegafuseError(f"chain {name}: block {ek.block} has inputs besides x, its weights and a residual")
+    for a, b in zip(kernels, kernels[1:]):
+        if a.arg("y").shape != b.arg("x").shape or a.arg("y").dtype != b.arg("x").dtype:
+            raise MegafuseError(f"chain {name}: {a.block}'s output does not match {b.block}'s input")
+    res = _res_source(name, kernels, residual_from)
+    for k, ek in enumerate(kernels):
+        if ek.plan.gemm_only and a_slack_bytes(ek.plan) and (k == 0 or a_slack_bytes(ek.plan) > BOUNDARY_SLACK):
+            raise MegafuseError(f"chain {name}: block {ek.block} reads past its input, which has no slack there")
+    if not set(stages) <= {ek.block for ek in kernels}:
+        raise MegafuseError(f"chain {name}: GEMM stages {sorted(set(stages) - {ek.block for ek in kernels})} "
+                            f"are not among its blocks")
+    sym = f"megafuse_{name}"
+    weights, off = [], 0
+    for ek in kernels:
+        for w in WEIGHTS:
+            n = ek.arg(w).nbytes
+            weights.append(Region(ek.block, w, off, n))
+            off = _align(off + n, ALIGN)
+    work, off = [], 0
+    for ek in kernels:
+        work.append(Region(ek.block, "workspace", off, ek.workspace_bytes))
+        off = _align(off + ek.workspace_bytes, ALIGN)
+    for ek in kernels[:-1]:
+        n = ek.arg("y").nbytes
+        work.append(Region(ek.block, "boundary", off, n))
+        work.append(Region(ek.block, "slack", off + n, BOUNDARY_SLACK))   # readable, never written
+        off = _align(off + n + BOUNDARY_SLACK, ALIGN)
+    if soc.coupled:   # the soft SyncAll's flags between blocks: 32 B per core, zeroed by the host
+        work.append(Region(name, "sync", off, soc.vector_cores * 32))
+    tiling_offsets, off = [], 0
+    for ek in kernels:
+        tiling_offsets.append(off)
+        off = _align(off + len(ek.tiling_bytes()), TILING_ALIGN)
+
+    w_at = {(r.block, r.what): r.offset for r in weights}
+    ws_at = {r.block: r.offset for r in work if r.what == "workspace"}
+    out_at = {r.block: r.offset for r in work if r.what == "boundary"}
+    calls, bodies = [], []
+    last = len(kernels) - 1
+    for k, ek in enumerate(kernels):
+        ns = f"{sym}_b{k}"
+        bodies.append(f"namespace {ns} {{\n{ek.chain_body}}}  // namespace {ns}\n")
+        prev = kernels[k - 1].block if k else ""
+        block_call = template("chain_block_core.h" if soc.coupled else "chain_block.h")
+        calls.append(sub(block_call, K=k, BLOCK=ek.block, NS=ns, OPTYPE=ek.op_type,
+                          TILING=ek.tiling_struct, TILING_OFF=tiling_offsets[k], WS_OFF=ws_at[ek.block],
+                          IN="x" if k == 0 else f"ws + {out_at[prev]}",
+                          OUT="y" if k == last else f"ws + {out_at[ek.block]}",
+                          IN_WHAT="x" if k == 0 else f"{prev}'s output (workspace)",
+                          RES_ARG=("" if res[k] is None else "x, " if res[k] == -1
+                                   else f"ws + {out_at[kernels[res[k]].block]}, "),
+                          OUT_WHAT="y" if k == last else "its output (workspace)",
+                          **{w.upper(): w_at[ek.block, w] for w in WEIGHTS}))
+        if k != last:
+            calls.append(sub(snippet("CHAIN_SYNC_ALL_SOFT"), SYNC_OFF=work[-1].offset, SYNC_BYTES=work[-1].nbytes)
+                         if soc.coupled else snippet("CHAIN_SYNC_ALL"))
+    source = fill(template("chain_entry.cpp"), VERSION=VERSION, SYM=sym, N=len(kernels),
+                  TASK_TYPE="" if soc.coupled else snippet("TASK_MIX_1_2"),
+                  SYNC_WHAT=("the soft SyncAll on the chain's flags" if soc.coupled
+                             else "hard SyncAll<false>() over all AIVs and AICs"),
+                  BLOCKS=", ".join(ek.block for ek in kernels),
+                  INCLUDES="".join(f'#include "{ek.tiling_header_name}"\n' for ek in kernels),
+                  BODIES="\n".join(bodies), STAGES="".join(calls))
+    headers = tuple((ek.tiling_header_name, ek.tiling_header) for ek in kernels)
+    return EmittedChain(name, sym, tuple(kernels), source, headers, tuple(weights), tuple(work),
+                        tuple(tiling_offsets), max(ek.block_dim for ek in kernels), tuple(res), tuple(stages))
+
+
+def pack_weights(ec: EmittedChain, arrays: dict[str, dict]) -> "np.ndarray":
+    """arrays: block name -> {w_dw, b_dw, w_pw, b_pw: NumPy arrays in the block kernel's layout}."""
+    import numpy as np
+
+    out = np.zeros(ec.weights_bytes, np.uint8)
+    by_block = {ek.block: ek for ek in ec.blocks}
+    for r in ec.weights:
+        spec = by_block[r.block].arg(r.what)
+        a = np.ascontiguousarray(arrays[r.block][r.what], dtype=np.dtype(spec.dtype))
+        if a.shape != spec.shape:
+            raise MegafuseError(f"chain {ec.name}: {r.block}.{r.what} has shape {a.shape}, expected {spec.shape}")
+        out[r.offset:r.offset + r.nbytes] = a.reshape(-1).view(np.uint8)
+    return out
+
+
+__all__ = ["ALIGN", "WEIGHTS", "EmittedChain", "Region", "emit_chain", "pack_weights"]

@@ -1,0 +1,204 @@
+"""two-phase (schedules/twophase.py, schedules/program_twophase.py): DW units on the vector cores
+-> GM workspace, SyncAll, the PW as an M x N GEMM with K streamed on the cube cores.
+
+  910B  one KERNEL_TYPE_MIX_AIC_1_2 launch; the AIVs run phase 1 (and phase 3, the epilogue, when
+        Fixpipe cannot finish y), the AICs phase 2; hard SyncAll<false>() (AICs and AIVs) between.
+  310P  one launch on the coupled AI cores: phase 1 on the vector unit, soft SyncAll (GM flags in
+        the workspace, zeroed by the host), phase 2 on the cube with the L0C -> UB epilogue.
+
+The loops are the program's: DW unit u = tile x ciSteps + q round-robin over the plan's cores,
+GEMM tile u = mi x coSteps + j round-robin over the program's GEMM (and epilogue) cores, K in
+blocks of kb channel blocks; so the emulator's GM bytes and cube fractals equal Program.counts.
+"""
+
+from __future__ import annotations
+
+import fusion.codegen.ascendc.cxx as cxx
+from fusion.codegen.ascendc.cxx import buffer_field, snippet, sub, template
+from fusion.codegen.ascendc.forms16 import cube_bias_values, dw16_values, epi16_ops, grouped_act1, l0c_to_y16
+from fusion.codegen.ascendc.kernel_types import ArgSpec, Launch
+from fusion.core.ir import C0
+from schedules.plan import KernelPlan
+from schedules.program_twophase import build_twophase
+from schedules.twophase import fixpipe, gemm_m, workspace_bytes
+from schedules.workload import ceil_div
+
+# kernel member of each two-phase plan buffer (name, scope): the one-phase table (cxx.MEMBERS)
+# with the GEMM's double-buffered L0 queues and the buffers only this variant has
+MEMBERS = {
+    **cxx.MEMBERS,
+    ("sync_ub", "UB"): ("syncUbBuf", "TBuf<TPosition::VECCALC>", False),
+    ("a_l1", "L1"): ("aL1Que", "TQue<TPosition::A1, @COPIES@>", True),
+    ("b_l1", "L1"): ("bL1Que", "TQue<TPosition::B1, @COPIES@>", True),
+    ("b_res", "L1"): ("bResQue", "TQue<TPosition::B1, 1>", True),
+    ("a_l0a", "L0A"): ("aL0Que", "TQue<TPosition::A2, @COPIES@>", True),
+    ("b_l0b", "L0B"): ("bL0Que", "TQue<TPosition::B2, @COPIES@>", True),
+    ("pw_acc", "L0C"): ("cQue", "TQue<TPosition::CO1, @COPIES@>", True),
+    ("y_acc", "UB"): ("yAccBuf", "TBuf<TPosition::VECCALC>", False),
+    ("act2_tmp", "UB"): ("act2TmpBuf", "TBuf<TPosition::VECCALC>", False),
+}
+
+
+def buffer_code(plan: KernelPlan, ns: str, scopes: set[str]) -> tuple[list[str], list[str]]:
+    """cxx.buffer_code with the two-phase members; dw_out's two copies are one TBuf."""
+    return cxx.buffer_code(plan, ns, scopes, MEMBERS, scratch_copies=True)
+
+
+def launch_cores(plan: KernelPlan) -> tuple[int, int, int]:
+    """(GEMM cores, epilogue AIVs, launch block_dim) from the lowered program."""
+    prog = build_twophase(plan)
+    busy = {ph.name: sum(1 for c in ph.assignment if c) for ph in prog.phases}
+    gemm = busy["gemm"]
+    epi = busy.get("epi", 0)
+    if plan.soc.coupled:
+        return gemm, epi, gemm if plan.gemm_only else max(plan.cores, gemm)
+    ratio = plan.aic_ratio
+    return gemm, epi, max(gemm, ceil_div(plan.cores, ratio), ceil_div(epi, ratio), 1)
+
+
+def tiling_fields(plan: KernelPlan) -> tuple[tuple[str, int], ...]:
+    """The fields the two-phase kernel adds to the tiling struct."""
+    wl, soc = plan.workload, plan.soc
+    prog = build_twophase(plan)
+    gemm, epi, _ = launch_cores(plan)
+    frac = soc.cube_fractal[0]
+    ws = workspace_bytes(wl, soc)
+    return (("m", gemm_m(wl)), ("mAl", ceil_div(gemm_m(wl), frac) * frac), ("bm", prog.bm), ("kb", prog.kb),
+            ("kSteps", ceil_div(wl.c1, prog.kb)),
+            ("mTiles", prog.m_tiles), ("gemmCores", gemm), ("epiCores", epi),
+            ("wsSync", ws["sync_ws"]), ("wsPre", ws["pre_ws"]))
+
+
+def workspace_total(plan: KernelPlan) -> int:
+    return sum(workspace_bytes(plan.workload, plan.soc).values())
+
+
+GROUPED_NOTE = (" (grouped DW form: one instruction per tap and group of 8 channel blocks over the tile's "
+                "rows at the input pitch, bias and act1 in fp16)")
+
+
+def grouped_values(plan: KernelPlan) -> dict[str, str]:
+    """The slots that differ between phase 1's DW forms (plan.dw_grouped, plan.dw_post16)."""
+    if plan.dw_grouped:
+        return dict(COMPUTE_DW=template("compute_dw_grouped.h"), ACT1_GROUPED=grouped_act1(plan.workload.act1),
+                    DW_BIAS16=snippet("DW_BIAS16"))
+    if plan.dw_post16:   # the per-block form, its first tap a Mul and its post-ops in fp16
+        return dw16_values(plan, "0")
+    # (COMPUTE_DW here too: its DW_BASE slot is the two-phase one)
+    return dict(COMPUTE_DW=template("compute_dw.h"), DW_BIAS16="")
+
+
+def resident_values(plan: KernelPlan) -> dict[str, str]:
+    """The slots that differ when phase 2's PW weights are resident in L1 (plan.b_resident): the
+    load while phase 1 runs (310P: in the DW loop after the first x block; 910B: the AIC before
+    its SyncAll), the K loop's L0B source, and no per-K-step B block."""
+    if not plan.b_resident:
+        return dict(B_IN=snippet("B_IN_STREAM"), B_FREE=snippet("B_FREE_STREAM"), B_L1_ARGS="b1, kbq, kbq, 0",
+                    TP_PRELOAD="", TP_PRELOAD_DW="", TP_PRELOAD_AIC="", B_RES_TAKE="", B_RES_FREE="")
+    coupled = plan.soc.coupled
+    return dict(B_IN="", B_FREE="", B_L1_ARGS="bRes, kbq, tl.c1, k0", TP_PRELOAD=template("twophase_preload.h"),
+                TP_PRELOAD_DW=snippet("TP_PRELOAD_DW") if coupled else "",
+                TP_PRELOAD_AIC="" if coupled else snippet("TP_PRELOAD_AIC"),
+                B_RES_TAKE=snippet("B_RES_TAKE"), B_RES_FREE=snippet("B_RES_FREE"))
+
+
+def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...], sym: str) -> tuple[str, str, Launch]:
+    """(kernel class text, entry point text, launch) of this variant; `values` fill the slots."""
+    wl, soc = plan.workload, plan.soc
+    res, bufs = wl.residual, plan.kernel_buffers
+    fix = fixpipe(wl, soc)
+    names = {b.name for b in bufs}
+    res_in = template("twophase_res_in.h") if res else ""
+    res_free = snippet("RES_FREE_TP") if res else ""
+    common = dict(TP_GM=template("twophase_gm.h"), TP_MEMBERS=template("twophase_members.h"),
+                  TP_DW=template("twophase_dw.h"), TP_GEMM_TILE=template("twophase_gemm_tile.h"),
+                  TP_GEMM=template("twophase_gemm.h"), DW=template("dw.h"), CAST_DW=values["CAST_DW"], TAP_ACC=values["TAP_ACC"],
+                  WIDEN_DW=values["WIDEN_DW"], DW_POST=values["DW_POST"],
+                  DW_BASE="0",   # a unit's DW result sits at the start of its copy of dw_out
+                  DW_OUT=f"dwOutBuf.Get<T>()[dwSlot * (tl.{buffer_field('dw_out')} / sizeof(T))]",
+                  TP_RES_IN=res_in, TP_RES_ARG="resT[j * rows * C0], " if res else "", TP_RES_FREE=res_free,
+                  DW_GM="(__gm__ T*)x" if plan.gemm_only else "(__gm__ T*)(usr + t.wsSync)",
+                  A_LOAD=snippet("A_LOAD_X") if plan.gemm_only else snippet("A_LOAD_WS"),
+                  **resident_values(plan))
+    common.update(grouped_values(plan))   # the DW form's slots (may replace TAP_ACC)
+    gm_prologue = gm_free = ""
+    if soc.coupled:
+        bias = cube_bias_values(plan, "rows", "tl.bm")
+        members, inits = buffer_code(plan, ns, {"UB", "L1", "L0A", "L0B", "L0C"})
+        if len(members) != len(bufs):
+            raise ValueError("the 310P two-phase kernel holds UB / L1 / L0 buffers only")
+        # gemm_only (an identity DW, x in the A layout): no phase 1, no barrier before the GEMM
+        process = ((snippet("TP_PRELOAD_CORE") if plan.b_resident else "") if plan.gemm_only
+                   else snippet("TP_PHASE1_CORE"))
+        body = sub(template("twophase_core.h"), **common, MEMBERS="\n".join(members), INITS="\n".join(inits),
+                   TP_PROCESS_CORE=process,
+                   TP_INIT_MAIN=sub(template("twophase_init.h"), CLASS="TwoPhase@OPTYPE@",
+                                    SCOPES="UB, L1, L0A, L0B, L0C"),
+                   EPILOGUE_BLOCK="" if plan.epi_post16 else template("epilogue_block.h"),
+                   GEMM_PROLOGUE=template("b_pw_load.h") + (snippet("B_PW16") if plan.epi_post16 else "")
+                   + bias["BIAS_SETUP"], GEMM_BIAS=bias["BIAS_MMAD"],
+                   GEMM_FREE=snippet("B_PW_FREE"), GEMM_MMAD=template("twophase_mmad.h"),
+                   GEMM_EPILOGUE=(sub(template("twophase_epi_ub16.h"), EPI16_OPS=epi16_ops(plan, "yT"),
+                                      L0C_TO_Y16=l0c_to_y16(plan, 16, "static_cast<uint16_t>(rows / 16)", "rows", "rows"))
+                                  if plan.epi_post16 else template("twophase_epi_ub.h")))
+        entry_body = template("twophase_entry_core.h")
+        task = ""
+    else:
+        members, inits = buffer_code(plan, ns, {"UB"})
+        aic_members, aic_inits = buffer_code(plan, ns, {"L1", "L0A", "L0B", "L0C", "BT"})
+        if len(members) + len(aic_members) != len(bufs):
+            raise ValueError("the 910B two-phase kernel holds UB (AIV) and L1 / L0 / BT (AIC) buffers only")
+        if fix:
+            gm_prologue = template("aic_b_pw_load.h")
+            gm_free = snippet("B_PW_L1_FREE")
+        phase3 = snippet("TP_PHASE3") if not fix else ""
+        body = sub(template("twophase_aiv.h"), **common, MEMBERS="\n".join(members), INITS="\n".join(inits),
+                   TP_INIT_MAIN=sub(template("twophase_init.h"), CLASS="TwoPhaseAiv@OPTYPE@", SCOPES="UB"),
+                   TP_INIT_AIC=sub(template("twophase_init.h"), CLASS="TwoPhaseAic@OPTYPE@",
+                                   SCOPES="L1 / L0A / L0B / L0C / BT"),
+                   AIC_MEMBERS="\n".join(aic_members), AIC_INITS="\n".join(aic_inits), PHASE3=phase3,
+                   # gemm_only (an identity DW, x in the A layout): no phase 1, no barrier before the GEMM
+                   TP_PHASE1="" if plan.gemm_only else snippet("TP_PHASE1"),
+                   TP_WAIT1="" if plan.gemm_only else snippet("TP_WAIT1"),
+                   AIC_PHASE3=snippet("TP_AIC_PHASE3") if not fix else "",
+                   TP_EPI=("" if fix else template("twophase_epi_phase.h")
+                           + ("" if plan.epi_post16 else template("epilogue_block.h"))),
+                   EPI_TILE=(sub(snippet("EPI_TILE_16"), EPI16_OPS=epi16_ops(plan, "pre"))
+                             if plan.epi_post16 else snippet("EPI_TILE_F32")),
+                   B_PW_LOAD=template("b_pw_load.h") + (snippet("B_PW16") if plan.epi_post16 else ""),
+                   GEMM_PROLOGUE=gm_prologue, GEMM_FREE=gm_free,
+                   GEMM_MMAD=template("twophase_mmad_bias.h") if fix else template("twophase_mmad.h"), GEMM_BIAS="",
+                   GEMM_EPILOGUE=template("twophase_fixpipe_y.h") if fix else template("twophase_fixpipe_pre.h"),
+                   RELU="true" if wl.act2 == "relu" else "false")
+        entry_body = template("twophase_entry_mix.h")
+        task = snippet("TASK_MIX_1_2")
+    entry = sub(template("entry_two_phase.cpp"), TASK_TYPE=task, ENTRY_BODY=entry_body)
+    gemm, epi, dim = launch_cores(plan)
+    if soc.coupled:
+        launch = Launch(sym, dim, "AICORE", tuple(a.name for a in args),
+                        f"two-phase: DW on {plan.cores} AI cores, SyncAll, GEMM on {gemm}")
+    else:
+        launch = Launch(sym, dim, "MIX_AIC_1_2", tuple(a.name for a in args),
+                        f"two-phase MIX kernel: DW on {plan.cores} AIVs, SyncAll, GEMM on {gemm} AICs"
+                        + (f", SyncAll, epilogue on {epi} AIVs" if epi else ""), "mix_aic_1_2")
+    return body, entry, launch
+
+
+def twophase_notes(ek) -> str:
+    """The README paragraph of a two-phase kernel (emit_host._variant_notes)."""
+    p = ek.plan
+    prog = build_twophase(p)
+    gemm, epi, dim = launch_cores(p)
+    fix = fixpipe(p.workload, p.soc)
+    where = ("one MIX launch (`KERNEL_TYPE_MIX_AIC_1_2`, block dim " f"{dim}); hard `SyncAll<false>()` over AICs and AIVs"
+             if not p.soc.coupled else f"one launch on {dim} AI cores; soft `SyncAll(gm, ub)` with flags in the workspace")
+    tail = ("Fixpipe writes y (bias table, act2 on the fly)" if fix else
+            f"the pre-activation goes to the workspace; after a second SyncAll {epi} AIVs add bias, act2, residual"
+            if not p.soc.coupled else "L0C -> UB per output block, bias, act2, residual and the cast on the vector unit")
+    first = (f"no phase 1: the DW is the identity and the GEMM reads x (C1, M = {gemm_m(p.workload)} pixels, C0) "
+             f"directly" if p.gemm_only else
+             f"phase 1 runs the {p.n_tiles * p.ci_steps} DW units (tile x ci-block) round-robin on "
+             f"{p.cores} vector cores{GROUPED_NOTE if p.dw_grouped else ''} and writes the DW result to the GM "
+             f"workspace (C1, M = {gemm_m(p.workload)} pixels padded to 16, C0)")
+    return (f"- Two phases, {where}: {first}; phase 2 runs {prog.m_tiles} x {prog.n_tiles} GEMM tiles of {prog.bm} rows x {p.cob} "
+            f"output blocks on {gemm} cube cores, K in blocks of {prog.kb} channel blocks through L1 / L0; {tail}.\n")

@@ -1,0 +1,281 @@
+"""Results of the cost model (KernelCost, UnfusedCost), the counting accumulator and the
+assembly of a kernel's time from its core runs, its GM floors and its L2 split. MODELED."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from schedules.l2 import _L2
+from fusion.cost.pipes import CoreRun
+from fusion.cost.primitives import (
+    MODELED,
+    PIPES,
+    TIMELINE_TILES,
+    VecWork,
+    cube_cycles,
+    cycles_to_us,
+    dma_us,
+)
+from fusion.core.soc import SocSpec
+from schedules.workload import ceil_div
+
+
+@dataclass(frozen=True)
+class Event:
+    core: str
+    pipe: str
+    start_us: float
+    dur_us: float
+    label: str
+
+
+@dataclass(frozen=True)
+class KernelCost:
+    """Modeled cost of one kernel. `roofline_pct` = efficiency = 100 · roofline_us / time_us
+    (<= 100 %; 100 % would be a kernel at its roofline bound)."""
+
+    name: str
+    soc: str
+    time_us: float
+    launch_us: float
+    body_us: float
+    per_pipe_us: dict[str, float]            # busy time of each pipe on its busiest core
+    per_core: dict[str, dict[str, float]]    # core -> {pipe busy..., "end": finish time}
+    gm_read_bytes: int
+    gm_write_bytes: int
+    traffic: dict[str, int]                  # input, weights, residual, output, handoff, intermediate
+    min_gm_bytes: int
+    flops: int
+    roofline_us: float
+    roofline_pct: float
+    bottleneck: str
+    bottleneck_detail: str
+    engine: dict[str, str]                   # stage -> vector | cube
+    cores_used: int
+    counts: dict[str, float]                 # totals over all cores: dma, bursts, instrs, repeats, fractals
+    timeline: tuple[Event, ...]
+    timeline_note: str
+    tile: str = ""
+    notes: tuple[str, ...] = ()
+    label: str = MODELED
+    # L2 / HBM split of the DMA traffic above (gm_* count every byte MTE2/MTE3 move; these count
+    # what reaches HBM): first reads of each tensor and the writes L2 writes back; see _l2_policy
+    hbm_read_bytes: int = 0
+    hbm_write_bytes: int = 0
+    l2_hit_bytes: int = 0                    # DMA bytes L2 serves without an HBM transfer
+    hbm_traffic: dict[str, int] = field(default_factory=dict)   # per traffic kind, read + write
+    l2_working_set_bytes: int = 0            # every tensor the kernel touches
+    l2_fits: bool = False                    # working set <= soc.l2_bytes (else no L2 hits)
+    dma_us_by_kind: dict[str, float] = field(default_factory=dict)   # DMA µs per kind, summed over cores
+
+    @property
+    def gm_bytes(self) -> int:
+        return self.gm_read_bytes + self.gm_write_bytes
+
+    @property
+    def traffic_ratio(self) -> float:
+        """DMA (MTE2 + MTE3) bytes / minimal bytes."""
+        return self.gm_bytes / self.min_gm_bytes if self.min_gm_bytes else float("nan")
+
+    @property
+    def hbm_bytes(self) -> int:
+        return self.hbm_read_bytes + self.hbm_write_bytes
+
+    @property
+    def hbm_traffic_ratio(self) -> float:
+        """HBM bytes / minimal bytes: the traffic that reaches HBM after L2 hits."""
+        return self.hbm_bytes / self.min_gm_bytes if self.min_gm_bytes else float("nan")
+
+    def as_dict(self) -> dict:
+        return {
+            "name": self.name, "label": self.label, "soc": self.soc, "tile": self.tile,
+            "time_us": self.time_us, "launch_us": self.launch_us, "body_us": self.body_us,
+            "per_pipe_us": dict(self.per_pipe_us), "per_core": {k: dict(v) for k, v in self.per_core.items()},
+            "gm_read_bytes": self.gm_read_bytes, "gm_write_bytes": self.gm_write_bytes,
+            "gm_bytes": self.gm_bytes, "traffic": dict(self.traffic), "min_gm_bytes": self.min_gm_bytes,
+            "traffic_ratio": self.traffic_ratio, "hbm_read_bytes": self.hbm_read_bytes,
+            "hbm_write_bytes": self.hbm_write_bytes, "hbm_bytes": self.hbm_bytes,
+            "l2_hit_bytes": self.l2_hit_bytes, "hbm_traffic": dict(self.hbm_traffic),
+            "hbm_traffic_ratio": self.hbm_traffic_ratio, "l2_working_set_bytes": self.l2_working_set_bytes,
+            "l2_fits": self.l2_fits, "dma_us_by_kind": dict(self.dma_us_by_kind), "flops": self.flops, "roofline_us": self.roofline_us,
+            "roofline_pct": self.roofline_pct, "bottleneck": self.bottleneck,
+            "bottleneck_detail": self.bottleneck_detail, "engine": dict(self.engine),
+            "cores_used": self.cores_used, "counts": dict(self.counts), "notes": list(self.notes),
+            "timeline_note": self.timeline_note,
+            "timeline": [e.__dict__.copy() for e in self.timeline],
+        }
+
+
+@dataclass(frozen=True)
+class UnfusedCost:
+    variant: str
+    time_us: float
+    gm_bytes: int
+    kernels: tuple[KernelCost, ...]
+    label: str = MODELED
+
+    @property
+    def launch_us(self) -> float:
+        return sum(k.launch_us for k in self.kernels)
+
+    @property
+    def hbm_bytes(self) -> int:
+        """What reaches HBM over all kernels (each intermediate written and read back)."""
+        return sum(k.hbm_bytes for k in self.kernels)
+
+    def as_dict(self) -> dict:
+        return {"variant": self.variant, "label": self.label, "time_us": self.time_us,
+                "gm_bytes": self.gm_bytes, "hbm_bytes": self.hbm_bytes, "launch_us": self.launch_us,
+                "kernels": [k.as_dict() for k in self.kernels]}
+
+
+class _Acc:
+    """Accumulates traffic and instruction counts while steps are built."""
+
+    def __init__(self):
+        self.traffic = {"input": 0, "weights": 0, "residual": 0, "output": 0,
+                        "handoff": 0, "intermediate": 0}
+        self.read = dict.fromkeys(self.traffic, 0)   # the reads among `traffic`, per kind
+        self.reads = 0
+        self.writes = 0
+        self.counts = {"dma_transfers": 0, "dma_bursts": 0, "vector_instrs": 0,
+                       "vector_repeats": 0, "cube_fractals": 0}
+        self.dma_time = dict.fromkeys(self.traffic, 0.0)   # per kind: DMA µs summed over cores
+
+    def dma(self, soc, kind, nbytes, bursts, direction, active, times=1, hit=0.0) -> float:
+        if nbytes <= 0:
+            return 0.0
+        self.traffic[kind] += nbytes * times
+        if direction == "in":
+            self.reads += nbytes * times
+            self.read[kind] += nbytes * times
+        else:
+            self.writes += nbytes * times
+        self.counts["dma_transfers"] += ceil_div(max(1, bursts), soc.dma_max_bursts) * times
+        self.counts["dma_bursts"] += max(1, bursts) * times
+        t = dma_us(soc, nbytes, bursts, direction, active, hit)
+        self.dma_time[kind] += t * times
+        return t
+
+    def vec(self, soc, work: VecWork, times=1) -> float:
+        self.counts["vector_instrs"] += work.instrs * times
+        self.counts["vector_repeats"] += work.repeats * times
+        return cycles_to_us(soc, work.cycles(soc))
+
+    def cube(self, soc, fractals, dtype, times=1) -> float:
+        self.counts["cube_fractals"] += fractals * times
+        return cycles_to_us(soc, cube_cycles(soc, fractals, dtype))
+
+    def merge(self, other: "_Acc", times: int) -> None:
+        for k, v in other.traffic.items():
+            self.traffic[k] += v * times
+        for k, v in other.read.items():
+            self.read[k] += v * times
+        for k, v in other.counts.items():
+            self.counts[k] += v * times
+        for k, v in other.dma_time.items():
+            self.dma_time[k] += v * times
+        self.reads += other.reads * times
+        self.writes += other.writes * times
+
+
+def _launch_us(soc: SocSpec, cores: int) -> float:
+    return soc.launch_base_us + soc.launch_per_core_us * cores
+
+
+def _vector_peak_flops_per_us(soc: SocSpec, elem_bytes: int) -> float:
+    lanes = soc.vector_repeat_bytes / elem_bytes
+    return 2 * lanes * soc.vector_repeats_per_cycle * soc.clock_ghz * 1e3 * soc.vector_cores
+
+
+def _cube_peak_flops_per_us(soc: SocSpec, dtype: str) -> float:
+    m, k, n = soc.cube_fractal
+    per_cycle = 2 * m * k * n / cube_cycles(soc, 1, dtype)
+    return per_cycle * soc.clock_ghz * 1e3 * soc.cube_cores
+
+
+def _classify(launch: float, body: float, floor: float, runs: dict[str, CoreRun],
+              floor_what: str = "total GM bytes at HBM bandwidth") -> tuple[str, str]:
+    """Bottleneck class: 调度开销 (launch), 调度空洞 (idle > 10 %),
+    访存受限 (memory), 计算受限 (vector / cube)."""
+    if launch >= body:
+        return "launch-bound", f"launch/head cost {launch:.2f} us >= kernel body {body:.2f} us (调度开销)"
+    crit = max(runs, key=lambda c: runs[c].end)
+    run = runs[crit]
+    if floor >= run.end:
+        return "memory-bound", (f"{floor_what} ({floor:.2f} us) exceed the busiest "
+                                f"core ({run.end:.2f} us) (访存受限)")
+    pipe = max(PIPES, key=lambda p: run.busy[p])
+    idle = run.idle / run.end if run.end else 0.0
+    detail = (f"{crit}: {pipe} busy {100 * run.busy[pipe] / run.end:.0f}% of {run.end:.2f} us, "
+              f"all pipes idle {100 * idle:.0f}%")
+    if idle > 0.10:
+        return "pipeline-bubbles", detail + " (idle > 10%: 调度空洞)"
+    if pipe in ("MTE2", "MTE3"):
+        return "memory-bound", detail + " (访存受限)"
+    return f"compute-bound ({pipe})", detail + " (计算受限)"
+
+
+
+def _assemble(name: str, soc: SocSpec, runs: dict[str, CoreRun], acc: _Acc, launched: int,
+              min_bytes: int, vec_flops: int, cube_flops: int, vec_elem_bytes: int, dtype: str,
+              engine: dict[str, str], tile: str = "", notes: Iterable[str] = (),
+              timeline: bool = True, l2: _L2 | None = None) -> KernelCost:
+    launch = _launch_us(soc, launched)
+    core_max = max(r.end for r in runs.values())
+    total = acc.reads + acc.writes
+    # HBM / L2 split of the DMA traffic (l2=None: no L2 model, every byte is HBM traffic)
+    rd = acc.read
+    wr = {k: v - rd[k] for k, v in acc.traffic.items()}
+    if l2 is None or not l2.fits:
+        hbm_rd, hbm_wr = dict(rd), wr
+    else:
+        uniq = {**l2.unique, **dict.fromkeys(l2.absorbed, 0)}
+        hbm_rd = {k: min(v, uniq.get(k, v)) for k, v in rd.items()}
+        hbm_wr = {k: 0 if k in l2.absorbed else v for k, v in wr.items()}
+    hbm_read, hbm_write = sum(hbm_rd.values()), sum(hbm_wr.values())
+    hbm_traffic = {k: hbm_rd[k] + hbm_wr[k] for k in acc.traffic}
+    # shared-bandwidth floors: HBM bytes at HBM bandwidth, every DMA byte at L2 bandwidth
+    floor_hbm = (hbm_read + hbm_write) / (soc.hbm_gbps * 1e3)
+    floor_l2 = total / (soc.l2_gbps * 1e3)
+    floor = max(floor_hbm, floor_l2)
+    if floor_l2 > floor_hbm:
+        what = "all DMA bytes at L2 bandwidth"
+    elif hbm_read + hbm_write < total:
+        what = "HBM bytes (L2 hits excluded) at HBM bandwidth"
+    else:
+        what = "total GM bytes at HBM bandwidth"
+    body = max(core_max, floor)
+    time = launch + body
+    per_pipe = {p: max(r.busy[p] for r in runs.values()) for p in PIPES}
+    rows = {}
+    for r in runs.values():   # cores that share a run share its numbers
+        if id(r) not in rows:
+            rows[id(r)] = {**{p: r.busy[p] for p in PIPES}, "end": r.end}
+    per_core = {c: dict(rows[id(r)]) for c, r in runs.items()}
+    mem_us = min_bytes / (soc.hbm_gbps * 1e3)
+    comp_us = max(vec_flops / _vector_peak_flops_per_us(soc, vec_elem_bytes),
+                  cube_flops / _cube_peak_flops_per_us(soc, dtype) if cube_flops else 0.0)
+    roof = max(mem_us, comp_us)
+    cls, detail = _classify(launch, body, floor, runs, what)
+    if l2 is not None and l2.fits and hbm_read + hbm_write < total:
+        notes = (*notes, f"L2: working set {l2.working_set / 2**20:.2f} MiB fits {soc.l2_bytes / 2**20:.0f} MiB; "
+                         f"{total - hbm_read - hbm_write:,} B of re-reads / hand-off served by L2")
+    if timeline:
+        events = tuple(Event(c, p, s, d, lab) for c, r in runs.items() for (p, s, d, lab) in r.events)
+        note = (f"events of the first {TIMELINE_TILES} tiles of each core; "
+                f"times from kernel start, launch ({launch:.2f} us) excluded")
+    else:
+        events, note = (), "timeline not recorded"
+
+    return KernelCost(
+        name=name, soc=soc.name, time_us=time, launch_us=launch, body_us=body, per_pipe_us=per_pipe,
+        per_core=per_core, gm_read_bytes=acc.reads, gm_write_bytes=acc.writes, traffic=dict(acc.traffic),
+        min_gm_bytes=min_bytes, flops=vec_flops + cube_flops, roofline_us=roof,
+        roofline_pct=100.0 * roof / time if time else 0.0, bottleneck=cls,
+        bottleneck_detail=detail, engine=engine, cores_used=len(runs), counts=dict(acc.counts),
+        timeline=events, timeline_note=note, tile=tile, notes=tuple(notes),
+        hbm_read_bytes=hbm_read, hbm_write_bytes=hbm_write, l2_hit_bytes=total - hbm_read - hbm_write,
+        hbm_traffic=hbm_traffic, l2_working_set_bytes=l2.working_set if l2 is not None else 0,
+        l2_fits=l2.fits if l2 is not None else False, dma_us_by_kind=dict(acc.dma_time))

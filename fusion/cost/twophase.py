@@ -1,0 +1,171 @@
+"""The two-phase fused kernel on the pipes (schedules/program_twophase.py's steps, timed). MODELED.
+
+Each phase's cores replay their units through the in-order pipes (costmodel/pipes.py); a SyncAll
+(soc.sync_all_cycles) after the slowest core of a phase releases the next phase on every core
+(310P: the same cores continue; 910B: the AICs start, then the AIVs continue for the epilogue).
+The DW result and the 910B pre-activation make a round trip through a GM workspace that L2 holds
+(costmodel/l2.py: absorbed when the kernel's working set fits), so they move at L2 bandwidth.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from schedules.l2 import _l2_policy
+from fusion.cost.pipes import CoreRun, _sim, _st, with_prologue
+from fusion.cost.primitives import ACC_BYTES, cycles_to_us
+from fusion.cost.results import KernelCost, _Acc, _assemble
+from fusion.cost.steps import iteration_us
+from schedules.traffic import _input_bytes, weight_bytes
+from schedules.footprint import fused_min_bytes
+from schedules.plan import KernelPlan
+from schedules.lowering import build_program
+from schedules.program_twophase import phase
+from schedules.workload import buffer_copies
+from fusion.core.soc import cube_side
+
+
+def sync_all_us(soc) -> float:
+    return cycles_to_us(soc, soc.sync_all_cycles)
+
+
+def _l2(plan: KernelPlan, counts: Counter, in_l2: tuple[str, ...] = ()):
+    """in_l2: kinds (input, residual) already in L2 when the kernel starts -- a chain member's x
+    and residual were written by an earlier member of the same launch (fusion/driver/compiler/chain.py), the rule
+    the vendor-like baseline applies to every kernel's input (fusion/cost/vendor_baseline.py)."""
+    wl, soc = plan.workload, plan.soc
+    u_in = _input_bytes(wl, plan.th, plan.tw)[0]
+    weights = sum(weight_bytes(wl))
+    mins = fused_min_bytes(wl)
+    ws = counts["write:handoff"]   # each workspace byte is written once
+    unique = {"input": u_in, "weights": weights, "residual": mins["residual"]}
+    reads = {"input": counts["read:input"], "weights": counts["read:weights"]}
+    for k in in_l2:
+        unique[k] = 0
+        reads[k] = counts[f"read:{k}"]
+    return _l2_policy(soc, u_in + weights + mins["residual"] + mins["output"] + ws, unique, reads,
+                      ("handoff",))
+
+
+class _Timer:
+    def __init__(self, plan: KernelPlan, l2, active: int):
+
+        self.soc = plan.soc
+        self.dtype = plan.workload.dtype
+        self.l2, self.active = l2, active
+        self.hit_in = dict(l2.hit_in) if l2 is not None else {}
+        self.hit_out = dict(l2.hit_out) if l2 is not None else {}
+        # the AIC's MTE2 (GM -> L1) has its own per-core bandwidth (as the vendor-like GEMM's)
+        self.l1_side = cube_side(self.soc)
+
+    def iteration(self, acc: _Acc, it, times: int, to_l1: bool) -> tuple[float, float, float, float]:
+        """(MTE2, cube, vector, MTE3) µs of one iteration; counts go to acc x times."""
+        def copy_us(s) -> float:
+            d = s.direction
+            hit = (self.hit_in if d == "in" else self.hit_out).get(s.kind, 0.0)
+            side = self.l1_side if (to_l1 and d == "in") else self.soc
+            return acc.dma(side, s.kind, s.nbytes, s.bursts, d, self.active, times, hit)
+
+        return iteration_us(self.soc, self.dtype, acc, it, times, copy_us)
+
+
+def _unit_steps(phase, unit, timed, db: bool) -> tuple:
+    """One unit's iterations as simulated steps (compiled stages)."""
+    copies = buffer_copies(db)
+    steps = []
+    last = len(unit) - 1
+    for q, it in enumerate(unit):
+        mte2, t_cube, t_vec, mte3 = timed[it]
+        if phase.name == "dw":
+            steps.append((_st("MTE2", mte2, "x block", "x_tile", copies),
+                          _st("vector", t_vec, "dw taps+bias+act1", "dw_out", copies),
+                          _st("MTE3", mte3, "dw result -> GM workspace")))
+        elif phase.name == "gemm":
+            steps.append((_st("MTE2", mte2, f"A + B block k{q}", "ab_l1", copies),
+                          _st("cube", t_cube, f"mmad k{q}", "pw_acc" if q == last else None, copies),
+                          _st("vector", t_vec, "L0C->UB + epilogue", "y_tile", copies),
+                          _st("MTE3", mte3, "y" if q == last else "")))
+        else:
+            steps.append((_st("MTE2", mte2, "pre-act (+res)", "pre_tile", copies),
+                          _st("vector", t_vec, "bias+act2 (+res)", "y_tile", copies),
+                          _st("MTE3", mte3, "y")))
+    return tuple(steps)
+
+
+def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = True,
+                   in_l2: tuple[str, ...] = ()) -> KernelCost:
+    wl, soc = plan.workload, plan.soc
+    db = plan.tile.double_buffer
+    prog = build_program(plan)
+    l2 = _l2(plan, prog.counts, in_l2)
+    # a gemm_only plan still launches its MIX kernel's AIVs (the plan's cores)
+    n_vec = max((len(ph.assignment) for ph in prog.phases if ph.role in ("aiv", "core")), default=plan.cores)
+    n_aic = sum(len(ph.assignment) for ph in prog.phases if ph.role == "aic")
+    launched = n_vec + n_aic
+    timer = _Timer(plan, l2, launched)
+    acc = _Acc()
+    sync = sync_all_us(soc)
+    runs: dict[str, CoreRun] = {}
+    # loads a phase's cores issue while the phase before runs (the resident PW weights): on the
+    # same cores (310P) queued on MTE2 after the core's first unit's first step, so the barrier
+    # (a soft SyncAll polls with DMA on that queue) waits for them; on other cores (910B AICs, or
+    # no phase before) at the kernel's start, the barrier not waiting
+    pre_us: dict[str, float] = {}
+    for k, ph in enumerate(prog.phases):
+        if not ph.preload:
+            continue
+        inline = k > 0 and prog.phases[k - 1].role == ph.role
+        timer.active = (sum(1 for c in prog.phases[k - 1].assignment if c) if inline else launched)
+        for ci, pre in enumerate(ph.preload):
+            if pre:
+                t = timer.iteration(acc, pre, 1, True)[0]
+                if inline:
+                    pre_us[f"{ph.role}{ci}"] = t
+                else:
+                    runs[f"{ph.role}{ci}"] = _sim([(0, 0.0, ((_st("MTE2", t, "PW weights -> L1 (resident)"),),))], db)
+    ready = 0.0
+    for k, ph in enumerate(prog.phases):
+        to_l1 = ph.name == "gemm"
+        occ = Counter(it for core in ph.assignment for u in core for it in ph.units[u])
+        n_busy = sum(1 for core in ph.assignment if core)
+        timer.active = n_busy   # the phase's cores share the GM bandwidth (the others wait at SyncAll)
+        timed = {it: timer.iteration(acc, it, n, to_l1) for it, n in occ.items()}
+        pro = timer.iteration(acc, ph.prologue, n_busy, to_l1)
+        unit_steps = {}
+        cache: dict[tuple, CoreRun] = {}
+        end = ready
+        for ci, core in enumerate(ph.assignment):
+            name_ = f"{ph.role}{ci}"
+            prev = runs.get(name_)
+            t_pre = pre_us.pop(name_, 0.0) if ph.name == "dw" else 0.0
+            key = (tuple(core), id(prev), t_pre)
+            run = cache.get(key)
+            if run is None:
+                seq = []
+                for j, u in enumerate(core):
+                    st = unit_steps.get(u)
+                    if st is None:
+                        st = unit_steps[u] = _unit_steps(ph, ph.units[u], timed, db)
+                    if j == 0 and any(pro):   # the resident loads ride on the core's first load, a
+                        st = with_prologue(st, pro)   # prologue op on the first stage of its pipe
+                    if j == 0 and t_pre:   # the next phase's resident loads, after the first step
+                        st = (st[0], (_st("MTE2", t_pre, "PW weights -> L1 (resident)"),)) + st[1:]
+                    seq.append((j, ready if j == 0 else 0.0, st))
+                base = prev.copy() if prev is not None else None
+                run = _sim(seq, db, base) if seq else (base or _sim([], db))
+                cache[key] = run
+            runs[name_] = run
+            end = max(end, run.end)
+        ready = end + (sync if k < len(prog.phases) - 1 else 0.0)
+    dw, gemm = phase(prog, "dw"), phase(prog, "gemm")
+    first = (f"DW on {len(dw.assignment)} {dw.role} -> GM workspace (L2)" if dw is not None
+             else "no DW phase (identity DW: the GEMM reads x)")
+    notes = [f"two-phase: {first}, {prog.barriers} SyncAll ({sync:.2f} us each, unfitted), GEMM {prog.m_tiles} x "
+             f"{prog.n_tiles} tiles of {prog.bm} rows x {plan.cob} Cout blocks on "
+             f"{len(gemm.assignment)} {gemm.role}, K in blocks of {prog.kb}"]
+    mins = fused_min_bytes(wl)
+    kh, kw = wl.kernel
+    px = wl.batch * wl.out_height * wl.out_width
+    return _assemble(name, soc, runs, acc, launched, sum(mins.values()), 2 * px * wl.cin * kh * kw,
+                     2 * px * wl.cin * wl.cout, ACC_BYTES, wl.dtype, {"dw": "vector", "pw": "cube"},
+                     plan.tile.describe(), notes, timeline, l2)

@@ -1,0 +1,268 @@
+"""Tile policy: which tile and PW engine a fused block gets, for `compile` and `tune` alike.
+
+Forced (user) > tuned (database) > default. Default on llvm: the largest tile that fits the SoC's
+UB while giving every core at least one tile. Default on sim/ascend: of the largest tiles that
+give at least k x cores tiles (k in DEFAULT_TILES_PER_CORE), with and without double buffering,
+each on every PW engine the target can emit, the fastest under the cost model -- the engine is
+decided here, once, in the same comparison. Every candidate dropped is logged to the
+"megafuse.tiles" logger (`megafuse -v` shows it).
+"""
+
+from __future__ import annotations
+
+import logging
+from itertools import product
+from dataclasses import dataclass, replace
+
+from fusion.core.errors import MegafuseError
+from schedules.targets import Target, pw_engines, vector_only_reason
+from schedules.isa import GROUP_BLOCKS
+from schedules.twophase import GROUPED_ACTS, MAX_STRIDE, tap_row_fit
+from schedules.activations import needs_slope
+from schedules.plan import KernelPlan, balanced_sizes, make_plan, suggest_tile
+from schedules.workload import DwSepWorkload, TileConfig, ceil_div
+from fusion.cost import engine_reason, model_block
+from schedules.cpu_tile import balance_tile
+from schedules.traffic import dma_ratio
+
+log = logging.getLogger("megafuse.tiles")
+
+# tiles per core the default candidates aim at: one big tile per core up to many small ones
+DEFAULT_TILES_PER_CORE = (1 / 48, 1 / 2, 1, 2, 4, 8)
+
+
+@dataclass(frozen=True)
+class TileOverride:
+    """A tile forced by the user for every fused block (fields left None keep the default)."""
+    th: int | None = None
+    tw: int | None = None
+    cob: int | None = None
+    cib: int | None = None
+    double_buffer: bool | None = None
+    pw_engine: str | None = None
+
+    def apply(self, base: TileConfig) -> TileConfig:
+        return TileConfig(self.th or base.th, self.tw or base.tw, self.cob or base.cob,
+                          base.cib if self.cib is None else self.cib,
+                          base.double_buffer if self.double_buffer is None else self.double_buffer,
+                          self.pw_engine or base.pw_engine, base.cores)
+
+    @property
+    def forced(self) -> bool:
+        return any(v is not None for v in (self.th, self.tw, self.cob, self.cib))
+
+
+@dataclass(frozen=True)
+class TileChoice:
+    plan: KernelPlan
+    source: str          # default | forced | tuned
+    engine_reason: str   # why PW runs on this unit
+
+
+def choose_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None = None,
+                tuned: TileConfig | None = None, max_dma_ratio: float | None = None) -> TileChoice:
+    """The plan of one fused block (no budget check: forced tiles are checked by the caller).
+    max_dma_ratio: the DMA cap the tuned tile was chosen under (`--max-dma-ratio`), which the
+    two-phase plan must respect too to replace it."""
+    override = override or TileOverride()
+    soc = target.soc
+    if tuned is not None and not override.forced:
+        log.info("%s: tuned tile %s (database)", wl.describe(), tuned.describe())
+        plan = make_plan(wl, tuned, soc)
+        two = _two_phase_best(wl, target, override)
+        if two is not None and max_dma_ratio is not None:
+            if dma_ratio(two[0]) > max_dma_ratio * (1 + 1e-9):
+                log.info("%s: two-phase tile %s moves %.2fx the minimal bytes > the cap %g", wl.describe(),
+                         two[0].tile.describe(), dma_ratio(two[0]), max_dma_ratio)
+                two = None
+        if two is not None:   # the tuner's space holds the one-phase variants; compare the two-phase one
+            t_tuned = model_block(plan, timeline=False).time_us
+            if two[1] < t_tuned:
+                log.info("%s: two-phase tile %s %.2f us < tuned %.2f us", wl.describe(),
+                         two[0].tile.describe(), two[1], t_tuned)
+                return TileChoice(two[0], "default", f"two-phase: {two[1]:.2f} us modeled < tuned "
+                                                   f"{tuned.describe()} {t_tuned:.2f} us")
+        return TileChoice(plan, "tuned", f"pw on {tuned.pw_engine} (tuned tile)")
+    knobs = TileConfig(1, 1, double_buffer=override.double_buffer is not False,
+                       pw_engine=override.pw_engine or "vector")
+    base = suggest_tile(wl, soc, like=knobs, min_tiles=soc.vector_cores)
+    if base is None:  # fuse_dwsep's profitability check makes this unreachable for fused blocks
+        raise MegafuseError(f"no tile of {wl.describe()} fits {soc.name}")
+    if override.forced:
+        cfg = override.apply(base)
+        return TileChoice(make_plan(wl, cfg, soc), "forced", f"pw on {cfg.pw_engine} (forced tile)")
+    if target.kind == "llvm":
+        base = balance_tile(wl, base, soc)
+        return TileChoice(make_plan(wl, base, soc), "default", f"pw on {base.pw_engine} (default tile)")
+    plan, why = _fastest_candidate(wl, target, override)
+    return TileChoice(plan, "default", why)
+
+
+def select_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None,
+                tuned: TileConfig | None = None) -> tuple[TileConfig, str]:
+    """(tile, source) of choose_tile: what `tune` compares its results with."""
+    choice = choose_tile(wl, target, override, tuned)
+    return choice.plan.tile, choice.source
+
+
+def _fastest_candidate(wl: DwSepWorkload, target: Target, override: TileOverride) -> tuple[KernelPlan, str]:
+    """The fastest modeled default candidate and why its engine won. A few dozen model
+    evaluations per block (milliseconds); `megafuse tune` searches the whole space."""
+
+    soc = target.soc
+    engines = (override.pw_engine,) if override.pw_engine else pw_engines(target, wl.dtype)
+    if not override.pw_engine and engines == ("vector",):
+        log.info("%s: pw on vector only on %s (%s)", wl.describe(), target.name,
+                 vector_only_reason(target))
+    buffering = (False,) if override.double_buffer is False else (True, False)
+    costs: dict = {}   # TileConfig -> KernelCost
+    seen: set = set()  # candidates already judged (several k give the same largest tile)
+    for k in DEFAULT_TILES_PER_CORE:
+        for db in buffering:
+            for eng in engines:
+                base = suggest_tile(wl, soc, like=TileConfig(1, 1, double_buffer=db, pw_engine=eng),
+                                    min_tiles=max(1, round(k * soc.vector_cores)))
+                if base is None:
+                    log.info("%s: no %s tile with %g tiles per core fits", wl.describe(), eng, k)
+                    continue
+                for other in engines:   # the same sizes on every engine: the engine is part of the choice
+                    cand = replace(base, pw_engine=other)
+                    if cand in seen:
+                        continue
+                    seen.add(cand)
+                    plan = make_plan(wl, cand, soc)
+                    if not plan.fits():
+                        log.info("%s: tile %s does not fit %s", wl.describe(), cand.describe(),
+                                 plan.overflows()[0][0])
+                        continue
+                    costs[cand] = model_block(plan, timeline=False)
+    two = _two_phase_best(wl, target, override)
+    if not costs and two is None:
+        raise MegafuseError(f"no tile of {wl.describe()} fits {soc.name}")
+    if two is not None and (not costs or two[1] < min(c.time_us for c in costs.values())):
+        log.info("%s: default tile %s (two-phase), %.2f us modeled", wl.describe(), two[0].tile.describe(), two[1])
+        others = f" < one-phase {min(c.time_us for c in costs.values()):.2f} us" if costs else ""
+        return two[0], f"two-phase (DW on all cores, SyncAll, M x N GEMM): {two[1]:.2f} us modeled{others}"
+    best = min(costs, key=lambda c: costs[c].time_us)   # first of equals: the order above breaks ties
+    for cand, cost in costs.items():
+        if cand != best:
+            log.info("%s: tile %s dropped: %.2f us modeled > %.2f us of %s", wl.describe(),
+                     cand.describe(), cost.time_us, costs[best].time_us, best.describe())
+    if len(engines) == 1:
+        why = (f"pw on {best.pw_engine} (forced engine)" if override.pw_engine
+               else f"pw on vector: {vector_only_reason(target)}")
+    else:
+        same_sizes = {c.pw_engine: cost for c, cost in costs.items()
+                      if replace(c, pw_engine=best.pw_engine) == best}
+        why = engine_reason(best.pw_engine, same_sizes, soc)
+    log.info("%s: default tile %s, %s", wl.describe(), best.describe(), why)
+    return make_plan(wl, best, soc), why
+
+
+# two-phase candidates (schedules/twophase.py): DW tiles for a few unit counts, the GEMM tile's N
+TWO_PHASE_TILES_PER_CORE = (1 / 8, 1 / 2, 1)
+TWO_PHASE_MAX_COB = 8
+TWO_PHASE_MAX_DW_PIXELS = 512   # the tallest fit-width DW tile tried: its taps are one instruction each
+TWO_PHASE_FINALISTS = 3         # (DW shape, cob) pairs whose cib x cores are searched
+TWO_PHASE_GROUPED_FINALISTS = 2  # and as many pairs of the grouped DW form's shapes
+_TWO_PHASE_BEST: dict = {}
+
+
+def _two_phase_cores(soc) -> tuple[int, ...]:
+    """Vector-core counts tried: all, two thirds, a half (fewer cores launch faster)."""
+    return tuple(dict.fromkeys((0, soc.vector_cores * 2 // 3 // 8 * 8 or 0, soc.vector_cores // 2)))
+
+
+def two_phase_enabled(target: Target, override: TileOverride) -> bool:
+    """The two-phase variant is modeled on sim and emitted for ascend (fusion/codegen/ascendc/emit_twophase.py;
+    its GEMM is a cube kernel, so fp16 only there: _two_phase_best checks the dtype)."""
+    return target.kind in ("sim", "ascend") and override.pw_engine in (None, "twophase") and not override.forced
+
+
+def two_phase_plan(wl: DwSepWorkload, target: Target, in_chain: bool = False) -> KernelPlan | None:
+    """The fastest modeled two-phase plan of `wl` (default knobs), or None where none fits or the
+    target has no two-phase kernel. in_chain: the plan with the shortest body (time without its
+    launch) -- inside a chain (fusion/driver/compiler/chain.py) the launch is paid once for all members, so a
+    member need not trade its body for a cheaper launch on fewer cores."""
+    best = _two_phase_best(wl, target, TileOverride(), in_chain)
+    return None if best is None else best[0]
+
+
+def grouped_shapes(wl: DwSepWorkload, soc, fit_w: int) -> list[tuple[int, int]]:
+    """DW tiles (th, tw) for the grouped form: per width (the full output width, fit_w) the
+    tallest balanced height whose input tile has at most MAX_STRIDE DataBlocks, and the tallest
+    that still gives every (half the) vector core(s) a unit of GROUP_BLOCKS channel blocks."""
+    if wl.stride != (1, 1) or wl.act1 not in GROUPED_ACTS:
+        return []
+    kh, kw = wl.kernel
+    groups = wl.batch * ceil_div(wl.c1, GROUP_BLOCKS)
+    out = []
+    for tw in dict.fromkeys((wl.out_width, fit_w)):
+        ths = [th for th in balanced_sizes(wl.out_height) if (th + kh - 1) * (tw + kw - 1) <= MAX_STRIDE]
+        if not ths:
+            continue
+        tiles_w = ceil_div(wl.out_width, tw)
+        out.append((ths[-1], tw))
+        for want in (soc.vector_cores // 2, soc.vector_cores):
+            fit = [th for th in ths if groups * tiles_w * ceil_div(wl.out_height, th) >= want]
+            if fit:
+                out.append((fit[-1], tw))
+    return list(dict.fromkeys(out))
+
+
+def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, body: bool = False):
+    """(plan, modeled µs) of the fastest two-phase candidate, or None. body: rank by the time
+    without the launch (the µs returned are still the whole time)."""
+    if not two_phase_enabled(target, override) or "cube" not in pw_engines(target, wl.dtype):
+        return None
+    if target.kind == "ascend" and (needs_slope(wl.act1) or needs_slope(wl.act2)):
+        log.info("%s: two-phase not considered: its Ascend C has no per-channel activation", wl.describe())
+        return None
+    key = (wl, target.soc, override.double_buffer, body)
+    if key in _TWO_PHASE_BEST:
+        return _TWO_PHASE_BEST[key]
+
+    soc = target.soc
+    db = override.double_buffer is not False
+    costs: dict = {}
+
+    def cost(cand: TileConfig) -> float:
+        if cand not in costs:
+            plan = make_plan(wl, cand, soc)
+            kc = model_block(plan, timeline=False) if plan.fits() else None
+            costs[cand] = (plan, kc.time_us if kc else float("inf"), kc.launch_us if kc and body else 0.0)
+        return costs[cand][1] - costs[cand][2]
+
+    # the DW tile (phase 1) x the GEMM tile's N (cob), then cib x cores
+    cobs = [c for c in balanced_sizes(wl.co1) if c <= TWO_PHASE_MAX_COB]
+    shapes = []
+    for k in TWO_PHASE_TILES_PER_CORE:
+        base = suggest_tile(wl, soc, like=TileConfig(1, 1, pw_engine="twophase"),
+                            min_tiles=max(1, round(k * soc.vector_cores)))
+        if base is not None:
+            shapes.append((base.th, base.tw))
+    # tiles whose DW row fits one vector repeat (one tap instruction over the whole tile)
+    fit_w = max(w for w in balanced_sizes(wl.out_width) if w <= tap_row_fit(soc) or w == 1)
+    shapes += [(th, fit_w) for th in balanced_sizes(wl.out_height) if th * fit_w <= TWO_PHASE_MAX_DW_PIXELS][-4:]
+    # the grouped DW form's tiles (schedules/twophase.dw_grouped; grouped_shapes)
+    pairs = [(hw, c) for hw in dict.fromkeys(shapes) for c in cobs]
+    grouped = [(hw, c) for hw in grouped_shapes(wl, soc, fit_w) for c in cobs]
+    if not pairs:
+        _TWO_PHASE_BEST[key] = None
+        return None
+    # the best few (shape, cob) at the default cores, of the other shapes (one channel block a unit)
+    # and of the grouped ones (a group of blocks a unit), then cib x cores for each: a shape that
+    # loses on all cores can win on fewer (fewer cores launch faster)
+    group = min(GROUP_BLOCKS, wl.c1)
+    top = [(hw, cob, (1, min(2, wl.c1))) for hw, cob in
+           sorted(pairs, key=lambda p: cost(TileConfig(*p[0], p[1], 1, db, "twophase")))[:TWO_PHASE_FINALISTS]]
+    top += [(hw, cob, (group,)) for hw, cob in
+            sorted(grouped, key=lambda p: cost(TileConfig(*p[0], p[1], group, db, "twophase")))
+            [:TWO_PHASE_GROUPED_FINALISTS]]
+    final = min((TileConfig(*hw, cob, cib, db, "twophase", cores) for hw, cob, cibs in top
+                 for cib, cores in product(dict.fromkeys(cibs), _two_phase_cores(soc))), key=cost)
+    best = None if costs[final][1] == float("inf") else costs[final][:2]   # (plan, µs)
+    if best is not None:
+        log.info("%s: best two-phase tile %s, %.2f us modeled", wl.describe(), best[0].tile.describe(), best[1])
+    _TWO_PHASE_BEST[key] = best
+    return best

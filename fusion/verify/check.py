@@ -1,0 +1,118 @@
+"""Numerics check: the compiled model against ONNX Runtime on the same random inputs.
+
+Errors: max_abs = max |y − ref|; max_rel = max_abs / max |ref| (relative to the output's range:
+elementwise relative error is meaningless where ReLU outputs are ~0). fp16 runs get inputs
+rounded to fp16 first so both sides see identical values. The reference is always ONNX Runtime
+on the model widened to float32 (fusion.verify.reference), also for models stored in float16.
+
+float16 tolerance: max(2e-2, 2·s), s = how far fp16 storage alone moves the reference on these
+inputs (ORT with weights and every node output rounded to fp16, fusion.verify.reference.
+fp16_storage_shift). Well-conditioned models keep 2e-2; a deep chain with large weights, whose
+fp16 rounding alone exceeds 2e-2 (with --no-fuse as much as fused), gets twice its measured
+shift instead of a false failure. The result states s and the tolerance.
+A result passes only when it is within tolerance AND the reference's output depends on its
+input (`sensitivity`, fusion/verify/sensitivity.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+from fusion.verify.inputs import random_inputs  # noqa: F401  (part of check's API)
+from fusion.core.tolerance import TOLERANCE  # noqa: F401  (check's public tolerance table)
+from fusion.verify.reference import reference
+from fusion.verify.reference import fp16_storage_shift
+from fusion.verify.sensitivity import input_sensitivity
+from fusion.verify.sensitivity import conclusive
+
+# how far an emitted Ascend C kernel may be from the CPU kernel of the same block (relative to the
+# output range): fp16 DW taps accumulate in fp16 on the NPU (kh·kw roundings of 2^-11 each)
+KERNEL_VS_BLOCK = {"float32": 1e-3, "float16": 5e-3}
+
+
+def fp16_tolerance(shift: float) -> float:
+    """The float16 tolerance given fp16 storage's own shift of the output (see the module doc);
+    an infinite shift (fp16 overflows) keeps the base tolerance: such a model fails."""
+    return max(TOLERANCE["float16"], 2 * shift) if math.isfinite(shift) else TOLERANCE["float16"]
+
+
+@dataclass(frozen=True)
+class OutputError:
+    name: str
+    max_abs: float
+    max_rel: float
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    outputs: tuple[OutputError, ...]
+    tolerance: float
+    seed: int
+    sensitivity: float | None = None   # fusion.verify.sensitivity: how much the reference moves with the input
+
+    @property
+    def conclusive(self) -> bool:
+        return conclusive(self.sensitivity, self.tolerance)
+    # fp16: fp16 storage's own shift of the output, the tolerance's basis (keyword-only:
+    # subclasses add positional fields)
+    fp16_shift: float | None = field(default=None, kw_only=True)
+
+    @property
+    def max_rel(self) -> float:
+        return max(o.max_rel for o in self.outputs)
+
+    @property
+    def max_abs(self) -> float:
+        return max(o.max_abs for o in self.outputs)
+
+    @property
+    def within_tolerance(self) -> bool:
+        return self.max_rel <= self.tolerance
+
+    @property
+    def passed(self) -> bool:
+        """Within tolerance against a reference that depends on its input: a comparison that
+        could not have failed is never a pass (fusion/verify/sensitivity.py)."""
+        return self.within_tolerance and self.conclusive
+
+    def to_json(self) -> dict:
+        return {"passed": self.passed, "within_tolerance": self.within_tolerance,
+                "tolerance": self.tolerance, "seed": self.seed,
+                "fp16_shift": self.fp16_shift, "reference": "onnxruntime float32",
+                "max_abs": self.max_abs, "max_rel": self.max_rel,
+                "sensitivity": self.sensitivity, "conclusive": self.conclusive,
+                "outputs": [o.__dict__ for o in self.outputs]}
+
+
+
+def ort_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """ONNX Runtime on the model widened to float32 (fusion.verify.reference)."""
+
+    return reference(model, feeds)
+
+
+def compare(got: dict[str, np.ndarray], ref: dict[str, np.ndarray], tolerance: float, seed: int,
+            sensitivity: float | None = None, fp16_shift: float | None = None) -> CheckResult:
+    rows = []
+    for name, r in ref.items():
+        y = np.asarray(got[name], np.float64)
+        r = np.asarray(r, np.float64)
+        err = float(np.abs(y - r).max()) if r.size else 0.0
+        scale = float(np.abs(r).max()) if r.size else 0.0
+        rows.append(OutputError(name, err, err / scale if scale > 0 else err))
+    return CheckResult(tuple(rows), tolerance, seed, sensitivity, fp16_shift=fp16_shift)
+
+
+def check_model(model: onnx.ModelProto, compiled, seed: int = 0, tolerance: float | None = None) -> CheckResult:
+
+    feeds = random_inputs(compiled, seed)
+    ref = ort_reference(model, feeds)
+    got = compiled.run(feeds)
+    sens = input_sensitivity(lambda f: ort_reference(model, f), compiled, seed, ref)
+    shift = fp16_storage_shift(model, feeds, ref) if compiled.dtype == "float16" else None
+    if tolerance is None:
+        tolerance = fp16_tolerance(shift) if shift is not None else TOLERANCE[compiled.dtype]
+    return compare(got, ref, tolerance, seed, sens, shift)

@@ -1,0 +1,80 @@
+"""What L2 serves in one kernel (MODELING ASSUMPTIONS, see _l2_policy)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fusion.core.soc import SocSpec
+from fusion.core.ir import C0
+from schedules.isa import itemsize
+
+
+@dataclass(frozen=True)
+class _L2:
+    """What L2 serves in one kernel (see _l2_policy)."""
+
+    fits: bool                      # the kernel's working set fits in L2
+    working_set: int                # bytes of every tensor the kernel touches
+    unique: dict[str, int]          # kind -> bytes read from HBM (first touches) when it fits
+    hit_in: dict[str, float]        # kind -> fraction of its read DMA bytes served by L2 (timing)
+    hit_out: dict[str, float]       # kind -> fraction of its write DMA bytes absorbed by L2 (timing)
+    absorbed: tuple[str, ...] = ()  # kinds written and consumed inside the kernel (never reach HBM)
+
+
+# traffic kinds a kernel writes to GM; L2 is write-back, so a write absorbed by L2 moves at L2
+# bandwidth (the vendor-like baseline uses the same rule, fusion/cost/vendor_baseline.py)
+WRITTEN_KINDS = ("output", "intermediate", "handoff")
+
+
+def write_hit(soc: SocSpec, nbytes: float) -> float:
+    """Fraction of a kernel's GM writes L2 absorbs (timing): all of them when what the kernel
+    writes fits in L2 -- measured: the devkit's Add example streams 268 MB in and 134 MB out in
+    184.5 µs, more than HBM could move both ways (benchmarks/fidelity/points.json)."""
+    return 1.0 if nbytes <= soc.l2_bytes else 0.0
+
+
+def produced_in_l2(soc: SocSpec, in_bytes: float, residual: bool) -> bool:
+    """A kernel's input was written by the kernel just before it (every layer of a network but
+    the host's input, which a transdata kernel converts first): still in L2 when it -- and a
+    residual, written one kernel earlier -- fits in half of it. The rule both the vendor-like
+    baseline's kernels (fusion/cost/vendor_baseline.py) and the fused kernels (block_inputs_in_l2) get."""
+    return in_bytes * (2 if residual else 1) <= soc.l2_bytes / 2
+
+
+def block_inputs_in_l2(wl, soc: SocSpec) -> tuple[str, ...]:
+    """The traffic kinds of a fused block that produced_in_l2 puts in L2 when its kernel starts."""
+
+    in_bytes = wl.batch * wl.c1 * C0 * wl.height * wl.width * itemsize(wl.dtype)
+    if not produced_in_l2(soc, in_bytes, wl.residual):
+        return ()
+    return ("input",) + (("residual",) if wl.residual else ())
+
+
+def _l2_policy(soc: SocSpec, working_set: int, unique: dict[str, int],
+               dma_reads: dict[str, int] | None = None, absorbed: tuple[str, ...] = ()) -> _L2:
+    """L2 model of one kernel (MODELING ASSUMPTIONS, not measured):
+    - every GM access goes through L2; the first read of each byte of a tensor comes from HBM
+      (`unique`: input windows' union, each weight tensor once, the residual once); any re-read of
+      it inside the kernel (another core's copy of the weights, a halo row, a streamed weight block
+      of the next tile) hits L2 -- provided the kernel's working set (all tensors it touches) fits
+      in soc.l2_bytes (fully associative LRU: a re-read's reuse distance is below the working set);
+    - L2 is write-back: the output is written to HBM once, and every write is timed at L2
+      bandwidth (write_hit); an intermediate written and read back
+      inside the kernel (the 910B AIV->AIC hand-off, `absorbed`) is consumed while resident and
+      never reaches HBM (its eventual eviction of dead dirty lines is not charged);
+    - if the working set exceeds L2 every DMA byte is charged to HBM (conservative: no hits).
+    `dma_reads` (kind -> read DMA bytes) sets the hit fraction used for timing: a kind's DMAs all
+    get the same fraction 1 - unique / DMA bytes (the kernel's average)."""
+    fits = working_set <= soc.l2_bytes
+    hit_in: dict[str, float] = {}
+    hit_out: dict[str, float] = {}
+    if fits:
+        for k, d in (dma_reads or {}).items():
+            u = unique.get(k, d)
+            if d > 0 and u < d:
+                hit_in[k] = 1.0 - u / d
+        for k in WRITTEN_KINDS:
+            hit_out[k] = write_hit(soc, working_set)
+        for k in absorbed:
+            hit_in[k] = hit_out[k] = 1.0
+    return _L2(fits, working_set, dict(unique), hit_in, hit_out, tuple(absorbed) if fits else ())
