@@ -75,10 +75,10 @@ class KernelPlan:
     soc: SocSpec
     buffers: tuple[BufferPlan, ...] = field(default=())
     # two-phase, 910B: the DW is the identity and x already has the GEMM's A layout (a chain's GEMM
-    # stage, fusion/driver/compiler/chain_stage.py), so phase 1 and its SyncAll are left out: the GEMM reads x
+    # stage, fusion/driver/chain_stage.py), so phase 1 and its SyncAll are left out: the GEMM reads x
     gemm_only: bool = False
     # a chain member whose producer's clip (relu6 = min(relu, 6)) was deferred to it: min(x, x_max)
-    # on each x tile before the taps (fusion/driver/compiler/chain.py; the producer's Fixpipe then does the relu)
+    # on each x tile before the taps (fusion/driver/chain.py; the producer's Fixpipe then does the relu)
     x_max: float | None = None
 
     # --- loop structure -------------------------------------------------------------------

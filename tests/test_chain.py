@@ -1,4 +1,4 @@
-"""Block chains (fusion/driver/compiler/chain.py, fusion/codegen/ascendc/emit_chain.py, fusion/verify/chain_check.py): which
+"""Block chains (fusion/driver/chain.py, fusion/codegen/ascendc/emit_chain.py, fusion/verify/chain_check.py): which
 consecutive fused blocks run as one launch, what the model charges for it, and the chain kernel
 on the emulator against the blocks' own kernels and ONNX Runtime."""
 

@@ -1,6 +1,6 @@
-"""Block chains on 310P (fusion/driver/compiler/chain.py): one launch of the AI cores, the soft SyncAll between
+"""Block chains on 310P (fusion/driver/chain.py): one launch of the AI cores, the soft SyncAll between
 blocks (fusion/codegen/ascendc/emit_chain.py), and the fallback judging a block at its in-chain cost
-(fusion/driver/compiler/fallback.py)."""
+(fusion/driver/fallback.py)."""
 
 import json
 

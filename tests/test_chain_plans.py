@@ -1,4 +1,4 @@
-"""What a chain changes in its members' cost (fusion/driver/compiler/chain.py chain_plans, member_costs) and the
+"""What a chain changes in its members' cost (fusion/driver/chain.py chain_plans, member_costs) and the
 SuperKernel-like vendor column of bench (fusion/vendor_baseline.VendorNetwork.one_launch_us)."""
 
 import json

@@ -1,4 +1,4 @@
-"""GEMM stages in chains (fusion/driver/compiler/chain_stage.py, fusion/driver/compiler/chain.py): MobileNetV2's expansion 1x1
+"""GEMM stages in chains (fusion/driver/chain_stage.py, fusion/driver/chain.py): MobileNetV2's expansion 1x1
 convs run inside the chain as identity-DW two-phase kernels, residuals come from the chain's x or
 a boundary tensor, and the chain kernel on the emulator equals its members' own kernels."""
 

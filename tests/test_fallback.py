@@ -1,4 +1,4 @@
-"""Fallback to the vendor-like kernels where the fused kernel is modeled slower (fusion/driver/compiler/fallback.py)."""
+"""Fallback to the vendor-like kernels where the fused kernel is modeled slower (fusion/driver/fallback.py)."""
 
 import json
 

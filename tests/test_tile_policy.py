@@ -1,4 +1,4 @@
-"""The tile policy (fusion/driver/compiler/tile_policy.py): one decision per block, engine included, and every
+"""The tile policy (fusion/driver/tile_policy.py): one decision per block, engine included, and every
 dropped candidate logged."""
 
 import logging

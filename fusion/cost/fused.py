@@ -390,7 +390,7 @@ def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = Tr
                 in_l2: tuple[str, ...] = ()) -> KernelCost:
     """Walk the plan's loop nest tile by tile and replay it through the pipes of every core.
     Cores that get the same sequence of tile shapes are simulated once. in_l2: input kinds an
-    earlier kernel left in L2 (model_block; a chain member's, fusion/driver/compiler/chain.py); () = the kernel
+    earlier kernel left in L2 (model_block; a chain member's, fusion/driver/chain.py); () = the kernel
     alone, every first touch from HBM."""
     if plan.two_phase:   # phases and barriers: its own timing (costmodel/twophase.py)
         return model_twophase(plan, name, timeline, in_l2)

@@ -31,7 +31,7 @@ def sync_all_us(soc) -> float:
 
 def _l2(plan: KernelPlan, counts: Counter, in_l2: tuple[str, ...] = ()):
     """in_l2: kinds (input, residual) already in L2 when the kernel starts -- a chain member's x
-    and residual were written by an earlier member of the same launch (fusion/driver/compiler/chain.py), the rule
+    and residual were written by an earlier member of the same launch (fusion/driver/chain.py), the rule
     the vendor-like baseline applies to every kernel's input (fusion/cost/vendor_baseline.py)."""
     wl, soc = plan.workload, plan.soc
     u_in = _input_bytes(wl, plan.th, plan.tw)[0]

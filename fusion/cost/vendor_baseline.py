@@ -89,7 +89,7 @@ class VendorNetwork:
 
     def one_launch_us(self, sync_us: float) -> float:
         """The same kernels run as one SuperKernel-like launch: the widest kernel's launch, every
-        kernel's body, one all-core sync between consecutive kernels -- what fusion/driver/compiler/chain.py
+        kernel's body, one all-core sync between consecutive kernels -- what fusion/driver/chain.py
         charges a chain of fused blocks, so the two differ only in the kernels' bodies."""
         if not self.kernels:
             return 0.0

@@ -6,7 +6,7 @@ launch: every core runs member i's phases, a SyncAll (member i's output is compl
 the hard one over all AIVs and AICs of a MIX launch, 310P the soft one over the AI cores, 0.41 µs
 derived in fusion/core/soc.py), then member i+1's, and so on. The chain pays one launch and one
 SyncAll per boundary instead of one launch per member. Members are fused blocks and GEMM stages
-(fusion/driver/compiler/chain_stage.py: a 1x1 conv + activation between blocks, MobileNetV2's expansion convs, run
+(fusion/driver/chain_stage.py: a 1x1 conv + activation between blocks, MobileNetV2's expansion convs, run
 as an identity-DW two-phase kernel).
 Its Ascend C is fusion/codegen/ascendc/emit_chain.py.
 
@@ -45,7 +45,7 @@ class Chain:
     name: str                    # chain1, chain2, ... in program order (kernel megafuse_chain1)
     blocks: tuple[str, ...]      # members (fused blocks and GEMM stages), in program order
     boundaries: tuple[str, ...]  # the tensors between consecutive members (workspace, not outputs)
-    stages: tuple[str, ...] = ()             # the members that are GEMM stages (fusion/driver/compiler/chain_stage.py)
+    stages: tuple[str, ...] = ()             # the members that are GEMM stages (fusion/driver/chain_stage.py)
     residual_from: tuple[int | None, ...] = ()   # per member: its residual's producer (-1: the chain's x)
 
 

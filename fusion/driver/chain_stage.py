@@ -19,7 +19,7 @@ out), optionally followed by the activation step that is its output's only consu
 Legality: float16 (the cube kernels), an activation the kernel carries without per-channel slopes,
 and a two-phase plan that fits (both SoCs: 910B chains sync with the hard SyncAll, 310P with the
 soft one).
-Rewrite: a GemmStage record; fusion/driver/compiler/chain.py decides whether it joins a chain.
+Rewrite: a GemmStage record; fusion/driver/chain.py decides whether it joins a chain.
 """
 
 from __future__ import annotations

@@ -119,8 +119,8 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
     """tuned_tiles: optional callable (workload, target) → TileConfig | None (the tuning database).
     inputs/outputs: tensor names (list or 'a,b') that cut the model first (fusion.frontend.subgraph).
     fallback: on sim/ascend, a block whose fused kernel is modeled slower than its vendor-like
-    DW + PW kernels is left unfused (fusion/driver/compiler/fallback.py), with a profitability Refusal.
-    chain: on sim/ascend, consecutive chainable fused blocks run as one launch (fusion/driver/compiler/chain.py)."""
+    DW + PW kernels is left unfused (fusion/driver/fallback.py), with a profitability Refusal.
+    chain: on sim/ascend, consecutive chainable fused blocks run as one launch (fusion/driver/chain.py)."""
 
     phases: dict[str, float] = {}
 

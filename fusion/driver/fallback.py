@@ -8,7 +8,7 @@ Refusal with both numbers and the block runs unfused. A tile forced by the user 
 guessed (the user asked for that kernel); the llvm target has no vendor model and always fuses.
 The gate remembers each block's tile choice so the driver does not choose it twice.
 
-With block chains on (fusion/driver/compiler/chain.py) a block that loses launched on its own may still win inside
+With block chains on (fusion/driver/chain.py) a block that loses launched on its own may still win inside
 a chain, where it pays its body and one SyncAll instead of a launch: the gate then fuses it when
 that in-chain cost (its two-phase chain plan, fusion/chain.chain_member_plan) is no slower than
 its pair. The driver compiles, finds the chains, and compiles again with every such block that

@@ -182,7 +182,7 @@ def two_phase_enabled(target: Target, override: TileOverride) -> bool:
 def two_phase_plan(wl: DwSepWorkload, target: Target, in_chain: bool = False) -> KernelPlan | None:
     """The fastest modeled two-phase plan of `wl` (default knobs), or None where none fits or the
     target has no two-phase kernel. in_chain: the plan with the shortest body (time without its
-    launch) -- inside a chain (fusion/driver/compiler/chain.py) the launch is paid once for all members, so a
+    launch) -- inside a chain (fusion/driver/chain.py) the launch is paid once for all members, so a
     member need not trade its body for a cheaper launch on fewer cores."""
     best = _two_phase_best(wl, target, TileOverride(), in_chain)
     return None if best is None else best[0]

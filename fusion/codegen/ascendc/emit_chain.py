@@ -1,4 +1,4 @@
-"""The Ascend C of a block chain (fusion/driver/compiler/chain.py): several two-phase blocks, one launch.
+"""The Ascend C of a block chain (fusion/driver/chain.py): several two-phase blocks, one launch.
 
 The chain kernel composes the blocks' own emitted code (EmittedKernel.chain_body: helpers and
 classes, each block in its own namespace) and runs them in order from one entry point with a
@@ -63,7 +63,7 @@ class EmittedChain:
     tiling_offsets: tuple[int, ...]
     block_dim: int
     residual_from: tuple[int | None, ...] = ()   # per block: -1 the chain's x, j block j's output
-    stages: tuple[str, ...] = ()                 # blocks that are GEMM stages (fusion/driver/compiler/chain_stage.py)
+    stages: tuple[str, ...] = ()                 # blocks that are GEMM stages (fusion/driver/chain_stage.py)
 
     @property
     def source_name(self) -> str:

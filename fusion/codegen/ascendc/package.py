@@ -5,7 +5,7 @@ docs} with op_contract.yaml and benchmark.json).
     DIR/ascend.json                                      index of the blocks and their files
     DIR/<block>/kernel/<sym>.cpp, <sym>_tiling.h
     DIR/<block>/host/<sym>_host.{h,cpp}, main.cpp, CMakeLists.txt, README.md
-    DIR/<chain>/kernel/megafuse_<chain>.cpp, the blocks' <sym>_tiling.h   (fusion/driver/compiler/chain.py, 910B)
+    DIR/<chain>/kernel/megafuse_<chain>.cpp, the blocks' <sym>_tiling.h   (fusion/driver/chain.py, 910B)
     DIR/<chain>/megafuse_<chain>.json       the chain's packed weights / workspace / tiling layout
     DIR/op_pkg/<OpType>/<version>/op_contract.yaml, benchmark.json
                                  /op_proto/<OpType>.json, <sym>_proto.h
