@@ -28,7 +28,7 @@ from schedules.plan import make_plan
 from schedules.program import Move
 from schedules.lowering import build_program
 from schedules.workload import DwSepWorkload, TileConfig
-from tile_search_reference import tune_fused
+from tile_search_reference import _fused_candidates, tune_fused
 
 B910 = get_soc("ascend910b2")
 P310 = get_soc("ascend310p3")
@@ -287,7 +287,7 @@ BLOCKS = {"b1": (32, 64, 112, 1), "b2": (64, 128, 112, 2), "b3": (128, 128, 56, 
 # unfused tests below. They were the picks of tune_fused(wl, soc, max_tiles_per_axis=32) when
 # recorded (fast = fastest; meets = fastest within 1.15x of the minimal DMA bytes; least = least
 # DMA traffic, for blocks that miss 1.15x); the search has moved since (DW tap forms, L2): what it
-# picks now is SEARCH_PICKS, checked by test_search_picks (slow).
+# picks now is checked against them by test_search_no_worse_than_the_fixture_plans.
 # (soc, block, kind, tile (th, tw, cob, cib, engine), DMA bytes / minimal bytes)
 TRAFFIC = [
     ("ascend910b2", "b1", "fast", (4, 112, 4, 1, "cube"), 1.8570),
@@ -420,38 +420,24 @@ def test_hbm_ratio_falls_back_to_dma_when_working_set_exceeds_l2(soc_name, block
     assert fits.l2_fits and fits.hbm_traffic_ratio == 1.0
 
 
-# What tune_fused(wl, soc, max_tiles_per_axis=32) picks today for the kinds TRAFFIC pins (recorded
-# 2026-11-26, after the column-group DW taps): a change of the search or the model shows here.
-SEARCH_PICKS = {
-    ("ascend310p3", "b1"): {"fast": (112, 7, 1, 1, "cube")},
-    ("ascend310p3", "b2"): {"fast": (28, 14, 1, 1, "cube")},
-    ("ascend310p3", "b3"): {"fast": (28, 7, 1, 1, "cube"), "least": (28, 14, 1, 1, "vector")},
-    ("ascend310p3", "b4"): {"fast": (14, 7, 1, 1, "cube"), "least": (28, 10, 1, 1, "vector")},
-    ("ascend310p3", "b5"): {"fast": (4, 7, 1, 1, "cube"), "least": (14, 7, 2, 1, "vector")},
-    ("ascend310p3", "b6"): {"fast": (4, 4, 2, 1, "cube"), "meets": (7, 7, 1, 1, "vector")},
-    ("ascend910b2", "b1"): {"fast": (28, 16, 4, 1, "cube"), "meets": (19, 19, 2, 1, "vector")},
-    ("ascend910b2", "b2"): {"fast": (19, 8, 8, 1, "cube"), "meets": (14, 14, 2, 1, "vector")},
-    ("ascend910b2", "b3"): {"fast": (14, 8, 1, 1, "cube"), "least": (19, 14, 1, 1, "vector")},
-    ("ascend910b2", "b4"): {"fast": (6, 7, 1, 1, "cube"), "least": (14, 14, 1, 1, "vector")},
-    ("ascend910b2", "b5"): {"fast": (4, 4, 4, 0, "cube"), "least": (14, 7, 1, 1, "vector")},
-    ("ascend910b2", "b6"): {"fast": (1, 7, 2, 0, "cube"), "least": (4, 7, 1, 1, "vector")},
-}
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("soc_name,block", sorted(SEARCH_PICKS))
-def test_search_picks(soc_name, block):
-    soc, wl = get_soc(soc_name), _mbv1(*BLOCKS[block])
-    want = SEARCH_PICKS[soc_name, block]
-    assert set(want) == {r[2] for r in TRAFFIC if r[:2] == (soc_name, block)}
-    found = {"fast": tune_fused(wl, soc, max_tiles_per_axis=32),
-             "meets": tune_fused(wl, soc, max_tiles_per_axis=32, max_traffic_ratio=1.15),
-             "least": tune_fused(wl, soc, max_tiles_per_axis=32, objective="traffic")}
-    for kind, tile in want.items():
-        plan = found[kind][0]
-        assert (plan.tile.th, plan.tile.tw, plan.tile.cob, plan.tile.cib, plan.tile.pw_engine) == tile
-    if "meets" not in want and found["meets"] is not None:   # the fastest plan already meets 1.15x
-        assert found["meets"][0].tile == found["fast"][0].tile
+# The exhaustive reference search against the TRAFFIC fixtures (which were its picks when recorded):
+# whatever it picks today, its fastest plan is no slower than any fixture plan in its space, its
+# "meets" plan stays within 1.15x of the minimal bytes, and its least-traffic plan moves no more
+# bytes than any fixture plan in its space. (It used to pin the picks themselves, which went stale
+# with every model change.) The 7x7 blocks keep the space small enough for the default suite.
+@pytest.mark.parametrize("soc_name", ["ascend910b2", "ascend310p3"])
+def test_search_no_worse_than_the_fixture_plans(soc_name):
+    soc, wl = get_soc(soc_name), _mbv1(*BLOCKS["b6"])
+    space = set(_fused_candidates(wl, soc, ("vector", "cube"), 32))
+    fixtures = [(kind, _tile(t)) for s, b, kind, t, _ in TRAFFIC if (s, b) == (soc_name, "b6")]
+    assert fixtures and all(t in space for _, t in fixtures)
+    costs = {t: model_fused(make_plan(wl, t, soc), timeline=False) for _, t in fixtures}
+    fast = tune_fused(wl, soc, max_tiles_per_axis=32)[1]
+    assert all(fast.time_us <= c.time_us + 1e-9 for c in costs.values())
+    meets = tune_fused(wl, soc, max_tiles_per_axis=32, max_traffic_ratio=1.15)
+    assert meets is None or meets[1].traffic_ratio <= 1.15
+    least = tune_fused(wl, soc, max_tiles_per_axis=32, objective="traffic")[1]
+    assert all(least.gm_bytes <= c.gm_bytes for c in costs.values())
 
 
 # ------------------------------------------------------------------------------------------
