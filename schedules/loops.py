@@ -8,7 +8,7 @@ plan. Both evaluate the formulas below -- Python calls the functions this module
 them; the Ascend C emitter renders the same expressions as __aicore__ inline functions of every
 kernel (fusion/codegen/ascendc/loop_cxx.py, CamelCase names: BLOCK_LEN -> BlockLen) that its templates call.
 So the tile loop, the channel-block loops, the unit decodes and a tile's window are spelled in this
-table only, and the emulator's counters equal Program.counts by construction.
+table only, and the emulator's counters equal KernelProgram.counts by construction.
 
 An expression is Python syntax over non-negative integers: + - * // %, comparisons, `a if c
 else b`, Min(a, b), Max(a, b). `//` is rendered as C++ `/` on int32_t: equal where its operands

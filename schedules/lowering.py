@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from schedules.plan import KernelPlan
-from schedules.program import Program, build_onephase
+from schedules.program import KernelProgram, build_onephase
 from schedules.program_twophase import TwoPhaseProgram, build_twophase
 
 
-def build_program(plan: KernelPlan) -> Program | TwoPhaseProgram:
+def build_program(plan: KernelPlan) -> KernelProgram | TwoPhaseProgram:
     """A two-phase plan has its own builder (phases and barriers, not one loop nest per tile)."""
     return build_twophase(plan) if plan.two_phase else build_onephase(plan)

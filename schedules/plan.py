@@ -434,7 +434,7 @@ def make_plan(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> KernelPlan:
     th, tw, cob, cib = tile_sizes(wl, tile)
     if tile.pw_engine == "twophase":
         cores = KernelPlan(wl, tile, soc).cores   # from the tile alone (no buffers needed)
-        specs = twophase.buffer_specs(wl, soc, th, tw, cob, cib, tile.double_buffer, cores)
+        specs = twophase.twophase_buffer_specs(wl, soc, th, tw, cob, cib, tile.double_buffer, cores)
         bufs = tuple(BufferPlan(name, scope, tuple(int(d) for d in dims), dtype, int(n), role, **opts)
                      for name, scope, dims, dtype, n, role, opts in specs)
         return KernelPlan(wl, tile, soc, bufs)

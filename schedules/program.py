@@ -10,10 +10,10 @@ tile, by role, loops over channel blocks whose iterations are tuples of typed st
   aic  (910B MIX, PW side)     co loop: DW result <- GM (first step), weights, GEMM, Fixpipe out
 
 Every step names the plan buffer it reads or writes and carries its bytes / bursts / instruction
-counts, so counting the program (Program.counts) gives the GM traffic, vector instructions and
+counts, so counting the program (KernelProgram.counts) gives the GM traffic, vector instructions and
 repeats and cube fractals of the whole kernel. The cost model times these very steps on its pipes.
 The fused kernel's vector ops are counted as its Ascend C templates issue them (dw_ops,
-vector_pw_ops, block_epilogue_ops), so the emulator's counters equal Program.counts; the unfused
+vector_pw_ops, block_epilogue_ops), so the emulator's counters equal KernelProgram.counts; the unfused
 kernels' ops are in schedules/program_unfused.py.
 """
 
@@ -50,7 +50,7 @@ class CoreProgram:
     name: str                         # core0 | aiv3 | aic1
     role: str                         # core | aiv | aic
     prologue: tuple                   # resident loads (Copy), issued with the first tile; bias Casts (VectorOp)
-    tiles: tuple[int, ...]            # indices into Program.tiles
+    tiles: tuple[int, ...]            # indices into KernelProgram.tiles
     serves: tuple[str, ...] = ()      # aic: the AIVs whose tiles it runs (in the order they are ready)
 
 
@@ -438,7 +438,7 @@ def count_steps(soc, steps, times: int = 1, into: Counter | None = None) -> Coun
 
 
 @dataclass(frozen=True)
-class Program:
+class KernelProgram:
     plan: KernelPlan
     tiles: tuple[tuple[tuple[int, int], tuple[int, int]], ...]   # (rows, cols) geometry per tile
     cores: tuple[CoreProgram, ...]
@@ -522,7 +522,7 @@ def _tile_loops_cached(plan: KernelPlan, role: str, r, c) -> tuple[Loop, ...]:
     return tile_loops(plan, role, r, c)
 
 
-def build_onephase(plan: KernelPlan) -> Program:
+def build_onephase(plan: KernelPlan) -> KernelProgram:
     """Lower a one-phase plan: tiles round-robin over plan.cores (batch, tile row, tile column
     order); on 910B MIX each AIC serves aic_ratio consecutive AIVs."""
     rows, cols = tile_axes(plan.workload, plan.th, plan.tw)
@@ -544,4 +544,4 @@ def build_onephase(plan: KernelPlan) -> Program:
                                    tuple(mine[v][k] for k in range(rounds) for v in served if k < len(mine[v])),
                                    tuple(f"aiv{v}" for v in served)))
         cores = aiv + tuple(aic)
-    return Program(plan, tiles, cores)
+    return KernelProgram(plan, tiles, cores)

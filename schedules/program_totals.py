@@ -1,7 +1,7 @@
 """Totals of a fused plan's lowered program (schedules/program.py), per core and per kernel, cheap
 enough for a sweep over tens of thousands of plans of one block.
 
-Program.counts walks every tile of every core (milliseconds a plan). The plans of one tile space
+KernelProgram.counts walks every tile of every core (milliseconds a plan). The plans of one tile space
 share most of their loops, so here a plan's totals are sums of cached pieces of its program:
 
   * every loop that schedules.program.tile_loops builds for a role and a tile geometry is reduced
@@ -14,7 +14,7 @@ share most of their loops, so here a plan's totals are sums of cached pieces of 
   * a core's prologue (schedules.program.resident_loads) is added once per core.
 
 Nothing here describes the loop nest: the steps and their bytes / counts are the program's.
-tests/test_traffic.py checks the totals against Program.counts and the cost model on sampled
+tests/test_traffic.py checks the totals against KernelProgram.counts and the cost model on sampled
 plans of every variant (which also checks the cache keys).
 """
 
@@ -26,7 +26,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from fusion.core.soc import SocSpec
+from fusion.core.soc import MOVE_PIPE, SocSpec, move_rate
 from schedules.isa import cube_cycles
 from schedules.plan import KernelPlan
 from schedules.program import Copy, CubeOp, Move, VectorOp, aic_iters, ci_iters, co_iters, epi_iters, resident_loads, tile_loops
@@ -40,22 +40,6 @@ FIELDS = ("in_bytes", "in_transfers", "out_bytes", "out_transfers", "dma_bursts"
 F = {name: i for i, name in enumerate(FIELDS)}
 (IN_BYTES, IN_XFERS, OUT_BYTES, OUT_XFERS, BURSTS, VEC_INSTRS, VEC_REPEATS, VEC_MOVE, FRACTALS,
  CUBE_CYC, MTE3_MOVE) = range(11)
-
-# on-chip moves: the pipe each path busies (L0C -> UB feeds the vector side, the 310P UB -> L1 is
-# an MTE3 move, the rest the cube side's) and its rate (bytes per cycle)
-# init->: InitConstValue filling L1 / L0A (no published rate: charged as L1 -> L0A bytes, on the
-# pipe of the cube's loads; it runs once per core)
-MOVE_PIPE = {"UB->L1": "MTE3", "L1->L0A": "cube", "L1->L0B": "cube", "L0C->UB": "vector", "init->L1": "cube",
-             "init->L0A": "cube"}
-MOVE_RATE = {
-    "init->L1": lambda soc: soc.l1_to_l0a_bytes_per_cycle,
-    "init->L0A": lambda soc: soc.l1_to_l0a_bytes_per_cycle,
-    "UB->L1": lambda soc: soc.ub_to_l1_bytes_per_cycle,
-    "L1->L0A": lambda soc: soc.l1_to_l0a_bytes_per_cycle,
-    "L1->L0B": lambda soc: soc.l1_to_l0b_bytes_per_cycle,
-    "L0C->UB": lambda soc: soc.l0c_to_ub_bytes_per_cycle,
-}
-
 
 _MOVE_FIELD = {"vector": VEC_MOVE, "MTE3": MTE3_MOVE, "cube": CUBE_CYC}   # a move's cycles, by MOVE_PIPE
 _READ = {k: F[f"read:{k}"] for k in KINDS}
@@ -85,7 +69,7 @@ def step_sums(soc: SocSpec, dtype: str, steps) -> np.ndarray:
             v[VEC_INSTRS] += s.instrs
             v[VEC_REPEATS] += s.repeats
         elif t is Move:
-            v[_MOVE_FIELD[MOVE_PIPE[s.path]]] += s.nbytes / MOVE_RATE[s.path](soc)
+            v[_MOVE_FIELD[MOVE_PIPE[s.path]]] += s.nbytes / move_rate(soc, s.path)
         elif t is CubeOp:
             v[FRACTALS] += s.fractals
             v[CUBE_CYC] += cube_cycles(soc, s.fractals, dtype)
@@ -224,7 +208,7 @@ def dma_bytes(plan: KernelPlan, program=None) -> dict[str, int]:
 
 
 def counts(plan: KernelPlan) -> dict[str, int]:
-    """Program.counts' totals (GM bytes read / written, DMA transfers and bursts, vector
+    """KernelProgram.counts' totals (GM bytes read / written, DMA transfers and bursts, vector
     instructions and repeats, cube fractals) from the cached pieces."""
     v = kernel_sums(plan)
     g = lambda name: int(round(v[F[name]]))  # noqa: E731
@@ -241,5 +225,5 @@ def clear_caches() -> None:
     totals_for.cache_clear()
 
 
-__all__ = ["F", "FIELDS", "KINDS", "MOVE_RATE", "ProgramTotals", "clear_caches", "counts", "dma_bytes",
+__all__ = ["F", "FIELDS", "KINDS", "ProgramTotals", "clear_caches", "counts", "dma_bytes",
            "kernel_sums", "step_sums", "totals_for"]

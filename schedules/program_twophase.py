@@ -11,7 +11,7 @@
   epi   (aiv, 910B without Fixpipe)  per (M, N) tile: pre-activation in, epilogue, y out
 
 A SyncAll barrier separates consecutive phases. Every step is a schedules/program.py step type,
-so Program.counts-style totals and the cost model's timing read the same steps.
+so KernelProgram.counts-style totals and the cost model's timing read the same steps.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from schedules.program import (
 )
 from schedules.loops import (block_len, block_start, round_robin, row_image, split, tile_col, tile_row,
                              unit_inner, unit_outer, window_valid)
-from schedules.twophase import VARIANT, fixpipe, gemm_cores, gemm_k, gemm_m, gemm_rows
+from schedules.twophase import VARIANT, fixpipe, phase2_cores, gemm_k, gemm_m, gemm_rows
 from schedules.workload import ceil_div
 
 Unit = tuple   # tuple[Iteration, ...]: one work unit's iterations, each a tuple of steps
@@ -205,7 +205,7 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
                     it.append(Copy("output", "out", "y_tile", "y", out_bytes, out_bursts, slots))
             its.append(tuple(it))
         units.append(tuple(its))
-    cores = gemm_cores(wl, soc, plan.cob, bm, plan.cores)
+    cores = phase2_cores(wl, soc, plan.cob, bm, plan.cores)
     assignment = round_robin(len(units), cores)
     preload = ()
     if resident:   # each core's one N tile (its first unit's, as PreloadB): cbo x C1 FRACTAL_Z fractals, one run

@@ -42,6 +42,7 @@ from schedules.isa import ACC_BYTES, itemsize
 from schedules.footprint import fused_min_bytes  # noqa: F401  (re-exported)
 from schedules.loops import block_start, window_first, window_span, window_start, window_valid
 from schedules.plan import KernelPlan
+from schedules.twophase import gemm_m
 from schedules.workload import DwSepWorkload, ceil_div
 
 
@@ -97,12 +98,15 @@ def dma_ratio(plan: KernelPlan) -> float:
 
 
 def dma_floor_bytes(plan: KernelPlan) -> int:
-    """The least DMA volume of any fused plan with this plan's core count, PW engine and SoC
+    """The least DMA volume of any fused plan with this plan's core count, PW engine and SoC; of
+    any two-phase plan, the block's minimal bytes plus one write and one read of the DW result
     (module docstring): each active core loads the DW taps and biases, each PW loader the PW
     weights, at least once; on 910B cube plans the DW result of every output pixel (and its
     pre-activation when the epilogue runs on the AIV) crosses GM twice."""
     wl = plan.workload
     b = itemsize(wl.dtype)
+    if plan.two_phase:   # the minimal bytes plus the DW result written to the workspace once and read back once
+        return min_bytes(wl) + 2 * wl.c1 * gemm_m(wl) * C0 * b
     w_dw, b_dw, w_pw, b_pw = weight_bytes(wl)
     cores = plan.cores
     extra = (cores - 1) * (w_dw + b_dw)

@@ -187,7 +187,7 @@ def gemm_k(wl: DwSepWorkload, soc: SocSpec, cob: int, bm: int, copies: int) -> i
     return ceil_div(wl.c1, steps)
 
 
-def gemm_cores(wl: DwSepWorkload, soc: SocSpec, cob: int, bm: int, vec_cores: int) -> int:
+def phase2_cores(wl: DwSepWorkload, soc: SocSpec, cob: int, bm: int, vec_cores: int) -> int:
     """Cube cores of phase 2: the AICs of the plan's AIVs (910B, 1:2), or the plan's cores
     themselves (310P), at most one per (M, N) tile."""
     frac = soc.cube_fractal[0]
@@ -207,7 +207,7 @@ def b_resident(wl: DwSepWorkload, soc: SocSpec, cob: int, db: bool, vec_cores: i
     bm = gemm_rows(wl, soc, cob, copies)
     kb = gemm_k(wl, soc, cob, bm, copies)
     n_tiles = ceil_div(wl.co1, cob)
-    g = gemm_cores(wl, soc, cob, bm, vec_cores)
+    g = phase2_cores(wl, soc, cob, bm, vec_cores)
     if n_tiles > 1 and g % n_tiles:
         return False
     b = itemsize(wl.dtype)
@@ -216,7 +216,7 @@ def b_resident(wl: DwSepWorkload, soc: SocSpec, cob: int, db: bool, vec_cores: i
     return l1 <= soc.l1_bytes
 
 
-def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, vec_cores: int) -> list[tuple]:
+def twophase_buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, vec_cores: int) -> list[tuple]:
     """Every buffer of the two-phase kernel, as schedules/plan.buffer_specs lists them (scalar
     tile sizes only). Phase 1 lives in UB; phase 2 in L1/L0 (and, on 310P or for a vector
     epilogue, UB). A core runs its phases one after the other but the kernel allocates them all.
@@ -304,13 +304,6 @@ def workspace_bytes(wl: DwSepWorkload, soc: SocSpec) -> dict[str, int]:
             "sync_ws": cores * 32}
 
 
-def dma_floor_bytes(wl: DwSepWorkload) -> int:
-    """The least DMA volume of any two-phase plan: the block's minimal bytes plus the DW result
-    written to the workspace once and read back once (every pixel of every channel)."""
-
-    dw = wl.c1 * gemm_m(wl) * C0 * itemsize(wl.dtype)
-    return sum(fused_min_bytes(wl).values()) + 2 * dw
-
 
 def l2_resident(wl: DwSepWorkload, soc: SocSpec) -> bool:
     """The workspaces stay in L2 between the phases (the schedules/l2.py write rule)."""
@@ -319,6 +312,6 @@ def l2_resident(wl: DwSepWorkload, soc: SocSpec) -> bool:
     return write_hit(soc, ws["dw_ws"] + ws["pre_ws"]) >= 1.0
 
 
-__all__ = ["ENGINE", "GROUPED_ACTS", "VARIANT", "b_resident", "buffer_specs", "gemm_cores", "dw_grouped", "dw_wide_ok",
+__all__ = ["ENGINE", "GROUPED_ACTS", "VARIANT", "b_resident", "twophase_buffer_specs", "phase2_cores", "dw_grouped", "dw_wide_ok",
            "fixpipe", "gemm_m", "gemm_rows", "l2_resident",
-           "workspace_bytes", "gemm_k", "dma_floor_bytes", "tap_row_fit"]
+           "workspace_bytes", "gemm_k", "tap_row_fit"]

@@ -1,6 +1,6 @@
 """The two-phase kernel's Ascend C (fusion/codegen/ascendc/emit_twophase.py) on the emulator: its loops
 are the lowered program's (schedules/program_twophase.py), so GM bytes and cube fractals equal
-Program.counts, in total and per core; the numerics match the NumPy reference. 910B: one MIX
+KernelProgram.counts, in total and per core; the numerics match the NumPy reference. 910B: one MIX
 launch, hard SyncAll; 310P: coupled cores, soft SyncAll with the flags in the workspace."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """DMA volume of a fused plan (its lowered program's, summed by schedules/program_totals.py) against
-Program.counts and the cost model, its per-core floor, and the --max-dma-ratio cap in the tile
+KernelProgram.counts and the cost model, its per-core floor, and the --max-dma-ratio cap in the tile
 space, the sweep and the command line."""
 
 import json
@@ -59,7 +59,7 @@ def test_program_dma_bytes_equal_cost_model_and_respect_floor(plan):
 
 
 def test_cached_totals_equal_program_counts_for_every_variant():
-    """The totals built from cached loops equal Program.counts (which walks every tile of every
+    """The totals built from cached loops equal KernelProgram.counts (which walks every tile of every
     core), and each loop builder the totals call gives tile_loops' loop (the cache keys and the
     builder table agree with schedules/program.py)."""
     seen = set()

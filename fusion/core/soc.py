@@ -207,3 +207,24 @@ def get_soc(name: str | None) -> SocSpec:
 def cube_side(soc: SocSpec) -> SocSpec:
     """The AIC's MTE2 (GM->L1) has its own per-core bandwidth; dma_us reads gm_to_ub_gibps."""
     return replace(soc, gm_to_ub_gibps=soc.gm_to_l1_gibps)
+
+
+# On-chip moves: the pipe each path busies (L0C -> UB feeds the vector side, the 310P UB -> L1 is
+# an MTE3 move, the rest the cube side's) and the SocSpec field of its rate (bytes per cycle).
+# init->: InitConstValue filling L1 / L0A (no published rate: charged as L1 -> L0A bytes, on the
+# pipe of the cube's loads; it runs once per core)
+MOVE_PIPE = {"UB->L1": "MTE3", "L1->L0A": "cube", "L1->L0B": "cube", "L0C->UB": "vector", "init->L1": "cube",
+             "init->L0A": "cube"}
+_MOVE_RATE_FIELD = {
+    "init->L1": "l1_to_l0a_bytes_per_cycle",
+    "init->L0A": "l1_to_l0a_bytes_per_cycle",
+    "UB->L1": "ub_to_l1_bytes_per_cycle",
+    "L1->L0A": "l1_to_l0a_bytes_per_cycle",
+    "L1->L0B": "l1_to_l0b_bytes_per_cycle",
+    "L0C->UB": "l0c_to_ub_bytes_per_cycle",
+}
+
+
+def move_rate(soc: SocSpec, path: str) -> float:
+    """Bytes per cycle of an on-chip move along `path` (a MOVE_PIPE key)."""
+    return getattr(soc, _MOVE_RATE_FIELD[path])

@@ -96,7 +96,7 @@ from fusion.cost.pipes import (  # noqa: F401
     CoreRun,
     CStage,
     Stage,
-    Step,
+    PipeStep,
     _compile,
     _new_run,
     _sim,

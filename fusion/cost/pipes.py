@@ -19,7 +19,7 @@ class Stage:
 
 
 @dataclass
-class Step:
+class PipeStep:
     tile: int                 # index of the tile within its core (for the timeline cap)
     stages: list[Stage]
     ready_at: float = 0.0     # absolute time before which the first stage may not start
@@ -72,7 +72,7 @@ class CoreRun:
         return max(0.0, self.end - covered)
 
 
-def simulate(steps: list[Step], double_buffer: bool, prev: CoreRun | None = None,
+def simulate(steps: list[PipeStep], double_buffer: bool, prev: CoreRun | None = None,
              record_tiles: int = TIMELINE_TILES) -> CoreRun:
     """Replay steps through the in-order pipes; `prev` continues an earlier run of the same core."""
     if prev is None:

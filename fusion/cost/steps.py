@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fusion.cost.primitives import VecWork, cycles_to_us
-from schedules.program_totals import MOVE_PIPE, MOVE_RATE
+from fusion.core.soc import MOVE_PIPE, move_rate
 from schedules.program import Copy, CubeOp, Move, VectorOp
 
 
@@ -32,7 +32,7 @@ def iteration_us(soc, dtype: str, acc, it, times: int, copy_us: Callable[[Copy],
         elif isinstance(s, VectorOp):
             work += s.work
         elif isinstance(s, Move):
-            cyc = s.nbytes / MOVE_RATE[s.path](soc)
+            cyc = s.nbytes / move_rate(soc, s.path)
             pipe = MOVE_PIPE[s.path]
             if pipe == "vector":
                 l0c_cyc += cyc

@@ -14,7 +14,7 @@ from fusion.core.errors import MegafuseError
 from fusion.driver.fallback import GATED_KINDS, FusionGate, unchained_losers
 from fusion.core.ir import Graph
 from fusion.frontend.onnx_import import load_graph
-from fusion.driver.runtime import Program, Step
+from fusion.driver.runtime import KernelCall, ModelExecutable
 from fusion.core.sanitize import block_ident
 from schedules.targets import Target, parse_target, per_channel_acts
 from fusion.driver.tile_policy import TileOverride
@@ -70,7 +70,7 @@ class CompiledModel:
     graph: Graph
     target: Target
     dtype: str
-    program: Program
+    program: ModelExecutable
     fused_blocks: list[FusedBlock]
     refusals: list[Refusal]
     notes: list[str] = field(default_factory=list)
@@ -160,7 +160,7 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
         for r in refusals:
             log.info("not fused: %s", r.describe())
 
-        program = Program({t: (g.types[t].shape, dtype) for t in g.inputs}, list(g.outputs))
+        program = ModelExecutable({t: (g.types[t].shape, dtype) for t in g.inputs}, list(g.outputs))
         ctx = OpContext(g, dtype)
         blocks: list[FusedBlock] = []
         idents: set[str] = set()
@@ -180,7 +180,7 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
                     params = [x] + [tvm.runtime.tensor(a, dev) for a in fused_params(*consts, dtype, slopes)] + residual
                 out_t = g.types[n.outputs[0]]
                 ident = block_ident(n.name, len(blocks), idents)
-                program.steps.append(Step(ident, "fused", ex["main"], params, n.outputs[0],
+                program.steps.append(KernelCall(ident, "fused", ex["main"], params, n.outputs[0],
                                           out_t.shape, dtype, ex))
                 blocks.append(FusedBlock(ident, tuple(n.attr("members")), wl, plan, source, why, n.name))
             else:
@@ -189,7 +189,7 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
                     ex = build_op(spec)
                 with phase("weights"):
                     params = [_bind(p, g, dtype, dev) for p in spec.params]
-                program.steps.append(Step(n.name, "op", ex["main"], params, n.outputs[0],
+                program.steps.append(KernelCall(n.name, "op", ex["main"], params, n.outputs[0],
                                           spec.out_shape, spec.out_dtype, ex))
         cm = CompiledModel(g, tgt, dtype, program, blocks, refusals, phases_s=phases)
         if chain and tgt.kind in ("sim", "ascend"):

@@ -11,7 +11,7 @@ from fusion.core.errors import ShapeError
 
 
 @dataclass
-class Step:
+class KernelCall:
     name: str
     kind: str                 # fused | op
     func: object              # compiled TVM function (ex["main"])
@@ -23,10 +23,10 @@ class Step:
 
 
 @dataclass
-class Program:
+class ModelExecutable:
     inputs: dict[str, tuple[tuple[int, ...], str]]   # name → (shape, dtype)
     outputs: list[str]
-    steps: list[Step] = field(default_factory=list)
+    steps: list[KernelCall] = field(default_factory=list)
     _env: dict | None = field(default=None, init=False, repr=False)
     _calls: list = field(default_factory=list, init=False, repr=False)
 
@@ -34,7 +34,7 @@ class Program:
         env = self.execute(feeds)
         return {name: env[name].numpy() for name in self.outputs}
 
-    def step_args(self, env: dict, st: Step) -> list:
+    def step_args(self, env: dict, st: KernelCall) -> list:
         return [env[p] if isinstance(p, str) else p for p in st.params] + [env[st.out]]
 
     def peak_bytes(self) -> int:

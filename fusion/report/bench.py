@@ -22,7 +22,6 @@ from fusion.cost.twophase import sync_all_us
 from fusion.cost import model_block, model_unfused
 from fusion.cost.opcost import other_kernel_cost
 from schedules.traffic import dma_floor_any_split_bytes, dma_floor_bytes, gemm_cores
-from schedules.twophase import dma_floor_bytes as twophase_floor_bytes
 from fusion.driver.chain import chain_cost, member_costs
 from fusion.driver.fallback import is_fallback
 from fusion.verify.check import random_inputs
@@ -142,7 +141,7 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
         unf = model_unfused(b.workload, soc, "framework")
         fold = model_unfused(b.workload, soc, "folded")
         costs.append((b.name, cost))
-        floor = dma_floor_bytes(plan) if not plan.two_phase else twophase_floor_bytes(b.workload)
+        floor = dma_floor_bytes(plan)
         any_split = (dma_floor_any_split_bytes(b.workload, gemm_cores(plan)) if not plan.two_phase else floor)
         vend = vendor.for_members(b.members)
         pipes = pipe_breakdown(cost, vendor.kernels_for(b.members))

@@ -8,7 +8,7 @@
 
 The loops are the program's: DW unit u = tile x ciSteps + q round-robin over the plan's cores,
 GEMM tile u = mi x coSteps + j round-robin over the program's GEMM (and epilogue) cores, K in
-blocks of kb channel blocks; so the emulator's GM bytes and cube fractals equal Program.counts.
+blocks of kb channel blocks; so the emulator's GM bytes and cube fractals equal KernelProgram.counts.
 """
 
 from __future__ import annotations
