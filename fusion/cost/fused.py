@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from schedules.l2 import _L2, _l2_policy, block_inputs_in_l2
+from schedules.l2 import _L2, block_inputs_in_l2
 from fusion.cost.pipes import CoreRun, CStage, _sim, _st, with_prologue
 from fusion.cost.primitives import ACC_BYTES, VecWork, cycles_to_us
 from fusion.cost.results import KernelCost, _Acc, _assemble
+from fusion.cost.block_l2 import block_l2
 from fusion.cost.steps import iteration_us
 from fusion.core.errors import UBOverflowError
 from fusion.core.soc import SocSpec
 from schedules.program_totals import dma_bytes
-from schedules.traffic import _input_bytes, weight_bytes
 from schedules.footprint import fused_min_bytes
 from schedules.plan import KernelPlan, check_budget, make_plan
 from schedules.program import Copy, resident_loads, tile_loops
@@ -72,22 +72,12 @@ def _part_cache(wl: DwSepWorkload, soc: SocSpec) -> dict:
 
 
 def _fused_l2(f: "_Fused", in_l2: tuple[str, ...] = ()) -> _L2:
-    """L2 policy of the fused kernel: the input is read once per tile with its halo, the DW
-    weights and biases once per core, the PW weights once per core (resident) or once per tile
-    (streamed); on 910B the DW result (and, without a Fixpipe epilogue, the pre-activation)
-    makes a round trip through GM that L2 absorbs. The DMA bytes per kind are the program's."""
+    """L2 of the one-phase kernel: the input is read once per tile with its halo, the DW weights
+    and biases once per core, the PW weights once per core (resident) or once per tile (streamed);
+    on 910B the DW result (and, without a Fixpipe epilogue, the pre-activation) makes a round trip
+    through GM that L2 absorbs. The DMA bytes per kind are the program's."""
     dma = dma_bytes(f.plan, f.program)
-    weights = sum(weight_bytes(f.wl))
-    u_in = _input_bytes(f.wl, f.th, f.tw)[0]
-    out, res = dma["output"], dma["residual"]
-    hand = dma["handoff"] // 2   # footprint: every tile's GM slots, each written once and read once
-    unique = {"input": u_in, "weights": weights, "residual": res}
-    reads = {"input": dma["input"], "weights": dma["weights"]}
-    for k in in_l2:   # written by the kernel before: no first touch from HBM
-        unique[k] = 0
-        reads[k] = dma[k]
-    return _l2_policy(f.soc, u_in + weights + res + out + hand, unique, reads,
-                      ("handoff",) if f.decoupled else ())
+    return block_l2(f.plan, dma, dma["output"], dma["residual"], dma["handoff"] // 2, f.decoupled, in_l2)
 
 
 class _Fused:

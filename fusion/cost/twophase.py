@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from schedules.l2 import _l2_policy
 from fusion.cost.pipes import CoreRun, _sim, _st, with_prologue
 from fusion.cost.primitives import ACC_BYTES, cycles_to_us
 from fusion.cost.results import KernelCost, _Acc, _assemble
+from fusion.cost.block_l2 import block_l2
 from fusion.cost.steps import iteration_us
-from schedules.traffic import _input_bytes, weight_bytes
 from schedules.footprint import fused_min_bytes
 from schedules.plan import KernelPlan
 from schedules.lowering import build_program
@@ -30,21 +29,10 @@ def sync_all_us(soc) -> float:
 
 
 def _l2(plan: KernelPlan, counts: Counter, in_l2: tuple[str, ...] = ()):
-    """in_l2: kinds (input, residual) already in L2 when the kernel starts -- a chain member's x
-    and residual were written by an earlier member of the same launch (fusion/driver/chain.py), the rule
-    the vendor-like baseline applies to every kernel's input (fusion/cost/vendor_baseline.py)."""
-    wl, soc = plan.workload, plan.soc
-    u_in = _input_bytes(wl, plan.th, plan.tw)[0]
-    weights = sum(weight_bytes(wl))
-    mins = fused_min_bytes(wl)
-    ws = counts["write:handoff"]   # each workspace byte is written once
-    unique = {"input": u_in, "weights": weights, "residual": mins["residual"]}
-    reads = {"input": counts["read:input"], "weights": counts["read:weights"]}
-    for k in in_l2:
-        unique[k] = 0
-        reads[k] = counts[f"read:{k}"]
-    return _l2_policy(soc, u_in + weights + mins["residual"] + mins["output"] + ws, unique, reads,
-                      ("handoff",))
+    """L2 of the two-phase kernel: the workspace (each byte written once) is its hand-off."""
+    mins = fused_min_bytes(plan.workload)
+    reads = {k: counts[f"read:{k}"] for k in ("input", "weights", "residual")}
+    return block_l2(plan, reads, mins["output"], mins["residual"], counts["write:handoff"], True, in_l2)
 
 
 class _Timer:
