@@ -31,7 +31,7 @@ from schedules.loops import (block_len, block_start, group_member, round_robin, 
 from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, bias_block16, bias_halves, count_form, cube_fractals, itemsize
 from schedules.plan import KernelPlan
 from schedules.twophase import act2_vector_ops
-from schedules.steps import Copy, CubeOp, Handoff, Iteration, Move, Step, VectorOp, total_work  # noqa: F401
+from schedules.steps import Copy, CubeOp, Handoff, Iteration, Move, Step, VectorOp, count_steps, total_work  # noqa: F401
 from schedules.workload import DwSepWorkload, ceil_div
 
 
@@ -413,28 +413,6 @@ def tile_loops(plan: KernelPlan, role: str, r, c) -> tuple[Loop, ...]:
 # the program
 # ---------------------------------------------------------------------------------------------
 COUNT_KEYS = ("dma_transfers", "dma_bursts", "vector_instrs", "vector_repeats", "cube_fractals")
-
-
-def count_steps(soc, steps, times: int = 1, into: Counter | None = None) -> Counter:
-    """Add the counts of `steps` (times over): the cost model's counts keys, plus GM bytes
-    (gm_read_bytes, gm_write_bytes) and per traffic kind (read:KIND, write:KIND)."""
-    out = Counter() if into is None else into
-    for s in steps:
-        if isinstance(s, Copy):
-            if s.nbytes <= 0:
-                continue
-            bursts = max(1, s.bursts)
-            out["dma_transfers"] += ceil_div(bursts, soc.dma_max_bursts) * times
-            out["dma_bursts"] += bursts * times
-            side = "read" if s.direction == "in" else "write"
-            out[f"gm_{side}_bytes"] += s.nbytes * times
-            out[f"{side}:{s.kind}"] += s.nbytes * times
-        elif isinstance(s, VectorOp):
-            out["vector_instrs"] += s.instrs * times
-            out["vector_repeats"] += s.repeats * times
-        elif isinstance(s, CubeOp):
-            out["cube_fractals"] += s.fractals * times
-    return out
 
 
 @dataclass(frozen=True)

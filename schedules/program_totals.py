@@ -26,54 +26,14 @@ from functools import lru_cache
 
 import numpy as np
 
-from fusion.core.soc import MOVE_PIPE, SocSpec, move_rate
-from schedules.isa import cube_cycles
+from fusion.core.soc import SocSpec
 from schedules.plan import KernelPlan
-from schedules.program import Copy, CubeOp, Move, VectorOp, aic_iters, ci_iters, co_iters, epi_iters, resident_loads, tile_loops
-from schedules.workload import DwSepWorkload, TileConfig, ceil_div
+from schedules.program import aic_iters, ci_iters, co_iters, epi_iters, resident_loads, tile_loops
+from schedules.steps import F, FIELDS, KINDS, fold_steps
+from schedules.workload import DwSepWorkload, TileConfig
 from schedules.lowering import build_program
 
-KINDS = ("input", "weights", "residual", "output", "handoff")
-FIELDS = ("in_bytes", "in_transfers", "out_bytes", "out_transfers", "dma_bursts",
-          "vector_instrs", "vector_repeats", "vector_move_cycles", "cube_fractals", "cube_cycles",
-          "mte3_move_cycles", *(f"read:{k}" for k in KINDS), *(f"write:{k}" for k in KINDS))
-F = {name: i for i, name in enumerate(FIELDS)}
-(IN_BYTES, IN_XFERS, OUT_BYTES, OUT_XFERS, BURSTS, VEC_INSTRS, VEC_REPEATS, VEC_MOVE, FRACTALS,
- CUBE_CYC, MTE3_MOVE) = range(11)
-
-_MOVE_FIELD = {"vector": VEC_MOVE, "MTE3": MTE3_MOVE, "cube": CUBE_CYC}   # a move's cycles, by MOVE_PIPE
-_READ = {k: F[f"read:{k}"] for k in KINDS}
-_WRITE = {k: F[f"write:{k}"] for k in KINDS}
-
-
-def step_sums(soc: SocSpec, dtype: str, steps) -> np.ndarray:
-    """The FIELDS of `steps` (program steps), summed."""
-    v = [0.0] * len(FIELDS)
-    max_bursts = soc.dma_max_bursts
-    for s in steps:
-        t = type(s)
-        if t is Copy:
-            if s.nbytes <= 0:
-                continue
-            bursts = max(1, s.bursts)
-            if s.direction == "in":
-                v[IN_BYTES] += s.nbytes
-                v[IN_XFERS] += ceil_div(bursts, max_bursts)
-                v[_READ[s.kind]] += s.nbytes
-            else:
-                v[OUT_BYTES] += s.nbytes
-                v[OUT_XFERS] += ceil_div(bursts, max_bursts)
-                v[_WRITE[s.kind]] += s.nbytes
-            v[BURSTS] += bursts
-        elif t is VectorOp:
-            v[VEC_INSTRS] += s.instrs
-            v[VEC_REPEATS] += s.repeats
-        elif t is Move:
-            v[_MOVE_FIELD[MOVE_PIPE[s.path]]] += s.nbytes / move_rate(soc, s.path)
-        elif t is CubeOp:
-            v[FRACTALS] += s.fractals
-            v[CUBE_CYC] += cube_cycles(soc, s.fractals, dtype)
-    return np.array(v)
+step_sums = fold_steps   # the FIELDS of a list of steps (schedules/steps.py: the one walker)
 
 
 def _keys(tile: TileConfig) -> dict[str, tuple]:

@@ -3,9 +3,14 @@ one iteration of a loop does, each step naming the plan buffer it reads or write
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
-from schedules.isa import VecWork
+import numpy as np
+
+from fusion.core.ir import ceil_div
+from fusion.core.soc import MOVE_PIPE, SocSpec, move_rate
+from schedules.isa import VecWork, cube_cycles
 
 
 @dataclass(frozen=True)
@@ -70,3 +75,63 @@ def total_work(ops) -> VecWork:
     for op in ops:
         w += op.work
     return w
+
+
+KINDS = ("input", "weights", "residual", "output", "handoff")
+FIELDS = ("in_bytes", "in_transfers", "out_bytes", "out_transfers", "dma_bursts",
+          "vector_instrs", "vector_repeats", "vector_move_cycles", "cube_fractals", "cube_cycles",
+          "mte3_move_cycles", *(f"read:{k}" for k in KINDS), *(f"write:{k}" for k in KINDS))
+F = {name: i for i, name in enumerate(FIELDS)}
+(IN_BYTES, IN_XFERS, OUT_BYTES, OUT_XFERS, BURSTS, VEC_INSTRS, VEC_REPEATS, VEC_MOVE, FRACTALS,
+ CUBE_CYC, MTE3_MOVE) = range(11)
+
+_MOVE_FIELD = {"vector": VEC_MOVE, "MTE3": MTE3_MOVE, "cube": CUBE_CYC}   # a move's cycles, by MOVE_PIPE
+_READ = {k: F[f"read:{k}"] for k in KINDS}
+_WRITE = {k: F[f"write:{k}"] for k in KINDS}
+
+
+def fold_steps(soc: SocSpec, dtype: str | None, steps) -> np.ndarray:
+    """The FIELDS of `steps` (program steps), summed: the one walker that counts a program (KernelProgram.counts
+    via count_steps, the tuner's program totals). dtype None: cube cycles are not needed (left 0)."""
+    v = [0.0] * len(FIELDS)
+    max_bursts = soc.dma_max_bursts
+    for s in steps:
+        t = type(s)
+        if t is Copy:
+            if s.nbytes <= 0:
+                continue
+            bursts = max(1, s.bursts)
+            if s.direction == "in":
+                v[IN_BYTES] += s.nbytes
+                v[IN_XFERS] += ceil_div(bursts, max_bursts)
+                v[_READ[s.kind]] += s.nbytes
+            else:
+                v[OUT_BYTES] += s.nbytes
+                v[OUT_XFERS] += ceil_div(bursts, max_bursts)
+                v[_WRITE[s.kind]] += s.nbytes
+            v[BURSTS] += bursts
+        elif t is VectorOp:
+            v[VEC_INSTRS] += s.instrs
+            v[VEC_REPEATS] += s.repeats
+        elif t is Move:
+            v[_MOVE_FIELD[MOVE_PIPE[s.path]]] += s.nbytes / move_rate(soc, s.path)
+        elif t is CubeOp:
+            v[FRACTALS] += s.fractals
+            if dtype is not None:
+                v[CUBE_CYC] += cube_cycles(soc, s.fractals, dtype)
+    return np.array(v)
+
+
+def count_steps(soc: SocSpec, steps, times: int = 1, into: Counter | None = None) -> Counter:
+    """Add the counts of `steps` (times over): the cost model's counts keys, plus GM bytes
+    (gm_read_bytes, gm_write_bytes) and per traffic kind (read:KIND, write:KIND); fold_steps' sums."""
+    out = Counter() if into is None else into
+    v = fold_steps(soc, None, steps)
+    keys = (("dma_transfers", v[IN_XFERS] + v[OUT_XFERS]), ("dma_bursts", v[BURSTS]),
+            ("gm_read_bytes", v[IN_BYTES]), ("gm_write_bytes", v[OUT_BYTES]),
+            *((f"read:{k}", v[F[f"read:{k}"]]) for k in KINDS), *((f"write:{k}", v[F[f"write:{k}"]]) for k in KINDS),
+            ("vector_instrs", v[VEC_INSTRS]), ("vector_repeats", v[VEC_REPEATS]), ("cube_fractals", v[FRACTALS]))
+    for key, x in keys:
+        if x:
+            out[key] += int(x) * times
+    return out
