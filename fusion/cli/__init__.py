@@ -1,1 +1,1 @@
-"""fusion/cli."""
+"""The megafuse command line (`megafuse`): one module per command; main.py dispatches."""

@@ -32,7 +32,7 @@ from models.convnets import resnet_spec, vgg_spec
 from fusion.frontend.onnx_import import load_graph
 from models import build
 
-POINTS = Path(__file__).resolve().parent.parent / "benchmarks" / "fidelity" / "points.json"
+POINTS = Path(__file__).resolve().parents[2] / "benchmarks" / "fidelity" / "points.json"
 SETS = ("calibration", "validation")
 
 

@@ -1,1 +1,1 @@
-"""fusion/report."""
+"""Reports: bench (fused vs unfused vs peers, MODELED or MEASURED) and Chrome traces."""

@@ -1,1 +1,1 @@
-"""fusion/verify."""
+"""Verification: numerics against ONNX Runtime on the CPU kernels and on the emulated Ascend C (blocks and chains)."""
