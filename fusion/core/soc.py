@@ -24,6 +24,7 @@ with a measurement and update the comment.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from fusion.core.errors import TargetError
 
@@ -204,6 +205,7 @@ def get_soc(name: str | None) -> SocSpec:
     return SOCS[key]
 
 
+@lru_cache(maxsize=4)
 def cube_side(soc: SocSpec) -> SocSpec:
     """The AIC's MTE2 (GM->L1) has its own per-core bandwidth; dma_us reads gm_to_ub_gibps."""
     return replace(soc, gm_to_ub_gibps=soc.gm_to_l1_gibps)

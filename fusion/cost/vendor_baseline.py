@@ -108,7 +108,6 @@ def copy_us(soc: SocSpec, nbytes: float, n_instr: int, direction: str, active: i
     return body + max(1, n_instr) * setup
 
 
-@lru_cache(maxsize=4)
 def gemm_kernel(soc: SocSpec, name: str, m: int, k: int, n: int, dtype: str = "float16", *,
                 a_unique: float | None = None, a_fmap: bool = False, act: str = "none",
                 residual: bool = False, kind: str = "gemm", members: tuple[str, ...] = (),
