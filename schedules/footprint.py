@@ -3,6 +3,8 @@ weights and biases once, the residual and the output (schedules/traffic.py compa
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from fusion.core.ir import C0
@@ -10,6 +12,7 @@ from schedules.isa import ACC_BYTES, itemsize
 from schedules.workload import DwSepWorkload
 
 
+@lru_cache(maxsize=4096)
 def _needed(out_total: int, stride: int, k: int, pad_lo: int, in_total: int) -> int:
     """Input rows (or columns) some output actually reads."""
     mark = np.zeros(in_total, dtype=bool)

@@ -46,8 +46,6 @@ from schedules.twophase import gemm_m
 from schedules.workload import DwSepWorkload, ceil_div
 
 
-@lru_cache(maxsize=4096)
-
 @lru_cache(maxsize=1024)
 def _input_bytes(wl: DwSepWorkload, th: int, tw: int) -> tuple[int, int]:
     """(unique, DMA) input bytes of a th x tw output tiling: the union of the tiles' input windows

@@ -25,7 +25,6 @@ in L2 are absorbed by it (write-back) -- measured: the devkit's Add example stre
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from fusion.cost.primitives import ACC_BYTES, ACT_OPS, cube_cycles, cycles_to_us, dma_us, itemsize, vec_op
 from schedules.l2 import produced_in_l2, write_hit
