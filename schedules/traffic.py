@@ -34,7 +34,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
 
 from fusion.core.ir import C0
 from schedules.program_totals import dma_bytes
