@@ -9,6 +9,8 @@ os.environ["MEGAFUSE_TUNING_DB"] = os.path.join(tempfile.mkdtemp(prefix="megafus
 import onnx  # noqa: E402
 import pytest  # noqa: E402
 
+import factories  # noqa: E402  (tests/factories.py: graphs, SoCs, plans shared by the test modules)
+
 
 @pytest.fixture(scope="module")
 def block_path(tmp_path_factory):
@@ -35,3 +37,16 @@ def emu_cache(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MEGAFUSE_CACHE_DIR", str(tmp_path_factory.mktemp("megafuse-cache")))
         yield
+
+
+@pytest.fixture(params=["ascend910b2", "ascend310p3"])
+def soc(request):
+    """Each SoC of the table in turn (factories.B910, factories.P310)."""
+    return {"ascend910b2": factories.B910, "ascend310p3": factories.P310}[request.param]
+
+
+@pytest.fixture
+def small_plan():
+    """factories.plan: a kernel plan of the small block (16 -> 32 @ 8x8 fp16), by default vector PW
+    on 910B with the whole image as one tile."""
+    return factories.plan
