@@ -6,14 +6,14 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from fusion.verify.check import check_model
+from factories import F32, SOC, assert_graph_equal, graph
+from fusion.core.ir import NC1HWC0, make_node
 from fusion.driver.compiler import compile_model
 from fusion.frontend.onnx_import import load_graph
-from fusion.core.soc import get_soc
+from fusion.verify.check import check_model
 from passes import optimize
 from passes.fuse_dwsep import FUSED_OP
 
-SOC = get_soc("ascend910b2")
 C, CO, H, W = 24, 40, 9, 11
 
 
@@ -84,13 +84,73 @@ def _clip_bounds(m):
     return m
 
 
+def _apply(op, const_first, v, scale, shift):
+    """(scale, shift) of `t -> op(t, v)` composed after `t -> t * scale + shift`, by hand."""
+    if op == "Mul":
+        return scale * v, shift * v
+    if op == "Div":
+        return scale / v, shift / v
+    if op == "Add":
+        return scale, shift + v
+    return (-scale, v - shift) if const_first else (scale, shift - v)   # Sub: c - t or t - c
+
+
+def _expected_fused(m, pre=(), post=(), after=(), act="Relu", pw_scale=None, tail=(), tail_consts=None, **_):
+    """The fused graph by hand: each affine's (scale, shift) per channel, folded into the conv beside it
+    (pre: DW weights and bias, post: the PW conv's input side W' = W diag(s), b' = b + W t, or a
+    positive scale behind a Relu into the DW, after and pw_scale: the PW conv's output side); the DW
+    had no bias. `tail`: nodes after the chain (reading "a2", writing "y"), their constants in tail_consts."""
+    init = {t.name: numpy_helper.to_array(t).astype(np.float64) for t in m.graph.initializer}
+    w_dw, w_pw, b_pw = init["w_dw"], init["w_pw"], init["b_pw"]
+
+    def affine(spec, tag, n):
+        scale, shift = np.ones(n), np.zeros(n)
+        for i, (op, shape, const_first, _sign) in enumerate(spec):
+            v = np.broadcast_to(init[f"{tag}{i}_c"].reshape(shape), (1, n, 1, 1)).reshape(n) if shape else \
+                np.full(n, float(init[f"{tag}{i}_c"]))
+            scale, shift = _apply(op, const_first, v, scale, shift)
+        return scale, shift
+
+    s, t = affine(pre, "pre", C)
+    w_dw, b_dw = w_dw * s[:, None, None, None], t
+    s, t = affine(post, "post", C)
+    if act == "Relu" and (s > 0).all():   # relu(a) s = relu(a s) for s > 0: the scale moves into the DW
+        w_dw, b_dw, s = w_dw * s[:, None, None, None], b_dw * s, np.ones(C)
+    w_pw, b_pw = w_pw * s[None, :, None, None], b_pw + w_pw[:, :, 0, 0] @ t
+    s, t = affine(after, "after", CO)
+    w_pw, b_pw = w_pw * s[:, None, None, None], b_pw * s + t
+    if pw_scale is not None:
+        w_pw, b_pw = w_pw * pw_scale[:, None, None, None], b_pw * pw_scale
+    consts = {k: v.astype(np.float32) for k, v in dict(wd=w_dw, bd=b_dw, wp=w_pw, bp=b_pw).items()}
+    consts |= tail_consts or {}
+    act1 = {"Relu": "relu", "Clip": "relu6", "HardSwish": "hardswish", "Identity": "none"}[act]
+    members = ("dw", "act1", "pw", "act2") if act != "Identity" else ("dw", "pw", "act2")
+    blocked = lambda c: ((1, -(-c // 16), H, W, 16), F32, NC1HWC0, c)   # noqa: E731
+    return graph([
+        make_node("to", "ToNC1HWC0", ["x"], ["xb"]),
+        make_node("f", FUSED_OP, ["xb", "wd", "bd", "wp", "bp"], ["yb"], act1=act1, act2="relu", kernel=(3, 3),
+                  members=members, pads=(1, 1, 1, 1), residual=False, strides=(1, 1)),
+        make_node("back", "ToNCHW", ["yb"], ["a2" if tail else "y"]),
+        *tail,
+    ], ["x"], ["y"], {k: ((1, CO, H, W), F32) for k in ("y", "a2", "t")}
+        | {"x": ((1, C, H, W), F32), "xb": blocked(C), "yb": blocked(CO)}
+        | {k: (v.shape, F32) for k, v in consts.items()}, consts)
+
+
+def _init(m, name):
+    return next(numpy_helper.to_array(t) for t in m.graph.initializer if t.name == name)
+
+
+DW2 = dict(kernel=(3, 3), strides=(1, 1), pads=(1, 1, 1, 1), dilations=(1, 1), group=CO)
+
+
 @pytest.mark.parametrize("case", FOLDS)
 def test_affine_folds_into_the_chain_exactly(case):
     m = _clip_bounds(_chain(**FOLDS[case]))
     onnx.checker.check_model(m, full_check=True)
     g, refusals = optimize(load_graph(m), SOC)
-    assert [n.op_type for n in g.nodes if n.op_type not in ("ToNC1HWC0", "ToNCHW")] == [FUSED_OP], refusals
     assert not refusals
+    assert_graph_equal(g, _expected_fused(m, **FOLDS[case]), rtol=1e-5)
     cm = compile_model(m, target="llvm")
     r = check_model(m, cm)
     assert r.passed and r.conclusive and r.max_rel < 1e-5, r.to_json()
@@ -101,10 +161,15 @@ def test_scale_behind_relu_needs_a_positive_scale():
     s < 0 cannot (relu(z) s != relu(s z))."""
     pos = _chain(tail=("Mul", (1, CO, 1, 1), 1, False))
     g, refusals = optimize(load_graph(pos), SOC)
-    assert "Mul" not in [n.op_type for n in g.nodes] and not refusals
+    assert not refusals
+    assert_graph_equal(g, _expected_fused(pos, pw_scale=_init(pos, "tail_c").reshape(CO).astype(np.float64)),
+                       rtol=1e-5)
     assert check_model(pos, compile_model(pos, target="llvm")).max_rel < 1e-5
     neg = _chain(tail=("Mul", (1, CO, 1, 1), -1, False))
     g, refusals = optimize(load_graph(neg), SOC)
+    tail_c = _init(neg, "tail_c")
+    assert_graph_equal(g, _expected_fused(neg, tail=[make_node("tail", "Mul", ["a2", "c"], ["y"])],
+                                          tail_consts={"c": tail_c}), rtol=1e-5)
     (r,) = [r for r in refusals if r.pass_name == "fold_affine"]
     assert r.nodes == ("tail",) and "entries <= 0" in r.reason
     assert check_model(neg, compile_model(neg, target="llvm")).max_rel < 1e-5
@@ -114,7 +179,11 @@ def test_scale_folds_forward_into_a_padded_conv():
     """A pure scale is exact through zero padding (0 * s = 0): it folds into the next DW conv."""
     m = _chain(tail=("Mul", (1, CO, 1, 1), -1, True))
     g, refusals = optimize(load_graph(m), SOC)
-    assert "Mul" not in [n.op_type for n in g.nodes]
+    # dw2(a s) = dw2 with its weights scaled per input channel (= its channel), bias 0
+    w = _init(m, "w_dw2") * _init(m, "tail_c").reshape(CO, 1, 1, 1)
+    expected = _expected_fused(m, tail=[make_node("dw2", "Conv", ["a2", "w2", "b2"], ["y"], **DW2)],
+                               tail_consts={"w2": w, "b2": np.zeros(CO, np.float32)})
+    assert_graph_equal(g, expected, rtol=1e-6)
     assert not [r for r in refusals if r.pass_name == "fold_affine"]
     assert check_model(m, compile_model(m, target="llvm")).max_rel < 1e-5
 
@@ -124,7 +193,9 @@ def test_shift_before_a_padded_conv_is_refused_with_reason():
     g, refusals = optimize(load_graph(m), SOC)
     (r,) = [r for r in refusals if r.pass_name == "fold_affine"]
     assert "padding" in r.reason and "a shift does not commute with Relu" in r.reason
-    assert "Add" in [n.op_type for n in g.nodes]
+    tail = [make_node("tail", "Add", ["a2", "c"], ["t"]), make_node("dw2", "Conv", ["t", "w2"], ["y"], **DW2)]
+    assert_graph_equal(g, _expected_fused(m, tail=tail, tail_consts={"c": _init(m, "tail_c"),
+                                                                     "w2": _init(m, "w_dw2")}))
     assert check_model(m, compile_model(m, target="llvm")).max_rel < 1e-5
 
 
