@@ -1,19 +1,20 @@
 """The lowered kernel program (schedules/program.py): a small plan's program step by step against a
-hand-written expectation, the plan's facts, and its counts against the cost model's."""
+hand-written expectation, the plan's facts, and the counts and traffic that the program and the
+cost model report against hand-computed figures (never against each other: the cost model's
+counts come from the program)."""
 
 import random
 
 import pytest
 
+from factories import B910, P310
 from fusion.cost import model_fused
-from fusion.core.soc import get_soc
 from fusion.tuning.space import build_space
 from schedules.plan import make_plan
 from schedules.program import Copy, CubeOp, Handoff, Loop, Move, VectorOp
 from schedules.lowering import build_program
 from schedules.workload import DwSepWorkload, TileConfig
 
-P310, B910 = get_soc("ascend310p3"), get_soc("ascend910b2")
 SMALL = DwSepWorkload(1, 16, 32, 4, 4, dtype="float16")
 
 
@@ -116,11 +117,96 @@ def _sampled(n_per=6, seed=1):
                 yield make_plan(wl, t, soc)
 
 
-@pytest.mark.parametrize("plan", list(_sampled()),
-                         ids=lambda p: f"{p.soc.name}-{p.workload.describe()}-{p.tile.describe()}")
-def test_program_counts_equal_cost_model(plan):
+# the two small plans above, counted by hand from their step lists:
+# vector PW (310P, 2 cores, one tile each). Per core: prologue w_dw, b_dw, b_pw + the x tile + per
+# co-step w_pw and y = 3 + 1 + 2 * 2 = 8 copies of one burst each; vector ops: DW pad 1, zero 1,
+# taps 9, widen 1, bias 2, act 1, cast 1 = 16 (repeats 3 + 1 + 18 + 2 + 2 + 2 + 2 = 30), per co-step
+# zero 1, MACs 128, bias 1, act 1, cast 1 = 132 (repeats 2 + 128 + 8 + 2 + 8 = 148)
+VECTOR_HAND = dict(
+    counts={"dma_transfers": 2 * 8, "dma_bursts": 2 * 8, "vector_instrs": 2 * (16 + 2 * 132),
+            "vector_repeats": 2 * (30 + 2 * 148), "cube_fractals": 0},
+    traffic={"input": 2 * 3 * 4 * 16 * 2, "weights": 2 * (288 + 64 + 128 + 2 * 512), "residual": 0,
+             "output": 2 * 2 * 8 * 16 * 2, "handoff": 0, "intermediate": 0})
+# MIX (910B, 2 AIVs + 1 AIC, 2 tiles). Each AIV: w_dw, b_dw, the x tile, the hand-off = 4 copies
+# of one burst, the DW's 16 vector ops (30 repeats); the AIC: b_pw, w_pw, then per tile the slot
+# (1 burst) and y (2 bursts: one per channel block) = 6 copies, 8 bursts; per tile one Mmad of
+# 1 x 1 x 2 fractals. The hand-off: 8 pixels x 16 x 2 B per tile, written and read back.
+MIX_HAND = dict(
+    counts={"dma_transfers": 2 * 4 + 6, "dma_bursts": 2 * 4 + 8, "vector_instrs": 2 * 16,
+            "vector_repeats": 2 * 30, "cube_fractals": 2 * 2},
+    traffic={"input": 2 * 3 * 4 * 16 * 2, "weights": 2 * (288 + 64) + 128 + 2 * 16 * 16 * 2, "residual": 0,
+             "output": 2 * 2 * 8 * 16 * 2, "handoff": 2 * 2 * 8 * 16 * 2, "intermediate": 0})
+HAND_PLANS = {
+    "vector-310p": (SMALL, TileConfig(2, 4, 1, 0, True, "vector", 2), P310, VECTOR_HAND),
+    "mix-910b": (DwSepWorkload(1, 16, 32, 4, 4, act2="relu", dtype="float16"),
+                 TileConfig(2, 4, 2, 0, True, "cube", 2), B910, MIX_HAND),
+}
+
+
+@pytest.mark.parametrize("case", HAND_PLANS)
+def test_counts_and_traffic_are_the_hand_counts(case):
+    wl, tile, soc, hand = HAND_PLANS[case]
+    plan = make_plan(wl, tile, soc)
     cost = model_fused(plan, timeline=False)
     counts = build_program(plan).counts
-    assert {k: counts[k] for k in cost.counts} == cost.counts
-    assert (counts["gm_read_bytes"], counts["gm_write_bytes"]) == (cost.gm_read_bytes, cost.gm_write_bytes)
-    assert {k: counts[f"read:{k}"] + counts[f"write:{k}"] for k in cost.traffic} == cost.traffic
+    assert cost.counts == hand["counts"]
+    assert {k: counts[k] for k in hand["counts"]} == hand["counts"]
+    assert cost.traffic == hand["traffic"]
+    assert cost.gm_read_bytes == counts["gm_read_bytes"] == sum(hand["traffic"].values()) - (
+        hand["traffic"]["output"] + hand["traffic"]["handoff"] // 2)
+    assert cost.gm_write_bytes == counts["gm_write_bytes"] == hand["traffic"]["output"] + hand["traffic"]["handoff"] // 2
+
+
+def _span(o0, o1, stride, pad, k, n):
+    """Input rows (or columns) that outputs [o0, o1) read: the window clipped to the image."""
+    lo, hi = o0 * stride - pad, (o1 - 1) * stride - pad + k - 1
+    return min(hi, n - 1) - max(lo, 0) + 1
+
+
+def _hand_traffic(plan):
+    """DMA bytes by kind from the workload and the tile alone: each output element stored once; each
+    tile reads its input window (halo included, clipped) over all of C1 once; the residual once per
+    output element; the weights once per core when resident, else the DW side once per core and the
+    PW weights once per tile (None for a MIX plan that streams them: bounded below by each AIV's DW
+    side and the PW side once); the 910B MIX hand-off: each tile's DW result (and PW result when the
+    AIV runs the epilogue) written once and read once."""
+    wl, t = plan.workload, plan.tile
+    e = 2 if wl.dtype == "float16" else 4
+    (kh, kw), (sh, sw), (pt, pl) = wl.kernel, wl.stride, wl.pads[:2]
+    ho, wo = wl.out_height, wl.out_width
+    window = sum(_span(r, min(r + t.th, ho), sh, pt, kh, wl.height) * _span(c, min(c + t.tw, wo), sw, pl, kw, wl.width)
+                 for r in range(0, ho, t.th) for c in range(0, wo, t.tw))
+    out = wl.batch * wl.co1 * ho * wo * 16 * e
+    w_dw, b_dw = wl.c1 * kh * kw * 16 * e, wl.c1 * 16 * 4
+    w_pw, b_pw = wl.co1 * wl.c1 * 16 * 16 * e, wl.co1 * 16 * 4
+    if plan.variant == "cube-pw-mix":
+        weights = plan.cores * (w_dw + b_dw) + plan.aic_cores * (w_pw + b_pw) if plan.pw_weights_resident else None
+    elif plan.pw_weights_resident:
+        weights = plan.cores * (w_dw + b_dw + w_pw + b_pw)
+    else:
+        weights = plan.cores * (w_dw + b_dw + b_pw) + plan.n_tiles * w_pw
+    handoff = 0
+    if plan.variant == "cube-pw-mix":   # whole tiles (a ragged edge tile is padded to th x tw); the PW
+        # result comes back to the AIV too when the AIV runs the epilogue (no Fixpipe epilogue)
+        pixels = wl.batch * -(-ho // t.th) * t.th * -(-wo // t.tw) * t.tw
+        handoff = pixels * 16 * e * (wl.c1 + (0 if plan.fixpipe_epilogue else wl.co1))
+    return {"input": wl.batch * wl.c1 * 16 * e * window, "output": out, "residual": out if wl.residual else 0,
+            "weights": weights, "weights_min": plan.cores * (w_dw + b_dw) + w_pw + b_pw,
+            "handoff": handoff}
+
+
+@pytest.mark.parametrize("plan", list(_sampled()),
+                         ids=lambda p: f"{p.soc.name}-{p.workload.describe()}-{p.tile.describe()}")
+def test_sampled_plans_traffic_is_the_hand_computed_one(plan):
+    cost = model_fused(plan, timeline=False)
+    counts = build_program(plan).counts
+    hand = _hand_traffic(plan)
+    for kind in ("input", "output", "residual"):
+        assert cost.traffic[kind] == hand[kind], kind
+    if hand["weights"] is None:
+        assert cost.traffic["weights"] >= hand["weights_min"]
+    else:
+        assert cost.traffic["weights"] == hand["weights"]
+    assert counts["write:handoff"] == counts["read:handoff"] == hand["handoff"]
+    assert cost.traffic["handoff"] == 2 * hand["handoff"]
+    assert cost.gm_write_bytes == hand["output"] + hand["handoff"]
