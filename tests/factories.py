@@ -63,3 +63,54 @@ def plan(wl: DwSepWorkload = SMALL_WL, tile: TileConfig | tuple = (8, 8, 2, 0, T
          soc: SocSpec = B910) -> KernelPlan:
     """A kernel plan; `tile` as a TileConfig or its argument tuple (th, tw, cob, cib, db, engine[, cores])."""
     return make_plan(wl, tile if isinstance(tile, TileConfig) else TileConfig(*tile), soc)
+
+
+def _span(o0: int, o1: int, stride: int, pad: int, k: int, n: int) -> int:
+    """Input rows (or columns) that outputs [o0, o1) read: the window clipped to the image."""
+    lo, hi = o0 * stride - pad, (o1 - 1) * stride - pad + k - 1
+    return min(hi, n - 1) - max(lo, 0) + 1
+
+
+def hand_weights(wl: DwSepWorkload) -> dict[str, int]:
+    """Bytes of each weight tensor in its NC1HWC0 blocks (biases fp32)."""
+    e = 2 if wl.dtype == "float16" else 4
+    kh, kw = wl.kernel
+    return {"w_dw": wl.c1 * kh * kw * 16 * e, "b_dw": wl.c1 * 16 * 4,
+            "w_pw": wl.co1 * wl.c1 * 16 * 16 * e, "b_pw": wl.co1 * 16 * 4}
+
+
+def hand_min_bytes(wl: DwSepWorkload) -> int:
+    """The minimal GM bytes of a block: x, the weights, the residual and y, once each."""
+    e = 2 if wl.dtype == "float16" else 4
+    out = wl.batch * wl.co1 * wl.out_height * wl.out_width * 16 * e
+    return (wl.batch * wl.c1 * wl.height * wl.width * 16 * e + sum(hand_weights(wl).values())
+            + out * (2 if wl.residual else 1))
+
+
+def hand_traffic(p: KernelPlan) -> dict[str, int]:
+    """DMA bytes by kind of a fused plan, from the workload, the tile and the plan's core split alone
+    (independent of schedules/ and fusion/cost): each output element stored once; each tile reads
+    its input window (halo included, clipped to the image) over all of C1 once; the residual once
+    per output element; the DW weights once per vector core; the PW weights once per loading core
+    (the AICs on 910B MIX) when resident, else once per tile; the PW bias once per core that runs
+    the epilogue (the AICs when the Fixpipe does it); the 910B MIX hand-off: each whole tile's DW
+    result (and PW result, when the AIV runs the epilogue) written once and read back once."""
+    wl, t = p.workload, p.tile
+    e = 2 if wl.dtype == "float16" else 4
+    (kh, kw), (sh, sw), (pt, pl) = wl.kernel, wl.stride, wl.pads[:2]
+    ho, wo = wl.out_height, wl.out_width
+    window = sum(_span(r, min(r + t.th, ho), sh, pt, kh, wl.height) * _span(c, min(c + t.tw, wo), sw, pl, kw, wl.width)
+                 for r in range(0, ho, t.th) for c in range(0, wo, t.tw))
+    out = wl.batch * wl.co1 * ho * wo * 16 * e
+    w = hand_weights(wl)
+    mix = p.variant == "cube-pw-mix"
+    pw_loaders = p.aic_cores if mix else p.cores
+    bias_loaders = p.aic_cores if mix and p.fixpipe_epilogue else p.cores
+    weights = (p.cores * (w["w_dw"] + w["b_dw"]) + bias_loaders * w["b_pw"]
+               + (pw_loaders if p.pw_weights_resident else p.n_tiles) * w["w_pw"])
+    handoff = 0
+    if mix:   # whole tiles: a ragged edge tile is padded to th x tw
+        pixels = wl.batch * -(-ho // t.th) * t.th * -(-wo // t.tw) * t.tw
+        handoff = 2 * pixels * 16 * e * (wl.c1 + (0 if p.fixpipe_epilogue else wl.co1))
+    return {"input": wl.batch * wl.c1 * 16 * e * window, "weights": weights, "residual": out if wl.residual else 0,
+            "output": out, "handoff": handoff, "intermediate": 0}
