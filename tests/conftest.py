@@ -40,13 +40,7 @@ def emu_cache(tmp_path_factory):
 
 
 @pytest.fixture(params=["ascend910b2", "ascend310p3"])
-def soc(request):
+def each_soc(request):
     """Each SoC of the table in turn (factories.B910, factories.P310)."""
     return {"ascend910b2": factories.B910, "ascend310p3": factories.P310}[request.param]
 
-
-@pytest.fixture
-def small_plan():
-    """factories.plan: a kernel plan of the small block (16 -> 32 @ 8x8 fp16), by default vector PW
-    on 910B with the whole image as one tile."""
-    return factories.plan

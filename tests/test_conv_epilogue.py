@@ -4,10 +4,10 @@ the tensors that become internal have no other use; the merged kernels match ONN
 import numpy as np
 
 import models
-from factories import assert_graph_equal
+from factories import assert_graph_equal, graph
 from fusion.verify.check import check_model
 from fusion.driver.compiler import compile_model
-from fusion.core.ir import Graph, TensorType, make_node
+from fusion.core.ir import TensorType, make_node
 from passes.conv_epilogue import fold_conv_epilogues
 
 S = (1, 4, 6, 6)
@@ -19,7 +19,7 @@ def _graph(nodes, outputs):
     consts = {"w": np.ones((4, 4, 1, 1), np.float32)}
     if any("b" in n.inputs for n in nodes):   # a conv bias
         types["b"], consts["b"] = TensorType((4,), "float32"), np.arange(4, dtype=np.float32)
-    return Graph("t", tuple(nodes), ("x", "r"), tuple(outputs), types, consts)
+    return graph(nodes, ("x", "r"), outputs, types, consts)
 
 
 CONV = dict(kernel=(1, 1), group=1, strides=(1, 1), pads=(0, 0, 0, 0))

@@ -532,8 +532,8 @@ def _weights(wl):
     return w_dw, w_pw, wl.co1 * 16 * 4
 
 
-@pytest.mark.parametrize("soc", [B910, P310], ids=lambda s: s.name)
-def test_weights_streamed_by_every_core_are_hbm_traffic_once(soc):
+def test_weights_streamed_by_every_core_are_hbm_traffic_once(each_soc):
+    soc = each_soc
     w_dw, w_pw, b_pw = _weights(MID)
     w_all = w_dw + w_pw + b_pw
     # resident weights (one co-step): every core loads all of them once

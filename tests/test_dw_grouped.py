@@ -7,7 +7,7 @@ with wide-row plans: counters == program == model, numerics vs the NumPy referen
 
 from __future__ import annotations
 
-from fusion.core.soc import SOCS
+from factories import B910, P310
 from schedules.targets import parse_target
 from fusion.driver.tile_policy import choose_tile
 from schedules.plan import make_plan
@@ -15,8 +15,6 @@ from schedules.program import Copy, Move, VectorOp, dw_form_work
 from schedules.lowering import build_program
 from schedules.program_twophase import phase
 from schedules.workload import DwSepWorkload, TileConfig
-
-P310, B910 = SOCS["ascend310p3"], SOCS["ascend910b2"]
 
 
 def test_grouped_unit_step_by_step():
@@ -73,7 +71,7 @@ def test_policy_picks_grouped_for_deep_blocks():
     assert plan.two_phase and plan.dw_grouped, plan.tile.describe()
     plan = choose_tile(wl, parse_target("sim:ascend910b2")).plan
     assert plan.two_phase and plan.dw_post16, plan.tile.describe()
-    grouped = make_plan(wl, TileConfig(7, 14, 4, 8, True, "twophase"), SOCS["ascend910b2"])
+    grouped = make_plan(wl, TileConfig(7, 14, 4, 8, True, "twophase"), B910)
     assert grouped.dw_grouped and grouped.fits()
     assert model_block(plan, timeline=False).time_us <= model_block(grouped, timeline=False).time_us
 

@@ -20,6 +20,7 @@ from fusion.cost import model_fused
 from fusion.core.errors import MegafuseError
 from fusion.core.ir import C0
 from fusion.codegen.npuir.emit import emit_module
+from factories import P310
 from fusion.core.soc import get_soc
 from schedules.plan import make_plan
 from schedules.program import Copy
@@ -119,7 +120,6 @@ def test_prelu_act1_only_on_ascend_fuses_the_rest():
 
 
 # --- plan, program, cost model ---------------------------------------------------------------
-P310 = get_soc("ascend310p3")
 WL = DwSepWorkload(1, 24, 40, 6, 6, act1="prelu", act2="prelu", dtype="float16")
 RELU = DwSepWorkload(1, 24, 40, 6, 6, act1="relu", act2="relu", dtype="float16")
 TILE = TileConfig(3, 6, 1, 0, True, "vector", 2)
@@ -219,7 +219,7 @@ def test_package_test_script_goldens_per_channel_prelu(tmp_path):
     from fusion.codegen.ascendc.emit_host import test_script
 
     wl = DwSepWorkload(1, 21, 37, 7, 9, act1="prelu", act2="prelu", dtype="float16")
-    ek = emit_kernel(make_plan(wl, TileConfig(3, 5, 2, 2, True, "cube"), get_soc("ascend310p3")), "blk")
+    ek = emit_kernel(make_plan(wl, TileConfig(3, 5, 2, 2, True, "cube"), P310), "blk")
     path = tmp_path / "blk_test.py"
     path.write_text(test_script(ek))
     spec = importlib.util.spec_from_file_location("blk_test", path)
