@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from fusion.core.ir import Graph, Node, TensorType, assert_structural_equal, make_node
+from fusion.core.ir import Graph, Node, TensorType, assert_structural_equal
 from fusion.core.soc import SocSpec, get_soc
 from schedules.plan import KernelPlan, make_plan
 from schedules.workload import DwSepWorkload, TileConfig
@@ -41,10 +41,6 @@ def conv_attrs(kernel=(1, 1), group=1, pads=None, strides=(1, 1), dilations=(1, 
                 group=group)
 
 
-def node(name: str, op: str, inputs: Iterable[str], outputs: Iterable[str], **attrs) -> Node:
-    return make_node(name, op, inputs, outputs, **attrs)
-
-
 def assert_graph_equal(got: Graph, expected: Graph, rtol: float = 0.0) -> None:
     """Whole-graph structural equality: node order, op types, attributes (same keys, same order),
     the dataflow between nodes, graph inputs and outputs by name, every tensor's type, constants by
@@ -59,9 +55,10 @@ def assert_graph_equal(got: Graph, expected: Graph, rtol: float = 0.0) -> None:
     assert set(got.constants) <= used, f"unused constants left in the graph: {set(got.constants) - used}"
 
 
-def plan(wl: DwSepWorkload = SMALL_WL, tile: TileConfig | tuple = (8, 8, 2, 0, True, "vector"),
-         soc: SocSpec = B910) -> KernelPlan:
-    """A kernel plan; `tile` as a TileConfig or its argument tuple (th, tw, cob, cib, db, engine[, cores])."""
+def small_plan(tile: TileConfig | tuple = (8, 8, 2, 0, True, "vector"), soc: SocSpec = B910,
+               wl: DwSepWorkload = SMALL_WL) -> KernelPlan:
+    """A kernel plan of the small block (by default the whole 8x8 image as one tile, vector PW, 910B);
+    `tile` as a TileConfig or its argument tuple (th, tw, cob, cib, double_buffer, engine[, cores])."""
     return make_plan(wl, tile if isinstance(tile, TileConfig) else TileConfig(*tile), soc)
 
 

@@ -23,7 +23,7 @@ from fusion.cost import (
     model_unfused,
     simulate,
 )
-from factories import B910, P310, SMALL_WL, hand_min_bytes, hand_traffic
+from factories import B910, P310, SMALL_WL, hand_min_bytes, hand_traffic, small_plan
 from fusion.core.soc import get_soc
 from fusion.report.trace import chrome_trace
 from schedules.plan import make_plan
@@ -77,7 +77,7 @@ PW_INSTR, PW_REP = PW_MAC[0] + PW_EPI[0], PW_MAC[1] + PW_EPI[1]                 
 
 def test_hand_computed_tile_vector_910b():
     assert (DW_INSTR, DW_REP, PW_INSTR, PW_REP) == (16, 157, 1029, 1280)
-    plan = make_plan(SMALL, SMALL_TILE, B910)
+    plan = small_plan(SMALL_TILE, B910)
     assert plan.fits() and plan.n_tiles == 1 and plan.cores == 1 and plan.co_steps == 1
     cost = model_fused(plan)
 
@@ -112,7 +112,7 @@ def test_hand_computed_tile_vector_910b():
 
 
 def test_hand_computed_tile_cube_coupled_310p():
-    plan = make_plan(SMALL, dataclasses.replace(SMALL_TILE, pw_engine="cube"), P310)
+    plan = small_plan(dataclasses.replace(SMALL_TILE, pw_engine="cube"), P310)
     assert plan.bias_in_cube   # relu / relu in fp16: the PW bias by the cube, relu in the move
     cost = model_fused(plan)
     fractals = 4 * 1 * 2 + 4 * 1 * 2       # ceil(64/16) · C1 · cob, and the bias Mmad: one K block of ones
@@ -141,7 +141,7 @@ def test_hand_computed_tile_cube_coupled_310p():
 
 
 def test_hand_computed_tile_cube_handoff_910b():
-    cost = model_fused(make_plan(SMALL, dataclasses.replace(SMALL_TILE, pw_engine="cube"), B910))
+    cost = model_fused(small_plan(dataclasses.replace(SMALL_TILE, pw_engine="cube"), B910))
     inter = 1 * 64 * 16 * 2                 # the DW result of the tile, fp16
     assert cost.traffic["handoff"] == 2 * inter      # written by the AIV, read back by the AIC
     assert cost.gm_bytes == cost.min_gm_bytes + 2 * inter
@@ -698,7 +698,7 @@ def test_hand_computed_two_cores_without_l2():
     """SMALL as two 4x8 tiles on two cores, L2 off: each core's chain by hand, the HBM bandwidth
     shared by the two active cores, every weight byte read from HBM by both."""
     soc = dataclasses.replace(B910, l2_bytes=0)
-    plan = make_plan(SMALL, TileConfig(4, 8, 2, 0, True, "vector"), soc)
+    plan = small_plan((4, 8, 2, 0, True, "vector"), soc)
     assert (plan.cores, plan.n_tiles, plan.co_steps) == (2, 2, 1)
     cost = model_fused(plan)
     x = 5 * 8 * 16 * 2                   # output rows 0-3 (or 4-7) read 5 input rows (1 halo row, 1 pad)
@@ -727,7 +727,7 @@ def test_hand_computed_two_cores_without_l2():
     launch = soc.launch_base_us + 2 * soc.launch_per_core_us
     assert cost.time_us == pytest.approx(launch + mte2 + vector + mte3, rel=1e-12)
     # with L2 the second core's weight reads hit it: never slower, the same DMA bytes
-    with_l2 = model_fused(make_plan(SMALL, plan.tile, B910))
+    with_l2 = model_fused(small_plan(plan.tile, B910))
     assert with_l2.gm_bytes == cost.gm_bytes and with_l2.time_us <= cost.time_us
     assert with_l2.hbm_traffic["weights"] == W_DW + B_DW + W_PW + B_PW
 

@@ -203,6 +203,7 @@ def test_constant_along_width_is_not_per_channel():
     """A [C] constant broadcasts along W in ONNX, not along channels: no fold, no fusion."""
     m = _chain(pre=[("Mul", (C,), False, 1)], width=C)
     g, refusals = optimize(load_graph(m), SOC)
+    assert_graph_equal(g, load_graph(m))   # every pass leaves the imported graph as it was
     assert FUSED_OP not in [n.op_type for n in g.nodes]
     assert any(r.pass_name == "fuse_dwsep" and "Mul" in r.reason for r in refusals)
     assert check_model(m, compile_model(m, target="llvm")).max_rel < 1e-5

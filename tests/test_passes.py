@@ -84,6 +84,8 @@ def test_fold_bn_matches_math(with_bias):
     assert not refusals
     assert_graph_equal(out, expected, rtol=1e-5)
     assert out.nodes[0].outputs == ("y",)
+    np.testing.assert_allclose(out.constants[out.nodes[0].inputs[1]], expected.constants["wf"], rtol=1e-6)
+    np.testing.assert_allclose(out.constants[out.nodes[0].inputs[2]], expected.constants["bf"], rtol=1e-5, atol=1e-6)
 
 
 def test_fold_bn_refuses_with_reason():
