@@ -1,7 +1,10 @@
-"""Pins the analytic cost model of the simulated Ascend target (fusion/cost/).
+"""The analytic cost model of the simulated Ascend target (fusion/cost/).
 
-Fast: no TVM compile. Every number below is MODELED; the hand computations spell out the
-formulas of the module docstring so that a change to the model shows up here.
+Fast: no TVM compile. Every number below is MODELED. Expectations are computed by hand in the
+tests, on small plans, from the SoC table's constants and the plan's step counts (spelling out the
+formulas of the module docstring), and DMA bytes from the tile alone (tests/factories.hand_traffic);
+the few end-to-end figures that are recorded, not derived, are the REGRESSION_FIGURES
+(tests/regression_figures.json, written by benchmarks/regen_regression_figures.py).
 """
 
 import dataclasses
