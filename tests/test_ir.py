@@ -8,6 +8,7 @@ import pytest
 
 from fusion.core.ir import (
     NC1HWC0,
+    TensorType,
     assert_structural_equal,
     format_graph,
     make_node,
@@ -131,3 +132,15 @@ def test_fuse_and_layout_before_expected():
     ], ["x"], ["y"], {"x": t, "y": t, "xb": blocked, "yb": blocked} | {k: (v.shape, F32) for k, v in c.items()}, c)
     out = insert_layout_conversions(fused)
     assert_graph_equal(out, expected)
+
+
+def test_assert_graph_equal_catches_stray_constants_and_wrong_expectations():
+    """tests/factories.assert_graph_equal: a constant no node reads (a pass that forgot to drop it)
+    fails, and so does an expected graph that differs in an attribute."""
+    g = _chain()
+    stray = graph(g.nodes, g.inputs, g.outputs, {**g.types, "k": TensorType((2,), F32)}, {"k": np.ones(2, np.float32)})
+    with pytest.raises(AssertionError, match="constants"):
+        assert_graph_equal(stray, g)
+    with pytest.raises(AssertionError, match="attrs"):
+        assert_graph_equal(g, _chain(attr=5.0))
+    assert_graph_equal(g, _chain(mid="renamed", node="other"))
