@@ -118,3 +118,6 @@ void Sigmoid(const LocalTensor<T>& dst, const LocalTensor<T>& src, megafuse_emu:
 }
 
 }  // namespace AscendC
+
+// The devkit declares GetTPipePtr at global scope (its samples call it unqualified).
+using AscendC::GetTPipePtr;
