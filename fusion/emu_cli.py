@@ -136,8 +136,6 @@ def _run(args) -> int:
             texts.append(path.read_text())
         except (OSError, UnicodeDecodeError) as e:
             raise MegafuseError(f"cannot read {_clean(str(path))}: {_clean(e.strerror or str(e))}") from None
-    if len(paths) > 2:
-        raise MegafuseError("give one source file, or a host main.cpp and the file with its kernels")
     if not args.timeout > 0:
         raise MegafuseError("--timeout must be > 0")
     if args.mem_limit < 256:
@@ -146,8 +144,8 @@ def _run(args) -> int:
     defines = _defines(args)
     try:
         mains = [p for p, t in zip(paths, texts) if p.suffix == ".asc" or has_main(t)]
-        if len(paths) == 2 and not any(has_main(t) for t in texts):
-            raise MegafuseError("of two files, one must be the host program (a main)")
+        if len(paths) > 1 and not any(p.suffix == ".asc" or has_main(t) for p, t in zip(paths, texts)):
+            raise MegafuseError("of several files, one must be the host program (a main)")
         if mains:
             return _run_program(paths, spec, args, defines)
         return _run_kernel(paths[0], texts[0], spec, args, defines)
