@@ -48,6 +48,7 @@ FRAMEWORK = {  # path component -> why the sample is excluded
 _SET_CACHE = re.compile(r'set\(\s*(\w+)\s+"?([^"\s)]*)"?\s+CACHE', re.I)
 _DEFS = re.compile(r"(?:add_definitions|target_compile_definitions)\s*\(([^)]*)\)", re.I | re.S)
 _EXE = re.compile(r"add_executable\s*\(\s*[\w${}]+\s+([^)]*)\)", re.I | re.S)
+_LIB = re.compile(r"add_library\s*\(\s*[\w${}]+\s+(?:SHARED|STATIC|OBJECT)?\s*([^)]*)\)", re.I | re.S)
 _MISSING = [  # g++ diagnostics -> the missing name
     re.compile(r"error: '([^']+)' (?:was not declared|is not a member of|has not been declared|does not name a type)"),
     re.compile(r"error: '([^']+)' is not a (?:class|namespace)"),
@@ -116,8 +117,8 @@ def plan(sample: Path) -> dict:
             elif re.fullmatch(r"\w+(=\S*)?", tok) and tok.upper() not in ("PRIVATE", "PUBLIC", "INTERFACE") \
                     and not tok.startswith("$"):
                 defines.append(f"-D{tok}")
-    m = _EXE.search(cmake)
-    sources = [s for s in (m.group(1).split() if m else []) if s.endswith((".asc", ".cpp"))]
+    listed = [tok for m in [_EXE.search(cmake), *_LIB.finditer(cmake)] if m for tok in m.group(1).split()]
+    sources = [re.sub(r"^\$\{CMAKE_CURRENT_SOURCE_DIR\}/", "", s) for s in listed if s.endswith((".asc", ".cpp"))]
     return {"sources": sources, "defines": [d for d in defines if "$" not in d and "<" not in d],
             "gen": gen, "verify": ver, "program_args": prog_args, "arch": cache.get("CMAKE_ASC_ARCHITECTURES", ""),
             "readme": readme}
@@ -215,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         commit = "unknown (not a git checkout)"
     samples = sorted(c.parent for c in base.rglob("CMakeLists.txt") if args.only in str(c.parent))
     samples = [s for s in samples if s != base]
+    samples = [s for s in samples if not any(a in samples for a in s.parents)]  # nested CMake projects: one sample
     results = []
     for s in samples:
         rel = s.relative_to(args.samples)

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 
+#include "atomic.h"
 #include "tensor.h"
 
 namespace AscendC {
@@ -407,7 +408,9 @@ void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const Fixpip
                 CheckWrittenAt(s, src_index(t, i, j), sizeof(U), "Fixpipe", "src (CO1 / L0C)", loc);
                 U v = Ld<U>(s, src_index(t, i, j));
                 if (p.reluEn && v < U(0)) v = U(0);
-                St<T>(d, dst_index(t, i, j), static_cast<T>(v));
+                const T out = static_cast<T>(v);
+                GmStore(d + dst_index(t, i, j) * sizeof(T), reinterpret_cast<const uint8_t*>(&out), sizeof(T),
+                        "Fixpipe", loc);
             }
     Count(DMA_L0C_TO_GM);
     Count(GM_WRITE_BYTES, nd * p.mSize * p.nSize * sizeof(T));

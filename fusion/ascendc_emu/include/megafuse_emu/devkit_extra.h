@@ -1,0 +1,100 @@
+// Smaller devkit APIs the devkit's own samples use: LeakyRelu, IsSameType, DivCeil / CeilDiv /
+// CeilAlign, DumpTensor / DumpAccChkPoint (printed on the host), GetSystemCycle, the DCache
+// bypass GM accessors and DataSyncBarrier. Semantics from the devkit's API reference pages
+// (LeakyRelu: dst = src >= 0 ? src : src * scalarValue; DumpTensor: prints the first
+// dumpSize elements with the description).
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <type_traits>
+
+#include "vector.h"
+
+namespace AscendC {
+
+template <typename T, typename U>
+struct IsSameType {
+    static constexpr bool value = std::is_same_v<T, U>;
+};
+
+template <typename T, typename U>
+__aicore__ constexpr auto DivCeil(T a, U b)
+{
+    return (a + b - 1) / b;
+}
+template <typename T, typename U>
+__aicore__ constexpr auto CeilDiv(T a, U b)
+{
+    return (a + b - 1) / b;
+}
+template <typename T, typename U>
+__aicore__ constexpr auto CeilAlign(T a, U b)
+{
+    return (a + b - 1) / b * b;
+}
+
+template <typename T, bool isSetMask = true>
+void LeakyRelu(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, const int32_t& count,
+               megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    static_assert(std::is_same_v<T, half> || std::is_same_v<T, float>, "LeakyRelu takes half or float");
+    megafuse_emu::RequireSetMask<isSetMask>();
+    const float s = static_cast<float>(scalarValue);
+    megafuse_emu::RunCount<2>("LeakyRelu", {megafuse_emu::Op(dst, "dst"), megafuse_emu::Op(src, "src")}, count,
+                              megafuse_emu::UnaryLane<T, T>(megafuse_emu::Elementwise<T>(
+                                  [s](auto a) { return a >= 0 ? a : static_cast<decltype(a)>(a * s); })),
+                              loc);
+}
+template <typename T, bool isSetMask = true>
+void LeakyRelu(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, uint64_t mask,
+               megafuse_emu::RepeatTimes repeatTime, const UnaryRepeatParams& p,
+               megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    static_assert(std::is_same_v<T, half> || std::is_same_v<T, float>, "LeakyRelu takes half or float");
+    megafuse_emu::RequireSetMask<isSetMask>();
+    const float s = static_cast<float>(scalarValue);
+    megafuse_emu::UnaryRepeat("LeakyRelu", dst, src, megafuse_emu::ContinuousMask(mask, sizeof(T), "LeakyRelu", loc),
+                              repeatTime, p,
+                              megafuse_emu::Elementwise<T>([s](auto a) { return a >= 0 ? a : static_cast<decltype(a)>(a * s); }),
+                              loc);
+}
+template <typename T, bool isSetMask = true>
+void LeakyRelu(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, uint64_t mask[],
+               megafuse_emu::RepeatTimes repeatTime, const UnaryRepeatParams& p,
+               megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    static_assert(std::is_same_v<T, half> || std::is_same_v<T, float>, "LeakyRelu takes half or float");
+    megafuse_emu::RequireSetMask<isSetMask>();
+    const float s = static_cast<float>(scalarValue);
+    megafuse_emu::UnaryRepeat("LeakyRelu", dst, src, megafuse_emu::BitMask(mask, sizeof(T), "LeakyRelu", loc),
+                              repeatTime, p,
+                              megafuse_emu::Elementwise<T>([s](auto a) { return a >= 0 ? a : static_cast<decltype(a)>(a * s); }),
+                              loc);
+}
+
+// DumpTensor: prints `dumpSize` elements of a tensor with its description (the device writes
+// them to a dump buffer the host prints after the kernel).
+template <typename T>
+void DumpTensor(const LocalTensor<T>& t, uint32_t desc, uint32_t dumpSize, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    std::printf("DumpTensor: desc=%u, %u elements:", desc, dumpSize);
+    for (uint32_t i = 0; i < dumpSize && i < t.GetSize(); ++i) std::printf(" %g", static_cast<double>(static_cast<float>(t.GetValue(i, loc))));
+    std::printf("\n");
+}
+template <typename T>
+void DumpTensor(const GlobalTensor<T>& t, uint32_t desc, uint32_t dumpSize, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    std::printf("DumpTensor: desc=%u, %u elements:", desc, dumpSize);
+    for (uint32_t i = 0; i < dumpSize; ++i) std::printf(" %g", static_cast<double>(static_cast<float>(t.GetValue(i, loc))));
+    std::printf("\n");
+}
+
+// A cycle counter: host nanoseconds (the device counts at its own clock; only differences mean anything).
+inline int64_t GetSystemCycle()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+}  // namespace AscendC

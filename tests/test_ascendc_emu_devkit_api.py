@@ -1,0 +1,186 @@
+"""Devkit APIs the samples use, on small devkit-style kernels of our own: GM atomics, GEMV Mmad
+(m = 1), LeakyRelu, IsSameType / DivCeil, GetTPipePtr at global scope, `emu run -D` and
+two-file programs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fusion.ascendc_emu import EmulationError, build_kernel
+from fusion.cli import main as cli_main
+
+_ATOMIC = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+// every block adds its 64 floats into the same output; mode 1 sets Max instead, mode 2 a bad type
+extern "C" __global__ __aicore__ void atomic_acc(GM_ADDR x, GM_ADDR y, uint32_t mode)
+{
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, 64 * sizeof(float));
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x + GetBlockIdx() * 64, 64);
+    yGm.SetGlobalBuffer((__gm__ float*)y, 64);
+    LocalTensor<float> t = q.AllocTensor<float>();
+    DataCopy(t, xGm, 64);
+    q.EnQue(t);
+    LocalTensor<float> u = q.DeQue<float>();
+    if (mode == 0) SetAtomicAdd<float>();
+    if (mode == 1) SetAtomicMax<float>();
+    if (mode == 2) SetAtomicMax<int8_t>();
+    DataCopy(yGm, u, 64);
+    SetAtomicNone();
+    q.FreeTensor(u);
+}
+"""
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+def test_atomic_add_and_max_combine_blocks_into_gm(mode):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 64)).astype(np.float32)
+    y = np.full(64, 0.5, np.float32)
+    build_kernel(_ATOMIC, "atomic_acc").run([x, y, mode], block_dim=4, soc="ascend910b2")
+    expect = 0.5 + x.sum(0) if mode == 0 else np.maximum(0.5, x.max(0))
+    np.testing.assert_allclose(y, expect, rtol=1e-6)
+
+
+def test_atomic_type_outside_the_documented_list_is_refused():
+    x = np.zeros((1, 64), np.float32)
+    with pytest.raises(EmulationError, match=r"SetAtomicMax<int8_t>: type not supported"):
+        build_kernel(_ATOMIC, "atomic_acc").run([x, np.zeros(64, np.float32), 2], block_dim=1, soc="ascend910b2")
+
+
+_GEMV = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+// y(1 x 32) = x(1 x 64) . W(64 x 32): A as 64 contiguous halves in L0A (GEMV), B as in the
+// basic matmul (already NZ-fractal in GM: 4 K-fractals x 2 N-fractals, each 16 x 16 ZN)
+extern "C" __global__ __aicore__ void gemv(GM_ADDR x, GM_ADDR w, GM_ADDR y)
+{
+    TPipe pipe;
+    TQue<TPosition::A1, 1> a1; TQue<TPosition::B1, 1> b1;
+    TQue<TPosition::A2, 1> a2; TQue<TPosition::B2, 1> b2; TQue<TPosition::CO1, 1> c1;
+    pipe.InitBuffer(a1, 1, 512); pipe.InitBuffer(b1, 1, 64 * 32 * 2);
+    pipe.InitBuffer(a2, 1, 512); pipe.InitBuffer(b2, 1, 64 * 32 * 2); pipe.InitBuffer(c1, 1, 2 * 1024);
+    GlobalTensor<half> xg, wg; GlobalTensor<float> yg;
+    xg.SetGlobalBuffer((__gm__ half*)x, 256); wg.SetGlobalBuffer((__gm__ half*)w, 64 * 32);
+    yg.SetGlobalBuffer((__gm__ float*)y, 32);
+    LocalTensor<half> al1 = a1.AllocTensor<half>(), bl1 = b1.AllocTensor<half>();
+    DataCopy(al1, xg, 256);
+    DataCopy(bl1, wg, 64 * 32);
+    LocalTensor<half> al0 = a2.AllocTensor<half>(), bl0 = b2.AllocTensor<half>();
+    LoadData2DParams pa; pa.repeatTimes = 1; pa.srcStride = 1;
+    LoadData(al0, al1, pa);
+    LoadData2DParams pb; pb.repeatTimes = 8; pb.srcStride = 1;
+    LoadData(bl0, bl1, pb);
+    LocalTensor<float> c = c1.AllocTensor<float>();
+    MmadParams mp; mp.m = 1; mp.n = 32; mp.k = 64;
+    Mmad(c, al0, bl0, mp);
+    FixpipeParamsV220 fp; fp.nSize = 32; fp.mSize = 1; fp.srcStride = 16; fp.dstStride = 32;
+    Fixpipe<float, float, CFG_ROW_MAJOR>(yg, c, fp);
+}
+"""
+
+
+def _nz(w: np.ndarray) -> np.ndarray:
+    """K x N -> the L0B layout Mmad reads: fractal (kb, nb) in kb-major order holds W[kb*16 + k,
+    nb*16 + n] at row n, column k."""
+    k, n = w.shape
+    return w.reshape(k // 16, 16, n // 16, 16).transpose(0, 2, 3, 1).copy()
+
+
+def test_gemv_mmad_m1():
+    rng = np.random.default_rng(3)
+    x = np.zeros(256, np.float16)
+    x[:64] = rng.standard_normal(64).astype(np.float16)
+    w = rng.standard_normal((64, 32)).astype(np.float16)
+    y = np.zeros(32, np.float32)
+    build_kernel(_GEMV, "gemv").run([x, _nz(w), y], block_dim=1, soc="ascend910b2")
+    np.testing.assert_allclose(y, x[:64].astype(np.float32) @ w.astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+_MISC = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void misc(GM_ADDR x, GM_ADDR y)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    GetTPipePtr()->InitBuffer(buf, 2 * 64 * sizeof(float));   // unqualified, as the samples call it
+    static_assert(IsSameType<float, float>::value && !IsSameType<float, half>::value);
+    static_assert(DivCeil(65, 32) == 3);
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, 64); yg.SetGlobalBuffer((__gm__ float*)y, 64);
+    LocalTensor<float> a = buf.Get<float>(), b = a[64];
+    DataCopy(a, xg, 64);
+    PipeBarrier<PIPE_ALL>();
+    LeakyRelu(b, a, 0.25f, 64);
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(yg, b, 64);
+}
+"""
+
+
+def test_leaky_relu_is_same_type_div_ceil_and_global_get_tpipe_ptr():
+    x = np.linspace(-4, 4, 64, dtype=np.float32)
+    y = np.zeros_like(x)
+    build_kernel(_MISC, "misc").run([x, y], block_dim=1, soc="ascend910b2")
+    np.testing.assert_array_equal(y, np.where(x >= 0, x, x * np.float32(0.25)))
+
+
+_DEFINED = r"""
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void scenario(GM_ADDR y)
+{
+    ((__gm__ int32_t*)y)[0] = SCENARIO_NUM;
+}
+"""
+
+
+def test_define_reaches_the_build_and_the_cache_key(tmp_path, capsys):
+    src = tmp_path / "scenario.cpp"
+    src.write_text(_DEFINED)
+    for n in (1, 2):
+        assert cli_main(["emu", "run", str(src), "-D", f"SCENARIO_NUM={n}", "--arg", "i32:8=0", "--json"]) == 0
+        assert f'"first": [\n        {n}.0' in capsys.readouterr().out
+    assert cli_main(["emu", "run", str(src), "-D", "1BAD", "--arg", "i32:8=0"]) == 2
+    assert "-D '1BAD' is not NAME or NAME=VALUE" in capsys.readouterr().err
+
+
+_TWO_KERNEL = r"""
+#include "kernel_operator.h"
+__global__ __vector__ void add_one(GM_ADDR x, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; ++i) ((__gm__ float*)x)[i] += 1.0f;
+}
+void run_add_one(float* x, uint32_t n, aclrtStream stream) { add_one<<<1, nullptr, stream>>>((GM_ADDR)x, n); }
+"""
+
+_TWO_MAIN = r"""
+#include <cstdio>
+#include "acl/acl.h"
+extern void run_add_one(float* x, uint32_t n, aclrtStream stream);
+int main()
+{
+    float host[16] = {0};
+    float* dev = nullptr;
+    aclrtMalloc((void**)&dev, sizeof(host), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(dev, sizeof(host), host, sizeof(host), ACL_MEMCPY_HOST_TO_DEVICE);
+    run_add_one(dev, 16, nullptr);
+    aclrtMemcpy(host, sizeof(host), dev, sizeof(host), ACL_MEMCPY_DEVICE_TO_HOST);
+    std::printf("sum %g\n", host[0] * 16);
+    return 0;
+}
+"""
+
+
+def test_two_file_program(tmp_path, capsys):
+    (tmp_path / "kernel.asc").write_text('#include "acl/acl.h"\n' + _TWO_KERNEL)
+    (tmp_path / "main.cpp").write_text(_TWO_MAIN)
+    assert cli_main(["emu", "run", str(tmp_path / "main.cpp"), str(tmp_path / "kernel.asc"),
+                     "--workdir", str(tmp_path)]) == 0
+    assert "sum 16" in capsys.readouterr().out
