@@ -7,6 +7,7 @@
       DIR (default: the current directory; the devkit samples read ./input and write ./output
       there); the program's own output is printed.
   megafuse emu run kernel.cpp [--kernel NAME] --block-dim N --arg SPEC ... [--json] [--out DIR]
+          [--tiling-header op_host/op_tiling.h] [--tiling-key N] [-D DTYPE_X=half ...]
       a kernel-only file: the extern "C" __global__ kernel (the only one, or --kernel) runs on N
       blocks with one --arg per parameter:
         f32:1024        1024 random float32 (also f16, i8/u8, i16/u16, i32/u32, i64/u64)
@@ -65,6 +66,10 @@ def register(sub, add_model_args=None) -> None:
                         "or a kernel-only .cpp")
     r.add_argument("-D", action="append", default=[], dest="defines", metavar="NAME[=VAL]",
                    help="a preprocessor definition for the build (repeatable; e.g. -D SCENARIO_NUM=2)")
+    r.add_argument("--tiling-header", metavar="FILE",
+                   help="kernel-only op file: the op's tiling definition (BEGIN_TILING_DATA_DEF ... "
+                        "REGISTER_TILING_DATA_CLASS) that GET_TILING_DATA reads")
+    r.add_argument("--tiling-key", type=int, metavar="N", help="the tiling key TILING_KEY_IS(N) tests")
     r.add_argument("--mem-limit", type=int, default=DEFAULT_MEM_MB, metavar="MB",
                    help=f"address-space limit of the child process (default {DEFAULT_MEM_MB})")
     r.add_argument("--soc", default="ascend910b2", help="ascend910b2 (default), ascend910b3 or ascend310p3")
@@ -224,6 +229,23 @@ def kernel_params(text: str, name: str) -> list[str] | None:
     return None
 
 
+def tiling_wrapper(header: Path) -> Path:
+    """A header force-included before an op kernel: the op's tiling definition, and its registered
+    class as the default tiling struct of GET_TILING_DATA (the op-package build generates the
+    same from the definition)."""
+    from fusion.ascendc_emu.harness import _digest, cache_dir
+
+    quoted = str(header).replace("\\", "\\\\").replace('"', '\\"')
+    text = (f'#include "{quoted}"\nnamespace optiling {{}}\nnamespace megafuse_emu_tiling_lookup {{\n'
+            "using namespace optiling;\nusing T = megafuse_emu_default_tiling_t;\n}\n"
+            "using megafuse_emu_default_tiling_t = megafuse_emu_tiling_lookup::T;\n")
+    out = cache_dir() / f"tiling-{_digest([text.encode()])}.h"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if not out.exists() or out.read_text() != text:
+        out.write_text(text)
+    return out
+
+
 def _run_kernel(path: Path, text: str, spec, args, defines: list[str]) -> int:
     from fusion.ascendc_emu.confine import run_confined
     from fusion.ascendc_emu.harness import build_library
@@ -247,7 +269,16 @@ def _run_kernel(path: Path, text: str, spec, args, defines: list[str]) -> int:
     if len(params) != len(args.arg):
         raise MegafuseError(f"kernel '{name}' takes {len(params)} parameter(s) ({_clean(', '.join(params))}) but "
                             f"{len(args.arg)} --arg were given: give one --arg per parameter")
-    built = build_library(path, name, extra_flags=defines, soc=spec)
+    flags, inc = list(defines), []
+    if args.tiling_key is not None:
+        flags.append(f"-DMEGAFUSE_EMU_TILING_KEY={int(args.tiling_key)}")
+    if args.tiling_header:
+        header = Path(args.tiling_header).resolve()
+        if not header.is_file():
+            raise MegafuseError(f"--tiling-header {_clean(args.tiling_header)} is not a file")
+        flags += ["-include", str(tiling_wrapper(header))]
+        inc.append(header.parent)
+    built = build_library(path, name, extra_include_dirs=inc, extra_flags=flags, soc=spec)
     with tempfile.TemporaryDirectory(prefix="megafuse-emu-") as tmp:
         job_args: list[object] = []
         for i, a in enumerate(kargs):

@@ -4,7 +4,7 @@ two-file programs."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import struct
 
 import numpy as np
 import pytest
@@ -184,3 +184,48 @@ def test_two_file_program(tmp_path, capsys):
     assert cli_main(["emu", "run", str(tmp_path / "main.cpp"), str(tmp_path / "kernel.asc"),
                      "--workdir", str(tmp_path)]) == 0
     assert "sum 16" in capsys.readouterr().out
+
+
+_OP_TILING = r"""
+#include "register/tilingdata_base.h"
+namespace optiling {
+BEGIN_TILING_DATA_DEF(ScaleTilingData)
+TILING_DATA_FIELD_DEF(uint32_t, totalLength);
+TILING_DATA_FIELD_DEF(float, scale);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(ScaleCustom, ScaleTilingData)
+}
+"""
+
+_OP_KERNEL = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void scale_custom(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
+{
+    GET_TILING_DATA(t, tiling);
+    GlobalTensor<DTYPE_X> xg, yg;
+    xg.SetGlobalBuffer((__gm__ DTYPE_X*)x, t.totalLength);
+    yg.SetGlobalBuffer((__gm__ DTYPE_X*)y, t.totalLength);
+    for (uint32_t i = 0; i < t.totalLength; ++i) {
+        if (TILING_KEY_IS(1)) yg.SetValue(i, xg.GetValue(i) * t.scale);
+        if (TILING_KEY_IS(2)) yg.SetValue(i, xg.GetValue(i) + t.scale);
+    }
+}
+"""
+
+
+def test_op_tiling_header_key_and_dtype_macros(tmp_path, capsys):
+    (tmp_path / "op_host").mkdir()
+    (tmp_path / "op_host" / "scale_tiling.h").write_text(_OP_TILING)
+    (tmp_path / "scale_custom.cpp").write_text(_OP_KERNEL)
+    tiling = struct.unpack("<2I", struct.pack("<If", 8, 2.5))
+    base = ["emu", "run", str(tmp_path / "scale_custom.cpp"), "--tiling-header", str(tmp_path / "op_host" / "scale_tiling.h"),
+            "-D", "DTYPE_X=float", "--arg", "f32[1,2,3,4,5,6,7,8]", "--arg", "f32:8=0", "--arg", "null",
+            "--arg", f"u32[{tiling[0]},{tiling[1]}]", "--out", str(tmp_path / "out")]
+    assert cli_main(base + ["--tiling-key", "1"]) == 0
+    np.testing.assert_array_equal(np.fromfile(tmp_path / "out" / "arg1.bin", np.float32), np.arange(1, 9) * 2.5)
+    assert cli_main(base + ["--tiling-key", "2"]) == 0
+    np.testing.assert_array_equal(np.fromfile(tmp_path / "out" / "arg1.bin", np.float32), np.arange(1, 9) + 2.5)
+    capsys.readouterr()
+    assert cli_main(base) == 1
+    assert "TILING_KEY_IS(1): the kernel branches on the tiling key, which was not given" in capsys.readouterr().err

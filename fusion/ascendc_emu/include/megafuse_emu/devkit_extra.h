@@ -2,7 +2,7 @@
 // CeilAlign, DumpTensor / DumpAccChkPoint (printed on the host), GetSystemCycle, the DCache
 // bypass GM accessors and DataSyncBarrier. Semantics from the devkit's API reference pages
 // (LeakyRelu: dst = src >= 0 ? src : src * scalarValue; DumpTensor: prints the first
-// dumpSize elements with the description).
+// dumpSize elements with the description); TILING_KEY_IS.
 #pragma once
 
 #include <chrono>
@@ -98,3 +98,24 @@ inline int64_t GetSystemCycle()
 }
 
 }  // namespace AscendC
+
+namespace megafuse_emu {
+
+// TILING_KEY_IS(k): the op's host tiling function picks a key per launch; here it is given at
+// build time (`megafuse emu run --tiling-key N` = -DMEGAFUSE_EMU_TILING_KEY=N). Without one, a
+// kernel that branches on the key stops instead of silently taking no branch.
+inline bool TilingKeyIs(uint64_t key, Loc loc)
+{
+    Core(loc);
+#ifdef MEGAFUSE_EMU_TILING_KEY
+    return key == static_cast<uint64_t>(MEGAFUSE_EMU_TILING_KEY);
+#else
+    Fail(loc, Str("TILING_KEY_IS(", key, "): the kernel branches on the tiling key, which was not given "
+                  "(megafuse emu run --tiling-key N)"));
+    return false;
+#endif
+}
+
+}  // namespace megafuse_emu
+
+#define TILING_KEY_IS(k) ::megafuse_emu::TilingKeyIs(static_cast<uint64_t>(k), std::source_location::current())
