@@ -270,7 +270,7 @@ def build_library(source: str | os.PathLike, kernel_name: str,
     if spec is None and b"__NPU_ARCH__" in src_text:
         raise EmulationError(f"kernel '{kernel_name}' ({label}) tests __NPU_ARCH__: build it for a SoC "
                              "(build_kernel(..., soc='ascend910b2'), or --soc on the command line)")
-    if b"<<<" in src_text:
+    if b"<<<" in src_text or b"__mix__" in src_text:
         rewritten = single_source.preprocess(src_text.decode(errors="replace"))
         if src_path is not None:
             quoted = str(src_path).replace("\\", "\\\\").replace('"', '\\"')
