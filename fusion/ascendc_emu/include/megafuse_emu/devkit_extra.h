@@ -1,11 +1,12 @@
 // Smaller devkit APIs the devkit's own samples use: LeakyRelu, IsSameType, DivCeil / CeilDiv /
-// CeilAlign, DumpTensor / DumpAccChkPoint (printed on the host), GetSystemCycle, the DCache
-// bypass GM accessors and DataSyncBarrier. Semantics from the devkit's API reference pages
+// CeilAlign, DumpTensor (printed on the host), GetSystemCycle, the DCache bypass GM accessors,
+// DataCacheCleanAndInvalid and DataSyncBarrier. Semantics from the devkit's API reference pages
 // (LeakyRelu: dst = src >= 0 ? src : src * scalarValue; DumpTensor: prints the first
 // dumpSize elements with the description); TILING_KEY_IS.
 #pragma once
 
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <type_traits>
 
@@ -95,6 +96,52 @@ inline int64_t GetSystemCycle()
 {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
+}
+
+// GM scalar access that bypasses the data cache, data-cache maintenance and memory barriers
+// (devkit ReadGmByPassDCache / WriteGmByPassDCache / DataCacheCleanAndInvalid / DataSyncBarrier;
+// enum values from the devkit's kernel_event.h / kernel_reg.h). The host has one coherent memory
+// and runs one core at a time, so the cache operations and barriers order nothing here; the
+// scalar accesses are checked against the kernel argument buffers like GlobalTensor's.
+enum class MemDsbT : uint8_t { ALL = 0, DDR, UB, SEQ };
+enum class CacheLine : uint64_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
+enum class DcciDst : uint64_t { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };
+
+template <typename T>
+T ReadGmByPassDCache(__gm__ T* addr, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    const auto* p = reinterpret_cast<const uint8_t*>(addr);
+    megafuse_emu::CheckGmRegion(p, p, sizeof(T), "ReadGmByPassDCache", loc);
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return v;
+}
+template <typename T>
+void WriteGmByPassDCache(__gm__ T* addr, T value, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    auto* p = reinterpret_cast<uint8_t*>(addr);
+    megafuse_emu::CheckGmRegion(p, p, sizeof(T), "WriteGmByPassDCache", loc);
+    std::memcpy(p, &value, sizeof(T));
+}
+template <MemDsbT dsbMode>
+void DataSyncBarrier(megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    megafuse_emu::Core(loc);
+}
+template <typename T, CacheLine entireType, DcciDst dcciDst>
+void DataCacheCleanAndInvalid(const GlobalTensor<T>&, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    megafuse_emu::Core(loc);
+}
+template <typename T, CacheLine entireType, DcciDst dcciDst>
+void DataCacheCleanAndInvalid(const LocalTensor<T>&, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    megafuse_emu::Core(loc);
+}
+template <typename T, CacheLine entireType>
+void DataCacheCleanAndInvalid(const GlobalTensor<T>&, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    megafuse_emu::Core(loc);
 }
 
 }  // namespace AscendC
