@@ -229,3 +229,37 @@ def test_op_tiling_header_key_and_dtype_macros(tmp_path, capsys):
     capsys.readouterr()
     assert cli_main(base) == 1
     assert "TILING_KEY_IS(1): the kernel branches on the tiling key, which was not given" in capsys.readouterr().err
+
+
+_MIX_KEYWORD = r"""
+#include "acl/acl.h"
+// __mix__(1, 2): a MIX kernel by keyword; the AIVs flag the AIC, which then writes GM
+__global__ __mix__(1, 2) __aicore__ void mix_kw(GM_ADDR y)
+{
+    if ASCEND_IS_AIV {
+        AscendC::CrossCoreSetFlag<0x2, PIPE_MTE3>(3);
+    }
+    if ASCEND_IS_AIC {
+        AscendC::CrossCoreWaitFlag(3);
+        AscendC::WriteGmByPassDCache<int32_t>((__gm__ int32_t*)y + AscendC::GetBlockIdx(), 7);
+        AscendC::DataSyncBarrier<AscendC::MemDsbT::DDR>();
+    }
+}
+int main()
+{
+    int32_t host[2] = {0, 0};
+    uint8_t* dev = nullptr;
+    aclrtMalloc((void**)&dev, sizeof(host), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(dev, sizeof(host), host, sizeof(host), ACL_MEMCPY_HOST_TO_DEVICE);
+    mix_kw<<<2, nullptr, nullptr>>>(dev);
+    aclrtMemcpy(host, sizeof(host), dev, sizeof(host), ACL_MEMCPY_DEVICE_TO_HOST);
+    std::printf("%d %d\n", host[0], host[1]);
+    return 0;
+}
+"""
+
+
+def test_mix_keyword_kernel_runs_as_a_mix_launch(tmp_path, capsys):
+    (tmp_path / "mix_kw.asc").write_text(_MIX_KEYWORD)
+    assert cli_main(["emu", "run", str(tmp_path / "mix_kw.asc"), "--workdir", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.split() == ["7", "7"]
