@@ -50,6 +50,8 @@ _DEFS = re.compile(r"(?:add_definitions|target_compile_definitions)\s*\(([^)]*)\
 _EXE = re.compile(r"add_executable\s*\(\s*[\w${}]+\s+([^)]*)\)", re.I | re.S)
 _LIB = re.compile(r"add_library\s*\(\s*[\w${}]+\s+(?:SHARED|STATIC|OBJECT)?\s*([^)]*)\)", re.I | re.S)
 _MISSING = [  # g++ diagnostics -> the missing name
+    re.compile(r"error: (?:‘|')([^’']+)(?:’|') in namespace (?:‘|')([^’']+)(?:’|')"),
+    re.compile(r"error: (?:‘|')[^’']+(?:’|') has no member named (?:‘|')([^’']+)(?:’|')"),
     re.compile(r"error: '([^']+)' (?:was not declared|is not a member of|has not been declared|does not name a type)"),
     re.compile(r"error: '([^']+)' is not a (?:class|namespace)"),
     re.compile(r"fatal error: ([^:]+): No such file or directory"),
@@ -143,7 +145,7 @@ def first_missing(err: str) -> str:
     for rx in _MISSING:
         m = rx.search(err)
         if m:
-            return m.group(1)
+            return "::".join(reversed(m.groups())) if len(m.groups()) == 2 else m.group(1)
     return err.strip().splitlines()[0][:200] if err.strip() else "?"
 
 

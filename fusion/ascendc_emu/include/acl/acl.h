@@ -129,4 +129,19 @@ inline aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t
     std::memset(devPtr, value, count);
     return ACL_SUCCESS;
 }
+// aclFloat16: the bits of an IEEE binary16 in a uint16_t (AscendCL aclFloat16 / conversion pages).
+using aclFloat16 = uint16_t;
+inline aclFloat16 aclFloatToFloat16(float v)
+{
+    const half h = static_cast<half>(v);
+    aclFloat16 bits;
+    std::memcpy(&bits, &h, sizeof(bits));
+    return bits;
+}
+inline float aclFloat16ToFloat(aclFloat16 bits)
+{
+    half h;
+    std::memcpy(&h, &bits, sizeof(h));
+    return static_cast<float>(h);
+}
 inline const char* aclGetRecentErrMsg() { return "megafuse emulator: see the fault line on stderr"; }
