@@ -101,11 +101,11 @@ def plan(sample: Path) -> dict:
                 for d in re.findall(r"-D(\w+)=(\S+)", stmt):
                     cache[d[0]] = _subst(d[1], shell)
             elif "gen_data" in stmt and gen is None:
-                gen = _subst(stmt, shell).split()
+                gen = _subst(stmt, {**cache, **shell}).split()
             elif "verify_result" in stmt and ver is None:
-                ver = _subst(stmt, shell).split()
+                ver = _subst(stmt, {**cache, **shell}).split()
             elif stmt.startswith("./"):
-                prog_args = _subst(stmt, shell).split()[1:]
+                prog_args = _subst(stmt, {**cache, **shell}).split()[1:]
     if gen is None and (sample / "scripts" / "gen_data.py").is_file():
         gen = ["python3", "../scripts/gen_data.py"]
     if ver is None and (sample / "scripts" / "verify_result.py").is_file():
