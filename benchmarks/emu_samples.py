@@ -130,8 +130,10 @@ def excluded(rel: Path, p: dict) -> str | None:
     for part in rel.parts:
         if part in FRAMEWORK:
             return FRAMEWORK[part]
-    products = p["readme"].split("## ")[2] if p["readme"].count("## ") >= 2 else p["readme"]
-    a2 = "Atlas A2" in p["readme"] or "Atlas A3" in p["readme"]
+    sections = [sec for sec in p["readme"].split("\n## ") if "产品" in sec.split("\n")[0] or
+                "roduct" in sec.split("\n")[0]]
+    products = sections[0] if sections else p["readme"]
+    a2 = "Atlas A2" in products or "Atlas A3" in products
     if (not a2 and "950" in products) or (p["arch"] == "dav-3510" and not a2):
         return "Ascend 950 only"
     return None
