@@ -8,7 +8,7 @@ code runs in a child process, never inside megafuse:
   RLIMIT_CORE 0;
 * a wall-clock `timeout`; SIGTERM / SIGINT sent to megafuse are forwarded to the group;
 * at the end the whole group is killed (SIGKILL) and reaped, and so is any descendant that left
-  the group (megafuse is a child subreaper while it runs, so orphans come back to it);
+  the group (megafuse is a child subreaper while the child runs, so orphans come back to it);
 * MEGAFUSE_EMU_CONFINED=1 makes the emulation runtime guard GM buffers and report fatal signals
   as one line (include/megafuse_emu/guard.h), which `fault_line` turns into a message naming
   the kernel, the source line, the buffer and the offset.
@@ -64,10 +64,10 @@ def _limits(timeout: float, mem_bytes: int, file_bytes: int):
     return apply
 
 
-def _set_subreaper() -> None:
+def _set_subreaper(on: bool) -> None:
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1 if on else 0, 0, 0, 0)
     except (OSError, AttributeError):
         pass
 
@@ -131,7 +131,7 @@ def run_confined(cmd: Sequence[str], *, cwd: str | os.PathLike | None = None, ti
     behaviour (a hang is `timed_out`)."""
     child_env = dict(os.environ if env is None else env)
     child_env["MEGAFUSE_EMU_CONFINED"] = "1"
-    _set_subreaper()
+    _set_subreaper(True)   # until the group is reaped: orphans of the run come back to us
     before = _children()
     forwarded: list[str] = []
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -173,6 +173,7 @@ def run_confined(cmd: Sequence[str], *, cwd: str | os.PathLike | None = None, ti
                 proc.wait()
             for sig, handler in old.items():
                 signal.signal(sig, handler)  # type: ignore[arg-type]
+            _set_subreaper(False)
         rc = proc.returncode
         sig_name = _SIGNAMES.get(-rc, f"signal {-rc}") if rc < 0 else None
         if sig_name == "SIGXCPU":
