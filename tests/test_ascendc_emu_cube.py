@@ -167,7 +167,6 @@ FAULTS = [
     (8, "bt_dst_misaligned", "ascend910b2",
      "DataCopy: dst starts at BT (bias table) byte address 32, which is not 64-byte aligned"),
     (9, "mmad_bias_on_2002", "ascend310p3", "Mmad with a bias tensor is not available on ascend310p3"),
-    (10, "mmad_gemv", "ascend910b2", "Mmad with m = 1 runs as GEMV on ascend910b2"),
     (11, "ub_l1_count", "ascend310p3", "DataCopy of 20 bytes is not a multiple of 32 B"),
     (12, "l0c_ub_extent", "ascend310p3",
      "DataCopy CO1 -> CO2 accesses src bytes [0, 2048) but the LocalTensor holds 1024 bytes"),

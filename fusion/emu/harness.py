@@ -39,7 +39,7 @@ INCLUDE_DIR = _HERE / "include"
 RUNTIME_SRC = _HERE / "runtime" / "emu_runtime.cpp"
 CXX = os.environ.get("MEGAFUSE_CXX", "g++")
 CXX_FLAGS: tuple[str, ...] = (
-    "-std=c++20", "-O2", "-pthread", "-fPIC", "-fvisibility=hidden", "-fvisibility-inlines-hidden",
+    "-std=c++20", "-O2", "-g1", "-pthread", "-fPIC", "-fvisibility=hidden", "-fvisibility-inlines-hidden",
 )
 MAX_ARGS = 32
 _HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".inc")
@@ -215,6 +215,17 @@ _lib_locks: dict[str, threading.Lock] = {}
 _lib_locks_lock = threading.Lock()
 
 
+@dataclass(frozen=True)
+class BuiltLibrary:
+    """A kernel library on disk, not loaded (loading runs the source's static constructors)."""
+
+    lib: Path
+    kernel_name: str
+    label: str
+    built_for: SocSpec | None
+    keyword_type: str | None  # "AIV_ONLY" / "AIC_ONLY" from __vector__ / __cube__, else None
+
+
 def build_kernel(source: str | os.PathLike, kernel_name: str,
                  extra_include_dirs: Sequence[str | os.PathLike] = (),
                  extra_flags: Sequence[str] = (), soc: str | SocSpec | None = None) -> "EmuKernel":
@@ -228,6 +239,21 @@ def build_kernel(source: str | os.PathLike, kernel_name: str,
     single-source programs (single_source.py).
     Raises EmulationBuildError with g++'s first diagnostics when the source does not compile,
     EmulationError when the library has no such kernel."""
+    built = build_library(source, kernel_name, extra_include_dirs, extra_flags, soc)
+    key = (str(built.lib), kernel_name)
+    with _load_lock:
+        if key not in _loaded:
+            _loaded[key] = EmuKernel(built.lib, kernel_name, built.label, built.built_for)
+            # a __vector__ / __cube__ kernel is launched on AIV / AIC cores (arch 2201) unless run
+            # names a kernel type; KERNEL_TASK_TYPE_DEFAULT alone does not change the default
+            _loaded[key].keyword_type = built.keyword_type
+        return _loaded[key]
+
+
+def build_library(source: str | os.PathLike, kernel_name: str,
+                  extra_include_dirs: Sequence[str | os.PathLike] = (),
+                  extra_flags: Sequence[str] = (), soc: str | SocSpec | None = None) -> BuiltLibrary:
+    """build_kernel without loading the library (for a confined run in a child process)."""
 
     text_given = isinstance(source, str) and ("\n" in source or not os.path.isfile(source))
     if text_given:
@@ -244,7 +270,7 @@ def build_kernel(source: str | os.PathLike, kernel_name: str,
     if spec is None and b"__NPU_ARCH__" in src_text:
         raise EmulationError(f"kernel '{kernel_name}' ({label}) tests __NPU_ARCH__: build it for a SoC "
                              "(build_kernel(..., soc='ascend910b2'), or --soc on the command line)")
-    if b"<<<" in src_text:
+    if b"<<<" in src_text or b"__mix__" in src_text:
         rewritten = launch_rewrite.preprocess(src_text.decode(errors="replace"))
         if src_path is not None:
             quoted = str(src_path).replace("\\", "\\\\").replace('"', '\\"')
@@ -277,14 +303,7 @@ def build_kernel(source: str | os.PathLike, kernel_name: str,
                                         "-o", str(out)], f"kernel '{kernel_name}' ({label})")
 
     keyword_type = launch_rewrite.keyword_types(src_text.decode(errors="replace")).get(kernel_name)
-    key = (str(lib), kernel_name)
-    with _load_lock:
-        if key not in _loaded:
-            _loaded[key] = EmuKernel(lib, kernel_name, label, spec)
-            # a __vector__ / __cube__ kernel is launched on AIV / AIC cores (arch 2201) unless run
-            # names a kernel type; KERNEL_TASK_TYPE_DEFAULT alone does not change the default
-            _loaded[key].keyword_type = keyword_type if keyword_type in ("AIV_ONLY", "AIC_ONLY") else None
-        return _loaded[key]
+    return BuiltLibrary(lib, kernel_name, label, spec, keyword_type if keyword_type in ("AIV_ONLY", "AIC_ONLY") else None)
 
 
 class EmuKernel:

@@ -1,6 +1,7 @@
 """Source rewriting for the host emulator: `kernel<<<...>>>(...)` launches into calls of the
-emulator's launcher (line numbers kept), the kernel types read from the definitions, and the -D
-flags that build a source for one SoC (see single_source.py for the whole story)."""
+emulator's launcher (line numbers kept), the kernel types read from the definitions (and the
+`__mix__(aic, aiv)` keyword), and the -D flags that build a source for one SoC (see
+single_source.py for the whole story)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,11 @@ import re
 
 from fusion.core.soc import SocSpec
 
-_QUALS = r"(?:(?:__\w+__|extern\s+\"C\"|inline|static)\s+)*"
+
+_QUALS = r"(?:(?:__mix__\s*\(\s*\d+\s*,\s*\d+\s*\)|__\w+__|extern\s+\"C\"|inline|static)\s*)*"
+# __mix__(aic, aiv) -> the MIX kernel type it declares
+_MIX = re.compile(r"__mix__\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)")
+_MIX_TYPES = {("1", "2"): "MIX_AIC_1_2", ("1", "1"): "MIX_AIC_1_1", ("1", "0"): "MIX_AIC_1_0", ("0", "1"): "MIX_AIV_1_0"}
 # `__global__ __vector__ void k(` and the samples' `__vector__ __global__ void k(` alike
 _KERNEL_DEF = re.compile(rf"(?P<pre>{_QUALS})__global__\s+(?P<quals>{_QUALS})void\s+(?P<name>[A-Za-z_]\w*)\s*\(")
 _LAUNCH = re.compile(
@@ -39,8 +44,9 @@ def keyword_types(text: str) -> dict[str, str]:
     found: dict[str, str] = {}
     for m in _KERNEL_DEF.finditer(text):
         quals = m.group("pre") + " " + m.group("quals")
+        mix = _MIX.search(quals)
         found[m.group("name")] = ("AIV_ONLY" if "__vector__" in quals else "AIC_ONLY" if "__cube__" in quals
-                                  else "UNSPECIFIED")
+                                  else _MIX_TYPES.get(mix.groups(), "UNSPECIFIED") if mix else "UNSPECIFIED")
     return found
 
 
@@ -58,9 +64,26 @@ def kernel_types(text: str) -> dict[str, str]:
     return found
 
 
+def declare_mix(text: str) -> str:
+    """A `__mix__(1, 2)` kernel declares its MIX type by keyword: the body gets the equivalent
+    KERNEL_TASK_TYPE_DEFAULT(...) as its first statement (on the same line)."""
+    inserts = []
+    for m in _KERNEL_DEF.finditer(text):
+        mix = _MIX.search(m.group("pre") + " " + m.group("quals"))
+        kind = _MIX_TYPES.get(mix.groups()) if mix else None
+        open_ = text.find("{", m.end())
+        if kind and open_ >= 0 and ";" not in text[m.end():open_]:
+            inserts.append((open_ + 1, f" KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_{kind});"))
+    for pos, stmt in reversed(inserts):
+        text = text[:pos] + stmt + text[pos:]
+    return text
+
+
 def preprocess(text: str) -> str:
-    """Rewrites every `K<<<cfg>>>(` launch into the emulator's launcher, keeping line numbers."""
+    """Rewrites every `K<<<cfg>>>(` launch into the emulator's launcher and declares __mix__
+    kernels' types (declare_mix), keeping line numbers."""
     types = kernel_types(text)
+    text = declare_mix(text)
 
     def launch(m: re.Match) -> str:
         callee = m.group("callee").strip()

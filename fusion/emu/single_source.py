@@ -20,52 +20,67 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from fusion.emu import harness
+from fusion.emu.confine import FAULT_EXIT, fault_line, run_confined
 from fusion.emu.harness import EmulationBuildError, EmulationError
 from fusion.core.soc import SocSpec, get_soc
 from fusion.emu.launch_rewrite import arch_flags, preprocess
 
-FAULT_EXIT = 86  # launch.h kFaultExit
 FAULT_PREFIX = "megafuse-emu fault: "
 
+def build_program(source: str | os.PathLike | Sequence[str | os.PathLike], soc: str | SocSpec = "ascend910b2",
+                  defines: Sequence[str] = ()) -> Path:
+    """Builds a program (host main + kernels) for `soc`; returns the executable.
 
-def build_program(source: str | os.PathLike, soc: str | SocSpec = "ascend910b2") -> Path:
-    """Builds a single-source program (host main + kernels) for `soc`; returns the executable.
-
-    Cached like build_kernel, by a hash of the emulator, the flags, the source and the headers
-    next to it. Raises EmulationBuildError with g++'s first diagnostics."""
+    `source` is one file, or several (a host main.cpp and the file with its kernels): each is
+    its own translation unit, linked together with the runtime. `defines` are extra g++ flags
+    such as "-DSCENARIO_NUM=2". Cached like build_kernel, by a hash of the emulator, the
+    flags, the sources and the headers next to them. Raises EmulationBuildError with g++'s
+    first diagnostics."""
     spec = soc if isinstance(soc, SocSpec) else get_soc(soc)
-    src_path = Path(source).resolve()
-    try:
-        text = src_path.read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        raise EmulationBuildError(f"cannot read {src_path.name}: {e}") from None
-    rewritten = preprocess(text)
-    flags = arch_flags(spec)
-    parts = harness._emulator_parts() + [" ".join(flags).encode(), b"program", rewritten.encode()]
-    for f in harness._header_files([src_path.parent], recursive=False):
+    sources = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    src_paths = [Path(s).resolve() for s in sources]
+    rewritten = []
+    for src_path in src_paths:
+        try:
+            rewritten.append(preprocess(src_path.read_text()))
+        except (OSError, UnicodeDecodeError) as e:
+            raise EmulationBuildError(f"cannot read {src_path.name}: {e}") from None
+    for d in defines:
+        if not d.startswith("-D") or "\n" in d:
+            raise EmulationBuildError(f"build_program: {d!r} is not a -DNAME[=VALUE] flag")
+    flags = [*arch_flags(spec), *defines]
+    parts = harness._emulator_parts() + [" ".join(flags).encode(), b"program"]
+    for text in rewritten:
+        parts.append(text.encode())
+    dirs = list(dict.fromkeys(p.parent for p in src_paths))
+    for f in harness._header_files(dirs, recursive=False):
         parts += [str(f).encode(), f.read_bytes()]
     digest = harness._digest(parts)
     exe = harness.cache_dir() / f"program-{digest}"
     if exe.exists():
         return exe
     runtime = harness._runtime_object()
-    unit = harness.cache_dir() / f"program-{digest}.cpp"
-    unit.parent.mkdir(parents=True, exist_ok=True)
-    # #line keeps g++'s diagnostics and the emulator's source locations on the user's file.
-    quoted = str(src_path).replace("\\", "\\\\").replace('"', '\\"')
-    tmp = unit.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(f'#line 1 "{quoted}"\n' + rewritten)
-    os.replace(tmp, unit)
-    includes = ["-I", str(harness.INCLUDE_DIR), "-iquote", str(src_path.parent)]
+    units = []
+    for i, (src_path, text) in enumerate(zip(src_paths, rewritten)):
+        unit = harness.cache_dir() / f"program-{digest}-{i}.cpp"
+        unit.parent.mkdir(parents=True, exist_ok=True)
+        # #line keeps g++'s diagnostics and the emulator's source locations on the user's file.
+        quoted = str(src_path).replace("\\", "\\\\").replace('"', '\\"')
+        tmp = unit.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(f'#line 1 "{quoted}"\n' + text)
+        os.replace(tmp, unit)
+        units.append(str(unit))
+    includes = ["-I", str(harness.INCLUDE_DIR)] + [a for d in dirs for a in ("-iquote", str(d))]
+    names = " + ".join(p.name for p in src_paths)
     harness._atomic_build(
-        exe, lambda out: [harness.CXX, *harness.CXX_FLAGS, *flags, *includes, "-x", "c++", str(unit), "-x", "none",
+        exe, lambda out: [harness.CXX, *harness.CXX_FLAGS, *flags, *includes, "-x", "c++", *units, "-x", "none",
                           str(runtime), "-o", str(out)],
-        f"program {src_path.name} for {spec.name}")
+        f"program {names} for {spec.name}")
     return exe
 
 
@@ -82,17 +97,20 @@ class ProgramResult:
 
 def run_program(exe: Path, args: list[str] | tuple[str, ...] = (), cwd: str | os.PathLike | None = None,
                 timeout: float = 120.0) -> ProgramResult:
-    """Runs a program from build_program; a hang past `timeout` seconds is an EmulationError."""
-    try:
-        proc = subprocess.run([str(exe), *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                              errors="replace")
-    except subprocess.TimeoutExpired:
-        raise EmulationError(f"program {exe.name} did not finish within {timeout:g} s") from None
+    """Runs a program from build_program, confined (confine.py); a hang past `timeout` seconds is
+    an EmulationError, a crash or an out-of-bounds GM access a `fault`."""
+    res = run_confined([str(exe), *args], cwd=cwd, timeout=timeout)
+    if res.timed_out:
+        raise EmulationError(f"program {exe.name} did not finish within {timeout:g} s")
     fault = None
-    if proc.returncode == FAULT_EXIT:
-        lines = [ln for ln in proc.stderr.splitlines() if ln.startswith(FAULT_PREFIX)]
-        fault = lines[-1][len(FAULT_PREFIX):] if lines else "the program exited with the emulator's fault status"
-    return ProgramResult(proc.returncode, proc.stdout, proc.stderr, fault)
+    if res.returncode == FAULT_EXIT:
+        fault = fault_line(res.stderr)
+        if fault is None:
+            lines = [ln for ln in res.stderr.splitlines() if ln.startswith(FAULT_PREFIX)]
+            fault = lines[-1][len(FAULT_PREFIX):] if lines else "the program exited with the emulator's fault status"
+    elif res.signal is not None:
+        fault = f"program {exe.name} was killed by {res.signal}"
+    return ProgramResult(res.returncode, res.stdout, res.stderr, fault)
 
 
 def has_main(text: str) -> bool:

@@ -26,15 +26,47 @@
 #include <vector>
 
 #include "kernel_operator.h"
+#include "megafuse_emu/guard.h"
 #include "megafuse_emu/runtime_api.h"
 
 #include "cross_core.inc"
 
 #include "launch.inc"
 
+namespace {
+
+// A confined child (MEGAFUSE_EMU_CONFINED=1) reports fatal signals as one line (guard.h).
+const bool g_fault_handlers = (megafuse_emu::InstallFaultHandlers(), true);
+
+int RunTyped(void* kernel_fn, const char* kernel_name, int kernel_type, int block_dim, int nargs, void** args,
+             const uint64_t* arg_sizes, const MegafuseEmuSoc* soc, char* err, int errlen);
+
+}  // namespace
+
 extern "C" int megafuse_emu_run_typed(void* kernel_fn, const char* kernel_name, int kernel_type, int block_dim,
                                       int nargs, void** args, const uint64_t* arg_sizes, const MegafuseEmuSoc* soc,
                                       char* err, int errlen)
+{
+    (void)g_fault_handlers;
+    static char running[256];
+    std::snprintf(running, sizeof(running), "%s", kernel_name ? kernel_name : "kernel");
+    megafuse_emu::CurrentKernel().store(running);
+    const int rc = RunTyped(kernel_fn, kernel_name, kernel_type, block_dim, nargs, args, arg_sizes, soc, err, errlen);
+    megafuse_emu::CurrentKernel().store(nullptr);
+    return rc;
+}
+
+extern "C" void* megafuse_emu_guard_alloc(uint64_t bytes, const char* label)
+{
+    return megafuse_emu::GuardAlloc(bytes, label);
+}
+
+extern "C" int megafuse_emu_guard_free(void* p) { return megafuse_emu::GuardFree(p) ? 0 : -1; }
+
+namespace {
+
+int RunTyped(void* kernel_fn, const char* kernel_name, int kernel_type, int block_dim, int nargs, void** args,
+             const uint64_t* arg_sizes, const MegafuseEmuSoc* soc, char* err, int errlen)
 {
     g_last.clear();
     if (kernel_fn == nullptr || soc == nullptr) return SetError(err, errlen, "megafuse_emu_run: null kernel or soc");
@@ -61,6 +93,8 @@ extern "C" int megafuse_emu_run_typed(void* kernel_fn, const char* kernel_name, 
     if (block_dim <= kMaxCoop) return RunCoop(kernel_fn, kernel, type, block_dim, nargs, args, gm, *soc, err, errlen);
     return RunSequential(kernel_fn, kernel, type, block_dim, nargs, args, gm, *soc, err, errlen);
 }
+
+}  // namespace
 
 extern "C" int megafuse_emu_run(void* kernel_fn, const char* kernel_name, int block_dim, int nargs, void** args,
                                 const uint64_t* arg_sizes, const MegafuseEmuSoc* soc, char* err, int errlen)

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "kernel_operator.h"
+#include "megafuse_emu/guard.h"
 
 using aclError = int;
 using aclrtStream = void*;
@@ -35,8 +36,17 @@ namespace megafuse_emu {
 inline aclError AclMalloc(void** p, size_t size, bool device)
 {
     if (p == nullptr || size == 0) return ACL_ERROR_INVALID_PARAM;
-    // 64 B aligned and padded to 32 B, like device allocations.
-    void* q = std::aligned_alloc(64, (size + 63) / 64 * 64);
+    // 64 B aligned and padded to 32 B, like device allocations; in a confined run between guard
+    // pages, so a raw __gm__ access past the block is reported (guard.h).
+    static int serial = 0;
+    void* q = nullptr;
+    if (Confined()) {
+        char label[64];
+        std::snprintf(label, sizeof(label), "aclrtMalloc%s block #%d", device ? "" : "Host", serial++);
+        q = GuardAlloc(size, label);
+    } else {
+        q = std::aligned_alloc(64, (size + 63) / 64 * 64);
+    }
     if (q == nullptr) return ACL_ERROR_BAD_ALLOC;
     std::memset(q, 0, size);
     std::lock_guard<std::mutex> lk(DeviceAllocsMutex());
@@ -65,7 +75,7 @@ inline aclError AclFree(void* p, bool device)
     auto it = DeviceAllocs().find(static_cast<const uint8_t*>(p));
     if (it == DeviceAllocs().end() || it->second.device != device) return ACL_ERROR_INVALID_PARAM;
     DeviceAllocs().erase(it);
-    std::free(p);
+    if (!GuardFree(p)) std::free(p);
     return ACL_SUCCESS;
 }
 
@@ -118,5 +128,20 @@ inline aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t
     megafuse_emu::CheckAclBounds(devPtr, count, "aclrtMemset", "destination");
     std::memset(devPtr, value, count);
     return ACL_SUCCESS;
+}
+// aclFloat16: the bits of an IEEE binary16 in a uint16_t (AscendCL aclFloat16 / conversion pages).
+using aclFloat16 = uint16_t;
+inline aclFloat16 aclFloatToFloat16(float v)
+{
+    const half h = static_cast<half>(v);
+    aclFloat16 bits;
+    std::memcpy(&bits, &h, sizeof(bits));
+    return bits;
+}
+inline float aclFloat16ToFloat(aclFloat16 bits)
+{
+    half h;
+    std::memcpy(&h, &bits, sizeof(h));
+    return static_cast<float>(h);
 }
 inline const char* aclGetRecentErrMsg() { return "megafuse emulator: see the fault line on stderr"; }

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 
+#include "atomic.h"
 #include "tensor.h"
 
 namespace AscendC {
@@ -202,9 +203,9 @@ enum class MmadInit : uint8_t { Zero, L0C, Bias };
 
 inline void PropagateMmad(uint8_t* out, const uint8_t* a, const uint8_t* b, const uint8_t* bias, uint64_t m1,
                           uint64_t k1, uint64_t n1, uint64_t c0, uint64_t k, uint32_t out_es, uint32_t a_es,
-                          uint32_t b_es, MmadInit init, const Loc& loc)
+                          uint32_t b_es, MmadInit init, const Loc& loc, bool gemv = false)
 {
-    const uint64_t rows = m1 * 16, cols = n1 * 16;
+    const uint64_t rows = gemv ? 1 : m1 * 16, cols = n1 * 16;
     std::vector<uint8_t> row_st(rows, kWritten), col_st(cols, kWritten);
     auto fold = [&](uint8_t& acc, const uint8_t* e, uint32_t es, const char* operand) {
         const uint8_t st = ElemState(e, es);
@@ -213,8 +214,8 @@ inline void PropagateMmad(uint8_t* out, const uint8_t* a, const uint8_t* b, cons
     };
     for (uint64_t i = 0; i < rows; ++i)
         for (uint64_t kk = 0; kk < k && row_st[i] == kWritten; ++kk)
-            fold(row_st[i], a + (((i / 16) * k1 + kk / c0) * 16 * c0 + (i % 16) * c0 + kk % c0) * a_es, a_es,
-                 "fm (A2 / L0A)");
+            fold(row_st[i], a + (gemv ? kk : ((i / 16) * k1 + kk / c0) * 16 * c0 + (i % 16) * c0 + kk % c0) * a_es,
+                 a_es, "fm (A2 / L0A)");
     for (uint64_t j = 0; j < cols; ++j) {
         for (uint64_t kk = 0; kk < k && col_st[j] == kWritten; ++kk)
             fold(col_st[j], b + (((kk / c0) * n1 + j / 16) * c0 * 16 + (j % 16) * c0 + kk % c0) * b_es, b_es,
@@ -244,15 +245,16 @@ void MmadCore(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>&
                   "Mmad is emulated for half/bfloat16_t/float -> float and int8_t -> int32_t");
     CoreState& c = *g_core;
     if (p.m == 0 || p.n == 0 || p.k == 0) return;  // documented: not executed
-    if (p.m == 1 && IsArch2201())
-        Fail(loc, Str("Mmad with m = 1 runs as GEMV on ", c.soc_name, " (L0A read as ND, not as 16-row "
-                      "fractals), which is not emulated: pad m to 16"));
+    // GEMV (devkit "Mmad计算关键特性说明/GEMV"): m = 1 on arch 2201 reads A as K contiguous
+    // elements of L0A (512 B aligned); C keeps its NZ layout, row 0 of each 16 x 16 fractal valid.
+    const bool gemv = p.m == 1 && IsArch2201();
+    (void)c;
     CheckLocalAlign(fm.ref_, 512, "Mmad", "fm", loc);
     CheckLocalAlign(filter.ref_, 512, "Mmad", "filter", loc);
     CheckLocalAlign(dst.ref_, 256 * sizeof(T), "Mmad", "dst", loc);
     const uint64_t c0 = 32 / sizeof(U);
     const uint64_t m1 = (p.m + 15) / 16, k1 = (p.k + c0 - 1) / c0, n1 = (p.n + 15) / 16;
-    const uint8_t* a = LocalAccess(fm.ref_, sizeof(U), 0, m1 * k1 * 16 * c0, "Mmad", "fm", loc);
+    const uint8_t* a = LocalAccess(fm.ref_, sizeof(U), 0, gemv ? k1 * c0 : m1 * k1 * 16 * c0, "Mmad", "fm", loc);
     const uint8_t* b = LocalAccess(filter.ref_, sizeof(S), 0, k1 * n1 * 16 * c0, "Mmad", "filter", loc);
     uint8_t* out = LocalAccess(dst.ref_, sizeof(T), 0, m1 * n1 * 256, "Mmad", "dst", loc);
     using Acc = std::conditional_t<std::is_same_v<T, float>, float, int32_t>;
@@ -260,7 +262,7 @@ void MmadCore(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>&
     // output (i, j) is "written" when row i of A and column j of B over the k used (and the
     // accumulated C or the bias) are, "derived" otherwise. Rows past m computed from never-
     // written padding are harmless until they are copied out, where the check fires.
-    PropagateMmad(out, a, b, bias, m1, k1, n1, c0, p.k, sizeof(T), sizeof(U), sizeof(S), init, loc);
+    PropagateMmad(out, a, b, bias, m1, k1, n1, c0, p.k, sizeof(T), sizeof(U), sizeof(S), init, loc, gemv);
     for (uint64_t i = 0; i < p.m; ++i)
         for (uint64_t j = 0; j < p.n; ++j) {
             const uint64_t ci = ((j / 16) * m1 + i / 16) * 256 + (i % 16) * 16 + j % 16;
@@ -268,7 +270,7 @@ void MmadCore(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>&
             if (init == MmadInit::L0C) acc = static_cast<Acc>(Ld<T>(out, ci));
             if (init == MmadInit::Bias) acc = static_cast<Acc>(Ld<T>(bias, j));
             for (uint64_t kk = 0; kk < p.k; ++kk) {
-                const uint64_t ai = ((i / 16) * k1 + kk / c0) * 16 * c0 + (i % 16) * c0 + kk % c0;
+                const uint64_t ai = gemv ? kk : ((i / 16) * k1 + kk / c0) * 16 * c0 + (i % 16) * c0 + kk % c0;
                 const uint64_t bi = ((kk / c0) * n1 + j / 16) * c0 * 16 + (j % 16) * c0 + kk % c0;
                 acc += static_cast<Acc>(static_cast<CalcT<U>>(Ld<U>(a, ai))) *
                        static_cast<Acc>(static_cast<CalcT<S>>(Ld<S>(b, bi)));
@@ -406,7 +408,9 @@ void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const Fixpip
                 CheckWrittenAt(s, src_index(t, i, j), sizeof(U), "Fixpipe", "src (CO1 / L0C)", loc);
                 U v = Ld<U>(s, src_index(t, i, j));
                 if (p.reluEn && v < U(0)) v = U(0);
-                St<T>(d, dst_index(t, i, j), static_cast<T>(v));
+                const T out = static_cast<T>(v);
+                GmStore(d + dst_index(t, i, j) * sizeof(T), reinterpret_cast<const uint8_t*>(&out), sizeof(T),
+                        "Fixpipe", loc);
             }
     Count(DMA_L0C_TO_GM);
     Count(GM_WRITE_BYTES, nd * p.mSize * p.nSize * sizeof(T));

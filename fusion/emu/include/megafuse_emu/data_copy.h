@@ -12,6 +12,7 @@
 
 #include <algorithm>
 
+#include "atomic.h"
 #include "tensor.h"
 
 namespace AscendC {
@@ -323,7 +324,7 @@ void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint3
     CheckLocalAlign(src.ref_, 32, "DataCopy", "src", loc);
     const uint8_t* s = LocalAccess(src.ref_, sizeof(T), 0, count, "DataCopy", "src", loc);
     CheckWritten(s, bytes, "DataCopy", "src", loc);
-    std::memcpy(dst.Access(0, count, "DataCopy", loc), s, bytes);
+    GmStore(dst.Access(0, count, "DataCopy", loc), s, bytes, "DataCopy", loc);
     Count(DMA_UB_TO_GM);
     Count(GM_WRITE_BYTES, bytes);
 }
@@ -380,7 +381,7 @@ void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataC
     const uint64_t len = p.blockLen * 32ull;
     for (uint32_t i = 0; i < p.blockCount; ++i) {
         CheckWritten(s + i * (len + p.srcGap * 32ull), len, "DataCopy", "src", loc);
-        std::memcpy(d + i * (len + p.dstGap * 32ull), s + i * (len + p.srcGap * 32ull), len);
+        GmStore(d + i * (len + p.dstGap * 32ull), s + i * (len + p.srcGap * 32ull), len, "DataCopy", loc);
     }
     Count(DMA_UB_TO_GM);
     Count(GM_WRITE_BYTES, len * p.blockCount);
@@ -575,7 +576,7 @@ void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const Da
         LocalAccessBytes(src.ref_, 0, (p.blockCount - 1ull) * src_pitch + p.blockLen, "DataCopyPad", "src", loc);
     uint8_t* d = dst.AccessBytes(0, (p.blockCount - 1ull) * dst_pitch + p.blockLen, "DataCopyPad", loc);
     for (uint64_t i = 0; i < p.blockCount; ++i) CheckWritten(s + i * src_pitch, p.blockLen, "DataCopyPad", "src", loc);
-    for (uint64_t i = 0; i < p.blockCount; ++i) std::memcpy(d + i * dst_pitch, s + i * src_pitch, p.blockLen);
+    for (uint64_t i = 0; i < p.blockCount; ++i) GmStore(d + i * dst_pitch, s + i * src_pitch, p.blockLen, "DataCopyPad", loc);
     Count(DMA_UB_TO_GM);
     Count(GM_WRITE_BYTES, static_cast<uint64_t>(p.blockCount) * p.blockLen);
 }

@@ -19,6 +19,8 @@
 // pick the kernel type; in the code they only mark the entry point.
 #define __vector__
 #define __cube__
+// __mix__(aic, aiv): a MIX kernel of that core ratio; single_source.py reads the ratio.
+#define __mix__(aic, aiv)
 #define __mix__(aic, aiv)
 // Address-space qualifiers of the bisheng dialect; plain pointers on the host.
 #define __ubuf__
@@ -118,3 +120,6 @@ void Sigmoid(const LocalTensor<T>& dst, const LocalTensor<T>& src, megafuse_emu:
 }
 
 }  // namespace AscendC
+
+// The devkit declares GetTPipePtr at global scope (its samples call it unqualified).
+using AscendC::GetTPipePtr;

@@ -74,6 +74,13 @@ __attribute__((visibility("default"))) int megafuse_emu_num_cores(void);
  * for a bad core. */
 __attribute__((visibility("default"))) int megafuse_emu_core_info(int core, int64_t* out);
 
+/* A GM buffer of `bytes` zeroed bytes between two inaccessible guard pages (guard.h), named
+ * `label` in out-of-bounds reports of a confined run; nullptr when out of memory. */
+__attribute__((visibility("default"))) void* megafuse_emu_guard_alloc(uint64_t bytes, const char* label);
+
+/* Frees a buffer from megafuse_emu_guard_alloc: 0, or -1 when p is not one. */
+__attribute__((visibility("default"))) int megafuse_emu_guard_free(void* p);
+
 #ifdef __cplusplus
 }
 #endif

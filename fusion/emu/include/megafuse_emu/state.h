@@ -162,6 +162,14 @@ struct GmRegion {
     int arg;  // parameter index
 };
 
+// The GM atomic mode of a core (atomic.h): op 0 none, 1 add, 2 max, 3 min.
+struct AtomicState {
+    int op = 0;
+    uint32_t elem = 0;
+    const char* type = "";
+    void (*combine)(uint8_t* gm, const uint8_t* src, uint64_t n, int op) = nullptr;
+};
+
 struct CoreState {
     MegafuseEmuSoc soc{};
     std::string soc_name;
@@ -197,6 +205,7 @@ struct CoreState {
     uint32_t kind_line = 0;             // where the kind was fixed; 0: by the launch
     bool kind_declared = false;  // KERNEL_TASK_TYPE_DEFAULT seen
 
+    AtomicState atomic;                // SetAtomicAdd / ... (atomic.h)
     void* pipe = nullptr;              // the live TPipe (GetTPipePtr); AscendC::TPipe*
     uint64_t pad_value = 0;            // SetPadValue's bits (DataCopyPad with isPad = false)
     uint32_t pad_value_bytes = 0;      // sizeof the type SetPadValue was given; 0: never called

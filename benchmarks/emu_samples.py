@@ -1,0 +1,250 @@
+"""How many of the Ascend C devkit's own samples `megafuse emu run` runs unchanged.
+
+    python benchmarks/emu_samples.py --samples ~/src/asc-devkit [--under examples/01_simd_cpp_api]
+        [--soc ascend910b2] [--timeout 120] [--only SUBSTR] [--out benchmarks/results/emu_samples.json]
+
+--samples is a local checkout of the devkit (fetch it yourself; nothing of it is vendored here).
+Every sample directory under --under (a CMakeLists.txt whose add_executable names an .asc / .cpp
+with a host main) is run the way its README says, in a scratch copy:
+
+    build/$ python3 ../scripts/gen_data.py ARGS      (the sample's own data generator, if any)
+    build/$ megafuse emu run ../SOURCES -D ...         (instead of cmake + make + ./demo)
+    build/$ python3 ../scripts/verify_result.py ARGS (the sample's own verifier, if any)
+
+The -D definitions are the CMakeLists' add_definitions / target_compile_definitions with the
+README's cmake cache values (else the CMakeLists defaults); shell variables of the README's
+block (SCENARIO_NUM=1) are substituted. Verdicts: pass (the verifier printed its pass line, or
+the program exited 0 when the sample has no verifier: "ran, unverified"), fail (wrong result),
+refused (the emulator stopped the kernel: the reason), compile error (the first missing API),
+error (the generator failed). Excluded, with the reason: samples whose README lists only Ascend
+950 products (or that build only for dav-3510), and framework-integration samples that need a
+framework runtime (PyTorch / TensorFlow / ONNX / GE / aclgraph, aclnn / aclop op packages,
+the profiler). The results file names the devkit commit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from fusion.emu.confine import run_confined  # noqa: E402
+
+FRAMEWORK = {  # path component -> why the sample is excluded
+    "00_framework": "framework integration (PyTorch / TensorFlow / ONNX / GE / aclgraph runtime)",
+    "99_acl_based": "aclnn / aclop operator-package flow (op_host registration, graph engine)",
+    "04_profiling": "needs the profiler (msprof)",
+}
+_SET_CACHE = re.compile(r'set\(\s*(\w+)\s+"?([^"\s)]*)"?\s+CACHE', re.I)
+_DEFS = re.compile(r"(?:add_definitions|target_compile_definitions)\s*\(([^)]*)\)", re.I | re.S)
+_EXE = re.compile(r"add_executable\s*\(\s*[\w${}]+\s+([^)]*)\)", re.I | re.S)
+_LIB = re.compile(r"add_library\s*\(\s*[\w${}]+\s+(?:SHARED|STATIC|OBJECT)?\s*([^)]*)\)", re.I | re.S)
+_MISSING = [  # g++ diagnostics -> the missing name
+    re.compile(r"error: (?:‘|')([^’']+)(?:’|') in namespace (?:‘|')([^’']+)(?:’|')"),
+    re.compile(r"error: (?:‘|')[^’']+(?:’|') has no member named (?:‘|')([^’']+)(?:’|')"),
+    re.compile(r"error: '([^']+)' (?:was not declared|is not a member of|has not been declared|does not name a type)"),
+    re.compile(r"error: '([^']+)' is not a (?:class|namespace)"),
+    re.compile(r"fatal error: ([^:]+): No such file or directory"),
+    re.compile(r"error: no matching function for call to '([^'(]+)"),
+    re.compile(r"error: (?:‘|')([^’']+)(?:’|') (?:was not declared|is not a member of|has not been declared|does not name a type)"),
+    re.compile(r"error: no matching function for call to (?:‘|')([^’'(]+)"),
+]
+
+
+def _bash_block(readme: str) -> list[str]:
+    """The README's run block: the first fenced block with a cmake command line."""
+    blocks: list[list[str]] = []
+    cur: list[str] | None = None
+    for ln in readme.splitlines():
+        if ln.strip().startswith("```"):
+            if cur is None:
+                cur = []
+            else:
+                blocks.append(cur)
+                cur = None
+        elif cur is not None:
+            cur.append(ln.split("#")[0].strip())
+    for block in blocks:
+        if any(re.search(r"(^|[;&]\s*)cmake\b", ln) for ln in block):
+            return block
+    return []
+
+
+def _subst(text: str, env: dict[str, str]) -> str:
+    return re.sub(r"\$\{?(\w+)\}?", lambda m: env.get(m.group(1), m.group(0)), text)
+
+
+def plan(sample: Path) -> dict:
+    """How to run one sample: sources, -D flags, generator / verifier / program arguments."""
+    cmake = (sample / "CMakeLists.txt").read_text(errors="replace")
+    readme = (sample / "README.md").read_text(errors="replace") if (sample / "README.md").exists() else ""
+    cache = {m.group(1): m.group(2) for m in _SET_CACHE.finditer(cmake)}
+    shell: dict[str, str] = {}
+    gen = ver = None
+    prog_args: list[str] = []
+    for ln in _bash_block(readme):
+        for stmt in [s.strip() for s in re.split(r"[;&]+", ln) if s.strip()]:
+            m = re.fullmatch(r"(\w+)=(\S*)", stmt)
+            if m:
+                shell[m.group(1)] = m.group(2)
+            elif stmt.startswith("cmake"):
+                for d in re.findall(r"-D(\w+)=(\S+)", stmt):
+                    cache[d[0]] = _subst(d[1], shell)
+            elif "gen_data" in stmt and gen is None:
+                gen = _subst(stmt, {**cache, **shell}).split()
+            elif "verify_result" in stmt and ver is None:
+                ver = _subst(stmt, {**cache, **shell}).split()
+            elif stmt.startswith("./"):
+                prog_args = _subst(stmt, {**cache, **shell}).split()[1:]
+    if gen is None and (sample / "scripts" / "gen_data.py").is_file():
+        gen = ["python3", "../scripts/gen_data.py"]
+    if ver is None and (sample / "scripts" / "verify_result.py").is_file():
+        ver = ["python3", "../scripts/verify_result.py", "output/output.bin", "output/golden.bin"]
+    defines = []
+    for m in _DEFS.finditer(cmake):
+        for tok in m.group(1).split():
+            tok = _subst(tok, cache).strip('"')
+            if tok.startswith("-D"):
+                defines.append(tok)
+            elif re.fullmatch(r"\w+(=\S*)?", tok) and tok.upper() not in ("PRIVATE", "PUBLIC", "INTERFACE") \
+                    and not tok.startswith("$"):
+                defines.append(f"-D{tok}")
+    listed = [tok for m in [_EXE.search(cmake), *_LIB.finditer(cmake)] if m for tok in m.group(1).split()]
+    sources = [re.sub(r"^\$\{CMAKE_CURRENT_SOURCE_DIR\}/", "", s) for s in listed if s.endswith((".asc", ".cpp"))]
+    return {"sources": sources, "defines": [d for d in defines if "$" not in d and "<" not in d],
+            "gen": gen, "verify": ver, "program_args": prog_args, "arch": cache.get("CMAKE_ASC_ARCHITECTURES", ""),
+            "readme": readme}
+
+
+def excluded(rel: Path, p: dict) -> str | None:
+    for part in rel.parts:
+        if part in FRAMEWORK:
+            return FRAMEWORK[part]
+    sections = [sec for sec in p["readme"].split("\n## ") if "产品" in sec.split("\n")[0] or
+                "roduct" in sec.split("\n")[0]]
+    products = sections[0] if sections else p["readme"]
+    a2 = "Atlas A2" in products or "Atlas A3" in products
+    if (not a2 and "950" in products) or (p["arch"] == "dav-3510" and not a2):
+        return "Ascend 950 only"
+    return None
+
+
+def _python_cmd(cmd: list[str]) -> list[str]:
+    return [sys.executable, *cmd[1:]] if cmd and cmd[0].startswith("python") else cmd
+
+
+def first_missing(err: str) -> str:
+    for rx in _MISSING:
+        m = rx.search(err)
+        if m:
+            return "::".join(reversed(m.groups())) if len(m.groups()) == 2 else m.group(1)
+    return err.strip().splitlines()[0][:200] if err.strip() else "?"
+
+
+def run_sample(sample: Path, rel: Path, soc: str, timeout: float) -> dict:
+    p = plan(sample)
+    why = excluded(rel, p)
+    if why:
+        return {"sample": str(rel), "verdict": "excluded", "reason": why}
+    if not p["sources"]:
+        return {"sample": str(rel), "verdict": "excluded", "reason": "no add_executable with .asc / .cpp sources"}
+    with tempfile.TemporaryDirectory(prefix="emu-sample-") as tmp:
+        work = Path(tmp) / sample.name
+        shutil.copytree(sample, work, ignore=shutil.ignore_patterns("figures", "*.png", "build"))
+        build = work / "build"
+        build.mkdir()
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        if p["gen"]:
+            g = run_confined(_python_cmd(p["gen"]), cwd=build, timeout=timeout, env=env)
+            if g.returncode != 0:
+                tail = (g.stderr.strip().splitlines() or ["?"])[-1][:200]
+                return {"sample": str(rel), "verdict": "error", "reason": f"data generator failed: {tail}"}
+        cmd = [sys.executable, "-m", "fusion.cli.main", "emu", "run", *[str(work / s) for s in p["sources"]],
+               "--soc", soc, "--workdir", str(build), "--timeout", str(timeout)]
+        for d in p["defines"]:
+            cmd += ["-D", d[2:]]
+        for a in p["program_args"]:
+            cmd.append(f"--program-arg={a}")
+        t0 = time.monotonic()
+        r = subprocess.run(cmd, cwd=build, env=env, capture_output=True, text=True, errors="replace",
+                           timeout=timeout * 4 + 600)
+        secs = round(time.monotonic() - t0, 1)
+        last = (r.stderr.strip().splitlines() or [""])[-1]
+        if r.returncode == 2 and "g++ failed to compile" in last:
+            return {"sample": str(rel), "verdict": "compile error", "missing": first_missing(last), "line": last[:400],
+                    "seconds": secs}
+        if r.returncode != 0:
+            return {"sample": str(rel), "verdict": "refused", "reason": last[:400], "seconds": secs}
+        if not p["verify"]:
+            if re.search(r"test pass", r.stdout, re.I):
+                return {"sample": str(rel), "verdict": "pass", "how": "the program's own check", "seconds": secs}
+            return {"sample": str(rel), "verdict": "ran (unverified)", "how": "no verifier, no check", "seconds": secs}
+        v = run_confined(_python_cmd(p["verify"]), cwd=build, timeout=timeout, env=env)
+        out = v.stdout + v.stderr
+        ok = v.returncode == 0 and re.search(r"(test pass|pass!|\bPASS\b|passed|succe)", out, re.I) \
+            and not re.search(r"(\[ERROR\]|result error|fail)", out, re.I)
+        if ok:
+            return {"sample": str(rel), "verdict": "pass", "how": "sample's verifier", "seconds": secs}
+        return {"sample": str(rel), "verdict": "fail", "reason": " ".join(out.split())[-300:], "seconds": secs}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--samples", required=True, type=Path, help="a local checkout of the Ascend C devkit")
+    ap.add_argument("--under", default="examples/01_simd_cpp_api")
+    ap.add_argument("--soc", default="ascend910b2")
+    ap.add_argument("--timeout", type=float, default=120.0)
+    ap.add_argument("--commit", default="", help="the devkit commit, when --samples is an export, not a git checkout")
+    ap.add_argument("--only", default="", help="run only samples whose path contains this")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "emu_samples.json")
+    args = ap.parse_args(argv)
+    base = args.samples / args.under
+    if not base.is_dir():
+        print(f"emu_samples: error: {base} is not a directory", file=sys.stderr)
+        return 2
+    commit = args.commit
+    try:
+        commit = commit or subprocess.run(["git", "-C", str(args.samples), "rev-parse", "HEAD"], capture_output=True,
+                                text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown (not a git checkout)"
+    samples = sorted(c.parent for c in base.rglob("CMakeLists.txt") if args.only in str(c.parent))
+    samples = [s for s in samples if s != base]
+    samples = [s for s in samples if not any(a in samples for a in s.parents)]  # nested CMake projects: one sample
+    results = []
+    for s in samples:
+        rel = s.relative_to(args.samples)
+        res = run_sample(s, rel, args.soc, args.timeout)
+        results.append(res)
+        print(f"{res['verdict']:<14} {rel}  {res.get('missing') or res.get('reason') or res.get('how', '')}"[:240],
+              flush=True)
+    counted = [r for r in results if r["verdict"] != "excluded"]
+    passed = [r for r in counted if r["verdict"] == "pass"]
+    summary = {v: sum(r["verdict"] == v for r in results)
+               for v in ("pass", "ran (unverified)", "fail", "refused", "compile error", "error", "excluded")}
+    missing: dict[str, int] = {}
+    for r in counted:
+        if r["verdict"] == "compile error":
+            missing[r["missing"]] = missing.get(r["missing"], 0) + 1
+    report = {"devkit_commit": commit, "under": args.under, "soc": args.soc, "only": args.only,
+              "pass_rate": f"{len(passed)}/{len(counted)} = {100.0 * len(passed) / max(1, len(counted)):.1f} %",
+              "summary": summary, "first_missing_api": dict(sorted(missing.items(), key=lambda kv: -kv[1])),
+              "samples": results}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+    print(f"pass {report['pass_rate']} (devkit {commit[:12]}); {summary}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

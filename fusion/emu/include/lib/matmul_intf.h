@@ -1,0 +1,230 @@
+// The high-level Matmul API (devkit lib/matmul_intf.h) as far as the devkit's matmul samples use
+// it with ND matrices in GM: Matmul<MatmulType<GM, ND, A>, ..B, ..C, ..Bias, CFG>, REGIST_MATMUL_OBJ,
+// SetTensorA / SetTensorB (with transposes), SetBias / DisableBias, SetTail, SetOrgShape,
+// SetSingleShape, IterateAll, Iterate + GetTensorC (to GM), End.
+//
+// What it models: the result. C (m x n) = A (m x k) . B (k x n) (+ bias row) over the single-core
+// block (TCubeTiling singleCoreM/N/K, or SetTail / SetSingleShape), accumulated in float (int32 for
+// int8), converted to C's type once, written into GM with the org strides (Ka / N, or M / Kb when
+// transposed). Every GM range is bounds-checked like a GlobalTensor access; enAtomic and the core's
+// SetAtomicAdd combine with GM. What it does not: the L1 / L0 data path the library drives
+// (no cube counters, no buffer budget), NZ / vector / scalar formats and positions other than GM
+// (refused at the call), quantisation, batch and callbacks. On a MIX launch the AIC serves the
+// AIVs' requests in the devkit; here each AIV computes its own request and REGIST_MATMUL_OBJ ends
+// the AIC's part of the kernel, as the devkit's server loop does.
+#pragma once
+
+#include <vector>
+
+#include "kernel_operator.h"
+#include "kernel_tiling/kernel_tiling.h"
+
+enum class CubeFormat { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR, ROW_MAJOR = ND, COLUMN_MAJOR = 8 };
+
+struct MatmulConfig {
+    int kind = 0;  // 0 NORM, 1 MDL, 2 SPECIALMDL, 3 IBSHARE, 4 MM; not used by the emulation
+};
+constexpr MatmulConfig CFG_NORM{0};
+constexpr MatmulConfig CFG_MDL{1};
+constexpr MatmulConfig CFG_IBSHARE_NORM{3};
+constexpr MatmulConfig CFG_MM{4};
+
+namespace AscendC {
+
+using ::CubeFormat;
+using ::MatmulConfig;
+
+enum class LayoutMode { NONE = 0, BSNGD, SBNGD, BNGS1S2, NORMAL };
+
+template <TPosition POSITION, CubeFormat FORMAT, typename TYPE, bool ISTRANS = false,
+          LayoutMode LAYOUT = LayoutMode::NONE, bool IBSHARE = false>
+struct MatmulType {
+    constexpr static TPosition pos = POSITION;
+    constexpr static CubeFormat format = FORMAT;
+    using T = TYPE;
+    constexpr static bool isTrans = ISTRANS;
+};
+
+inline __gm__ uint8_t*& SysWorkspace()
+{
+    static uint8_t token[32];
+    static __gm__ uint8_t* ws = token;  // the devkit's launch sets it; non-null, never dereferenced here
+    return ws;
+}
+
+template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, MatmulConfig MM_CFG = CFG_NORM,
+          class MM_CB = void, class MM_POLICY = void>
+class Matmul {
+    using A = typename A_TYPE::T;
+    using B = typename B_TYPE::T;
+    using C = typename C_TYPE::T;
+    using Bias = typename BIAS_TYPE::T;
+    using Acc = std::conditional_t<std::is_same_v<A, int8_t>, int32_t, float>;
+
+public:
+    void Init(const TCubeTiling* tiling, TPipe* pipe = nullptr, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        (void)pipe;
+        megafuse_emu::Core(loc);
+        static_assert(A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM && C_TYPE::pos == TPosition::GM,
+                      "the emulated Matmul takes A, B and C in GM");
+        if (A_TYPE::format != CubeFormat::ND || B_TYPE::format != CubeFormat::ND || C_TYPE::format != CubeFormat::ND)
+            megafuse_emu::Fail(loc, "Matmul: only ND matrices are emulated (NZ / vector / scalar formats are not)");
+        if (tiling == nullptr) megafuse_emu::Fail(loc, "Matmul: null tiling");
+        t_ = *tiling;
+        orgM_ = t_.M; orgN_ = t_.N; orgKa_ = t_.Ka; orgKb_ = t_.Kb;
+        m_ = t_.singleCoreM; n_ = t_.singleCoreN; k_ = t_.singleCoreK;
+        init_ = true;
+    }
+    void SetOrgShape(int orgM, int orgN, int orgK) { SetOrgShape(orgM, orgN, orgK, orgK); }
+    void SetOrgShape(int orgM, int orgN, int orgKa, int orgKb, int = 0)
+    {
+        orgM_ = orgM; orgN_ = orgN; orgKa_ = orgKa; orgKb_ = orgKb;
+    }
+    void SetSingleShape(int m, int n, int k) { m_ = m; n_ = n; k_ = k; }
+    void SetTail(int tailM = -1, int tailN = -1, int tailK = -1)
+    {
+        if (tailM > 0) m_ = tailM;
+        if (tailN > 0) n_ = tailN;
+        if (tailK > 0) k_ = tailK;
+    }
+    void SetTensorA(const GlobalTensor<A>& gm, bool isTransposeA = false) { a_ = gm; transA_ = isTransposeA; hasA_ = true; }
+    void SetTensorB(const GlobalTensor<B>& gm, bool isTransposeB = false) { b_ = gm; transB_ = isTransposeB; hasB_ = true; }
+    void SetBias(const GlobalTensor<Bias>& gm) { bias_ = gm; hasBias_ = true; }
+    void DisableBias() { hasBias_ = false; }
+    void ClearBias() { hasBias_ = false; }
+    void SetWorkspace(__gm__ const uint8_t*, int) {}
+
+    template <bool sync = true>
+    void IterateAll(const GlobalTensor<C>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
+                    bool waitIterateAll = false, bool fakeMsg = false, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        (void)enSequentialWrite; (void)waitIterateAll; (void)fakeMsg;
+        Compute(loc);
+        Store(gm, 0, 0, m_, n_, orgN_, enAtomic, loc);
+        iter_ = -1;
+    }
+
+    // Iterate: the next baseM x baseN block of C (M first for iterateOrder 0, N first for 1).
+    template <bool sync = true>
+    bool Iterate(bool enPartialSum = false, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        (void)enPartialSum;
+        if (iter_ < 0) {
+            Compute(loc);
+            iter_ = 0;
+        } else {
+            ++iter_;
+        }
+        const int mb = (m_ + t_.baseM - 1) / t_.baseM, nb = (n_ + t_.baseN - 1) / t_.baseN;
+        if (iter_ >= mb * nb) {
+            iter_ = -1;
+            return false;
+        }
+        bm_ = t_.iterateOrder == 0 ? iter_ % mb : iter_ / nb;
+        bn_ = t_.iterateOrder == 0 ? iter_ / mb : iter_ % nb;
+        return true;
+    }
+    template <bool sync = true>
+    void GetTensorC(const GlobalTensor<C>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
+                    megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        if (iter_ < 0) megafuse_emu::Fail(loc, "Matmul::GetTensorC without a successful Iterate()");
+        const int r0 = bm_ * t_.baseM, c0 = bn_ * t_.baseN;
+        const int rows = std::min(t_.baseM, m_ - r0), cols = std::min(t_.baseN, n_ - c0);
+        if (enSequentialWrite) Store(gm, r0, c0, rows, cols, t_.baseN, enAtomic, loc, true);
+        else Store(gm, r0, c0, rows, cols, orgN_, enAtomic, loc);
+    }
+    void End() { iter_ = -1; }
+
+private:
+    void Compute(const megafuse_emu::Loc& loc)
+    {
+        if (!init_) megafuse_emu::Fail(loc, "Matmul used before REGIST_MATMUL_OBJ / Init");
+        if (!hasA_ || !hasB_) megafuse_emu::Fail(loc, "Matmul: SetTensorA and SetTensorB must come before Iterate");
+        if (m_ <= 0 || n_ <= 0 || k_ <= 0) megafuse_emu::Fail(loc, "Matmul: empty single-core shape");
+        const uint64_t aSpan = transA_ ? uint64_t(k_ - 1) * orgM_ + m_ : uint64_t(m_ - 1) * orgKa_ + k_;
+        const uint64_t bSpan = transB_ ? uint64_t(n_ - 1) * orgKb_ + k_ : uint64_t(k_ - 1) * orgN_ + n_;
+        const uint8_t* a = a_.Access(0, aSpan, "Matmul (A)", loc);
+        const uint8_t* b = b_.Access(0, bSpan, "Matmul (B)", loc);
+        const uint8_t* bias = hasBias_ ? bias_.Access(0, n_, "Matmul (bias)", loc) : nullptr;
+        std::vector<Acc> bt(static_cast<size_t>(k_) * n_);
+        for (int kk = 0; kk < k_; ++kk)
+            for (int j = 0; j < n_; ++j)
+                bt[size_t(j) * k_ + kk] = static_cast<Acc>(static_cast<megafuse_emu::CalcT<B>>(
+                    megafuse_emu::Ld<B>(b, transB_ ? uint64_t(j) * orgKb_ + kk : uint64_t(kk) * orgN_ + j)));
+        std::vector<Acc> arow(k_);
+        c_.assign(size_t(m_) * n_, Acc(0));
+        for (int i = 0; i < m_; ++i) {
+            for (int kk = 0; kk < k_; ++kk)
+                arow[kk] = static_cast<Acc>(static_cast<megafuse_emu::CalcT<A>>(
+                    megafuse_emu::Ld<A>(a, transA_ ? uint64_t(kk) * orgM_ + i : uint64_t(i) * orgKa_ + kk)));
+            for (int j = 0; j < n_; ++j) {
+                Acc s = bias ? static_cast<Acc>(static_cast<megafuse_emu::CalcT<Bias>>(megafuse_emu::Ld<Bias>(bias, j))) : Acc(0);
+                const Acc* bj = &bt[size_t(j) * k_];
+                for (int kk = 0; kk < k_; ++kk) s += arow[kk] * bj[kk];
+                c_[size_t(i) * n_ + j] = s;
+            }
+        }
+    }
+
+    void Store(const GlobalTensor<C>& gm, int r0, int c0, int rows, int cols, int ld, uint8_t enAtomic,
+               const megafuse_emu::Loc& loc, bool sequential = false)
+    {
+        if (rows <= 0 || cols <= 0) return;
+        const uint64_t first = sequential ? 0 : uint64_t(r0) * ld + c0;
+        const uint64_t span = uint64_t(rows - 1) * ld + cols;
+        uint8_t* d = gm.Access(first, span, "Matmul (C)", loc);
+        megafuse_emu::AtomicState saved = megafuse_emu::Core(loc).atomic;
+        if (enAtomic == 1) SetAtomicAdd<C>(loc);
+        if (enAtomic == 2) SetAtomicMax<C>(loc);
+        if (enAtomic == 3) SetAtomicMin<C>(loc);
+        for (int i = 0; i < rows; ++i)
+            for (int j = 0; j < cols; ++j) {
+                const C v = static_cast<C>(c_[size_t(r0 + i) * n_ + c0 + j]);
+                megafuse_emu::GmStore(d + (uint64_t(i) * ld + j) * sizeof(C), reinterpret_cast<const uint8_t*>(&v),
+                                      sizeof(C), "Matmul", loc);
+            }
+        megafuse_emu::Core(loc).atomic = saved;
+        megafuse_emu::Count(megafuse_emu::GM_WRITE_BYTES, uint64_t(rows) * cols * sizeof(C));
+    }
+
+    TCubeTiling t_{};
+    bool init_ = false, hasA_ = false, hasB_ = false, hasBias_ = false, transA_ = false, transB_ = false;
+    int orgM_ = 0, orgN_ = 0, orgKa_ = 0, orgKb_ = 0, m_ = 0, n_ = 0, k_ = 0;
+    int iter_ = -1, bm_ = 0, bn_ = 0;
+    GlobalTensor<A> a_;
+    GlobalTensor<B> b_;
+    GlobalTensor<Bias> bias_;
+    std::vector<Acc> c_;
+};
+
+}  // namespace AscendC
+
+inline __gm__ uint8_t* GetSysWorkSpacePtr() { return AscendC::SysWorkspace(); }
+inline void SetSysWorkspace(__gm__ uint8_t* ws) { AscendC::SysWorkspace() = ws; }
+namespace AscendC {
+using ::GetSysWorkSpacePtr;
+using ::SetSysWorkspace;
+}
+
+namespace megafuse_emu {
+
+// The AIC of a MIX launch serves the AIVs' matmul requests in the devkit and does nothing else.
+inline bool MatmulServerCore()
+{
+    return g_core != nullptr && g_core->mix != nullptr && g_core->kind == CoreKind::Cube;
+}
+inline void RegistMatmul(AscendC::TPipe*, __gm__ uint8_t*) {}
+template <class M, class... Rest>
+void RegistMatmul(AscendC::TPipe* pipe, __gm__ uint8_t* ws, M& mm, const TCubeTiling* tiling, Rest&&... rest)
+{
+    mm.Init(tiling, pipe);
+    RegistMatmul(pipe, ws, rest...);
+}
+
+}  // namespace megafuse_emu
+
+#define REGIST_MATMUL_OBJ(pipe, workspace, ...)                                               \
+    if (::megafuse_emu::MatmulServerCore()) return;                                           \
+    ::megafuse_emu::RegistMatmul(pipe, (__gm__ uint8_t*)(workspace), __VA_ARGS__)

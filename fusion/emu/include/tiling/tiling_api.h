@@ -1,0 +1,92 @@
+// Host tiling API of the devkit samples: the op tiling definition macros and the matmul host
+// tiling (matmul_tiling::MultiCoreMatmulTiling / MatmulApiTiling) as far as the samples use it.
+// The split is megafuse's own (the devkit's tiling search is not reproduced): the M x N output
+// is cut into at most SetDim(...) single-core blocks of whole 16-row / 16-column fractals,
+// base blocks of at most 128 x 256 x 64; K stays whole per core. Any split the kernel reads
+// back through TCubeTiling is consistent with it, which is what the samples' kernels rely on.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <iostream>  // the devkit header brings it; the samples print with std::cout
+
+#include "kernel_tiling/kernel_tiling.h"
+#include "register/tilingdata_base.h"
+#include "tiling/platform/platform_ascendc.h"
+
+namespace matmul_tiling {
+
+enum class TPosition { GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, LCM = VECCALC, TSCM, SPM };
+enum class CubeFormat { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR, ROW_MAJOR = ND, COLUMN_MAJOR = 8 };
+enum class DataType {
+    DT_FLOAT = 0, DT_FLOAT16 = 1, DT_INT8 = 2, DT_INT32 = 3, DT_UINT8 = 4, DT_INT16 = 6, DT_UINT16 = 7,
+    DT_UINT32 = 8, DT_INT64 = 9, DT_UINT64 = 10, DT_DOUBLE = 11, DT_BOOL = 12, DT_BF16 = 27, DT_INT4 = 29,
+    DT_FLOAT8_E5M2 = 35, DT_FLOAT8_E4M3FN = 36
+};
+enum class MatrixTraverse { NOSET = 0, FIRSTM = 1, FIRSTN = 2 };
+
+class MatmulApiTiling {
+public:
+    MatmulApiTiling() = default;
+    explicit MatmulApiTiling(const platform_ascendc::PlatformAscendC& p) : cores_(static_cast<int>(p.GetCoreNumAic())) {}
+    int32_t SetAType(TPosition, CubeFormat f, DataType, bool trans = false) { aFmt_ = f; transA_ = trans; return 0; }
+    int32_t SetBType(TPosition, CubeFormat f, DataType, bool trans = false) { bFmt_ = f; transB_ = trans; return 0; }
+    int32_t SetCType(TPosition, CubeFormat f, DataType) { cFmt_ = f; return 0; }
+    int32_t SetBiasType(TPosition, CubeFormat, DataType) { return 0; }
+    int32_t SetOrgShape(int m, int n, int k) { return SetOrgShape(m, n, k, k); }
+    int32_t SetOrgShape(int m, int n, int ka, int kb) { m_ = m; n_ = n; ka_ = ka; kb_ = kb; return 0; }
+    int32_t SetShape(int m, int n, int k) { sm_ = m; sn_ = n; sk_ = k; return 0; }
+    int32_t SetSingleShape(int m, int n, int k) { cm_ = m; cn_ = n; ck_ = k; return 0; }
+    int32_t EnableBias(bool on = false) { bias_ = on; return 0; }
+    int32_t SetBias(bool on = false) { bias_ = on; return 0; }
+    int32_t SetBufferSpace(int = -1, int = -1, int = -1, int = -1) { return 0; }
+    int32_t SetFixSplit(int bm = -1, int bn = -1, int bk = -1) { fixM_ = bm; fixN_ = bn; fixK_ = bk; return 0; }
+    int32_t SetTraverse(MatrixTraverse t) { order_ = t == MatrixTraverse::FIRSTN ? 1 : 0; return 0; }
+    int32_t SetDim(int cores) { cores_ = cores; return 0; }
+
+    // -1 when the shape is unset or a format other than ND is asked for.
+    int64_t GetTiling(TCubeTiling& t)
+    {
+        if (m_ <= 0 || n_ <= 0 || ka_ <= 0) return -1;
+        if (aFmt_ != CubeFormat::ND || bFmt_ != CubeFormat::ND || cFmt_ != CubeFormat::ND) return -1;
+        const int m = sm_ > 0 ? sm_ : m_, n = sn_ > 0 ? sn_ : n_, k = sk_ > 0 ? sk_ : ka_;
+        const int cores = std::max(1, cores_);
+        int bestM = m, bestN = n, used = 1;
+        for (int pm = 1; pm <= cores; ++pm)      // most cores, then the squarest blocks
+            for (int pn = 1; pm * pn <= cores; ++pn) {
+                const int cm = Align16((m + pm - 1) / pm), cn = Align16((n + pn - 1) / pn);
+                const int blocks = ((m + cm - 1) / cm) * ((n + cn - 1) / cn);
+                if (blocks > used || (blocks == used && std::max(cm, cn) < std::max(bestM, bestN))) {
+                    used = blocks; bestM = cm; bestN = cn;
+                }
+            }
+        if (cm_ > 0 && cn_ > 0) { bestM = cm_; bestN = cn_; used = ((m + cm_ - 1) / cm_) * ((n + cn_ - 1) / cn_); }
+        t = TCubeTiling{};
+        t.usedCoreNum = std::min(used, cores);
+        t.M = m_; t.N = n_; t.Ka = ka_; t.Kb = kb_;
+        t.singleCoreM = bestM; t.singleCoreN = bestN; t.singleCoreK = ck_ > 0 ? ck_ : k;
+        t.baseM = fixM_ > 0 ? fixM_ : std::min(128, Align16(bestM));
+        t.baseN = fixN_ > 0 ? fixN_ : std::min(256, Align16(bestN));
+        t.baseK = fixK_ > 0 ? fixK_ : std::min(64, Align16(k));
+        t.depthA1 = t.depthB1 = 1; t.stepM = t.stepN = 1; t.stepKa = t.stepKb = 1;
+        t.isBias = bias_ ? 1 : 0; t.iterateOrder = order_;
+        t.dbL0A = t.dbL0B = 2; t.dbL0C = 1;
+        t.batchM = t.batchN = t.singleBatchM = t.singleBatchN = 1; t.BatchNum = 1;
+        return 0;
+    }
+    int64_t GetTiling(optiling::TCubeTiling* t) { return GetTiling(*t); }
+
+protected:
+    static int Align16(int v) { return (v + 15) / 16 * 16; }
+    int cores_ = 1, m_ = 0, n_ = 0, ka_ = 0, kb_ = 0, sm_ = -1, sn_ = -1, sk_ = -1, cm_ = -1, cn_ = -1, ck_ = -1;
+    int fixM_ = -1, fixN_ = -1, fixK_ = -1, order_ = 0;
+    bool bias_ = false, transA_ = false, transB_ = false;
+    CubeFormat aFmt_ = CubeFormat::ND, bFmt_ = CubeFormat::ND, cFmt_ = CubeFormat::ND;
+};
+
+class MultiCoreMatmulTiling : public MatmulApiTiling {
+public:
+    using MatmulApiTiling::MatmulApiTiling;
+};
+
+}  // namespace matmul_tiling

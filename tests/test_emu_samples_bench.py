@@ -1,0 +1,102 @@
+"""benchmarks/emu_samples.py on a devkit-style sample of our own: the README's run block, the
+CMake cache defaults as -D definitions, the sample's own generator and verifier, exclusions."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("emu_samples", ROOT / "benchmarks" / "emu_samples.py")
+emu_samples = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(emu_samples)
+
+_CMAKE = """cmake_minimum_required(VERSION 3.16)
+set(SCENARIO_NUM "1" CACHE STRING "Scenario number")
+add_definitions(-DSCENARIO_NUM=${SCENARIO_NUM})
+add_executable(demo scale.asc)
+"""
+
+_README = """# scale
+## 支持的产品
+| Atlas A2 训练系列产品 | >= CANN 9.0.0 |
+## 编译运行
+```bash
+SCENARIO_NUM=2
+mkdir -p build && cd build;
+cmake .. -DCMAKE_ASC_ARCHITECTURES=dav-2201 -DSCENARIO_NUM=$SCENARIO_NUM;make -j;
+python3 ../scripts/gen_data.py -scenarioNum $SCENARIO_NUM
+./demo
+python3 ../scripts/verify_result.py output/output.bin output/golden.bin
+```
+"""
+
+_ASC = r"""
+#include <fstream>
+#include <vector>
+#include "acl/acl.h"
+__global__ __vector__ void scale(GM_ADDR x, GM_ADDR y)
+{
+    for (int i = 0; i < 64; ++i) ((__gm__ float*)y)[i] = ((__gm__ float*)x)[i] * SCENARIO_NUM;
+}
+int main()
+{
+    std::vector<float> h(64);
+    std::ifstream("input/x.bin", std::ios::binary).read((char*)h.data(), 256);
+    uint8_t *x, *y;
+    aclrtMalloc((void**)&x, 256, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc((void**)&y, 256, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(x, 256, h.data(), 256, ACL_MEMCPY_HOST_TO_DEVICE);
+    scale<<<1, nullptr, nullptr>>>(x, y);
+    aclrtMemcpy(h.data(), 256, y, 256, ACL_MEMCPY_DEVICE_TO_HOST);
+    std::ofstream("output/output.bin", std::ios::binary).write((char*)h.data(), 256);
+    return 0;
+}
+"""
+
+_GEN = """import os, sys
+import numpy as np
+n = int(sys.argv[2])
+os.makedirs("input", exist_ok=True); os.makedirs("output", exist_ok=True)
+x = np.arange(64, dtype=np.float32)
+x.tofile("input/x.bin"); (x * n).tofile("output/golden.bin")
+"""
+
+_VERIFY = """import sys
+import numpy as np
+ok = np.array_equal(np.fromfile(sys.argv[1], np.float32), np.fromfile(sys.argv[2], np.float32))
+print("test pass!" if ok else "[ERROR] result error")
+"""
+
+
+def _sample(root: Path) -> Path:
+    s = root / "examples" / "01_simd_cpp_api" / "03_basic_api" / "scale"
+    (s / "scripts").mkdir(parents=True)
+    (s / "CMakeLists.txt").write_text(_CMAKE)
+    (s / "README.md").write_text(_README)
+    (s / "scale.asc").write_text(_ASC)
+    (s / "scripts" / "gen_data.py").write_text(_GEN)
+    (s / "scripts" / "verify_result.py").write_text(_VERIFY)
+    return s
+
+
+def test_plan_reads_readme_and_cmake(tmp_path):
+    p = emu_samples.plan(_sample(tmp_path))
+    assert p["sources"] == ["scale.asc"] and p["defines"] == ["-DSCENARIO_NUM=2"]
+    assert p["gen"] == ["python3", "../scripts/gen_data.py", "-scenarioNum", "2"]
+    assert p["verify"][-2:] == ["output/output.bin", "output/golden.bin"]
+
+
+def test_sample_passes_with_its_own_generator_and_verifier(tmp_path):
+    s = _sample(tmp_path)
+    res = emu_samples.run_sample(s, s.relative_to(tmp_path), "ascend910b2", 60)
+    assert res["verdict"] == "pass" and res["how"] == "sample's verifier", res
+
+
+def test_wrong_result_is_a_fail_and_950_only_is_excluded(tmp_path):
+    s = _sample(tmp_path)
+    (s / "scripts" / "gen_data.py").write_text(_GEN.replace("(x * n)", "(x * n + 1)"))
+    assert emu_samples.run_sample(s, s.relative_to(tmp_path), "ascend910b2", 60)["verdict"] == "fail"
+    (s / "README.md").write_text(_README.replace("Atlas A2 训练系列产品", "Ascend 950PR"))
+    res = emu_samples.run_sample(s, s.relative_to(tmp_path), "ascend910b2", 60)
+    assert res == {"sample": str(s.relative_to(tmp_path)), "verdict": "excluded", "reason": "Ascend 950 only"}
