@@ -1,4 +1,4 @@
-"""Ascend C code generation (fusion/ascendc) verified on the host emulation (fusion/ascendc_emu).
+"""Ascend C code generation (fusion/codegen/ascendc) verified on the host emulation (fusion/emu).
 
 * every generated kernel of the six MobileNetV1 block shapes and the odd shapes builds with g++
   against the emulation and matches ONNX Runtime within fp16 tolerance on 910B2 and 310P3, with the

@@ -1,4 +1,4 @@
-"""Host emulation of the Ascend C API (fusion/ascendc_emu): kernels match NumPy, counters are
+"""Host emulation of the Ascend C API (fusion/emu): kernels match NumPy, counters are
 right, and broken hardware rules come back as EmulationError naming the kernel and line.
 
 Tolerances: float outputs of the cube (fp16 inputs, fp32 accumulation) within rtol 1e-5;

@@ -1,4 +1,4 @@
-"""Cube data paths of the Ascend C host emulation (fusion/ascendc_emu) that a fused
+"""Cube data paths of the Ascend C host emulation (fusion/emu) that a fused
 depthwise -> pointwise kernel needs for its pointwise GEMM:
 
 * arch 2002 (310P, coupled core): DataCopy UB -> L1, CO1 -> CO2 (L0C -> UB) with

@@ -1,4 +1,4 @@
-"""MIX (AIC + AIV) kernels in the host emulation (fusion/ascendc_emu) on arch 2201: one launch
+"""MIX (AIC + AIV) kernels in the host emulation (fusion/emu) on arch 2201: one launch
 runs every AIC and AIV of the blocks as cooperating threads with cross-core flags; results match
 NumPy, counters come per core, and broken rules (a wait nobody satisfies, code on the wrong core
 type, a launch that contradicts the declared kernel type, ...) are EmulationErrors naming the

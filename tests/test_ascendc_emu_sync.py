@@ -1,4 +1,4 @@
-"""SyncAll in the Ascend C emulator (fusion/ascendc_emu): a real barrier across the blocks of a
+"""SyncAll in the Ascend C emulator (fusion/emu): a real barrier across the blocks of a
 launch, the devkit's workspace rules, and a core that never reaches it reported as a deadlock."""
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ def _write_set(cm, out: Path) -> None:
         write(f"{block.name}.plan.json", json.dumps(block.to_json(), indent=2))
         sch = schedule_dwsep(block.plan.workload, block.plan.tile)
         write(f"{block.name}.tir.py", sch.mod.script())
-    if cm.target.kind == "ascend":  # Ascend C kernels, host code and the op package (fusion/ascendc)
+    if cm.target.kind == "ascend":  # Ascend C kernels, host code and the op package (fusion/codegen/ascendc)
         write_ascend_package(cm, out)
     if cm.target.kind == "npuir":  # AscendNPU IR modules for the vendor compiler (fusion/npuir)
         write_npuir(cm, out)

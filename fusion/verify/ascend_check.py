@@ -1,5 +1,5 @@
 """`megafuse check -t ascend[:SOC]`: every fused block's generated Ascend C kernel, built with g++
-against the host emulation (fusion/ascendc_emu), run on the same inputs as ONNX Runtime.
+against the host emulation (fusion/emu), run on the same inputs as ONNX Runtime.
 
 For each fused block, in program order, the emulated kernel gets the block's inputs as the model
 run produces them (NC1HWC0, the storage dtype), and its output is compared with the CPU (TVM)

@@ -4,7 +4,7 @@
     write_ascend_package(cm, out)   -> the per-block kernel/host trees and op_pkg/ (megafuse compile -o)
 
 The generated kernels build with bisheng on a CANN machine and, here, with g++ against the host
-emulation in fusion/ascendc_emu (fusion/verify/ascend_check.py runs them against ONNX Runtime)."""
+emulation in fusion/emu (fusion/verify/ascend_check.py runs them against ONNX Runtime)."""
 
 from fusion.codegen.ascendc.emit_kernel import ArgSpec, EmittedKernel, emit_kernel, kernel_names
 from fusion.codegen.ascendc.package import write_ascend_package
