@@ -316,7 +316,7 @@ def test_internal_error_is_one_line_and_debug_reraises(tmp_path, capsys, monkeyp
     def boom(*a, **k):
         raise ZeroDivisionError("boom\nsecond line")
 
-    monkeypatch.setattr("fusion.driver.compiler.compile_model", boom)
+    monkeypatch.setattr("fusion.cli.main.compile_model", boom)   # the name the CLI calls
     code = main(["compile", str(p)])
     out, err = capsys.readouterr()
     assert code == 2 and err.count("\n") == 1 and "internal error: ZeroDivisionError" in err
