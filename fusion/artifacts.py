@@ -16,12 +16,15 @@ import tempfile
 from pathlib import Path
 
 from fusion.errors import MegafuseError
+from fusion.onnx_export import write_fused_onnx
 from fusion.sanitize import display, inside
 
 MARKER = ".megafuse-output"   # marks a directory this module wrote (and may replace with --force)
 
 
-def write_artifacts(cm, out: Path, force: bool = False) -> None:
+def write_artifacts(cm, out: Path, force: bool = False, fused_onnx_from=None) -> None:
+    """fused_onnx_from: the model cm was compiled from; when given, DIR/model.fused.onnx too
+    (fusion/onnx_export.py)."""
     out = Path(out)
     _check_target(out, force)
     parent = out.resolve().parent
@@ -32,6 +35,8 @@ def write_artifacts(cm, out: Path, force: bool = False) -> None:
         raise MegafuseError(f"cannot create output directory '{display(out)}': {e.strerror}") from None
     try:
         _write_set(cm, tmp)
+        if fused_onnx_from is not None:
+            write_fused_onnx(cm, fused_onnx_from, tmp)
         _replace(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -255,10 +255,13 @@ def _print_compiled(cm) -> None:
 
 
 def cmd_compile(args) -> int:
+    if args.emit_onnx and not args.output:
+        raise MegafuseError("--emit-onnx writes DIR/model.fused.onnx: give -o DIR")
     cm = _compile_from_args(args)
     if args.output:
         from fusion.artifacts import write_artifacts
-        write_artifacts(cm, Path(args.output), force=args.force)
+        write_artifacts(cm, Path(args.output), force=args.force,
+                        fused_onnx_from=args.model if args.emit_onnx else None)
     if args.json:
         print(json.dumps(cm.to_json(), indent=2))
     else:
@@ -319,6 +322,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="DIR", help="write plans, scheduled TIR (and Ascend C) here "
                    "(written beside it, then renamed into place)")
     p.add_argument("--force", action="store_true", help="replace a non-empty -o DIR from an earlier run")
+    p.add_argument("--emit-onnx", action="store_true", help="sim/ascend: also write DIR/model.fused.onnx, the model "
+                   "with one ai.megafuse node per fused block and block chain (the op packages' nodes)")
     p.set_defaults(func=cmd_compile)
     p = sub.add_parser("check", help="compare the compiled model with ONNX Runtime on random inputs")
     _add_model_args(p)
