@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from fusion.errors import MegafuseError
+from fusion.opt_levels import DEFAULT_LEVEL, level_arg, single_level
 from fusion.sanitize import display, display_message
 
 MAX_TILE_EDGE = 65536        # output pixels per tile edge; larger is no tile any UB holds
@@ -111,6 +112,9 @@ def _add_model_args(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
     p.add_argument("--no-double-buffer", action="store_true", help="single-buffer the tiles (halves their UB)")
     p.add_argument("--pw-engine", choices=["vector", "cube"], help="unit for the pointwise GEMM")
     p.add_argument("--no-fuse", action="store_true", help="compile every node as its own kernel")
+    p.add_argument("--opt-level", type=level_arg, default=DEFAULT_LEVEL, metavar="0|1|2|3",
+                   help="fusion level: 0 none (one kernel per operator), 1 folding (+ llvm conv epilogues), "
+                        "2 DW->PW blocks and chains (default), 3 = 2 (noted); bench also takes 'all'")
     p.add_argument("--chain", action=argparse.BooleanOptionalAction, default=True,
                    help="sim/ascend: run consecutive fused two-phase blocks as one persistent launch with a SyncAll "
                         "between blocks (910B; default; --no-chain launches every block on its own)")
@@ -150,7 +154,8 @@ def _compile_from_args(args):
                            pw_engine=override.pw_engine, double_buffer=override.double_buffer)
     cm = compile_model(args.model, target=args.target, input_shapes=shapes or None, dtype=args.dtype,
                        tile=override, fuse=not args.no_fuse, tuned_tiles=tuned,
-                       fallback=getattr(args, "fallback", True), chain=getattr(args, "chain", True))
+                       fallback=getattr(args, "fallback", True), chain=getattr(args, "chain", True),
+                       opt_level=single_level(args))
     _check_forced_blocks(cm, args)
     if cap is not None:
         cm.max_dma_ratio = cap

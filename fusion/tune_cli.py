@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fusion.opt_levels import DEFAULT_LEVEL, get_level, level_arg, single_level
+
 
 def register(sub, add_model_args=None) -> None:
     from fusion.cli import _float_in, _int_in, _limit_args, _target_arg
@@ -52,6 +54,8 @@ def register(sub, add_model_args=None) -> None:
     p.add_argument("--plot", metavar="DIR", help="one heatmap per block: th × tw → best latency")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     _limit_args(p)
+    p.add_argument("--opt-level", type=level_arg, default=DEFAULT_LEVEL, metavar="0|1|2|3",
+                   help="fusion level (fusion/opt_levels.py): tiles are tuned for the fused blocks of levels 2 and 3")
     p.add_argument("--max-dma-ratio", type=_float_in(0.0, 1e6, "--max-dma-ratio"), metavar="R",
                    help="sim/ascend: only tiles whose fused kernel's modeled DMA volume is at most R x the "
                         "minimal bytes (pruned as 'traffic'); compile/bench with the same flag pick them")
@@ -63,6 +67,12 @@ def cmd_tune(args) -> int:
     from fusion.onnx_import import parse_input_shape
     from fusion.targets import parse_target
 
+    level = get_level(single_level(args))
+    if not level.fuse:
+        raise MegafuseError(f"--opt-level {level.level} compiles no fused blocks: nothing to tune (tiles are tuned "
+                            f"at levels 2 and 3)")
+    if level.note:
+        print(f"note: {level.note}")
     if args.trials is None:
         args.trials = 16 if args.budget_s is None else 10_000  # the budget stops the sweep first
     if args.trials < 1 or args.workers < 0 or args.top < 1:
