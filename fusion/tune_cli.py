@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from fusion.opt_levels import DEFAULT_LEVEL, get_level, level_arg, single_level
+from fusion.sanitize import display
 
 
 def register(sub, add_model_args=None) -> None:
@@ -56,6 +57,10 @@ def register(sub, add_model_args=None) -> None:
     _limit_args(p)
     p.add_argument("--opt-level", type=level_arg, default=DEFAULT_LEVEL, metavar="0|1|2|3",
                    help="fusion level (fusion/opt_levels.py): tiles are tuned for the fused blocks of levels 2 and 3")
+    p.add_argument("--rpc", type=_rpc_address, metavar="HOST:PORT",
+                   help="llvm: build here, time on the RPC servers registered with this TVM tracker "
+                        "(python -m tvm.exec.rpc_tracker / rpc_server; the rpc extra)")
+    p.add_argument("--rpc-key", metavar="KEY", help="the servers' key with the tracker (with --rpc)")
     p.add_argument("--max-dma-ratio", type=_float_in(0.0, 1e6, "--max-dma-ratio"), metavar="R",
                    help="sim/ascend: only tiles whose fused kernel's modeled DMA volume is at most R x the "
                         "minimal bytes (pruned as 'traffic'); compile/bench with the same flag pick them")
@@ -89,6 +94,7 @@ def cmd_tune(args) -> int:
     from fusion.tuning.evaluators import MeasureSettings
     from fusion.tuning.search import tune_model
 
+    measurer = _rpc_measurer(args, tgt)
     path = None if args.no_db else Path(args.db) if args.db else default_db_path()
     db = TuningDB(path).load()
     shapes = dict(parse_input_shape(s) for s in args.input_shape)
@@ -97,9 +103,12 @@ def cmd_tune(args) -> int:
                          blocks=args.block or None, trials=args.trials, workers=args.workers, top=args.top,
                          exhaustive=args.exhaustive, progress=not args.quiet and sys.stderr.isatty(),
                          settings=MeasureSettings(), max_dma_ratio=args.max_dma_ratio,
-                         budget_s=args.budget_s)
+                         budget_s=args.budget_s, measurer=measurer)
     wall = time.perf_counter() - t0
-    print_report(results, tgt, path, args.top, wall)
+    print_report(results, tgt, path, args.top, wall, measurer)
+    if measurer is not None:
+        print(f"timed on {measurer.n_servers} RPC server(s) under {display(measurer.cfg.where)}"
+              + "".join(f"\n  {display(e)}" for e in measurer.events))
     if args.csv:
         write_csv(results, Path(args.csv))
         print(f"wrote {args.csv}")
@@ -110,6 +119,34 @@ def cmd_tune(args) -> int:
         for f in plot_heatmaps(results, Path(args.plot)):
             print(f"wrote {f}")
     return 0
+
+
+def _rpc_address(text: str):
+    import argparse
+
+    from fusion.tuning.rpc import parse_address
+    try:
+        return parse_address(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+_rpc_address.__name__ = "--rpc"
+
+
+def _rpc_measurer(args, tgt):
+    from fusion.errors import MegafuseError
+
+    if args.rpc is None and args.rpc_key is None:
+        return None
+    if args.rpc is None or not args.rpc_key:
+        raise MegafuseError("--rpc HOST:PORT and --rpc-key KEY go together")
+    if tgt.kind != "llvm":
+        raise MegafuseError("--rpc times measured candidates: it applies to -t llvm (the cost-model sweep runs here)")
+    from fusion.tuning.evaluators import MeasureSettings
+    from fusion.tuning.rpc import RpcConfig, RpcMeasurer
+
+    return RpcMeasurer(RpcConfig(*args.rpc, args.rpc_key), MeasureSettings())
 
 
 # ------------------------------------------------------------------------------------------
@@ -128,11 +165,10 @@ def _dma(r, tile) -> float:
     return dma_ratio(make_plan(r.workload, tile, parse_target(r.target).soc))
 
 
-def print_report(results, tgt, path, top: int, wall: float) -> None:
-    from fusion.sanitize import display
-
+def print_report(results, tgt, path, top: int, wall: float, measurer=None) -> None:
     ev = "cost model (modeled µs)" if tgt.kind != "llvm" else \
-        f"measured on this CPU (median µs, TVM_NUM_THREADS={os.environ.get('TVM_NUM_THREADS')})"
+        f"measured on this CPU (median µs, TVM_NUM_THREADS={os.environ.get('TVM_NUM_THREADS')})" if measurer is None \
+        else f"built here, measured on the RPC servers under {display(measurer.cfg.where)} (median µs; their threads)"
     print(f"tune on {tgt.name}: {ev}; database {display(path, 0) if path else '(in memory)'}")
     for r in results:
         wl = r.workload
