@@ -145,10 +145,24 @@ class _Builder:
         self.new_inits: list = []
         self.value_info: list = []
         self.serial = 0
+        self.taken = ({n.name for n in self.nodes} | set(self.producer) | self.inits | self.graph_inputs
+                      | {t for n in self.nodes for t in n.input})
+        self.ours: set[str] = set()                 # the conversion nodes this export adds
 
     def _name(self, what: str) -> str:
-        self.serial += 1
-        return f"megafuse_{what}_{self.serial}"
+        """A fresh name for a tensor or node of the conversions (never one of the user's)."""
+        while True:
+            self.serial += 1
+            name = f"megafuse_{what}_{self.serial}"
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
+
+    def _fresh(self, preferred: str) -> str:
+        if preferred in self.taken:
+            return self._name("t")
+        self.taken.add(preferred)
+        return preferred
 
     def _const(self, values, dtype=np.int64) -> str:
         name = self._name("const")
@@ -213,7 +227,9 @@ class _Builder:
 
     def _add(self, new: list, op: str, inputs: list[str], out: str | None = None, **attrs) -> str:
         out = out or self._name(op.lower())
-        new.append(helper.make_node(op, inputs, [out], name=self._name(op.lower()), **attrs))
+        node = helper.make_node(op, inputs, [out], name=self._name(op.lower()), **attrs)
+        self.ours.add(node.name)
+        new.append(node)
         return out
 
     def add_unit(self, u: Unit) -> None:
@@ -229,10 +245,10 @@ class _Builder:
                 if tuple(a.shape) != t.shape or a.dtype != np.dtype(t.dtype):
                     raise MegafuseError(f"cannot export {u.name}: {t.name} is {a.dtype}{list(a.shape)}, its kernel "
                                         f"takes {t.dtype}{list(t.shape)}")
-                name = f"{u.symbol}__{t.name}"
+                name = self._fresh(f"{u.symbol}__{t.name}")
                 self.new_inits.append(numpy_helper.from_array(a, name))
                 ins.append(name)
-        y = f"{u.out}__nc1hwc0"
+        y = self._fresh(f"{u.out}__nc1hwc0")
         new.append(helper.make_node(u.spec.op_type, ins, [y], name=u.symbol, domain=DOMAIN,
                                     doc_string=f"megafuse {u.spec.kind} {u.name}",
                                     **{k: list(v) if isinstance(v, tuple) else v for k, v in u.spec.attributes}))
@@ -249,7 +265,7 @@ class _Builder:
             if i not in self.removed:
                 out.append(n)
             out.extend(self.insert_after.get(i, ()))
-        out = _drop_dead(out, self.graph_outputs)
+        out = _drop_dead(out, self.graph_outputs, self.ours)
         used = {t for n in out for t in n.input}
         g = self.m.graph
         kept = [t for t in list(g.initializer) + self.new_inits if t.name in used]
@@ -264,11 +280,12 @@ class _Builder:
         return self.m
 
 
-def _drop_dead(nodes: list, outputs: set[str]) -> list:
-    """Conversion nodes whose result nobody reads (a unit's output read only by the next unit)."""
+def _drop_dead(nodes: list, outputs: set[str], ours: set[str]) -> list:
+    """Conversion nodes whose result nobody reads (a unit's output read only by the next unit);
+    the user's nodes all stay."""
     while True:
         used = {t for n in nodes for t in n.input} | outputs
-        keep = [n for n in nodes if not n.name.startswith("megafuse_") or any(o in used for o in n.output)]
+        keep = [n for n in nodes if n.name not in ours or any(o in used for o in n.output)]
         if len(keep) == len(nodes):
             return keep
         nodes = keep
