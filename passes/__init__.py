@@ -12,8 +12,11 @@ from passes.layout import insert_layout_conversions
 from passes.records import Refusal
 
 
-def prepare(g: Graph) -> tuple[Graph, list[Refusal]]:
-    """The steps before fusion: canonical activations, BN and constant scale/shift in the convs."""
+def prepare(g: Graph, fold: bool = True) -> tuple[Graph, list[Refusal]]:
+    """The steps before fusion: canonical activations, BN and constant scale/shift in the convs.
+    fold=False (--opt-level 0): only the renames of canonicalize; nothing folds."""
+    if not fold:
+        return canonicalize(g, collapse=False), []
     g = canonicalize(g)
     g, why_bn = fold_bn(g)
     g, why = fold_affine(g)   # scale/shift nodes, and BNs fold_bn could not fold, into neighbour convs
@@ -22,8 +25,8 @@ def prepare(g: Graph) -> tuple[Graph, list[Refusal]]:
 
 
 def optimize(g: Graph, soc: SocSpec, dtype: str | None = None, fuse: bool = True,
-             gate=None, per_channel: bool = False) -> tuple[Graph, list[Refusal]]:
-    g, refusals = prepare(g)
+             gate=None, per_channel: bool = False, fold: bool = True) -> tuple[Graph, list[Refusal]]:
+    g, refusals = prepare(g, fold)
     if fuse:
         g, why = fuse_dwsep(g, soc, dtype, gate, per_channel)
         refusals += why

@@ -13,8 +13,11 @@ import numpy as np
 from fusion.core.ir import Graph, Node, make_node
 
 
-def canonicalize(g: Graph) -> Graph:
-    for step in (_remove_identity, _clip_to_relu, _hardsigmoid_hardswish, _clip_hardswish, _gate_hardswish):
+def canonicalize(g: Graph, collapse: bool = True) -> Graph:
+    """collapse=False (--opt-level 0): only the renames, every operator stays a kernel of its own."""
+    steps = (_remove_identity, _clip_to_relu) + ((_hardsigmoid_hardswish, _clip_hardswish, _gate_hardswish)
+                                                  if collapse else ())
+    for step in steps:
         g = step(g)
     return g
 

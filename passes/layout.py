@@ -105,6 +105,7 @@ def insert_layout_conversions(g: Graph) -> Graph:
 
 
 _OUT_SUFFIX = "__nc1hwc0_out"
+OUT_SUFFIX = _OUT_SUFFIX   # public: fusion/driver/onnx_export.py maps the renamed outputs back
 
 
 def _rename_blocked_outputs(g: Graph, blocked: set[str]) -> Graph:

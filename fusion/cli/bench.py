@@ -12,6 +12,8 @@ from fusion.tuning.measure import no_spin
 from fusion.driver.compiler import compile_model
 from fusion.frontend.onnx_import import read_model
 from fusion.report.trace import chrome_trace
+from fusion.report.bench_levels import bench_levels, print_levels
+from schedules.targets import parse_target
 
 
 def register(sub, add_model_args) -> None:
@@ -115,6 +117,8 @@ def cmd_bench(args) -> int:
 
 
     no_spin()   # measured runs interleave TVM with ONNX Runtime: neither pool spins
+    if args.opt_level == "all":
+        return _bench_all_levels(args)
     baseline = load_report(args.baseline) if args.baseline else None
     cm = _compile_from_args(args)
     if cm.target.kind == "llvm":
@@ -146,6 +150,22 @@ def cmd_bench(args) -> int:
         if bad:
             return 1
         print(f"no latency more than 5% worse than {args.baseline}")
+    return 0
+
+
+def _bench_all_levels(args) -> int:
+    """--opt-level all: levels 0-3 side by side (fusion/report/bench_levels.py)."""
+    import argparse
+
+
+    if args.baseline or args.trace or args.plot:
+        raise MegafuseError("--opt-level all prints the levels side by side; --baseline, --trace and --plot take one level")
+    report = bench_levels(lambda lv: _compile_from_args(argparse.Namespace(**{**vars(args), "opt_level": lv})),
+                          args.model, read_model(args.model), parse_target(args.target).kind, args.warmup, args.samples)
+    print_levels(report)
+    if args.json_file:
+        _write(args.json_file, json.dumps(report, indent=2))
+        print(f"wrote {args.json_file}")
     return 0
 
 

@@ -9,12 +9,16 @@ import json
 from dataclasses import dataclass
 
 from fusion.core.errors import UnsupportedModelError
+from fusion.core.opt_levels import DEFAULT_LEVEL, LEVELS, get_level, single_level
 from fusion.frontend.subgraph import show
 from fusion.frontend.onnx_import import load_graph
 from schedules.targets import parse_target, per_channel_acts
 from passes import prepare
 from passes.fuse_dwsep import FUSED_OP, fuse_dwsep, fused_workload, is_depthwise
 from fusion.driver.fallback import FusionGate
+from passes import optimize
+from passes.conv_epilogue import fold_conv_epilogues
+from passes.stem_layout import convs_write_blocked
 from fusion.core.errors import MegafuseError
 from fusion.frontend.onnx_import import SUPPORTED_OPS
 from fusion.frontend.subgraph import supported_part
@@ -40,9 +44,11 @@ class Chain:
 
 
 def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = None,
-            inputs=None, outputs=None, fallback: bool = False) -> tuple[list[Chain], list, list[str]]:
+            inputs=None, outputs=None, fallback: bool = False,
+            opt_level: int = DEFAULT_LEVEL) -> tuple[list[Chain], list, list[str]]:
     """(chains in model order, the other refusals: BN/affine nodes left as kernels, notes).
-    A model with operators the importer does not support yet is explained on the rest of it."""
+    A model with operators the importer does not support yet is explained on the rest of it.
+    opt_level < 2: nothing fuses (each chain says so); 0: nothing folds either."""
 
     if inputs or outputs:
         cut = cut_model(model, inputs, outputs, input_shapes)
@@ -57,9 +63,12 @@ def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = N
             raise
         notes.append(note)
     dtype = dtype or (g.types[g.inputs[0]].dtype if g.inputs else "float32")
-    g, others = prepare(g)
-    fused_g, refusals = fuse_dwsep(g, tgt.soc, dtype, FusionGate(tgt) if fallback else None,
-                                   per_channel_acts(tgt))
+    level = get_level(opt_level)
+    g, others = prepare(g, level.fold)
+    fused_g, refusals = (fuse_dwsep(g, tgt.soc, dtype, FusionGate(tgt) if fallback else None, per_channel_acts(tgt))
+                         if level.fuse else (g, []))
+    if level.note:
+        notes.append(level.note)
     by_member = {m: n for n in fused_g.nodes if n.op_type == FUSED_OP for m in n.attr("members")}
     refused = {r.nodes[0]: r for r in refusals}
     chains = []
@@ -72,9 +81,33 @@ def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = N
                                 fused_workload(fused_g, f, dtype).describe()))
         else:
             r = refused.get(n.name)
+            reason = (f"--opt-level {level.level} has no DW -> PW fusion (level 2 adds it)" if not level.fuse
+                      else r.reason if r else "not matched")
             chains.append(Chain(n.name, n.inputs[0], None, False, r.nodes if r else (n.name,), "",
-                                r.reason if r else "not matched", r.kind if r else ""))
+                                reason, r.kind if r else "level" if not level.fuse else ""))
     return chains, others, notes
+
+
+def level_effects(model, target: str = "sim", input_shapes=None, dtype: str | None = None,
+                  fallback: bool = False) -> list[dict]:
+    """What each fusion level adds for this model, from the graph passes alone (no kernel is built):
+    per level the kernels of the program, the fused blocks, the nodes folded away. Block chains
+    form from the compiled plans: `compile` and `bench --opt-level all` count them."""
+
+    tgt = parse_target(target)
+    g0 = load_graph(model, input_shapes)
+    dtype = dtype or (g0.types[g0.inputs[0]].dtype if g0.inputs else "float32")
+    rows = []
+    for lv, level in LEVELS.items():
+        g, _ = optimize(g0, tgt.soc, dtype, fuse=level.fuse, gate=FusionGate(tgt) if fallback and level.fuse else None,
+                        per_channel=per_channel_acts(tgt), fold=level.fold)
+        if tgt.kind == "llvm" and level.epilogues:
+            g = fold_conv_epilogues(convs_write_blocked(g))
+        rows.append({"level": lv, "kernels": len(g.nodes), "fused_blocks": sum(n.op_type == FUSED_OP for n in g.nodes),
+                     "epilogue_convs": sum(n.attr("epilogue_act") is not None
+                                           for n in g.nodes if n.op_type == "Conv"),
+                     "adds": level.adds})
+    return rows
 
 
 def _supported_part(model, input_shapes, error):
@@ -98,11 +131,12 @@ def cmd_explain(args) -> int:
     shapes = dict(parse_input_shape(s) for s in args.input_shape)
     chains, others, notes = explain(args.model, args.target, shapes or None, args.dtype,
                              getattr(args, "inputs", None), getattr(args, "outputs", None),
-                             getattr(args, "fallback", True))
+                             getattr(args, "fallback", True), single_level(args))
+    levels = level_effects(args.model, args.target, shapes or None, args.dtype, getattr(args, "fallback", True))
     if args.json:
         print(json.dumps({"chains": [c.to_json() for c in chains],
                           "fused": sum(c.fused for c in chains), "notes": notes,
-                          "other_refusals": [r.to_json() for r in others]}, indent=2))
+                          "other_refusals": [r.to_json() for r in others], "opt_levels": levels}, indent=2))
         return 0
     n_fused = sum(c.fused for c in chains)
     print(f"{len(chains)} candidate chains (depthwise convs), {n_fused} fused")
@@ -116,6 +150,13 @@ def cmd_explain(args) -> int:
         print(f"left as kernels ({len(others)}):")
         for r in others:
             print(f"  {show(r.describe())}")
+    print("fusion levels (--opt-level; kernels of the program, before block chains):")
+    prev = None
+    for r in levels:
+        delta = "" if prev is None else f" ({r['kernels'] - prev:+d})"
+        epi = f", {r['epilogue_convs']} convs with their epilogue" if r["epilogue_convs"] else ""
+        print(f"  {r['level']}  {r['kernels']} kernels{delta}, {r['fused_blocks']} fused blocks{epi}: {r['adds']}")
+        prev = r["kernels"]
     for note in notes:
         print(f"note: {note}")
     return 0

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from fusion.core.errors import MegafuseError
+from fusion.core.opt_levels import DEFAULT_LEVEL, level_arg, single_level
 from fusion.core.sanitize import display, display_message
 from fusion.core.errors import TargetError
 from schedules.targets import parse_target
@@ -127,6 +128,9 @@ def _add_model_args(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
     p.add_argument("--no-double-buffer", action="store_true", help="single-buffer the tiles (halves their UB)")
     p.add_argument("--pw-engine", choices=["vector", "cube"], help="unit for the pointwise GEMM")
     p.add_argument("--no-fuse", action="store_true", help="compile every node as its own kernel")
+    p.add_argument("--opt-level", type=level_arg, default=DEFAULT_LEVEL, metavar="0|1|2|3",
+                   help="fusion level: 0 none (one kernel per operator), 1 folding (+ llvm conv epilogues), "
+                        "2 DW->PW blocks and chains (default), 3 = 2 (noted); bench also takes 'all'")
     p.add_argument("--chain", action=argparse.BooleanOptionalAction, default=True,
                    help="sim/ascend: run consecutive fused two-phase blocks as one persistent launch with a SyncAll "
                         "between blocks (910B; default; --no-chain launches every block on its own)")
@@ -162,7 +166,8 @@ def _compile_from_args(args):
                            pw_engine=override.pw_engine, double_buffer=override.double_buffer)
     cm = compile_model(args.model, target=args.target, input_shapes=shapes or None, dtype=args.dtype,
                        tile=override, fuse=not args.no_fuse, tuned_tiles=tuned,
-                       fallback=getattr(args, "fallback", True), chain=getattr(args, "chain", True))
+                       fallback=getattr(args, "fallback", True), chain=getattr(args, "chain", True),
+                       opt_level=single_level(args))
     _check_forced_blocks(cm, args)
     if cap is not None:
         cm.max_dma_ratio = cap
@@ -264,9 +269,12 @@ def _print_compiled(cm) -> None:
 
 
 def cmd_compile(args) -> int:
+    if args.emit_onnx and not args.output:
+        raise MegafuseError("--emit-onnx writes DIR/model.fused.onnx: give -o DIR")
     cm = _compile_from_args(args)
     if args.output:
-        write_artifacts(cm, Path(args.output), force=args.force)
+        write_artifacts(cm, Path(args.output), force=args.force,
+                        fused_onnx_from=args.model if args.emit_onnx else None)
     if args.json:
         print(json.dumps(cm.to_json(), indent=2))
     else:
@@ -321,6 +329,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="DIR", help="write plans, scheduled TIR (and Ascend C) here "
                    "(written beside it, then renamed into place)")
     p.add_argument("--force", action="store_true", help="replace a non-empty -o DIR from an earlier run")
+    p.add_argument("--emit-onnx", action="store_true", help="sim/ascend: also write DIR/model.fused.onnx, the model "
+                   "with one ai.megafuse node per fused block and block chain (the op packages' nodes)")
     p.set_defaults(func=cmd_compile)
     p = sub.add_parser("check", help="compare the compiled model with ONNX Runtime on random inputs")
     _add_model_args(p)

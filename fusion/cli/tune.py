@@ -17,6 +17,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from fusion.core.opt_levels import DEFAULT_LEVEL, get_level, level_arg, single_level
+from fusion.core.sanitize import display
 from fusion.cli.main import _float_in, _int_in, _limit_args, _target_arg
 from fusion.frontend.subgraph import add_cut_args
 from fusion.core.errors import MegafuseError
@@ -25,9 +28,10 @@ from schedules.targets import parse_target
 from fusion.tuning.db import TuningDB, default_db_path
 from fusion.tuning.evaluators import MeasureSettings
 from fusion.tuning.search import tune_model
+from fusion.tuning.rpc import parse_address
+from fusion.tuning.rpc import RpcConfig, RpcMeasurer
 from schedules.traffic import dma_ratio
 from schedules.plan import make_plan
-from fusion.core.sanitize import display
 from fusion.tuning.db import point_id
 from fusion.tuning.db import tile_to_json
 from fusion.core.sanitize import block_ident, comment_text, inside
@@ -65,6 +69,12 @@ def register(sub, add_model_args=None) -> None:
     p.add_argument("--plot", metavar="DIR", help="one heatmap per block: th × tw → best latency")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     _limit_args(p)
+    p.add_argument("--opt-level", type=level_arg, default=DEFAULT_LEVEL, metavar="0|1|2|3",
+                   help="fusion level (fusion/core/opt_levels.py): tiles are tuned for the fused blocks of levels 2 and 3")
+    p.add_argument("--rpc", type=_rpc_address, metavar="HOST:PORT",
+                   help="llvm: build here, time on the RPC servers registered with this TVM tracker "
+                        "(python -m tvm.exec.rpc_tracker / rpc_server; the rpc extra)")
+    p.add_argument("--rpc-key", metavar="KEY", help="the servers' key with the tracker (with --rpc)")
     p.add_argument("--max-dma-ratio", type=_float_in(0.0, 1e6, "--max-dma-ratio"), metavar="R",
                    help="sim/ascend: only tiles whose fused kernel's modeled DMA volume is at most R x the "
                         "minimal bytes (pruned as 'traffic'); compile/bench with the same flag pick them")
@@ -73,6 +83,12 @@ def register(sub, add_model_args=None) -> None:
 
 def cmd_tune(args) -> int:
 
+    level = get_level(single_level(args))
+    if not level.fuse:
+        raise MegafuseError(f"--opt-level {level.level} compiles no fused blocks: nothing to tune (tiles are tuned "
+                            f"at levels 2 and 3)")
+    if level.note:
+        print(f"note: {level.note}")
     if args.trials is None:
         args.trials = 16 if args.budget_s is None else 10_000  # the budget stops the sweep first
     if args.trials < 1 or args.workers < 0 or args.top < 1:
@@ -86,6 +102,7 @@ def cmd_tune(args) -> int:
         threads = args.threads or int(os.environ.get("TVM_NUM_THREADS", "0") or 0) or (os.cpu_count() or 1)
         os.environ["TVM_NUM_THREADS"] = str(threads)
 
+    measurer = _rpc_measurer(args, tgt)
     path = None if args.no_db else Path(args.db) if args.db else default_db_path()
     db = TuningDB(path).load()
     shapes = dict(parse_input_shape(s) for s in args.input_shape)
@@ -94,9 +111,12 @@ def cmd_tune(args) -> int:
                          blocks=args.block or None, trials=args.trials, workers=args.workers, top=args.top,
                          exhaustive=args.exhaustive, progress=not args.quiet and sys.stderr.isatty(),
                          settings=MeasureSettings(), max_dma_ratio=args.max_dma_ratio,
-                         budget_s=args.budget_s)
+                         budget_s=args.budget_s, measurer=measurer)
     wall = time.perf_counter() - t0
-    print_report(results, tgt, path, args.top, wall)
+    print_report(results, tgt, path, args.top, wall, measurer)
+    if measurer is not None:
+        print(f"timed on {measurer.n_servers} RPC server(s) under {display(measurer.cfg.where)}"
+              + "".join(f"\n  {display(e)}" for e in measurer.events))
     if args.csv:
         write_csv(results, Path(args.csv))
         print(f"wrote {args.csv}")
@@ -107,6 +127,30 @@ def cmd_tune(args) -> int:
         for f in plot_heatmaps(results, Path(args.plot)):
             print(f"wrote {f}")
     return 0
+
+
+def _rpc_address(text: str):
+    import argparse
+
+    try:
+        return parse_address(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+_rpc_address.__name__ = "--rpc"
+
+
+def _rpc_measurer(args, tgt):
+
+    if args.rpc is None and args.rpc_key is None:
+        return None
+    if args.rpc is None or not args.rpc_key:
+        raise MegafuseError("--rpc HOST:PORT and --rpc-key KEY go together")
+    if tgt.kind != "llvm":
+        raise MegafuseError("--rpc times measured candidates: it applies to -t llvm (the cost-model sweep runs here)")
+
+    return RpcMeasurer(RpcConfig(*args.rpc, args.rpc_key), MeasureSettings())
 
 
 # ------------------------------------------------------------------------------------------
@@ -122,10 +166,10 @@ def _dma(r, tile) -> float:
     return dma_ratio(make_plan(r.workload, tile, parse_target(r.target).soc))
 
 
-def print_report(results, tgt, path, top: int, wall: float) -> None:
-
+def print_report(results, tgt, path, top: int, wall: float, measurer=None) -> None:
     ev = "cost model (modeled µs)" if tgt.kind != "llvm" else \
-        f"measured on this CPU (median µs, TVM_NUM_THREADS={os.environ.get('TVM_NUM_THREADS')})"
+        f"measured on this CPU (median µs, TVM_NUM_THREADS={os.environ.get('TVM_NUM_THREADS')})" if measurer is None \
+        else f"built here, measured on the RPC servers under {display(measurer.cfg.where)} (median µs; their threads)"
     print(f"tune on {tgt.name}: {ev}; database {display(path, 0) if path else '(in memory)'}")
     for r in results:
         wl = r.workload

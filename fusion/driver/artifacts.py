@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from fusion.core.errors import MegafuseError
+from fusion.driver.onnx_export import write_fused_onnx
 from fusion.core.sanitize import display, inside
 from schedules.dwsep_schedule import schedule_dwsep
 from fusion.codegen.ascendc import write_ascend_package
@@ -24,7 +25,9 @@ from fusion.codegen.npuir import write_npuir
 MARKER = ".megafuse-output"   # marks a directory this module wrote (and may replace with --force)
 
 
-def write_artifacts(cm, out: Path, force: bool = False) -> None:
+def write_artifacts(cm, out: Path, force: bool = False, fused_onnx_from=None) -> None:
+    """fused_onnx_from: the model cm was compiled from; when given, DIR/model.fused.onnx too
+    (fusion/driver/onnx_export.py)."""
     out = Path(out)
     _check_target(out, force)
     parent = out.resolve().parent
@@ -35,6 +38,8 @@ def write_artifacts(cm, out: Path, force: bool = False) -> None:
         raise MegafuseError(f"cannot create output directory '{display(out)}': {e.strerror}") from None
     try:
         _write_set(cm, tmp)
+        if fused_onnx_from is not None:
+            write_fused_onnx(cm, fused_onnx_from, tmp)
         _replace(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -74,7 +79,7 @@ def _write_set(cm, out: Path) -> None:
         write(f"{block.name}.plan.json", json.dumps(block.to_json(), indent=2))
         sch = schedule_dwsep(block.plan.workload, block.plan.tile)
         write(f"{block.name}.tir.py", sch.mod.script())
-    if cm.target.kind == "ascend":  # Ascend C kernels, host code and the op package (fusion/codegen/ascendc)
+    if cm.target.kind == "ascend":  # Ascend C kernels, host code and the op package (fusion/ascendc)
         write_ascend_package(cm, out)
     if cm.target.kind == "npuir":  # AscendNPU IR modules for the vendor compiler (fusion/npuir)
         write_npuir(cm, out)

@@ -14,6 +14,7 @@ from fusion.core.errors import MegafuseError
 from fusion.driver.fallback import GATED_KINDS, FusionGate, unchained_losers
 from fusion.core.ir import Graph
 from fusion.frontend.onnx_import import load_graph
+from fusion.core.opt_levels import DEFAULT_LEVEL, get_level
 from fusion.driver.runtime import KernelCall, ModelExecutable
 from fusion.core.sanitize import block_ident
 from schedules.targets import Target, parse_target, per_channel_acts
@@ -24,8 +25,7 @@ from passes.fuse_dwsep import FUSED_OP, fused_data_inputs, fused_slope_inputs, f
 from passes.records import Refusal
 from passes.stem_layout import convs_write_blocked
 from schedules.build import build_fused, build_op, fused_params
-from schedules.ops import op_kernel
-from schedules.op_spec import OpContext
+from schedules.ops import OpContext, op_kernel
 from schedules.plan import KernelPlan, check_budget
 from schedules.workload import DwSepWorkload
 from schedules import kernel_cache
@@ -81,6 +81,7 @@ class CompiledModel:
     chain_breaks: list = field(default_factory=list)   # why consecutive fused blocks are not chained
     chain_stages: dict = field(default_factory=dict)   # fusion/chain_stage.GemmStage of the chains, by name
     chain_plans: dict = field(default_factory=dict)    # the plan each chain member runs in its chain, by name
+    opt_level: int = DEFAULT_LEVEL                     # fusion/core/opt_levels.py
 
     def describe_phases(self) -> str:
         parts = ", ".join(f"{k} {v:.2f} s" for k, v in self.phases_s.items())
@@ -103,7 +104,7 @@ class CompiledModel:
                 "fused_blocks": [b.to_json() for b in self.fused_blocks],
                 "refusals": [r.to_json() for r in self.refusals], "notes": self.notes,
                 "max_dma_ratio": self.max_dma_ratio,
-                "kernels": len(self.program.steps), "compile_phases_s": self.phases_s,
+                "kernels": len(self.program.steps), "compile_phases_s": self.phases_s, "opt_level": self.opt_level,
                 "kernel_cache": self.kernel_cache,
                 "chains": [{"name": c.name, "blocks": list(c.blocks), "stages": list(c.stages),
                             "plans": {n: {"tile": p.tile.describe(), "cores": p.cores, "gemm_only": p.gemm_only,
@@ -115,12 +116,15 @@ class CompiledModel:
 
 def compile_model(model, target="sim", input_shapes=None, dtype: str | None = None,
                   tile: TileOverride | None = None, fuse: bool = True, tuned_tiles=None,
-                  inputs=None, outputs=None, fallback: bool = False, chain: bool = True) -> CompiledModel:
+                  inputs=None, outputs=None, fallback: bool = False, chain: bool = True,
+                  opt_level: int = DEFAULT_LEVEL) -> CompiledModel:
     """tuned_tiles: optional callable (workload, target) → TileConfig | None (the tuning database).
     inputs/outputs: tensor names (list or 'a,b') that cut the model first (fusion.frontend.subgraph).
     fallback: on sim/ascend, a block whose fused kernel is modeled slower than its vendor-like
     DW + PW kernels is left unfused (fusion/driver/fallback.py), with a profitability Refusal.
-    chain: on sim/ascend, consecutive chainable fused blocks run as one launch (fusion/driver/chain.py)."""
+    chain: on sim/ascend, consecutive chainable fused blocks run as one launch (fusion/driver/chain.py).
+    opt_level: 0..3 (fusion/core/opt_levels.py); 2, the default, is the rest of the arguments as given,
+    a lower level turns folding / epilogues / fusion / chains off."""
 
     phases: dict[str, float] = {}
 
@@ -134,6 +138,8 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
 
     hits0, miss0 = kernel_cache.STATS.hits, kernel_cache.STATS.misses
     tgt = parse_target(target)
+    level = get_level(opt_level)
+    fuse, chain, fallback = fuse and level.fuse, chain and level.chain, fallback and level.fuse
     with phase("import"):
         if inputs or outputs:
             cut = cut_model(model, inputs, outputs, input_shapes)
@@ -154,8 +160,8 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
     def lower(g: Graph) -> CompiledModel:
         with phase("passes"):
             g, refusals = optimize(g, tgt.soc, dtype, fuse=fuse, gate=gate if fallback else None,
-                                   per_channel=per_channel_acts(tgt))
-            if tgt.kind == "llvm":   # conv + bias + act (+ residual) per kernel, as a runtime runs them
+                                   per_channel=per_channel_acts(tgt), fold=level.fold)
+            if tgt.kind == "llvm" and level.epilogues:   # conv + bias + act (+ residual) per kernel, as a runtime runs them
                 g = fold_conv_epilogues(convs_write_blocked(g))
         for r in refusals:
             log.info("not fused: %s", r.describe())
@@ -215,6 +221,9 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
     if capped and tgt.kind in ("sim", "ascend"):
         cm.notes.append("no block chains under --max-dma-ratio: their members' two-phase plans are not "
                         "chosen under the cap")
+    if level.note:
+        cm.notes.append(level.note)
+    cm.opt_level = level.level
     if kernel_cache.enabled():
         cm.kernel_cache = (f"{kernel_cache.STATS.hits - hits0} hit(s), {kernel_cache.STATS.misses - miss0} "
                            f"miss(es) in {kernel_cache.cache_dir()}")

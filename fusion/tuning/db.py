@@ -188,7 +188,7 @@ def make_record(key: str, ctx: dict, tile: TileConfig, result: dict, block: str 
            "target": ctx["target"], "soc": ctx["soc"], "workload": ctx["workload"],
            "megafuse": ctx["megafuse"], "tvm": ctx["tvm"], "block": block,
            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    for k in ("min_us", "check_rel_err", "error", "threads", "bottleneck", "ub_bytes", "cores"):
+    for k in ("min_us", "check_rel_err", "error", "threads", "bottleneck", "ub_bytes", "cores", "measured_on"):
         if result.get(k) is not None:
             rec[k] = result[k]
     return rec

@@ -200,11 +200,12 @@ def _reference(wl: DwSepWorkload, seed: int) -> np.ndarray:
     return reference_block(wl, _block_arrays(wl, seed)[0])
 
 
-def kernel_args(wl: DwSepWorkload, seed: int = 0):
-    """TVM tensors in the kernel's call order (x, w_dw, b_dw, w_pw, b_pw, [s_dw], [s_pw], [res]) and the output."""
+def kernel_args(wl: DwSepWorkload, seed: int = 0, dev=None):
+    """TVM tensors in the kernel's call order (x, w_dw, b_dw, w_pw, b_pw, [s_dw], [s_pw], [res]) and the
+    output, on `dev` (default this CPU; an RPC session's device for remote timing)."""
     import tvm
 
-    dev = tvm.cpu(0)
+    dev = tvm.cpu(0) if dev is None else dev
     arrays = _block_arrays(wl, seed)[1]
     args = [tvm.runtime.tensor(a, dev) for a in arrays]
     if wl.residual:
@@ -226,14 +227,21 @@ def time_library(wl: DwSepWorkload, lib_path: str, settings: MeasureSettings, se
     and time it with time_evaluator (median and min over the repeats, µs)."""
     import tvm
 
-    mod = tvm.runtime.load_module(lib_path)
-    args, y = kernel_args(wl, seed)
+    r = time_module(tvm.runtime.load_module(lib_path), tvm.cpu(0), wl, settings, seed)
+    if r.get("latency_us") is not None:
+        r["threads"] = int(os.environ.get("TVM_NUM_THREADS", "0") or 0) or os.cpu_count()
+    return r
+
+
+def time_module(mod, dev, wl: DwSepWorkload, settings: MeasureSettings, seed: int = 0) -> dict:
+    """Re-check a loaded kernel's output and time it on `dev` (this CPU, or an RPC session's:
+    fusion/tuning/rpc.py) with time_evaluator: median and min over the repeats, µs."""
+    args, y = kernel_args(wl, seed, dev)
     mod["main"](*args, y)
     rel = check_output(wl, y.numpy(), seed)
     if not rel <= TOLERANCE[wl.dtype]:
         return {"latency_us": None, "error": f"check failed after export: {rel:.3e}", "check_rel_err": rel}
-    f = mod.time_evaluator("main", tvm.cpu(0), number=settings.number, repeat=settings.repeat,
+    f = mod.time_evaluator("main", dev, number=settings.number, repeat=settings.repeat,
                            min_repeat_ms=settings.min_repeat_ms)
     times = np.asarray(f(*args, y).results, dtype=np.float64) * 1e6
-    return {"latency_us": float(np.median(times)), "min_us": float(times.min()), "check_rel_err": rel,
-            "threads": int(os.environ.get("TVM_NUM_THREADS", "0") or 0) or os.cpu_count()}
+    return {"latency_us": float(np.median(times)), "min_us": float(times.min()), "check_rel_err": rel}

@@ -80,12 +80,13 @@ def sweep_measured(name: str, wl: DwSepWorkload, target, db: TuningDB, *, trials
                    options: SpaceOptions | None = None, pool: Pool | None = None,
                    settings: ev.MeasureSettings | None = None, progress: bool = False,
                    seed: int = 0, max_new: int | None = None, on_new=None,
-                   deadline: float | None = None) -> BlockResult:
+                   deadline: float | None = None, measurer=None) -> BlockResult:
     """Spend `trials` measurements (points already in the database count towards it): the
     default tile, then the best-ranked candidates of the CPU proxy spread over distinct th×tw
     cells (about half the budget), then mutations of the best measured points (neighbouring
     th / tw / cob / cib sizes, double buffering), the proxy ranking the neighbours. Candidates
-    are compiled and checked in the worker processes, timed one at a time here."""
+    are compiled and checked in the worker processes, timed one at a time here -- or, with a
+    `measurer` (fusion/tuning/rpc.RpcMeasurer), on the RPC servers, several at once."""
     t0 = time.perf_counter()
     soc = target.soc
     settings = settings or ev.MeasureSettings()
@@ -111,6 +112,8 @@ def sweep_measured(name: str, wl: DwSepWorkload, target, db: TuningDB, *, trials
     bar.update(min(budget, len(res.points)))
     rng = np.random.default_rng(seed)
     workers = pool.workers if pool is not None else 1
+    if measurer is not None:   # keep every server busy
+        workers = max(workers, measurer.parallel)
     ex = pool.get() if pool is not None else None
     n_init = max(1, budget // 2)
     queued: set[str] = set()
@@ -169,10 +172,12 @@ def sweep_measured(name: str, wl: DwSepWorkload, target, db: TuningDB, *, trials
                 futs = [ex.submit(ev.build_and_check, wl, soc, by_id[pid], libs[pid], seed) for pid in batch]
                 built = [f.result() for f in futs]
             recs = []
+            remote = (measurer.measure(wl, {pid: b["lib"] for pid, b in zip(batch, built) if b.get("lib")})
+                      if measurer is not None else {})
             for pid, b in zip(batch, built):
                 r = dict(b)
                 if b.get("lib"):
-                    r.update(ev.time_library(wl, b["lib"], settings, seed))
+                    r.update(remote[pid] if measurer is not None else ev.time_library(wl, b["lib"], settings, seed))
                     try:
                         os.unlink(b["lib"])
                     except OSError:

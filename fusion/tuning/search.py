@@ -195,8 +195,10 @@ def tune_model(model, target, db: TuningDB, *, input_shapes=None, dtype: str | N
                blocks: list[str] | None = None, trials: int = 16, workers: int = 2, top: int = 5,
                exhaustive: bool = False, progress: bool = False,
                settings: ev.MeasureSettings | None = None,
-               max_dma_ratio: float | None = None, budget_s: float | None = None) -> list[BlockResult]:
-    """budget_s (llvm): wall-clock budget for the whole model, shared equally by the blocks with
+               max_dma_ratio: float | None = None, budget_s: float | None = None,
+               measurer=None) -> list[BlockResult]:
+    """measurer (llvm): times the built candidates elsewhere (fusion/tuning/rpc.RpcMeasurer).
+    budget_s (llvm): wall-clock budget for the whole model, shared equally by the blocks with
     distinct workloads still to tune; a block whose workload was tuned earlier in this run reuses
     that result (MobileNetV1's five 512→512 @14 blocks are measured once)."""
     from dataclasses import replace
@@ -229,7 +231,8 @@ def tune_model(model, target, db: TuningDB, *, input_shapes=None, dtype: str | N
                 unique_left -= 1
                 pool.force = True   # compile in worker processes even with --workers 1
                 done[wl] = sweep_measured(name, wl, tgt, db, trials=trials, pool=pool,
-                                          settings=settings, progress=progress, deadline=deadline)
+                                          settings=settings, progress=progress, deadline=deadline,
+                                          measurer=measurer)
                 out.append(done[wl])
             else:
                 out.append(sweep_modeled(name, wl, tgt, db, top=top, pool=pool, exhaustive=exhaustive,
