@@ -136,9 +136,7 @@ def _compile_from_args(args):
     from fusion.onnx_import import parse_input_shape
 
     shapes = dict(parse_input_shape(s) for s in args.input_shape)
-    th, tw = args.tile if args.tile else (None, None)
-    override = TileOverride(th, tw, args.cout_block, args.cin_block,
-                            False if args.no_double_buffer else None, args.pw_engine)
+    override = TileOverride.from_args(args)
     tuned = None
     cap = getattr(args, "max_dma_ratio", None)
     if cap is not None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from fusion.errors import UnsupportedModelError
 from fusion.subgraph import show
+from fusion.tile_policy import TileOverride
 
 
 @dataclass(frozen=True)
@@ -30,8 +31,10 @@ class Chain:
 
 
 def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = None,
-            inputs=None, outputs=None, fallback: bool = False) -> tuple[list[Chain], list, list[str]]:
+            inputs=None, outputs=None, fallback: bool = False,
+            tile: TileOverride | None = None) -> tuple[list[Chain], list, list[str]]:
     """(chains in model order, the other refusals: BN/affine nodes left as kernels, notes).
+    tile: the tile options of `compile` (--tile, --no-double-buffer, ...), which decide what fits.
     A model with operators the importer does not support yet is explained on the rest of it."""
     from fusion.onnx_import import load_graph
     from fusion.targets import parse_target, per_channel_acts
@@ -54,8 +57,8 @@ def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = N
     dtype = dtype or (g.types[g.inputs[0]].dtype if g.inputs else "float32")
     g, others = prepare(g)
     from fusion.fallback import FusionGate
-    fused_g, refusals = fuse_dwsep(g, tgt.soc, dtype, FusionGate(tgt) if fallback else None,
-                                   per_channel_acts(tgt))
+    gate = FusionGate(tgt, tile)
+    fused_g, refusals = fuse_dwsep(g, tgt.soc, dtype, gate if fallback else gate.fits, per_channel_acts(tgt))
     by_member = {m: n for n in fused_g.nodes if n.op_type == FUSED_OP for m in n.attr("members")}
     refused = {r.nodes[0]: r for r in refusals}
     chains = []
@@ -98,7 +101,7 @@ def cmd_explain(args) -> int:
     shapes = dict(parse_input_shape(s) for s in args.input_shape)
     chains, others, notes = explain(args.model, args.target, shapes or None, args.dtype,
                              getattr(args, "inputs", None), getattr(args, "outputs", None),
-                             getattr(args, "fallback", True))
+                             getattr(args, "fallback", True), TileOverride.from_args(args))
     if args.json:
         print(json.dumps({"chains": [c.to_json() for c in chains],
                           "fused": sum(c.fused for c in chains), "notes": notes,

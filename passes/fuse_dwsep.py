@@ -159,6 +159,38 @@ def _global_gate(g: Graph, users: list[Node]) -> str | None:
     return None
 
 
+def _consumer_kinds(g: Graph, t: str, users: list[Node]) -> list[str]:
+    """What each consumer of `t` is, in the words of the network it comes from."""
+    outs = {u.outputs[0]: u for u in users}
+    silu = {u.name for u in users if u.op_type == "Mul" and any(
+            sorted(u.inputs) == sorted((t, o)) for o, v in outs.items() if v.op_type in ("Sigmoid", "HardSigmoid"))}
+    kinds = []
+    for u in users:
+        if u.name in silu:
+            continue   # named with its gate below
+        if u.op_type in ("Sigmoid", "HardSigmoid") and any(
+                v.name in silu and u.outputs[0] in v.inputs for v in users):
+            kinds.append(f"{'SiLU' if u.op_type == 'Sigmoid' else 'hard-swish'} x*{u.op_type}(x) ('{u.name}')")
+        elif u.op_type in GLOBAL_OPS:
+            kinds.append(f"squeeze-excite {u.op_type} '{u.name}'")
+        elif u.op_type == "Add" and all(not g.is_constant(i) for i in u.inputs):
+            kinds.append(f"residual Add '{u.name}'")
+        elif u.op_type in ("Split", "Slice", "Concat"):
+            kinds.append(f"{u.op_type} '{u.name}' (a channel shuffle or grouped branch)")
+        else:
+            kinds.append(f"{u.op_type} '{u.name}'")
+    return kinds
+
+
+def consumers_reason(g: Graph, t: str, users: list[Node], what: str) -> str:
+    """Why a chain stops at a tensor several nodes read: which nodes, and what that blocks."""
+    if not users:
+        return f"{what} output is not read"
+    return (f"{what} output has {len(users)} consumers ({'; '.join(_consumer_kinds(g, t, users))}): the "
+            f"fused kernel keeps its intermediates on chip and writes one output, so a tensor read "
+            f"outside the chain cannot be fused away")
+
+
 def _se_ahead(g: Graph, n: Node, steps: int = 4) -> str | None:
     """A global reduction reading the output of `n` or of the few single-use elementwise nodes
     after it (an SE block behind a leftover scale/shift)."""
@@ -184,7 +216,7 @@ def match_chain(g: Graph, dw: Node, per_channel: bool = False) -> tuple[Match | 
                 return None, (f"{what} output feeds a squeeze-and-excitation block ({gate}): its global "
                               f"average over the whole image gates every pixel, a global dependency a "
                               f"tiled kernel cannot see")
-            return None, f"{what} output has {len(users)} consumers"
+            return None, consumers_reason(g, t, users, what)
         return users[0], None
 
     act1, why_act = activation_at(g, dw.outputs[0], per_channel)
