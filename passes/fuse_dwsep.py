@@ -134,12 +134,17 @@ def activation_of(g: Graph, n: Node, per_channel: bool = False) -> tuple[Act | N
 
 
 def activation_at(g: Graph, t: str, per_channel: bool = False) -> tuple[Act | None, str | None]:
-    """The activation applied to tensor `t`: its sole consumer, or x * HardSigmoid(x; a, b)
-    (HardSigmoid and Mul both reading t) as a generalized hard-swish."""
+    """The activation applied to tensor `t`: its sole consumer, x * Sigmoid(x) (Sigmoid and Mul
+    both reading t) as SiLU, or x * HardSigmoid(x; a, b) as a generalized hard-swish."""
     users = g.consumers_of(t)
     if t in g.outputs:
         return None, "is a graph output"
     if len(users) == 2:
+        sig = next((u for u in users if u.op_type == "Sigmoid"), None)
+        mul = next((u for u in users if u.op_type == "Mul"), None)
+        if (sig is not None and mul is not None and sorted(mul.inputs) == sorted((t, sig.outputs[0]))
+                and g.uses(sig.outputs[0]) == 1 and sig.outputs[0] not in g.outputs):
+            return Act("silu", (sig, mul)), None   # SiLU / Swish as torch.onnx.export writes nn.SiLU
         hs = next((u for u in users if u.op_type == "HardSigmoid"), None)
         mul = next((u for u in users if u.op_type == "Mul"), None)
         if (hs is not None and mul is not None and sorted(mul.inputs) == sorted((t, hs.outputs[0]))
