@@ -303,7 +303,12 @@ def cmd_check(args) -> int:
 def _cond(result) -> str:
     from fusion.check import CheckResult
 
-    shift = result.fp16_shift if isinstance(result, CheckResult) else None
+    if not isinstance(result, CheckResult):
+        return ""
+    if result.fp32_shift is not None:
+        return (f"fp32 rounding (sqrt(n) u sum|terms|, reductions up to {result.fp32_terms} terms) "
+                f"shifts the reference by {result.fp32_shift:.2e}; ")
+    shift = result.fp16_shift
     return f"fp16 storage alone shifts the reference by {shift:.2e}; " if shift is not None else ""
 
 
