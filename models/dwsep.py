@@ -75,7 +75,9 @@ ODD_BLOCKS = [
 ]
 
 # Wide blocks of today's networks whose double-buffered smallest tile overflows the UB at fp32:
-# MnasNet-1.0's last block (1152 expanded channels -> 320 at 7x7, linear projection).
+# MnasNet-1.0's last block (1152 expanded channels -> 320 at 7x7, linear projection) and its 5x5
+# blocks before it (1152 -> 192), whose fp32 vector-PW tile overflows even single-buffered.
 WIDE_BLOCKS = [
     _block("mnasnet_1152_320_h7", 1152, 320, 7, act2="none"),
+    _block("mnasnet_1152_192_k5_h7", 1152, 192, 7, kernel=5, act2="none"),
 ]

@@ -333,8 +333,9 @@ def rewrite(g: Graph, m: Match, wl: DwSepWorkload, consts: dict, types: dict) ->
 
 def fuse_dwsep(g: Graph, soc: SocSpec, dtype: str | None = None, gate=None,
                per_channel: bool = False) -> tuple[Graph, list[Refusal]]:
-    """gate: optional callable workload -> None (fuse) | reason (the block is faster unfused on
-    the target: fusion/fallback.FusionGate), checked after legality and profitability.
+    """gate: optional callable workload -> None (fuse) | reason (no tile fits, or the block is
+    faster unfused on the target: fusion/fallback.FusionGate), checked after legality in place of
+    the vector-PW profitability check.
     per_channel: fuse per-channel PRelu (the target's kernels read a slope operand)."""
     refusals: list[Refusal] = []
     consts, types = dict(g.constants), dict(g.types)
@@ -352,7 +353,9 @@ def fuse_dwsep(g: Graph, soc: SocSpec, dtype: str | None = None, gate=None,
             refusals.append(Refusal("fuse_dwsep", tuple(n.name for n in m.members), why))
             continue
         wl = workload_of(g, m, dtype or g.types[dw.inputs[0]].dtype)
-        why = profitability(wl, soc) or (gate(wl) if gate is not None else None)
+        # the gate asks the tile policy, which knows every engine the target has (a block too wide
+        # for a vector-PW tile may fit the two-phase kernel); without one, the vector-PW minimum
+        why = gate(wl) if gate is not None else profitability(wl, soc)
         if why:
             refusals.append(Refusal("fuse_dwsep", tuple(n.name for n in m.members), why, "profitability"))
             continue

@@ -115,3 +115,16 @@ def test_consumer_refusals_name_the_consumers(extra, words):
     assert not chains[0].fused and words in chains[0].reason, chains[0].reason
     if extra != "se":
         assert "consumers (Conv 'pw'; " in chains[0].reason and "writes one output" in chains[0].reason
+
+
+def test_block_too_wide_for_vector_pw_fuses_where_the_two_phase_kernel_fits(tmp_path):
+    """MnasNet's 1152 -> 192 5x5 block at fp32: no vector-PW tile fits 910B2's UB, the two-phase
+    kernel's does. sim plans it (the gate asks the tile policy, not the vector-PW minimum); the
+    Ascend C target has no fp32 two-phase / cube kernel, so there it is refused with the figures."""
+    p = tmp_path / "k5.onnx"
+    onnx.save(models.build("mnasnet_1152_192_k5_h7"), p)
+    sim = compile_model(str(p), target="sim:ascend910b2", fallback=False)
+    assert len(sim.fused_blocks) == 1 and sim.fused_blocks[0].plan.tile.pw_engine == "twophase"
+    asc = compile_model(str(p), target="ascend:ascend910b2", fallback=False)
+    assert not asc.fused_blocks and "no tile fits ascend910b2" in asc.refusals[0].reason
+    assert "pw:vector UB" in asc.refusals[0].reason
