@@ -3,7 +3,10 @@ modeled fp32 rounding moves the output (reduction lengths x magnitudes), so an o
 small difference of large terms gets the tolerance its honest rounding needs, while a broken kernel
 on a well-conditioned model still fails; the check line states the shift."""
 
+import json
+
 import numpy as np
+import onnx
 import pytest
 from conftest import run_cli
 from onnx import TensorProto, helper, numpy_helper
@@ -94,7 +97,6 @@ def test_perturbed_model_covers_every_float_node():
 
 
 def test_check_line_states_the_shift(capsys, tmp_path):
-    import onnx
     p = tmp_path / "b.onnx"
     onnx.save(models.dwsep_block(24, 40, 9), p)
     code, out, _ = run_cli(capsys, "check", str(p), "-t", "llvm")
@@ -103,10 +105,8 @@ def test_check_line_states_the_shift(capsys, tmp_path):
 
 @pytest.mark.parametrize("delta", [1e-5])
 def test_cancelling_output_passes_the_cli(capsys, tmp_path, delta):
-    import onnx
     p = tmp_path / "c.onnx"
     onnx.save(cancelling(delta)[0], p)
     code, out, _ = run_cli(capsys, "check", str(p), "-t", "sim:ascend310p3", "--json")
-    import json
     doc = json.loads(out)
     assert code == 0 and doc["passed"] and doc["tolerance"] > 1e-2 and doc["fp32_terms"] == C

@@ -8,6 +8,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+import models
 from fusion.check import check_model
 from fusion.driver import compile_model
 from fusion.explain_cli import explain
@@ -121,7 +122,6 @@ def test_illegal_branches_stay_with_their_reason(case, words):
 
 def test_residual_add_of_a_dwsep_block_is_no_branch():
     """MobileNetV2's residual (x + PW(DW(x))) reads x through a chain, not a branch: untouched."""
-    import models
     m = models.dwsep_block(24, 24, 9, residual=True, fold_bn=True)
     g = fold_bn(load_graph(m))[0]
     got, refusals = reparam(g)

@@ -5,6 +5,7 @@ and the AscendNPU IR module, each against ONNX Runtime on odd shapes."""
 
 import numpy as np
 import pytest
+from onnx import TensorProto, helper
 
 import models
 from fusion.ascend_check import check_ascend
@@ -54,7 +55,6 @@ def test_sigmoid_mul_is_fused_as_silu(residual):
 
 def test_sigmoid_whose_output_is_read_elsewhere_is_not_silu():
     """A Sigmoid also read by another node is no activation of the kernel; the refusal names SiLU."""
-    from onnx import TensorProto, helper
     m = silu_block(act2="none")
     gate = next(n.output[0] for n in m.graph.node if n.name == "dw_act_sig")
     m.graph.node.append(helper.make_node("Relu", [gate], ["z"], name="extra"))
