@@ -115,7 +115,7 @@ def dw_pw_chains(model) -> tuple[int, int]:
 def reason_key(reason: str) -> str:
     """A refusal reason without its names and numbers, to group by."""
     r = re.sub(r"'[^']*'", "'…'", reason)
-    r = re.sub(r"\d+(\.\d+)?(e-?\d+)?", "N", r)
+    r = re.sub(r"\b\d+(\.\d+)?(e-?\d+)?\b", "N", r)
     return r.split(":")[0][:120]
 
 
@@ -125,6 +125,7 @@ def analyse(path: Path, check: bool) -> dict:
     row: dict = {"dw_convs": dws, "dw_pw_chains": chains}
     for target in ("llvm", "sim"):
         cs, _, notes = explain(str(path), target, fallback=True)
+        row["dw_after_passes"] = len(cs)   # DW convs left once re-parameterizable branches are merged
         row[f"fused_{target}"] = sum(c.fused for c in cs)
         row[f"refusals_{target}"] = dict(Counter(reason_key(c.reason) for c in cs if not c.fused).most_common())
         row["notes"] = notes
@@ -144,18 +145,20 @@ def analyse(path: Path, check: bool) -> dict:
 
 
 def markdown(rows: dict) -> str:
-    out = ["| model | DW convs | DW->PW chains | fused llvm | fused sim | check sim / llvm / fp16 (max rel, tol) |",
-           "| --- | --- | --- | --- | --- | --- |"]
+    out = ["| model | DW convs | DW->PW chains | DW after passes | fused llvm | fused sim | "
+           "check sim / llvm / fp16 (max rel, tol) |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
     for name, r in rows.items():
         if "error" in r:
-            out.append(f"| {name} | export failed: {r['error']} | | | | |")
+            out.append(f"| {name} | export failed: {r['error']} | | | | | |")
             continue
         checks = []
         for k in ("sim", "llvm", "fp16"):
             c = r.get(f"check_{k}")
             checks.append("-" if c is None else c.get("error", "")[:40] or
                           f"{c['status']} {c['max_rel']:.1e} / {c['tolerance']:.0e}")
-        out.append(f"| {name} | {r['dw_convs']} | {r['dw_pw_chains']} | {r['fused_llvm']} | {r['fused_sim']} | "
+        out.append(f"| {name} | {r['dw_convs']} | {r['dw_pw_chains']} | {r.get('dw_after_passes', '?')} | "
+                   f"{r['fused_llvm']} | {r['fused_sim']} | "
                    f"{'; '.join(checks)} |")
     out.append("")
     out.append("INCONCLUSIVE: within tolerance, but with random weights the reference barely depends on its "
@@ -176,6 +179,7 @@ def main(argv=None) -> int:
                     help="input size of the export (the chain counts do not depend on it; checks are faster smaller)")
     ap.add_argument("--work", default="/tmp/timm_zoo", help="where the exported models go")
     ap.add_argument("--no-check", action="store_true", help="counts only (no check runs)")
+    ap.add_argument("--check-models", default=None, help="run the checks on these models only (default: all)")
     ap.add_argument("--out", default=str(RESULTS / "timm_zoo"))
     args = ap.parse_args(argv)
     work = Path(args.work)
@@ -189,7 +193,8 @@ def main(argv=None) -> int:
                 rows[name] = {"error": err}
                 print(f"{name}: export failed: {err}", flush=True)
                 continue
-        rows[name] = analyse(path, not args.no_check)
+        checked = not args.no_check and (args.check_models is None or name in args.check_models.split(","))
+        rows[name] = analyse(path, checked)
         print(name, json.dumps(rows[name]), flush=True)
         Path(args.out + ".json").write_text(json.dumps({"resolution": args.resolution, "models": rows}, indent=1))
         Path(args.out + ".md").write_text(f"Exported at {args.resolution}x{args.resolution}, batch 1, opset 17, random "

@@ -21,7 +21,7 @@ from schedules.workload import DwSepWorkload
 
 ACT_OPS = {"Relu": "relu", "Relu6": "relu6", "HardSwish": "hardswish"}
 # ops the fused kernel carries as act1/act2, with their constants (schedules/activations.py)
-ACT_NODE_OPS = ("Relu", "Relu6", "HardSwish", "Clip", "LeakyRelu", "PRelu", "HardSigmoid")
+ACT_NODE_OPS = ("Relu", "Relu6", "HardSwish", "Clip", "LeakyRelu", "PRelu", "HardSigmoid", "x*Sigmoid(x)")
 GLOBAL_OPS = ("GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceMax", "ReduceSum")
 FUSED_OP = "FusedDwSep"
 # the fused node's positional inputs (the one statement of the contract): the data input, the four
