@@ -1,8 +1,8 @@
 """ONNX builders for megafuse's reference workloads (deterministic, seeded random weights)."""
 
-from .dwsep import MOBILENET_V1_BLOCKS, ODD_BLOCKS, dwsep_block
+from .dwsep import MOBILENET_V1_BLOCKS, ODD_BLOCKS, WIDE_BLOCKS, dwsep_block
 from .mobilenet import REGISTRY, build, mobilenet_v1, mobilenet_v2
 from .ocr import ocr_detector, ocr_recognizer, se_classifier
 
-__all__ = ["MOBILENET_V1_BLOCKS", "ODD_BLOCKS", "REGISTRY", "build", "dwsep_block",
+__all__ = ["MOBILENET_V1_BLOCKS", "ODD_BLOCKS", "REGISTRY", "WIDE_BLOCKS", "build", "dwsep_block",
            "mobilenet_v1", "mobilenet_v2", "ocr_detector", "ocr_recognizer", "se_classifier"]

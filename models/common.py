@@ -191,8 +191,11 @@ class GraphBuilder:
             return self.node("Relu", name, [x])
         if act == "relu6":
             return self.clip(name, x, 0.0, 6.0)
+        if act == "silu":   # nn.SiLU as torch.onnx.export writes it: x * Sigmoid(x)
+            gate = self.node("Sigmoid", f"{name}_sig", [x])
+            return self.node("Mul", name, [x, gate])
         if act != "hardswish":
-            raise ValueError(f"act must be one of {ACTIVATIONS}, got {act!r}")
+            raise ValueError(f"act must be one of {ACTIVATIONS + ('silu',)}, got {act!r}")
         if self.hswish_form == "op":
             if self.opset < 14:
                 raise ValueError(f"hswish_form='op' needs opset >= 14 (HardSwish), got opset {self.opset}")

@@ -73,3 +73,11 @@ ODD_BLOCKS = [
     _block("odd_h19_s2_24_40", 24, 40, 19, stride=2),
     _block("odd_batch2_32_64_h28", 32, 64, 28, batch=2),
 ]
+
+# Wide blocks of today's networks whose double-buffered smallest tile overflows the UB at fp32:
+# MnasNet-1.0's last block (1152 expanded channels -> 320 at 7x7, linear projection) and its 5x5
+# blocks before it (1152 -> 192), whose fp32 vector-PW tile overflows even single-buffered.
+WIDE_BLOCKS = [
+    _block("mnasnet_1152_320_h7", 1152, 320, 7, act2="none"),
+    _block("mnasnet_1152_192_k5_h7", 1152, 192, 7, kernel=5, act2="none"),
+]

@@ -9,7 +9,7 @@ import onnx
 
 from .common import GraphBuilder, make_divisible
 from .convnets import resnet
-from .dwsep import MOBILENET_V1_BLOCKS, ODD_BLOCKS, dwsep_block
+from .dwsep import MOBILENET_V1_BLOCKS, ODD_BLOCKS, WIDE_BLOCKS, dwsep_block
 from .ocr import ocr_detector, ocr_recognizer, se_classifier
 
 # (out channels, stride) of the 13 DW-separable blocks (Howard et al. 2017, Table 1).
@@ -94,7 +94,7 @@ REGISTRY: dict[str, Callable[..., onnx.ModelProto]] = {
     "ocr_detector": ocr_detector,
     "ocr_recognizer": ocr_recognizer,
     "se_classifier": se_classifier,
-    **{spec["name"]: _preset(spec) for spec in MOBILENET_V1_BLOCKS + ODD_BLOCKS},
+    **{spec["name"]: _preset(spec) for spec in MOBILENET_V1_BLOCKS + ODD_BLOCKS + WIDE_BLOCKS},
 }
 
 

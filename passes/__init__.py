@@ -10,15 +10,21 @@ from passes.fold_bn import fold_bn
 from passes.fuse_dwsep import fuse_dwsep
 from passes.layout import insert_layout_conversions
 from passes.records import Refusal
+from passes.reparam import reparam
 
 
 def prepare(g: Graph, fold: bool = True) -> tuple[Graph, list[Refusal]]:
-    """The steps before fusion: canonical activations, BN and constant scale/shift in the convs.
-    fold=False (--opt-level 0): only the renames of canonicalize; nothing folds."""
+    """The steps before fusion: canonical activations, BN into the convs, re-parameterizable branches
+    into one conv, constant scale/shift into the convs. fold=False (--opt-level 0): only the renames
+    of canonicalize; nothing folds."""
     if not fold:
         return canonicalize(g, collapse=False), []
     g = canonicalize(g)
     g, why_bn = fold_bn(g)
+    merged, why_rep = reparam(g)   # parallel conv branches (BN folded into each) into one conv
+    if merged is not g:   # a BN after the merged branches (RepViT's RepVggDw) folds into it now
+        merged, why_bn = fold_bn(merged)
+    g, why_bn = merged, why_bn + why_rep
     g, why = fold_affine(g)   # scale/shift nodes, and BNs fold_bn could not fold, into neighbour convs
     names = {n.name for n in g.nodes}
     return g, [r for r in why_bn if r.nodes[0] in names] + why

@@ -21,7 +21,7 @@ from schedules.workload import DwSepWorkload
 
 ACT_OPS = {"Relu": "relu", "Relu6": "relu6", "HardSwish": "hardswish"}
 # ops the fused kernel carries as act1/act2, with their constants (schedules/activations.py)
-ACT_NODE_OPS = ("Relu", "Relu6", "HardSwish", "Clip", "LeakyRelu", "PRelu", "HardSigmoid")
+ACT_NODE_OPS = ("Relu", "Relu6", "HardSwish", "Clip", "LeakyRelu", "PRelu", "HardSigmoid", "x*Sigmoid(x)")
 GLOBAL_OPS = ("GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceMax", "ReduceSum")
 FUSED_OP = "FusedDwSep"
 # the fused node's positional inputs (the one statement of the contract): the data input, the four
@@ -134,12 +134,17 @@ def activation_of(g: Graph, n: Node, per_channel: bool = False) -> tuple[Act | N
 
 
 def activation_at(g: Graph, t: str, per_channel: bool = False) -> tuple[Act | None, str | None]:
-    """The activation applied to tensor `t`: its sole consumer, or x * HardSigmoid(x; a, b)
-    (HardSigmoid and Mul both reading t) as a generalized hard-swish."""
+    """The activation applied to tensor `t`: its sole consumer, x * Sigmoid(x) (Sigmoid and Mul
+    both reading t) as SiLU, or x * HardSigmoid(x; a, b) as a generalized hard-swish."""
     users = g.consumers_of(t)
     if t in g.outputs:
         return None, "is a graph output"
     if len(users) == 2:
+        sig = next((u for u in users if u.op_type == "Sigmoid"), None)
+        mul = next((u for u in users if u.op_type == "Mul"), None)
+        if (sig is not None and mul is not None and sorted(mul.inputs) == sorted((t, sig.outputs[0]))
+                and g.uses(sig.outputs[0]) == 1 and sig.outputs[0] not in g.outputs):
+            return Act("silu", (sig, mul)), None   # SiLU / Swish as torch.onnx.export writes nn.SiLU
         hs = next((u for u in users if u.op_type == "HardSigmoid"), None)
         mul = next((u for u in users if u.op_type == "Mul"), None)
         if (hs is not None and mul is not None and sorted(mul.inputs) == sorted((t, hs.outputs[0]))
@@ -157,6 +162,38 @@ def _global_gate(g: Graph, users: list[Node]) -> str | None:
         if u.op_type in GLOBAL_OPS:
             return f"{u.op_type} '{u.name}'"
     return None
+
+
+def _consumer_kinds(g: Graph, t: str, users: list[Node]) -> list[str]:
+    """What each consumer of `t` is, in the words of the network it comes from."""
+    outs = {u.outputs[0]: u for u in users}
+    silu = {u.name for u in users if u.op_type == "Mul" and any(
+            sorted(u.inputs) == sorted((t, o)) for o, v in outs.items() if v.op_type in ("Sigmoid", "HardSigmoid"))}
+    kinds = []
+    for u in users:
+        if u.name in silu:
+            continue   # named with its gate below
+        if u.op_type in ("Sigmoid", "HardSigmoid") and any(
+                v.name in silu and u.outputs[0] in v.inputs for v in users):
+            kinds.append(f"{'SiLU' if u.op_type == 'Sigmoid' else 'hard-swish'} x*{u.op_type}(x) ('{u.name}')")
+        elif u.op_type in GLOBAL_OPS:
+            kinds.append(f"squeeze-excite {u.op_type} '{u.name}'")
+        elif u.op_type == "Add" and all(not g.is_constant(i) for i in u.inputs):
+            kinds.append(f"residual Add '{u.name}'")
+        elif u.op_type in ("Split", "Slice", "Concat"):
+            kinds.append(f"{u.op_type} '{u.name}' (a channel shuffle or grouped branch)")
+        else:
+            kinds.append(f"{u.op_type} '{u.name}'")
+    return kinds
+
+
+def consumers_reason(g: Graph, t: str, users: list[Node], what: str) -> str:
+    """Why a chain stops at a tensor several nodes read: which nodes, and what that blocks."""
+    if not users:
+        return f"{what} output is not read"
+    return (f"{what} output has {len(users)} consumers ({'; '.join(_consumer_kinds(g, t, users))}): the "
+            f"fused kernel keeps its intermediates on chip and writes one output, so a tensor read "
+            f"outside the chain cannot be fused away")
 
 
 def _se_ahead(g: Graph, n: Node, steps: int = 4) -> str | None:
@@ -184,7 +221,7 @@ def match_chain(g: Graph, dw: Node, per_channel: bool = False) -> tuple[Match | 
                 return None, (f"{what} output feeds a squeeze-and-excitation block ({gate}): its global "
                               f"average over the whole image gates every pixel, a global dependency a "
                               f"tiled kernel cannot see")
-            return None, f"{what} output has {len(users)} consumers"
+            return None, consumers_reason(g, t, users, what)
         return users[0], None
 
     act1, why_act = activation_at(g, dw.outputs[0], per_channel)
@@ -296,8 +333,9 @@ def rewrite(g: Graph, m: Match, wl: DwSepWorkload, consts: dict, types: dict) ->
 
 def fuse_dwsep(g: Graph, soc: SocSpec, dtype: str | None = None, gate=None,
                per_channel: bool = False) -> tuple[Graph, list[Refusal]]:
-    """gate: optional callable workload -> None (fuse) | reason (the block is faster unfused on
-    the target: fusion/fallback.FusionGate), checked after legality and profitability.
+    """gate: optional callable workload -> None (fuse) | reason (no tile fits, or the block is
+    faster unfused on the target: fusion/fallback.FusionGate), checked after legality in place of
+    the vector-PW profitability check.
     per_channel: fuse per-channel PRelu (the target's kernels read a slope operand)."""
     refusals: list[Refusal] = []
     consts, types = dict(g.constants), dict(g.types)
@@ -315,7 +353,9 @@ def fuse_dwsep(g: Graph, soc: SocSpec, dtype: str | None = None, gate=None,
             refusals.append(Refusal("fuse_dwsep", tuple(n.name for n in m.members), why))
             continue
         wl = workload_of(g, m, dtype or g.types[dw.inputs[0]].dtype)
-        why = profitability(wl, soc) or (gate(wl) if gate is not None else None)
+        # the gate asks the tile policy, which knows every engine the target has (a block too wide
+        # for a vector-PW tile may fit the two-phase kernel); without one, the vector-PW minimum
+        why = gate(wl) if gate is not None else profitability(wl, soc)
         if why:
             refusals.append(Refusal("fuse_dwsep", tuple(n.name for n in m.members), why, "profitability"))
             continue

@@ -8,6 +8,8 @@ constants, written by `spell`:
   hardswishab(a,b)    x * min(max(a*x + b, 0), 1)      (x * HardSigmoid(x; a, b), a != 1/6)
   prelu               x >= 0 ? x : s[c]*x              (PRelu with one slope per channel: the slope
                                                         is an operand of the fused block, `needs_slope`)
+  silu                x * sigmoid(x) = x / (1 + e^-x)  (SiLU / Swish: Sigmoid + Mul(x, sigmoid(x)),
+                                                        as torch.onnx.export writes nn.SiLU)
 Every consumer derives from this module: the TE compute (`te_expr`), the cost model's vector
 instruction count (`VECTOR_INSTRS`), the Ascend C body (`ascendc_body`) and the plan's scratch
 buffer (`needs_scratch`), so the four cannot disagree on what an activation is.
@@ -22,7 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-PLAIN = ("none", "relu", "relu6", "hardswish", "prelu")
+PLAIN = ("none", "relu", "relu6", "hardswish", "prelu", "silu")
 # activations that read a per-channel operand (the fused block's s_dw / s_pw input)
 PER_CHANNEL = ("prelu",)
 PARAMETRIC = {"leakyrelu": 1, "clip": 2, "hardsigmoid": 2, "hardswishab": 2}
@@ -70,9 +72,11 @@ def is_valid(act: str) -> bool:
 # leakyrelu = Muls(a) into scratch + Max (a <= 1) or Min (a > 1); clip = Maxs + Mins;
 # hardsigmoid = Muls, Adds, Maxs, Mins; hardswishab = Muls, Adds, Maxs, Mins (scratch) + Mul;
 # prelu = Mins(x, 0) into scratch, Mul by the channel's slopes, Maxs(x, 0), Add (the slopes may
-# lie on both sides of 1, so the leakyrelu max/min trick does not apply)
+# lie on both sides of 1, so the leakyrelu max/min trick does not apply); silu = Muls(-1) into
+# scratch, Exp, Adds(1), Div (x / (1 + e^-x): e^-x overflows to inf for x < -88 and x / inf = -0,
+# the limit, so no clamp is needed)
 _INSTRS = {"none": 0, "relu": 1, "relu6": 2, "hardswish": 5, "leakyrelu": 2, "clip": 2,
-           "hardsigmoid": 4, "hardswishab": 5, "prelu": 4}
+           "hardsigmoid": 4, "hardswishab": 5, "prelu": 4, "silu": 4}
 
 
 def vector_instructions(act: str) -> int:
@@ -81,7 +85,7 @@ def vector_instructions(act: str) -> int:
 
 def needs_scratch(act: str) -> bool:
     """True when the Ascend C body needs an fp32 scratch of the tile (tmp, tmpLen)."""
-    return parse(act).kind in ("hardswish", "leakyrelu", "hardswishab", "prelu")
+    return parse(act).kind in ("hardswish", "leakyrelu", "hardswishab", "prelu", "silu")
 
 
 def needs_slope(act: str) -> bool:
@@ -127,6 +131,9 @@ def te_expr(x, act: str, slope=None):
         return tirx.min(tirx.max(x, c(0)), c(6))
     if a.kind == "hardswish":
         return x * tirx.min(tirx.max(x + c(3), c(0)), c(6)) / c(6)
+    if a.kind == "silu":   # in fp32 whatever the storage (e^-x of fp16 overflows at x < -11)
+        xf = x.astype("float32")
+        return (xf / (tirx.const(1, "float32") + tirx.exp(-xf))).astype(dt)
     if a.kind == "leakyrelu":
         return tirx.if_then_else(x >= c(0), x, x * c(a.params[0]))
     if a.kind == "prelu":
@@ -166,6 +173,9 @@ def ascendc_body(act: str) -> str:
         steps = ["Adds(tmp, v, 3.0f, m);", "Maxs(tmp, tmp, 0.0f, m);", "Mins(tmp, tmp, 6.0f, m);",
                  "Mul(v, v, tmp, m);", "Muls(v, v, 1.0f / 6.0f, m);"]
         what = "x * min(max(x + 3, 0), 6) / 6"
+    elif a.kind == "silu":
+        steps = ["Muls(tmp, v, -1.0f, m);", "Exp(tmp, tmp, m);", "Adds(tmp, tmp, 1.0f, m);", "Div(v, v, tmp, m);"]
+        what = "x * sigmoid(x) = x / (1 + exp(-x))"
     elif a.kind == "leakyrelu":
         slope = a.params[0]
         steps = [f"Muls(tmp, v, {_f(slope)}, m);",
@@ -198,6 +208,9 @@ def numpy_ref(x, act: str, slope=None):
         return np.minimum(np.maximum(x, 0), 6)
     if a.kind == "hardswish":
         return x * np.minimum(np.maximum(x + 3, 0), 6) / 6
+    if a.kind == "silu":   # sigmoid from e^-|x| (never overflows, exact in both tails)
+        e = np.exp(-np.abs(x))
+        return x * np.where(x >= 0, 1, e) / (1 + e)
     if a.kind == "leakyrelu":
         return np.where(x >= 0, x, x * a.params[0])
     if a.kind == "clip":

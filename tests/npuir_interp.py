@@ -15,7 +15,8 @@ import numpy as np
 DT = {"f16": np.float16, "f32": np.float32}
 _TYPE = re.compile(r"memref<((?:\d+x)+)(f16|f32)")
 _SSA = re.compile(r"%[\w]+")
-_BIN = {"vadd": np.add, "vmul": np.multiply, "vmax": np.maximum, "vmin": np.minimum}
+_BIN = {"vadd": np.add, "vmul": np.multiply, "vmax": np.maximum, "vmin": np.minimum, "vdiv": np.divide}
+_UN = {"vexp": np.exp}
 _IDX = {"addi": lambda a, b: a + b, "subi": lambda a, b: a - b, "muli": lambda a, b: a * b,
         "divui": lambda a, b: a // b, "remui": lambda a, b: a % b, "minsi": min}
 
@@ -139,9 +140,14 @@ def _op(name: str, ins: list, out: np.ndarray) -> None:
         out[...] = ins[0].astype(out.dtype)
     elif name == "vbrc":
         out[...] = ins[0]
+    elif name in _UN:
+        assert ins[0].shape == out.shape and ins[0].dtype == out.dtype, name
+        with np.errstate(over="ignore"):
+            out[...] = _UN[name](ins[0])
     elif name in _BIN:
         a, b = ins
-        res = _BIN[name](a, b)
+        with np.errstate(over="ignore", divide="ignore"):
+            res = _BIN[name](a, b)
         assert res.shape == out.shape and a.dtype == out.dtype, (name, res.shape, out.shape)
         out[...] = res
     else:

@@ -29,6 +29,8 @@ def _act_nodes(act: str, x: str, out: str, tag: str) -> list:
         return [helper.make_node("Relu", [x], [out])]
     if kind == "hardswish":
         return [helper.make_node("HardSwish", [x], [out])]
+    if kind == "silu":   # as torch.onnx.export writes nn.SiLU
+        return [helper.make_node("Sigmoid", [x], [f"{tag}_s"]), helper.make_node("Mul", [x, f"{tag}_s"], [out])]
     if kind == "leakyrelu":
         return [helper.make_node("LeakyRelu", [x], [out], alpha=p[0])]
     if kind == "clip":
@@ -65,7 +67,7 @@ def act_block(act1: str, act2: str, c=21, o=37, h=7, w=9, seed=5):
 # below and above 1 and a negative one (the max/min form of leakyrelu flips at 1)
 PAIRS = [("leakyrelu(0.1)", "clip(-1,2.5)"), ("hardsigmoid(0.2,0.5)", "hardswishab(0.2,0.5)"),
          ("leakyrelu(1.5)", "leakyrelu(-0.25)"), ("clip(-0.5,0.75)", "hardsigmoid(0.3,0.4)"),
-         ("hardswishab(0.25,0.6)", "relu"), ("hardswish", "leakyrelu(0.01)")]
+         ("hardswishab(0.25,0.6)", "relu"), ("hardswish", "leakyrelu(0.01)"), ("silu", "silu")]
 
 
 def test_every_table_activation_is_lowered_or_refused_with_reason():

@@ -16,6 +16,7 @@ from schedules.targets import parse_target, per_channel_acts
 from passes import prepare
 from passes.fuse_dwsep import FUSED_OP, fuse_dwsep, fused_workload, is_depthwise
 from fusion.driver.fallback import FusionGate
+from fusion.driver.tile_policy import TileOverride
 from passes import optimize
 from passes.conv_epilogue import fold_conv_epilogues
 from passes.stem_layout import convs_write_blocked
@@ -45,8 +46,9 @@ class Chain:
 
 def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = None,
             inputs=None, outputs=None, fallback: bool = False,
-            opt_level: int = DEFAULT_LEVEL) -> tuple[list[Chain], list, list[str]]:
+            opt_level: int = DEFAULT_LEVEL, tile: TileOverride | None = None) -> tuple[list[Chain], list, list[str]]:
     """(chains in model order, the other refusals: BN/affine nodes left as kernels, notes).
+    tile: the tile options of `compile` (--tile, --no-double-buffer, ...), which decide what fits.
     A model with operators the importer does not support yet is explained on the rest of it.
     opt_level < 2: nothing fuses (each chain says so); 0: nothing folds either."""
 
@@ -65,7 +67,8 @@ def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = N
     dtype = dtype or (g.types[g.inputs[0]].dtype if g.inputs else "float32")
     level = get_level(opt_level)
     g, others = prepare(g, level.fold)
-    fused_g, refusals = (fuse_dwsep(g, tgt.soc, dtype, FusionGate(tgt) if fallback else None, per_channel_acts(tgt))
+    gate = FusionGate(tgt, tile)
+    fused_g, refusals = (fuse_dwsep(g, tgt.soc, dtype, gate if fallback else gate.fits, per_channel_acts(tgt))
                          if level.fuse else (g, []))
     if level.note:
         notes.append(level.note)
@@ -131,7 +134,7 @@ def cmd_explain(args) -> int:
     shapes = dict(parse_input_shape(s) for s in args.input_shape)
     chains, others, notes = explain(args.model, args.target, shapes or None, args.dtype,
                              getattr(args, "inputs", None), getattr(args, "outputs", None),
-                             getattr(args, "fallback", True), single_level(args))
+                             getattr(args, "fallback", True), single_level(args), TileOverride.from_args(args))
     levels = level_effects(args.model, args.target, shapes or None, args.dtype, getattr(args, "fallback", True))
     if args.json:
         print(json.dumps({"chains": [c.to_json() for c in chains],

@@ -153,9 +153,7 @@ def _add_model_args(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
 def _compile_from_args(args):
 
     shapes = dict(parse_input_shape(s) for s in args.input_shape)
-    th, tw = args.tile if args.tile else (None, None)
-    override = TileOverride(th, tw, args.cout_block, args.cin_block,
-                            False if args.no_double_buffer else None, args.pw_engine)
+    override = TileOverride.from_args(args)
     tuned = None
     cap = getattr(args, "max_dma_ratio", None)
     if cap is not None:
@@ -315,7 +313,12 @@ def cmd_check(args) -> int:
 
 def _cond(result) -> str:
 
-    shift = result.fp16_shift if isinstance(result, CheckResult) else None
+    if not isinstance(result, CheckResult):
+        return ""
+    if result.fp32_shift is not None:
+        return (f"fp32 rounding (sqrt(n) u sum|terms|, reductions up to {result.fp32_terms} terms) "
+                f"shifts the reference by {result.fp32_shift:.2e}; ")
+    shift = result.fp16_shift
     return f"fp16 storage alone shifts the reference by {shift:.2e}; " if shift is not None else ""
 
 

@@ -159,7 +159,7 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
 
     def lower(g: Graph) -> CompiledModel:
         with phase("passes"):
-            g, refusals = optimize(g, tgt.soc, dtype, fuse=fuse, gate=gate if fallback else None,
+            g, refusals = optimize(g, tgt.soc, dtype, fuse=fuse, gate=gate if fallback else gate.fits,
                                    per_channel=per_channel_acts(tgt), fold=level.fold)
             if tgt.kind == "llvm" and level.epilogues:   # conv + bias + act (+ residual) per kernel, as a runtime runs them
                 g = fold_conv_epilogues(convs_write_blocked(g))

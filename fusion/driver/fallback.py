@@ -22,7 +22,7 @@ import logging
 from dataclasses import dataclass, field
 
 from schedules.targets import Target
-from fusion.driver.tile_policy import TileChoice, TileOverride, choose_tile
+from fusion.driver.tile_policy import TileChoice, TileOverride, choose_tile, fit_refusal
 from schedules.workload import DwSepWorkload
 from fusion.cost import model_block
 from fusion.cost.vendor_baseline import block_kernels
@@ -61,10 +61,16 @@ class FusionGate:
         fused = model_block(self.choice(wl).plan, timeline=False).time_us
         return fused, sum(k.time_us for k in block_kernels(wl, self.target.soc))
 
+    def fits(self, wl: DwSepWorkload) -> str | None:
+        """None when the tile policy can plan the block under this gate's tile options; else why
+        not, with the UB figures (the check every compile makes, with or without the fallback)."""
+        return fit_refusal(wl, self.target, self.override)
+
     def __call__(self, wl: DwSepWorkload) -> str | None:
         """None to fuse; else why the block runs unfused (one line with the numbers)."""
-        if self.target.kind not in GATED_KINDS:
-            return None
+        why = self.fits(wl)
+        if why or self.target.kind not in GATED_KINDS:
+            return why
         ch = self.choice(wl)
         if ch.source == "forced":
             return None

@@ -51,6 +51,14 @@ class TileOverride:
     def forced(self) -> bool:
         return any(v is not None for v in (self.th, self.tw, self.cob, self.cib))
 
+    @classmethod
+    def from_args(cls, args) -> "TileOverride":
+        """The override of the CLI's tile options (--tile, --cout-block, --cin-block,
+        --no-double-buffer, --pw-engine), shared by compile/check/bench/tune and explain."""
+        th, tw = args.tile if getattr(args, "tile", None) else (None, None)
+        return cls(th, tw, getattr(args, "cout_block", None), getattr(args, "cin_block", None),
+                   False if getattr(args, "no_double_buffer", False) else None, getattr(args, "pw_engine", None))
+
 
 @dataclass(frozen=True)
 class TileChoice:
@@ -83,19 +91,58 @@ def choose_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None
                 return TileChoice(two[0], "default", f"two-phase: {two[1]:.2f} us modeled < tuned "
                                                    f"{tuned.describe()} {t_tuned:.2f} us")
         return TileChoice(plan, "tuned", f"pw on {tuned.pw_engine} (tuned tile)")
-    knobs = TileConfig(1, 1, double_buffer=override.double_buffer is not False,
-                       pw_engine=override.pw_engine or "vector")
-    base = suggest_tile(wl, soc, like=knobs, min_tiles=soc.vector_cores)
-    if base is None:  # fuse_dwsep's profitability check makes this unreachable for fused blocks
-        raise MegafuseError(f"no tile of {wl.describe()} fits {soc.name}")
-    if override.forced:
-        cfg = override.apply(base)
-        return TileChoice(make_plan(wl, cfg, soc), "forced", f"pw on {cfg.pw_engine} (forced tile)")
-    if target.kind == "llvm":
+    if override.forced or target.kind == "llvm":
+        base = _base_tile(wl, target, override)
+        if override.forced:
+            cfg = override.apply(base)
+            return TileChoice(make_plan(wl, cfg, soc), "forced", f"pw on {cfg.pw_engine} (forced tile)")
         base = balance_tile(wl, base, soc)
         return TileChoice(make_plan(wl, base, soc), "default", f"pw on {base.pw_engine} (default tile)")
     plan, why = _fastest_candidate(wl, target, override)
     return TileChoice(plan, "default", why)
+
+
+def _base_tile(wl: DwSepWorkload, target: Target, override: TileOverride) -> TileConfig:
+    """The largest tile giving every core one, double-buffered where one fits, else single-buffered
+    (a block whose every buffer fits only once still fuses); the engine forced or vector."""
+    soc = target.soc
+    for db in ((True, False) if override.double_buffer is None else (override.double_buffer,)):
+        base = suggest_tile(wl, soc, like=TileConfig(1, 1, double_buffer=db, pw_engine=override.pw_engine or "vector"),
+                            min_tiles=soc.vector_cores)
+        if base is not None:
+            if db is False and override.double_buffer is None:
+                log.info("%s: no double-buffered tile fits %s: single-buffered", wl.describe(), soc.name)
+            return base
+    raise MegafuseError(fit_refusal(wl, target, override) or f"no tile of {wl.describe()} fits {soc.name}")
+
+
+def _engines(wl: DwSepWorkload, target: Target, override: TileOverride) -> tuple[str, ...]:
+    """Every PW engine choose_tile may plan `wl` on (the two-phase kernel where it is considered)."""
+    if override.forced or target.kind == "llvm":
+        return (override.pw_engine or "vector",)
+    engines = (override.pw_engine,) if override.pw_engine else pw_engines(target, wl.dtype)
+    if two_phase_enabled(target, override) and "cube" in pw_engines(target, wl.dtype) \
+            and not (target.kind == "ascend" and (needs_slope(wl.act1) or needs_slope(wl.act2))):
+        engines += ("twophase",)
+    return engines
+
+
+def fit_refusal(wl: DwSepWorkload, target: Target, override: TileOverride | None = None) -> str | None:
+    """None when choose_tile can plan `wl` under `override`; else why not, with the figures of the
+    smallest tile (1x1, one channel block each way, single-buffered) on every engine it may use.
+    The fusion gate asks this before fusing, so a block no tile fits stays unfused with this reason
+    instead of failing the compile."""
+    override = override or TileOverride()
+    soc = target.soc
+    misses = []
+    for eng in _engines(wl, target, override):
+        plan = make_plan(wl, TileConfig(1, 1, 1, 1, False, eng), soc)
+        if plan.fits():
+            return None
+        scope, used, cap = plan.overflows()[0]
+        misses.append(f"pw:{eng} {scope} {used / 1024:.1f} KiB > {cap / 1024:.1f} KiB")
+    return (f"no tile fits {soc.name}: even the smallest (1x1 cob1 cib1 sb) needs "
+            f"{'; '.join(misses)}")
 
 
 def select_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None,
@@ -138,7 +185,7 @@ def _fastest_candidate(wl: DwSepWorkload, target: Target, override: TileOverride
                     costs[cand] = model_block(plan, timeline=False)
     two = _two_phase_best(wl, target, override)
     if not costs and two is None:
-        raise MegafuseError(f"no tile of {wl.describe()} fits {soc.name}")
+        raise MegafuseError(fit_refusal(wl, target, override) or f"no tile of {wl.describe()} fits {soc.name}")
     if two is not None and (not costs or two[1] < min(c.time_us for c in costs.values())):
         log.info("%s: default tile %s (two-phase), %.2f us modeled", wl.describe(), two[0].tile.describe(), two[1])
         others = f" < one-phase {min(c.time_us for c in costs.values()):.2f} us" if costs else ""

@@ -26,9 +26,11 @@ from fusion.verify.check import (
     CheckResult,
     OutputError,
     compare,
+    fp32_tolerance,
     ort_reference,
     random_inputs,
 )
+from fusion.verify.fp32_bound import fp32_rounding_shift
 from schedules.activations import needs_slope
 from fusion.cost import model_fused
 from fusion.verify.sensitivity import input_sensitivity
@@ -176,8 +178,13 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
     got = {name: env[name].numpy() for name in prog.outputs}
     reference = (lambda f: ort_reference(model, f)) if model is not None else prog.run
     ref = reference(feeds)
+    fp32 = None
+    if tolerance is None and cm.dtype == "float32" and model is not None:
+        fp32 = fp32_rounding_shift(model, feeds, ref, seed)
+        tol = fp32_tolerance(fp32[0] if fp32 else None)
     whole = compare(got, ref, tol, seed)
     rows = list(whole.outputs) + [OutputError(f"{b.name} (kernel vs CPU)", b.max_abs, b.max_rel) for b in reports]
     rows += [OutputError(f"{c.name} (chain kernel vs its blocks' kernels)", c.max_abs, c.max_rel) for c in chain_checks]
     return AscendCheckResult(tuple(rows), tol, seed, input_sensitivity(reference, cm, seed, ref),
-                             blocks=tuple(reports), chains=tuple(chain_checks))
+                             blocks=tuple(reports), chains=tuple(chain_checks),
+                             fp32_shift=fp32[0] if fp32 else None, fp32_terms=fp32[1] if fp32 else None)

@@ -117,6 +117,9 @@ def act(x, spelled, slope=None):
         return np.minimum(np.maximum(x, 0), 6)
     if kind == "hardswish":
         return x * np.minimum(np.maximum(x + 3, 0), 6) / 6
+    if kind == "silu":
+        e = np.exp(-np.abs(x))
+        return x * np.where(x >= 0, np.float32(1), e) / (1 + e)
     if kind == "leakyrelu":
         return np.where(x >= 0, x, x * np.float32(p[0]))
     if kind == "prelu":

@@ -335,7 +335,7 @@ def act_refusal(act: str) -> str | None:
 # activations whose HIVM ops need an fp32 scratch the size of the operand (the dialect's vector
 # ops are unary/binary in place: x * gate needs the gate beside x)
 _ACT_SCRATCH = {"none": False, "relu": False, "relu6": False, "clip": False, "hardsigmoid": False,
-                "hardswish": True, "hardswishab": True, "leakyrelu": True}
+                "hardswish": True, "hardswishab": True, "leakyrelu": True, "silu": True}
 
 
 def act_needs_scratch(act: str) -> bool:
@@ -364,6 +364,11 @@ def _act(w: Writer, act: str, x: Value, tmp: Value | None) -> None:
         w.op("vadd", [x, s(a.params[1])], x)
         w.op("vmax", [x, s(0.0)], x)
         w.op("vmin", [x, s(1.0)], x)
+    elif a.kind == "silu":         # x / (1 + exp(-x))
+        w.op("vmul", [x, s(-1.0)], tmp)
+        w.op("vexp", [tmp], tmp)
+        w.op("vadd", [tmp, s(1.0)], tmp)
+        w.op("vdiv", [x, tmp], x)
     elif a.kind == "leakyrelu":    # x >= 0 ? x : a x  ==  max(x, a x) for a <= 1, min(x, a x) above
         w.op("vmul", [x, s(a.params[0])], tmp)
         w.op("vmax" if a.params[0] <= 1 else "vmin", [x, tmp], x)
