@@ -210,9 +210,12 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
                          "format boundaries; fusion/vendor_baseline.py) vs the same network with the fused "
                          "blocks; 'unfused_*' / 'speedup' = the per-op framework baseline (DW, BN, act, PW, BN, "
                          "act as separate kernels), a second column",
-        "avg_latency_us": total_f, "p95_latency_us": total_f, "avg_latency_ms": total_f / 1e3,
-        "p95_latency_ms": total_f / 1e3, "throughput_fps": report["batch"] * 1e6 / total_f,
-        "unfused_latency_us": total_u, "unfused_folded_latency_us": folded_total + other_us + stage_other_us,
+        # the report template's latency fields carry the headline (a CI gate reads them); the per-op
+        # framework column's fused total is its own field
+        "avg_latency_us": fused_in_vendor, "p95_latency_us": fused_in_vendor,
+        "avg_latency_ms": fused_in_vendor / 1e3, "p95_latency_ms": fused_in_vendor / 1e3,
+        "throughput_fps": report["batch"] * 1e6 / fused_in_vendor, "latency_is": "fused_in_vendor_network_us",
+        "per_op_fused_latency_us": total_f, "unfused_latency_us": total_u, "unfused_folded_latency_us": folded_total + other_us + stage_other_us,
         "speedup": total_u / total_f, "fused_blocks_us": fused_total, "unfused_blocks_us": unfused_total,
         "other_kernels_us": other_us, "other_kernels": others,
         "memory_peak_mb": cm.program.peak_bytes() / 2**20,
