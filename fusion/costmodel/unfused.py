@@ -42,6 +42,16 @@ def _sizes(extent: int, max_tiles: int) -> list[int]:
 
 
 
+# work units per core and per image an unfused kernel's tiling may have (fewer, larger tiles are the
+# vendor's choice; the cap bounds the search). Per image: a batch-N tiling has N times the units of
+# a batch-1 one, so a cap on the total would leave no tile at batch 32 (MobileNetV2 on 310P3)
+UNITS_PER_CORE_PER_IMAGE = 64
+
+
+def _max_units(cores: int, batch: int) -> int:
+    return UNITS_PER_CORE_PER_IMAGE * cores * max(1, batch)
+
+
 def _ub_fits(soc: SocSpec, buffers: list[tuple[int, int]]) -> bool:
     """buffers: (bytes per copy, copies)."""
     return sum(align(nb, soc.ub_align) * cp for nb, cp in buffers) <= soc.ub_usable_bytes
@@ -206,7 +216,7 @@ def _dw_kernel(name: str, wl: DwSepWorkload, soc: SocSpec, epilogue: bool) -> Ke
 
 
 def _dw_fits(wl, soc, th, tw, cib) -> bool:
-    """The unfused DW kernel's buffers fit UB and the tiling has at most 64 units per core."""
+    """The unfused DW kernel's buffers fit UB and the tiling has at most 64 units per core and image."""
     b = itemsize(wl.dtype)
     kh, kw = wl.kernel
     sh, sw = wl.stride
@@ -217,7 +227,7 @@ def _dw_fits(wl, soc, th, tw, cib) -> bool:
     if not _ub_fits(soc, bufs):
         return False
     units = wl.batch * ceil_div(c1, cib) * ceil_div(wl.out_height, th) * ceil_div(wl.out_width, tw)
-    return units <= 64 * soc.vector_cores
+    return units <= _max_units(soc.vector_cores, wl.batch)
 
 
 def _dw_bound(wl, soc, th, tw, cib, epilogue) -> float:
@@ -300,7 +310,7 @@ def _pw_vector_fits(wl, soc, th, tw, cob, residual) -> bool:
         bufs.append((cob * th * tw * C0 * b, 2))
     if not _ub_fits(soc, bufs):
         return False
-    return wl.batch * ceil_div(wl.out_height, th) * ceil_div(wl.out_width, tw) <= 64 * soc.vector_cores
+    return wl.batch * ceil_div(wl.out_height, th) * ceil_div(wl.out_width, tw) <= _max_units(soc.vector_cores, wl.batch)
 
 
 def _pw_vector_bound(wl, soc, th, tw, cob, bias_act, residual) -> float:
@@ -390,7 +400,7 @@ def _pw_cube_eval(name, wl, soc, m, nb, bias_act, residual, timeline=True) -> Ke
             return None
     px_img = wl.out_height * wl.out_width
     units = [mm for _ in range(wl.batch) for mm in split(px_img, m)]
-    if len(units) > 64 * soc.cube_cores:
+    if len(units) > _max_units(soc.cube_cores, wl.batch):
         return None
     cores = max(1, min(soc.cube_cores, len(units)))
     co_blocks = split(co1, nb)
