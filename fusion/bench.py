@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fusion.bodies import body_comparison
 from fusion.errors import MegafuseError
 
 REGRESSION_LIMIT = 0.05  # bench --baseline: a latency more than 5 % above the baseline fails
@@ -238,6 +239,7 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
                               "result through the workspace) the least DMA volume of any fused plan on the same number of "
                               "cores (every core loads all PW weights); dma_floor_any_split = the least DMA volume "
                               "of any equal split of the outputs over that many cores (fusion/traffic.py)")
+    report["bodies"] = body_comparison(cm, vendor, rows, chains, by_name, dict(costs), stages)
     report["max_dma_ratio"] = getattr(cm, "max_dma_ratio", None)
     from fusion.fallback import is_fallback
     report["fallback_blocks"] = [r.to_json() for r in cm.refusals if is_fallback(r)]
