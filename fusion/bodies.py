@@ -82,9 +82,10 @@ def print_bodies(b: dict) -> None:
           f"bodies {b['fused_bodies_us']:.1f}) vs vendor-like {b['vendor_one_launch_us']:.1f} us "
           f"({b['vendor_kernels']} kernels' bodies {b['vendor_bodies_us']:.1f}), SyncAll {b['sync_all_cycles']:.0f} "
           f"cycles = {b['sync_all_us']:.2f} us -> {b['speedup']:.2f}x  [MODELED]")
-    print(f"    fused blocks' bodies {b['blocks_fused_body_us']:.1f} us vs their vendor-like pairs' "
-          f"{b['blocks_vendor_body_us']:.1f} us ({b['blocks_vendor_body_us'] / b['blocks_fused_body_us']:.2f}x); "
-          f"{len(b['blocks_slower_than_pair'])} of {len(b['blocks'])} blocks slower than their pair  [MODELED]")
+    if b["blocks"]:   # none where every block fell back to the vendor-like kernels
+        print(f"    fused blocks' bodies {b['blocks_fused_body_us']:.1f} us vs their vendor-like pairs' "
+              f"{b['blocks_vendor_body_us']:.1f} us ({b['blocks_vendor_body_us'] / b['blocks_fused_body_us']:.2f}x); "
+              f"{len(b['blocks_slower_than_pair'])} of {len(b['blocks'])} blocks slower than their pair  [MODELED]")
     for s in b.get("sensitivity", ()):
         print(f"    soft SyncAll at {s['sync_all_cycles']} cycles ({s['sync_all_us']:.2f} us): fused "
               f"{s['fused_one_launch_us']:.1f} us vs vendor-like {s['vendor_one_launch_us']:.1f} us "
