@@ -65,3 +65,14 @@ def test_soft_sync_sensitivity_only_on_310p(reports):
         assert hi["vendor_one_launch_us"] - lo["vendor_one_launch_us"] == pytest.approx((b["vendor_kernels"] - 1) * d)
         assert hi["fused_one_launch_us"] - lo["fused_one_launch_us"] == pytest.approx(
             (b["fused_kernels"] - 1 + b["fused_inner_barriers"]) * d)
+
+
+def test_print_bodies_when_every_block_fell_back(capsys):
+    from fusion.bodies import print_bodies
+
+    b = {"fused_one_launch_us": 10.0, "fused_kernels": 3, "fused_bodies_us": 8.0, "vendor_one_launch_us": 10.0,
+         "vendor_kernels": 3, "vendor_bodies_us": 8.0, "sync_all_cycles": 448, "sync_all_us": 0.41, "speedup": 1.0,
+         "blocks": [], "blocks_fused_body_us": 0.0, "blocks_vendor_body_us": 0.0, "blocks_slower_than_pair": []}
+    print_bodies(b)
+    out = capsys.readouterr().out
+    assert "1.00x" in out and "blocks' bodies" not in out
