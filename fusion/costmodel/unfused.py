@@ -191,17 +191,23 @@ def _dw_kernel(name: str, wl: DwSepWorkload, soc: SocSpec, epilogue: bool) -> Ke
     The tile space is searched exactly (the result is the first fastest tile in the order below),
     but tiles are modeled cheapest-bound first and a tile is skipped when a lower bound of its time
     (launch + the vector work averaged over its cores) already exceeds the best time found."""
-    cands = []
-    for th in _sizes(wl.out_height, 16):
-        for tw in _sizes(wl.out_width, 8):
-            tried_large = False
-            for cib in _desc(wl.c1):  # the largest cib that fits, and cib = 1
-                if tried_large and cib != 1:
-                    continue
-                if not _dw_fits(wl, soc, th, tw, cib):
-                    continue
-                tried_large = True
-                cands.append((th, tw, cib))
+    # at most 16 x 8 tiles per image; at a high resolution (an OCR detector at 960 x 960) none of
+    # those fits UB, and the grid is refined (twice the tiles per axis) until one does
+    mh, mw, cands = 16, 8, []
+    while not cands:
+        for th in _sizes(wl.out_height, mh):
+            for tw in _sizes(wl.out_width, mw):
+                tried_large = False
+                for cib in _desc(wl.c1):  # the largest cib that fits, and cib = 1
+                    if tried_large and cib != 1:
+                        continue
+                    if not _dw_fits(wl, soc, th, tw, cib):
+                        continue
+                    tried_large = True
+                    cands.append((th, tw, cib))
+        if mh >= wl.out_height and mw >= wl.out_width:
+            break
+        mh, mw = 2 * mh, 2 * mw
     if not cands:
         raise UBOverflowError(f"no tile of the unfused DW kernel fits {soc.name}")
     bounds = [_dw_bound(wl, soc, *c, epilogue) for c in cands]
