@@ -49,7 +49,8 @@ def run_one(net: str, batch: int, soc: str, tmp: Path, timeout_s: int) -> dict:
             "one_launch_vs_one_launch": b["speedup"],
             "blocks_fused_body_us": b["blocks_fused_body_us"], "blocks_vendor_body_us": b["blocks_vendor_body_us"],
             "blocks_slower_than_pair": len(b["blocks_slower_than_pair"]), "blocks": len(b["blocks"]),
-            "sensitivity": b.get("sensitivity"), "max_roofline_pct": max(k["roofline_pct_of_body"] for k in r["kernels"]),
+            "sensitivity": b.get("sensitivity"),
+            "max_roofline_pct": max((k["roofline_pct_of_body"] for k in r["kernels"]), default=None),
             "avg_latency_is_headline": r["avg_latency_us"] == r["fused_in_vendor_network_us"],
             "commit": r["commit"], "figures": "MODELED"}
 
@@ -63,7 +64,8 @@ def markdown(rows: list[dict]) -> str:
         if "error" in r:
             out.append(f"{head} {r['error']} | | | | |")
             continue
-        out.append(f"{head} {r['fused_us']:.1f} | {r['vendor_per_launch_us']:.1f} ({r['vs_vendor_per_launch']:.2f}×) | "
+        out.append(f"{head} {r['fused_us']:.1f} | "
+                   f"{r['vendor_per_launch_us']:.1f} ({r['vs_vendor_per_launch']:.2f}×) | "
                    f"{r['vendor_one_launch_us']:.1f} ({r['vs_vendor_one_launch']:.2f}×) | "
                    f"{r['fused_one_launch_us']:.1f} ({r['one_launch_vs_one_launch']:.2f}×) | "
                    f"{r['blocks_fused_body_us']:.1f} / {r['blocks_vendor_body_us']:.1f} "
