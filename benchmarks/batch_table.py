@@ -8,6 +8,7 @@ is reported with its one-line error, not dropped.
 
     PYTHONPATH=. python benchmarks/batch_table.py [--nets mobilenet_v1,mobilenet_v2] [--batches 1,8,32]
         [--socs ascend910b2,ascend310p3] [-o benchmarks/results/batch_table]
+    PYTHONPATH=. python benchmarks/batch_table.py --merge A.json B.json -o benchmarks/results/batch_table
 """
 
 from __future__ import annotations
@@ -83,7 +84,17 @@ def main(argv=None) -> int:
     ap.add_argument("--socs", default="ascend910b2,ascend310p3")
     ap.add_argument("--timeout-s", type=int, default=3600)
     ap.add_argument("-o", "--output", default=str(ROOT / "benchmarks/results/batch_table"))
+    ap.add_argument("--merge", nargs="+", metavar="JSON",
+                    help="no runs: combine the rows of earlier outputs (e.g. runs split over processes)")
     a = ap.parse_args(argv)
+    if a.merge:
+        nets, socs = a.nets.split(","), a.socs.split(",")
+        rows = [r for f in a.merge for r in json.loads(Path(f).read_text())]
+        rows.sort(key=lambda r: (nets.index(r["net"]), r["batch"], socs.index(r["soc"])))
+        Path(a.output + ".json").write_text(json.dumps(rows, indent=1))
+        Path(a.output + ".md").write_text(markdown(rows))
+        print(markdown(rows))
+        return 0
     rows = []
     with tempfile.TemporaryDirectory() as d:
         for net in a.nets.split(","):
