@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
 
 import onnx
@@ -23,6 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("name")
     b.add_argument("-o", "--output", required=True)
     b.add_argument("--batch", type=int)
+    b.add_argument("--resolution", type=int, help="square input side (models with a resolution option)")
     b.add_argument("--fold-bn", action="store_true")
     b.add_argument("--seed", type=int)
     b.add_argument("--opset", type=int)
@@ -33,14 +35,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     # Only forward what was given, so each builder keeps its own defaults.
-    overrides = {k: v for k, v in (("batch", args.batch), ("seed", args.seed), ("opset", args.opset))
-                 if v is not None}
+    overrides = {k: v for k, v in (("batch", args.batch), ("seed", args.seed), ("opset", args.opset),
+                                   ("resolution", args.resolution)) if v is not None}
     if args.fold_bn:
         overrides["fold_bn"] = True
     try:
         model = build(args.name, **overrides)
     except (KeyError, ValueError) as e:
         print(f"error: {e.args[0]}", file=sys.stderr)
+        return 2
+    except TypeError:   # an option the builder does not take (e.g. --resolution of a fixed-shape block)
+        takes = inspect.signature(REGISTRY[args.name]).parameters
+        bad = [k for k in overrides if k not in takes] or list(overrides)
+        print(f"error: model {args.name!r} does not take {', '.join('--' + k for k in bad)}", file=sys.stderr)
         return 2
     onnx.save(model, args.output)
     inputs = " ".join(_shape(vi) for vi in model.graph.input)

@@ -113,11 +113,16 @@ DETECTOR_BLOCKS = (
     Blk("s3b3", 64, 1, "hardswish", "pre", se=True, form="hardsigmoid"),
 )
 DETECTOR_FEATURES = ("s1b2_pw_act", "s2b2_pw_act", "s3b3_pw_act")   # strides 4, 8, 16
+DETECTOR_STRIDE = 16   # the deepest feature's
 DETECTOR_OPS = ("Resize", "Concat", "ConvTranspose", "Sigmoid")
 
 
 def ocr_detector(batch: int = 1, resolution: int = 64, seed: int = 0, opset: int = 14,
                  fold_bn: bool = False) -> onnx.ModelProto:
+    """resolution: the square input side (64 for tests; 960 as an OCR detector runs, issue 30): a
+    multiple of DETECTOR_STRIDE, so the FPN's x2 upsamplings meet their laterals."""
+    if not isinstance(resolution, int) or resolution <= 0 or resolution % DETECTOR_STRIDE:
+        raise ValueError(f"ocr_detector resolution must be a positive multiple of {DETECTOR_STRIDE}, got {resolution}")
     g = GraphBuilder(seed=seed, opset=opset, fold_bn=fold_bn)
     t, cin = _stem(g, 16), 16
     feats = []

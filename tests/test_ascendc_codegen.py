@@ -31,7 +31,8 @@ import models
 from factories import hand_traffic
 from fusion.verify.ascend_check import check_ascend
 from fusion.verify.emu_run import build_all, build_emitted, run_emitted
-from fusion.verify.check import KERNEL_VS_BLOCK, TOLERANCE
+from fusion.verify.check import KERNEL_VS_BLOCK
+from fusion.core.tolerance import TOLERANCE
 from fusion.codegen.ascendc import emit_kernel, yaml_lite
 from fusion.codegen.ascendc.emit_kernel import SYSTEM_WORKSPACE_2201, variant_of
 from fusion.codegen.ascendc.emit_twophase import launch_cores

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from fusion.verify.emu_run import build_all, build_emitted, run_emitted
-from fusion.verify.check import TOLERANCE
+from fusion.core.tolerance import TOLERANCE
 from fusion.codegen.ascendc import emit_kernel
 from fusion.cost import model_fused
 from fusion.core.soc import get_soc

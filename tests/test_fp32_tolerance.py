@@ -12,7 +12,8 @@ from conftest import run_cli
 from onnx import TensorProto, helper, numpy_helper
 
 import models
-from fusion.verify.check import TOLERANCE, check_model, fp32_tolerance, random_inputs
+from fusion.verify.check import check_model, fp32_tolerance, random_inputs
+from fusion.core.tolerance import TOLERANCE
 from fusion.driver.compiler import compile_model
 from fusion.verify.fp32_bound import fp32_rounding_shift, perturbed_model
 from fusion.verify.reference import run_ort

@@ -265,7 +265,8 @@ def test_the_interpreted_check_fails_on_a_wrong_module():
 def _check_interpreted(model, dtype, tile, mutate=lambda text: text):
     from dataclasses import replace
 
-    from fusion.verify.check import TOLERANCE, compare, ort_reference, random_inputs
+    from fusion.verify.check import compare, ort_reference, random_inputs
+    from fusion.core.tolerance import TOLERANCE
     from fusion.driver.compiler import compile_model
     from fusion.verify.sensitivity import input_sensitivity
 

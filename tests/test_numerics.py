@@ -5,7 +5,8 @@ import pytest
 
 import models
 from fusion import compile as mf_compile
-from fusion.verify.check import TOLERANCE, check_model
+from fusion.verify.check import check_model
+from fusion.core.tolerance import TOLERANCE
 
 BLOCKS = [b["name"] for b in models.MOBILENET_V1_BLOCKS] + [b["name"] for b in models.ODD_BLOCKS]
 

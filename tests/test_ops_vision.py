@@ -14,7 +14,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import fusion
-from fusion.verify.check import TOLERANCE, compare, ort_reference, random_inputs
+from fusion.verify.check import compare, ort_reference, random_inputs
+from fusion.core.tolerance import TOLERANCE
 from fusion.core.errors import ShapeError, UnsupportedModelError
 from fusion.frontend.onnx_import import load_graph
 from fusion.verify.sensitivity import relative_change

@@ -11,7 +11,8 @@ import onnxruntime as ort
 import pytest
 
 from fusion.verify.ascend_check import check_ascend
-from fusion.verify.check import KERNEL_VS_BLOCK, TOLERANCE, check_model
+from fusion.verify.check import KERNEL_VS_BLOCK, check_model
+from fusion.core.tolerance import TOLERANCE
 from fusion.driver.compiler import compile_model
 from fusion.frontend.onnx_import import SUPPORTED_OPS, load_graph
 from fusion.verify.sensitivity import SENSITIVITY_FACTOR

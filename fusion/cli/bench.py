@@ -15,6 +15,8 @@ from fusion.report.trace import chrome_trace
 from fusion.report.bench_levels import bench_levels, print_levels
 from schedules.targets import parse_target
 
+from fusion.report.bodies import print_bodies
+
 
 def register(sub, add_model_args) -> None:
     p = sub.add_parser("bench", help="fused vs unfused latency per block and for the whole model "
@@ -87,7 +89,9 @@ def _print(report: dict) -> None:
                   f"graph mode only, not an ATC/ONNX model): {report['vendor_superkernel_us']:.1f} us -> fused is "
                   + (f"{r:.2f}x faster" if r >= 1 else f"{1 / r:.2f}x SLOWER (its kernels' bodies are larger than "
                                                        f"the vendor kernels'; its gain is launches)") + "  [MODELED]")
-        print(f"  per-op framework baseline: fused {report['avg_latency_us']:.1f} us, unfused {report['unfused_latency_us']:.1f} us "
+        if "bodies" in report:
+            print_bodies(report["bodies"])
+        print(f"  per-op framework baseline: fused {report['per_op_fused_latency_us']:.1f} us, unfused {report['unfused_latency_us']:.1f} us "
               f"({report['speedup']:.2f}x); chains' traffic / minimal: DMA fused {report['traffic_ratio_fused']:.2f}x, "
               f"unfused {report['traffic_ratio_unfused']:.2f}x; HBM fused {report['hbm_traffic_ratio_fused']:.2f}x, "
               f"unfused {report['hbm_traffic_ratio_unfused']:.2f}x  [modeled]")

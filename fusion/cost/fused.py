@@ -443,7 +443,7 @@ def model_fused(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = Tr
     cube_flops = pw_flops if plan.pw_on_cube else 0
     return _assemble(name, soc, runs, acc, launched, sum(mins.values()), vec_flops, cube_flops,
                      ACC_BYTES, wl.dtype, {"dw": "vector", "pw": tile.pw_engine}, tile.describe(), notes,
-                     timeline, f.l2)
+                     timeline, f.l2, sum(mins[k] for k in in_l2))
 
 
 def choose_engine(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> tuple[KernelPlan, KernelCost, str]:

@@ -8,6 +8,7 @@ from typing import Iterable
 
 from schedules.l2 import _L2
 from fusion.cost.pipes import CoreRun
+from fusion.cost.roofline import cube_peak_flops_per_us, roofline_us, vector_peak_flops_per_us
 from fusion.cost.primitives import (
     MODELED,
     PIPES,
@@ -184,15 +185,8 @@ def _launch_us(soc: SocSpec, cores: int) -> float:
     return soc.launch_base_us + soc.launch_per_core_us * cores
 
 
-def _vector_peak_flops_per_us(soc: SocSpec, elem_bytes: int) -> float:
-    lanes = soc.vector_repeat_bytes / elem_bytes
-    return 2 * lanes * soc.vector_repeats_per_cycle * soc.clock_ghz * 1e3 * soc.vector_cores
-
-
-def _cube_peak_flops_per_us(soc: SocSpec, dtype: str) -> float:
-    m, k, n = soc.cube_fractal
-    per_cycle = 2 * m * k * n / cube_cycles(soc, 1, dtype)
-    return per_cycle * soc.clock_ghz * 1e3 * soc.cube_cores
+_vector_peak_flops_per_us = vector_peak_flops_per_us   # re-exported (opcost): one formula, roofline.py
+_cube_peak_flops_per_us = cube_peak_flops_per_us
 
 
 def _classify(launch: float, body: float, floor: float, runs: dict[str, CoreRun],
@@ -221,7 +215,9 @@ def _classify(launch: float, body: float, floor: float, runs: dict[str, CoreRun]
 def _assemble(name: str, soc: SocSpec, runs: dict[str, CoreRun], acc: _Acc, launched: int,
               min_bytes: int, vec_flops: int, cube_flops: int, vec_elem_bytes: int, dtype: str,
               engine: dict[str, str], tile: str = "", notes: Iterable[str] = (),
-              timeline: bool = True, l2: _L2 | None = None) -> KernelCost:
+              timeline: bool = True, l2: _L2 | None = None, resident_min_bytes: int = 0) -> KernelCost:
+    """resident_min_bytes: the part of min_bytes an earlier kernel left in L2 (the roofline's HBM term
+    excludes it; costmodel/roofline.py)."""
     launch = _launch_us(soc, launched)
     core_max = max(r.end for r in runs.values())
     total = acc.reads + acc.writes
@@ -254,10 +250,7 @@ def _assemble(name: str, soc: SocSpec, runs: dict[str, CoreRun], acc: _Acc, laun
         if id(r) not in rows:
             rows[id(r)] = {**{p: r.busy[p] for p in PIPES}, "end": r.end}
     per_core = {c: dict(rows[id(r)]) for c, r in runs.items()}
-    mem_us = min_bytes / (soc.hbm_gbps * 1e3)
-    comp_us = max(vec_flops / _vector_peak_flops_per_us(soc, vec_elem_bytes),
-                  cube_flops / _cube_peak_flops_per_us(soc, dtype) if cube_flops else 0.0)
-    roof = max(mem_us, comp_us)
+    roof = roofline_us(soc, min_bytes, vec_flops, cube_flops, vec_elem_bytes, dtype, resident_min_bytes)
     cls, detail = _classify(launch, body, floor, runs, what)
     if l2 is not None and l2.fits and hbm_read + hbm_write < total:
         notes = (*notes, f"L2: working set {l2.working_set / 2**20:.2f} MiB fits {soc.l2_bytes / 2**20:.0f} MiB; "

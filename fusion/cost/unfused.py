@@ -43,6 +43,16 @@ def _sizes(extent: int, max_tiles: int) -> list[int]:
 
 
 
+# work units per core and per image an unfused kernel's tiling may have (fewer, larger tiles are the
+# vendor's choice; the cap bounds the search). Per image: a batch-N tiling has N times the units of
+# a batch-1 one, so a cap on the total would leave no tile at batch 32 (MobileNetV2 on 310P3)
+UNITS_PER_CORE_PER_IMAGE = 64
+
+
+def _max_units(cores: int, batch: int) -> int:
+    return UNITS_PER_CORE_PER_IMAGE * cores * max(1, batch)
+
+
 def _ub_fits(soc: SocSpec, buffers: list[tuple[int, int]]) -> bool:
     """buffers: (bytes per copy, copies)."""
     return sum(align(nb, soc.ub_align) * cp for nb, cp in buffers) <= soc.ub_usable_bytes
@@ -182,17 +192,23 @@ def _dw_kernel(name: str, wl: DwSepWorkload, soc: SocSpec, epilogue: bool) -> Ke
     The tile space is searched exactly (the result is the first fastest tile in the order below),
     but tiles are modeled cheapest-bound first and a tile is skipped when a lower bound of its time
     (launch + the vector work averaged over its cores) already exceeds the best time found."""
-    cands = []
-    for th in _sizes(wl.out_height, 16):
-        for tw in _sizes(wl.out_width, 8):
-            tried_large = False
-            for cib in _desc(wl.c1):  # the largest cib that fits, and cib = 1
-                if tried_large and cib != 1:
-                    continue
-                if not _dw_fits(wl, soc, th, tw, cib):
-                    continue
-                tried_large = True
-                cands.append((th, tw, cib))
+    # at most 16 x 8 tiles per image; at a high resolution (an OCR detector at 960 x 960) none of
+    # those fits UB, and the grid is refined (twice the tiles per axis) until one does
+    mh, mw, cands = 16, 8, []
+    while not cands:
+        for th in _sizes(wl.out_height, mh):
+            for tw in _sizes(wl.out_width, mw):
+                tried_large = False
+                for cib in _desc(wl.c1):  # the largest cib that fits, and cib = 1
+                    if tried_large and cib != 1:
+                        continue
+                    if not _dw_fits(wl, soc, th, tw, cib):
+                        continue
+                    tried_large = True
+                    cands.append((th, tw, cib))
+        if mh >= wl.out_height and mw >= wl.out_width:
+            break
+        mh, mw = 2 * mh, 2 * mw
     if not cands:
         raise UBOverflowError(f"no tile of the unfused DW kernel fits {soc.name}")
     bounds = [_dw_bound(wl, soc, *c, epilogue) for c in cands]
@@ -207,7 +223,7 @@ def _dw_kernel(name: str, wl: DwSepWorkload, soc: SocSpec, epilogue: bool) -> Ke
 
 
 def _dw_fits(wl, soc, th, tw, cib) -> bool:
-    """The unfused DW kernel's buffers fit UB and the tiling has at most 64 units per core."""
+    """The unfused DW kernel's buffers fit UB and the tiling has at most 64 units per core and image."""
     b = itemsize(wl.dtype)
     kh, kw = wl.kernel
     sh, sw = wl.stride
@@ -218,7 +234,7 @@ def _dw_fits(wl, soc, th, tw, cib) -> bool:
     if not _ub_fits(soc, bufs):
         return False
     units = wl.batch * ceil_div(c1, cib) * ceil_div(wl.out_height, th) * ceil_div(wl.out_width, tw)
-    return units <= 64 * soc.vector_cores
+    return units <= _max_units(soc.vector_cores, wl.batch)
 
 
 def _dw_bound(wl, soc, th, tw, cib, epilogue) -> float:
@@ -301,7 +317,7 @@ def _pw_vector_fits(wl, soc, th, tw, cob, residual) -> bool:
         bufs.append((cob * th * tw * C0 * b, 2))
     if not _ub_fits(soc, bufs):
         return False
-    return wl.batch * ceil_div(wl.out_height, th) * ceil_div(wl.out_width, tw) <= 64 * soc.vector_cores
+    return wl.batch * ceil_div(wl.out_height, th) * ceil_div(wl.out_width, tw) <= _max_units(soc.vector_cores, wl.batch)
 
 
 def _pw_vector_bound(wl, soc, th, tw, cob, bias_act, residual) -> float:
@@ -391,7 +407,7 @@ def _pw_cube_eval(name, wl, soc, m, nb, bias_act, residual, timeline=True) -> Ke
             return None
     px_img = wl.out_height * wl.out_width
     units = [mm for _ in range(wl.batch) for mm in split(px_img, m)]
-    if len(units) > 64 * soc.cube_cores:
+    if len(units) > _max_units(soc.cube_cores, wl.batch):
         return None
     cores = max(1, min(soc.cube_cores, len(units)))
     co_blocks = split(co1, nb)

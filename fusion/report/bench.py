@@ -26,6 +26,7 @@ from fusion.driver.chain import chain_cost, member_costs
 from fusion.driver.fallback import is_fallback
 from fusion.verify.check import random_inputs
 from fusion.tuning.measure import interleaved, tvm_threads
+from fusion.report.bodies import body_comparison
 
 REGRESSION_LIMIT = 0.05  # bench --baseline: a latency more than 5 % above the baseline fails
 
@@ -211,9 +212,12 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
                          "format boundaries; fusion/cost/vendor_baseline.py) vs the same network with the fused "
                          "blocks; 'unfused_*' / 'speedup' = the per-op framework baseline (DW, BN, act, PW, BN, "
                          "act as separate kernels), a second column",
-        "avg_latency_us": total_f, "p95_latency_us": total_f, "avg_latency_ms": total_f / 1e3,
-        "p95_latency_ms": total_f / 1e3, "throughput_fps": report["batch"] * 1e6 / total_f,
-        "unfused_latency_us": total_u, "unfused_folded_latency_us": folded_total + other_us + stage_other_us,
+        # the report template's latency fields carry the headline (a CI gate reads them); the per-op
+        # framework column's fused total is its own field
+        "avg_latency_us": fused_in_vendor, "p95_latency_us": fused_in_vendor,
+        "avg_latency_ms": fused_in_vendor / 1e3, "p95_latency_ms": fused_in_vendor / 1e3,
+        "throughput_fps": report["batch"] * 1e6 / fused_in_vendor, "latency_is": "fused_in_vendor_network_us",
+        "per_op_fused_latency_us": total_f, "unfused_latency_us": total_u, "unfused_folded_latency_us": folded_total + other_us + stage_other_us,
         "speedup": total_u / total_f, "fused_blocks_us": fused_total, "unfused_blocks_us": unfused_total,
         "other_kernels_us": other_us, "other_kernels": others,
         "memory_peak_mb": cm.program.peak_bytes() / 2**20,
@@ -236,6 +240,7 @@ def bench_sim(cm, model_path: str) -> tuple[dict, list]:
                               "result through the workspace) the least DMA volume of any fused plan on the same number of "
                               "cores (every core loads all PW weights); dma_floor_any_split = the least DMA volume "
                               "of any equal split of the outputs over that many cores (schedules/traffic.py)")
+    report["bodies"] = body_comparison(cm, vendor, rows, chains, by_name, dict(costs), stages)
     report["max_dma_ratio"] = getattr(cm, "max_dma_ratio", None)
     report["fallback_blocks"] = [r.to_json() for r in cm.refusals if is_fallback(r)]
     return report, costs

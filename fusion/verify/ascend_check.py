@@ -21,15 +21,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import tvm
 
-from fusion.verify.check import (
-    TOLERANCE,
-    CheckResult,
-    OutputError,
-    compare,
-    fp32_tolerance,
-    ort_reference,
-    random_inputs,
-)
+from fusion.verify.check import CheckResult, OutputError, compare, fp32_tolerance, ort_reference, random_inputs
+from fusion.core.tolerance import TOLERANCE
 from fusion.verify.fp32_bound import fp32_rounding_shift
 from schedules.activations import needs_slope
 from fusion.cost import model_fused

@@ -1,0 +1,92 @@
+"""The body-level comparison (issue 30): the fused network against the same vendor-like kernels in
+one launch, on both SoCs. MODELED.
+
+The headline (`fused_in_vendor_network_us`) pits the fused network against the vendor-like kernels
+launched one by one, so much of its win is launches. Here both sides pay one launch and one SyncAll
+per kernel boundary, so only the kernels' bodies differ:
+- vendor-like, one launch: the widest kernel's launch + every kernel's body + (kernels - 1) SyncAll
+  (VendorNetwork.one_launch_us; on 910B what CANN's SuperKernel does in PyTorch graph mode, on 310P
+  a hypothetical launch with the soft SyncAll, which the chip has);
+- fused, one launch: the fused chains' member bodies, the unchained fused blocks' bodies and the
+  bodies of the vendor-like kernels the fused network keeps (TransData, stem, pooling, FC...), one
+  launch, one SyncAll per boundary -- what a whole-network chain would pay.
+Per block: the fused body (in its chain where it is in one) against its vendor-like pair's bodies.
+The 310P SyncAll is derived (fusion/soc.with_soft_sync_all), not measured: the comparison is
+repeated at SENSITIVITY_CYCLES with the plans held fixed, every SyncAll on both sides -- the
+boundaries and the two-phase kernels' internal barriers -- recharged at that cost."""
+
+from __future__ import annotations
+
+from fusion.cost.primitives import cycles_to_us
+from schedules.lowering import build_program
+
+SENSITIVITY_CYCLES = (1200, 2400)   # one GM round trip; the unsourced value used until 2026-11 (README)
+
+
+def _barriers(plan) -> int:
+    """SyncAll barriers inside a fused kernel (the two-phase kernels' phase boundaries)."""
+    return build_program(plan).barriers if plan is not None and plan.two_phase else 0
+
+
+def body_comparison(cm, vendor, rows: list[dict], chains: list, by_name: dict, costs: dict, stages: dict) -> dict:
+    """rows: bench's per-block rows; chains: ChainCost list; by_name: chain member -> its in-chain
+    KernelCost; costs: block name -> its standalone KernelCost; stages: the chains' GEMM stages."""
+    soc = cm.target.soc
+    kept = {id(k) for b in cm.fused_blocks for k in vendor.kernels_for(b.members)}
+    kept |= {id(k) for g in stages.values() for k in vendor.kernels_for(g.members[:1])}
+    others = [k for k in vendor.kernels if id(k) not in kept]
+    chained = {n for c in chains for n in c.chain.blocks}
+    plans = {b.name: b.plan for b in cm.fused_blocks}
+    # fused side: chain members' bodies, unchained blocks' bodies, the other vendor-like kernels' bodies
+    units = [(n, by_name[n].time_us - by_name[n].launch_us, cm.chain_plans.get(n, plans.get(n))) for n in
+             (n for c in chains for n in c.chain.blocks)]
+    units += [(n, c.time_us - c.launch_us, plans[n]) for n, c in costs.items() if n not in chained]
+    launches = [c.launch_us for c in chains] + [costs[n].launch_us for n in costs if n not in chained]
+    launches += [k.launch_us for k in others]
+    fused_bodies = sum(u[1] for u in units) + sum(k.body_us for k in others)
+    n_fused = len(units) + len(others)
+    inner = sum(_barriers(u[2]) for u in units)
+    sync_now = cycles_to_us(soc, soc.sync_all_cycles)
+
+    def at(cycles: float) -> dict:
+        s = cycles_to_us(soc, cycles)
+        fused = max(launches) + fused_bodies + inner * (s - sync_now) + (n_fused - 1) * s
+        vend = vendor.one_launch_us(s)
+        return {"sync_all_cycles": cycles, "sync_all_us": s, "fused_one_launch_us": fused,
+                "vendor_one_launch_us": vend, "speedup": vend / fused}
+
+    blocks = []
+    for r in rows:
+        fb = r["in_chain_body_us"] if "chain" in r else costs[r["name"]].body_us
+        vb = sum(k.body_us for k in vendor.kernels_for(next(b.members for b in cm.fused_blocks if b.name == r["name"])))
+        blocks.append({"name": r["name"], "fused_body_us": fb, "vendor_body_us": vb, "speedup": vb / fb})
+    now = at(soc.sync_all_cycles)
+    out = {
+        **now, "fused_bodies_us": fused_bodies, "vendor_bodies_us": sum(k.body_us for k in vendor.kernels),
+        "fused_kernels": n_fused, "fused_inner_barriers": inner, "vendor_kernels": len(vendor.kernels),
+        "blocks_fused_body_us": sum(b["fused_body_us"] for b in blocks),
+        "blocks_vendor_body_us": sum(b["vendor_body_us"] for b in blocks),
+        "blocks_slower_than_pair": [b["name"] for b in blocks if b["speedup"] < 1.0],
+        "blocks": blocks, "figures": "modeled",
+        "sync_note": ("910B: the hard SyncAll (unfitted constant)" if not soc.coupled else
+                      "310P: the soft SyncAll derived from the DMA latency (fusion/soc.with_soft_sync_all); "
+                      "sensitivity with the plans held fixed"),
+    }
+    if soc.coupled:
+        out["sensitivity"] = [at(c) for c in SENSITIVITY_CYCLES]
+    return out
+
+
+def print_bodies(b: dict) -> None:
+    print(f"  bodies, both sides in one launch: fused {b['fused_one_launch_us']:.1f} us ({b['fused_kernels']} kernels' "
+          f"bodies {b['fused_bodies_us']:.1f}) vs vendor-like {b['vendor_one_launch_us']:.1f} us "
+          f"({b['vendor_kernels']} kernels' bodies {b['vendor_bodies_us']:.1f}), SyncAll {b['sync_all_cycles']:.0f} "
+          f"cycles = {b['sync_all_us']:.2f} us -> {b['speedup']:.2f}x  [MODELED]")
+    if b["blocks"]:   # none where every block fell back to the vendor-like kernels
+        print(f"    fused blocks' bodies {b['blocks_fused_body_us']:.1f} us vs their vendor-like pairs' "
+              f"{b['blocks_vendor_body_us']:.1f} us ({b['blocks_vendor_body_us'] / b['blocks_fused_body_us']:.2f}x); "
+              f"{len(b['blocks_slower_than_pair'])} of {len(b['blocks'])} blocks slower than their pair  [MODELED]")
+    for s in b.get("sensitivity", ()):
+        print(f"    soft SyncAll at {s['sync_all_cycles']} cycles ({s['sync_all_us']:.2f} us): fused "
+              f"{s['fused_one_launch_us']:.1f} us vs vendor-like {s['vendor_one_launch_us']:.1f} us "
+              f"({s['speedup']:.2f}x)  [MODELED]")
