@@ -13,11 +13,12 @@ def extra_converters(base: dict[str, Callable]) -> dict[str, Callable]:
     """The vision and data-movement converters, plus the shape-arithmetic operators that exist
     only as constants (folded by fusion.const_eval before any converter runs). `base` is the
     importer's own table: Div and ReduceMean extend its forms and delegate to it."""
-    from fusion import onnx_ops_index, onnx_ops_shape, onnx_ops_vision
+    from fusion import onnx_ops_index, onnx_ops_quant, onnx_ops_shape, onnx_ops_vision
 
     table: dict[str, Callable] = {op: onnx_ops_shape.fold_only for op in FOLD_ONLY}
     table.update(onnx_ops_vision.CONVERTERS)
     table.update(onnx_ops_shape.CONVERTERS)
+    table.update(onnx_ops_quant.CONVERTERS)
     table.update(onnx_ops_index.CONVERTERS)  # run-time Where/Gather delegate to the constant forms
     table["Div"] = onnx_ops_vision.div(base["Div"])
     table["ReduceMean"] = onnx_ops_vision.reduce_mean(base["ReduceMean"])
