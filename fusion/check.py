@@ -17,10 +17,12 @@ input (`sensitivity`, fusion/sensitivity.py).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import onnx
+
+from fusion.quant_check import int8_tolerance
 
 TOLERANCE = {"float32": 1e-4, "float16": 2e-2}
 # how far an emitted Ascend C kernel may be from the CPU kernel of the same block (relative to the
@@ -55,6 +57,7 @@ class CheckResult:
     # fp16: fp16 storage's own shift of the output, the tolerance's basis (keyword-only:
     # subclasses add positional fields)
     fp16_shift: float | None = field(default=None, kw_only=True)
+    int8: object = field(default=None, kw_only=True)   # fusion.quant_check.Int8Tolerance of a QDQ model
 
     @property
     def max_rel(self) -> float:
@@ -77,7 +80,10 @@ class CheckResult:
     def to_json(self) -> dict:
         return {"passed": self.passed, "within_tolerance": self.within_tolerance,
                 "tolerance": self.tolerance, "seed": self.seed,
-                "fp16_shift": self.fp16_shift, "reference": "onnxruntime float32",
+                "fp16_shift": self.fp16_shift,
+                "reference": "onnxruntime int8 kernels" if self.int8 else "onnxruntime float32",
+                "int8_step": self.int8.step if self.int8 else None,
+                "int8_float_ops": list(self.int8.float_ops) if self.int8 else None,
                 "max_abs": self.max_abs, "max_rel": self.max_rel,
                 "sensitivity": self.sensitivity, "conclusive": self.conclusive,
                 "outputs": [o.__dict__ for o in self.outputs]}
@@ -120,6 +126,9 @@ def check_model(model: onnx.ModelProto, compiled, seed: int = 0, tolerance: floa
     from fusion.sensitivity import input_sensitivity
     sens = input_sensitivity(lambda f: ort_reference(model, f), compiled, seed, ref)
     shift = fp16_storage_shift(model, feeds, ref) if compiled.dtype == "float16" else None
+    int8 = int8_tolerance(compiled.graph, ref)
     if tolerance is None:
-        tolerance = fp16_tolerance(shift) if shift is not None else TOLERANCE[compiled.dtype]
-    return compare(got, ref, tolerance, seed, sens, shift)
+        tolerance = (int8.tolerance if int8 is not None else fp16_tolerance(shift) if shift is not None
+                     else TOLERANCE[compiled.dtype])
+    result = compare(got, ref, tolerance, seed, sens, shift)
+    return replace(result, int8=int8) if int8 is not None else result

@@ -21,6 +21,7 @@ from schedules.cpu_elementwise import schedule_elementwise
 from schedules.dwsep_schedule import schedule_dwsep
 from schedules.ops import KernelSpec, blocked_bias, blocked_pw_weights
 from schedules.plan import KernelPlan
+from schedules.quant_schedule import schedule_quant
 from schedules.ub_check import cross_check
 from schedules.workload import ceil_div
 
@@ -84,6 +85,8 @@ def build_op(spec: KernelSpec):
 def _schedule_op(mod, spec: KernelSpec):
     """A light CPU schedule: parallel outer loop of the output block, vectorized inner loop."""
     sch = s_tir.Schedule(mod)
+    if spec.schedule.startswith("quant_"):
+        return schedule_quant(sch, spec.schedule)
     if spec.schedule in ("cpu_conv", "cpu_dw"):
         schedule_conv(sch, depthwise=spec.schedule == "cpu_dw")
         return sch.mod
