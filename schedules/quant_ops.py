@@ -22,6 +22,7 @@ from tvm import te, tirx
 from fusion.ir import Graph, Node
 from fusion.onnx_ops_quant import QRANGE
 from schedules.ops import KernelSpec
+from schedules import quant_vnni
 
 I32, F32 = "int32", "float32"
 
@@ -34,6 +35,10 @@ def _requant(acc, mult, lo: int, hi: int, zp: int, dtype: str):
     f = acc.astype(F32) * mult
     f = tirx.max(tirx.min(f, tirx.const(float(hi - zp), F32)), tirx.const(float(lo - zp), F32))
     return (tirx.nearbyint(f).astype(I32) + zp).astype(dtype)
+
+
+def _requant_fn(a: dict):
+    return lambda acc, mult: _requant(acc, mult, a["lo"], a["hi"], a["y_zp"], a["y_dtype"])
 
 
 def conv_constants(w: np.ndarray, b: np.ndarray, a: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -125,7 +130,14 @@ def quant_kernel(n: Node, g: Graph) -> KernelSpec | None:
         xt = g.types[n.inputs[0]]
         a = _attrs(n)
         x = _ph(xt.shape, xt.dtype, "x")
-        acc, phs, consts = _qconv_te(x, a, "", g.constants[n.inputs[1]], g.constants[n.inputs[2]])
+        w_np, b_np = g.constants[n.inputs[1]], g.constants[n.inputs[2]]
+        if quant_vnni.usable(a, w_np):
+            y, phs = quant_vnni.pw_compute(lambda *i: x[i], (xt.shape[0], xt.shape[2], xt.shape[3]),
+                                           xt.shape[1], xt.dtype, a, _requant_fn(a))
+            return KernelSpec(n.name, te.create_prim_func([x, *phs, y]),
+                              (n.inputs[0], *quant_vnni.pack_constants(w_np, b_np, a, xt.dtype)),
+                              tuple(int(v) for v in y.shape), a["y_dtype"], "quant_conv_vnni")
+        acc, phs, consts = _qconv_te(x, a, "", w_np, b_np)
         m = phs[2]
         y = te.compute(acc.shape, lambda i, co, yy, z: _requant(acc[i, co, yy, z], m[co], a["lo"], a["hi"],
                                                                  a["y_zp"], a["y_dtype"]), name="y")
@@ -139,7 +151,17 @@ def quant_kernel(n: Node, g: Graph) -> KernelSpec | None:
         m1 = ph1[2]
         mid = te.compute(acc1.shape, lambda i, c, yy, z: _requant(acc1[i, c, yy, z], m1[c], ad["lo"], ad["hi"],
                                                                    ad["y_zp"], ad["y_dtype"]), name="mid")
-        acc2, ph2, c2 = _qconv_te(mid, ap, "pw", g.constants[n.inputs[3]], g.constants[n.inputs[4]])
+        w2, b2 = g.constants[n.inputs[3]], g.constants[n.inputs[4]]
+        if quant_vnni.usable(ap, w2):   # the DW rows' requantized values feed the packed tile directly
+            y, ph2 = quant_vnni.pw_compute(
+                lambda i, c, yy, z: _requant(acc1[i, c, yy, z], m1[c], ad["lo"], ad["hi"], ad["y_zp"],
+                                             ad["y_dtype"]),
+                (acc1.shape[0], acc1.shape[2], acc1.shape[3]), int(acc1.shape[1]), ad["y_dtype"], ap,
+                _requant_fn(ap))
+            return KernelSpec(n.name, te.create_prim_func([x, *ph1, *ph2, y]),
+                              (n.inputs[0], *c1, *quant_vnni.pack_constants(w2, b2, ap, ad["y_dtype"])),
+                              tuple(int(v) for v in y.shape), ap["y_dtype"], "quant_dwsep_vnni")
+        acc2, ph2, c2 = _qconv_te(mid, ap, "pw", w2, b2)
         m2 = ph2[2]
         y = te.compute(acc2.shape, lambda i, co, yy, z: _requant(acc2[i, co, yy, z], m2[co], ap["lo"], ap["hi"],
                                                                   ap["y_zp"], ap["y_dtype"]), name="y")

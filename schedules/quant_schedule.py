@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from tvm import s_tir
 
+from schedules.quant_vnni import schedule_pw
+
 PARALLEL_TILES = 4   # row tiles per fused block at least (2 threads, and some balance)
 
 
@@ -41,6 +43,19 @@ def _row_reduction(sch, block, row_loop) -> None:
         pass
 
 
+def _row_tiles(sch):
+    """Output rows in PARALLEL_TILES tiles (in parallel), output channels inside a tile."""
+    y = sch.get_sblock("y")
+    n, o, h, w = sch.get_loops(y)
+    oh = sch.get(h).extent.value
+    th = max(d for d in range(1, -(-oh // PARALLEL_TILES) + 1) if oh % d == 0)  # whole tiles: no predicate
+    ho, hi = sch.split(h, [None, th])
+    sch.reorder(n, ho, o, hi, w)
+    tile = sch.fuse(n, ho)
+    sch.parallel(tile)
+    return tile
+
+
 def schedule_quant(sch: s_tir.Schedule, kind: str):
     if kind == "quant_ew":
         loops = sch.get_loops(sch.get_sblock("y"))
@@ -54,6 +69,17 @@ def schedule_quant(sch: s_tir.Schedule, kind: str):
         sch.parallel(sch.fuse(n, o))
         _row_reduction(sch, sch.get_sblock("conv_acc"), h)
         sch.vectorize(sch.get_loops(y)[-1])
+        return sch.mod
+    if kind in ("quant_conv_vnni", "quant_dwsep_vnni"):
+        _inline(sch, "dwconv_pad", "dwconv_bias")
+        tile = _row_tiles(sch)
+        pack = schedule_pw(sch, tile, "pw_vacc", "pw_pack")
+        if kind == "quant_dwsep_vnni":   # the DW rows each packed row needs, computed under it
+            dw = sch.get_sblock("dwconv_acc")
+            sch.compute_at(dw, sch.get_loops(pack)[-3], preserve_unit_loops=True)
+            c, yv, w, rc, ry, rx = sch.get_loops(dw)[-6:]
+            sch.reorder(c, rc, ry, rx, yv, w)
+            sch.decompose_reduction(dw, rc)
         return sch.mod
     if kind == "quant_dwsep":
         _inline(sch, "dwconv_pad", "dwconv_bias", "pwconv_bias")

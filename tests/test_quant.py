@@ -122,3 +122,13 @@ def test_per_channel_runtime_dequantize_is_refused():
         load_graph(m)
     with pytest.raises(MegafuseError):
         compile_model(m, target="ascend")
+
+
+def test_vnni_path_taken_when_the_cpu_has_it(pc_block):
+    from schedules.quant_ops import quant_kernel
+    from schedules.quant_vnni import has_vnni
+
+    g, _ = quant_fuse(load_graph(pc_block))
+    spec = quant_kernel(g.nodes[1], g)
+    assert spec.schedule == ("quant_dwsep_vnni" if has_vnni() else "quant_dwsep")
+    # the exactness of both paths: test_block_exact_vs_ort (24/40 outputs: VNNI where available)
