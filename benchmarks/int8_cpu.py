@@ -91,6 +91,15 @@ def main(argv=None) -> int:
                 f()
                 times[k].append((time.perf_counter() - t0) * 1e3)
         stat = {k: {"median_ms": float(np.median(v)), "min_ms": float(min(v))} for k, v in times.items()}
+        # on a loaded machine a whole run is preempted many times: also the sum over the fused
+        # program's kernels of each kernel's minimum over the samples (what the kernels cost)
+        kmin: dict[str, float] = {}
+        for _ in range(args.samples):
+            for st, (f, fargs) in zip(fused.program.steps, fused.program._calls):
+                t0 = time.perf_counter()
+                f(*fargs)
+                kmin[st.name] = min(kmin.get(st.name, 1e9), (time.perf_counter() - t0) * 1e3)
+        stat["fused"]["kernel_min_sum_ms"] = sum(kmin.values())
         rows.append({"model": f"mobilenet_v2_int8 ({'per-channel' if MODELS[key]['per_channel'] else 'per-tensor'})",
                      "fused_blocks": len(fused.int8_blocks), "bit_identical_to_ort": exact, **stat,
                      "fused_vs_ort_median": stat["ort"]["median_ms"] / stat["fused"]["median_ms"],
@@ -105,12 +114,13 @@ def main(argv=None) -> int:
     out.write_text(json.dumps(doc, indent=2) + "\n")
     lines = [f"# int8 MobileNetV2 on CPU (MEASURED, {args.threads} threads, {args.samples} interleaved samples)",
              "", "| model | fused int8 p50 / min ms | unfused int8 p50 / min ms | ORT int8 p50 / min ms | "
-             "ORT / fused (p50) | bit-identical to ORT |", "|---|---|---|---|---|---|"]
+             "ORT / fused (p50) | fused: sum of kernel minima ms | bit-identical to ORT |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['model']} | {r['fused']['median_ms']:.2f} / {r['fused']['min_ms']:.2f} | "
                      f"{r['unfused']['median_ms']:.2f} / {r['unfused']['min_ms']:.2f} | "
                      f"{r['ort']['median_ms']:.2f} / {r['ort']['min_ms']:.2f} | "
-                     f"{r['fused_vs_ort_median']:.2f}x | {r['bit_identical_to_ort']} |")
+                     f"{r['fused_vs_ort_median']:.2f}x | {r['fused']['kernel_min_sum_ms']:.2f} | "
+                     f"{r['bit_identical_to_ort']} |")
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

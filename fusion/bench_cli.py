@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import sys
 
+from fusion.errors import MegafuseError
+from passes.quant_fuse import QUANT_OPS
+
 
 def register(sub, add_model_args) -> None:
     p = sub.add_parser("bench", help="fused vs unfused latency per block and for the whole model "
@@ -120,6 +123,9 @@ def cmd_bench(args) -> int:
     no_spin()   # measured runs interleave TVM with ONNX Runtime: neither pool spins
     baseline = load_report(args.baseline) if args.baseline else None
     cm = _compile_from_args(args)
+    if cm.target.kind != "llvm" and any(n.op_type in QUANT_OPS for n in cm.graph.nodes):
+        raise MegafuseError(f"bench -t {cm.target.name}: int8 (QDQ) models have no modeled figures yet "
+                            f"(no int8 cost model); bench -t llvm measures them")
     if cm.target.kind == "llvm":
         from fusion.driver import compile_model
         from fusion.onnx_import import read_model

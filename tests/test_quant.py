@@ -104,6 +104,8 @@ def test_refusals_are_one_line(capsys, tmp_path, pc_block):
                        (["-t", "llvm", "--dtype", "float16"], "--dtype float16")):
         code, out, err = run_cli(capsys, "check", str(path), *argv)
         assert code == 2 and err.count("\n") == 1 and what in err and err.startswith("megafuse: error:")
+    code, out, err = run_cli(capsys, "bench", str(path), "-t", "sim")
+    assert code == 2 and err.count("\n") == 1 and "no int8 cost model" in err
     code, out, _ = run_cli(capsys, "check", str(path), "-t", "llvm")
     assert code == 0 and "int8: 0 output step(s)" in out and "exact required" in out
 
