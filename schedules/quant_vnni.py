@@ -18,12 +18,26 @@ import functools
 import numpy as np
 from tvm import te, tirx
 from tvm.s_tir import TensorIntrin
-from tvm.s_tir.tensor_intrin.x86 import dot_product_16x4_u8i8i32_desc
 from tvm.script import tirx as T
 
 from fusion.targets import _cpu_flags, llvm_target
 
 I32 = "int32"
+
+
+# (not imported from tvm.s_tir.tensor_intrin: that package imports its CUDA/ROCm intrinsics,
+# ~30 s of CPU on every start-up)
+@T.prim_func(s_tir=True)
+def _dot_16x4_desc(A: T.Buffer((4,), "uint8", offset_factor=1), B: T.Buffer((16, 4), "int8", offset_factor=1),
+                   C: T.Buffer((16,), "int32", offset_factor=1)) -> None:
+    with T.sblock("root"):
+        T.reads(C[0:16], A[0:4], B[0:16, 0:4])
+        T.writes(C[0:16])
+        for i in T.serial(0, 16):
+            for k in T.serial(0, 4):
+                with T.sblock("update"):
+                    vi, vk = T.axis.remap("SR", [i, k])
+                    C[vi] = C[vi] + T.cast(A[vk], "int32") * T.cast(B[vi, vk], "int32")
 
 
 @T.prim_func(s_tir=True)
@@ -42,7 +56,7 @@ def _vpdpbusd(A: T.Buffer((4,), "uint8", offset_factor=1), B: T.Buffer((16, 4), 
 
 
 VNNI_INTRIN = "megafuse_dot_16x4_vpdpbusd"
-TensorIntrin.register(VNNI_INTRIN, dot_product_16x4_u8i8i32_desc, _vpdpbusd, override=True)
+TensorIntrin.register(VNNI_INTRIN, _dot_16x4_desc, _vpdpbusd, override=True)
 
 
 @functools.cache
