@@ -21,6 +21,8 @@ from schedules.cpu_elementwise import schedule_elementwise
 from schedules.dwsep_schedule import schedule_dwsep
 from schedules.op_spec import KernelSpec, blocked_bias, blocked_pw_weights
 from schedules.plan import KernelPlan
+from schedules.quant_schedule import schedule_quant
+from schedules.quant_vnni import vnni_target
 from schedules.ub_check import cross_check
 from schedules.workload import ceil_div
 from schedules.plan import make_plan
@@ -28,14 +30,15 @@ from schedules.plan import make_plan
 _CACHE: dict[str, object] = {}
 
 
-def _cached(kind: str, ident: str, make_mod, disk: bool = True) -> object:
+def _cached(kind: str, ident: str, make_mod, disk: bool = True, target: dict | None = None) -> object:
     """In-process first, then the on-disk kernel cache, then schedule (make_mod) and compile."""
-    key = f"{kind}:{ident}:{llvm_target()}"
+    target = target or llvm_target()
+    key = f"{kind}:{ident}:{target}"
     ex = _CACHE.get(key)
     if ex is None:
         def build():
-            return tvm.compile(make_mod(), target=llvm_target())
-        ex = kernel_cache.load_or_build(kind, ident, llvm_target(), build) if disk else build()
+            return tvm.compile(make_mod(), target=target)
+        ex = kernel_cache.load_or_build(kind, ident, target, build) if disk else build()
         _CACHE[key] = ex
     return ex
 
@@ -78,12 +81,15 @@ def fused_params(w_dw: np.ndarray, b_dw: np.ndarray, w_pw: np.ndarray, b_pw: np.
 
 def build_op(spec: KernelSpec):
     mod = tvm.IRModule({"main": spec.prim_func})
-    return _cached("op", f"{tvm_ffi.structural_hash(mod)}:{spec.schedule}", lambda: _schedule_op(mod, spec))
+    return _cached("op", f"{tvm_ffi.structural_hash(mod)}:{spec.schedule}", lambda: _schedule_op(mod, spec),
+                   target=vnni_target() if spec.schedule.endswith("_vnni") else None)
 
 
 def _schedule_op(mod, spec: KernelSpec):
     """A light CPU schedule: parallel outer loop of the output block, vectorized inner loop."""
     sch = s_tir.Schedule(mod)
+    if spec.schedule.startswith("quant_"):
+        return schedule_quant(sch, spec.schedule)
     if spec.schedule in ("cpu_conv", "cpu_dw"):
         schedule_conv(sch, depthwise=spec.schedule == "cpu_dw")
         return sch.mod

@@ -17,6 +17,8 @@ from schedules.targets import parse_target
 
 from fusion.report.bodies import print_bodies
 
+from passes.quant_fuse import QUANT_OPS
+
 
 def register(sub, add_model_args) -> None:
     p = sub.add_parser("bench", help="fused vs unfused latency per block and for the whole model "
@@ -125,6 +127,9 @@ def cmd_bench(args) -> int:
         return _bench_all_levels(args)
     baseline = load_report(args.baseline) if args.baseline else None
     cm = _compile_from_args(args)
+    if cm.target.kind != "llvm" and any(n.op_type in QUANT_OPS for n in cm.graph.nodes):
+        raise MegafuseError(f"bench -t {cm.target.name}: int8 (QDQ) models have no modeled figures yet "
+                            f"(no int8 cost model); bench -t llvm measures them")
     if cm.target.kind == "llvm":
         args_unfused = dict(target=args.target, dtype=cm.dtype, fuse=False,
                             input_shapes={k: v[0] for k, v in cm.program.inputs.items()})

@@ -227,7 +227,10 @@ def _cores(plan) -> str:
 
 def _print_compiled(cm) -> None:
     print(f"target {cm.target.name}  dtype {cm.dtype}  kernels {len(cm.program.steps)}  "
-          f"fused blocks {len(cm.fused_blocks)}")
+          f"fused blocks {len(cm.fused_blocks) + len(cm.int8_blocks)}")
+    for ident, members in cm.int8_blocks:
+        print(f"  {ident:<14} int8 DW->PW ({display_message(' -> '.join(members))}): DW int32 -> requant "
+              f"int8 tile -> 1x1 int32 -> requant")
     for b in cm.fused_blocks:
         p = b.plan
         wl = p.workload
@@ -304,8 +307,11 @@ def cmd_check(args) -> int:
         label = display(getattr(args, "model_label", None) or args.model, 0)
         print(f"{status} {label} on {cm.target.name} {cm.dtype}: max abs err {result.max_abs:.3e}, "
               f"max rel err {result.max_rel:.3e} (tolerance {result.tolerance:.2g}; "
-              f"{_cond(result)}{len(cm.fused_blocks)} fused blocks, seed {result.seed}; reference ORT float32; "
+              f"{_cond(result)}{len(cm.fused_blocks) + len(cm.int8_blocks)} fused blocks, seed {result.seed}; reference ORT "
+              f"{'int8 kernels' if getattr(result, 'int8', None) is not None else 'float32'}; "
               f"input sensitivity {result.sensitivity:.1e})")
+        if getattr(result, "int8", None) is not None:
+            print(f"  {result.int8.describe(result.max_abs)}")
     if warning(result.sensitivity, result.tolerance):
         print(f"megafuse: warning: {warning(result.sensitivity, result.tolerance)}", file=sys.stderr)
     return 0 if result.passed else 1

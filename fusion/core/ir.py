@@ -86,6 +86,9 @@ class Graph:
     outputs: tuple[str, ...]
     types: Mapping[str, TensorType]
     constants: Mapping[str, np.ndarray] = field(default_factory=dict)
+    # constants the model stored quantized (QDQ): float constant name -> its integer form
+    # (fusion.frontend.onnx_ops_quant.QuantizedConst); read by passes/quant_fuse.py
+    quant: Mapping[str, Any] = field(default_factory=dict)
 
     # --- analysis -------------------------------------------------------------------------
     @cached_property
@@ -141,7 +144,8 @@ class Graph:
             live.update(t for t in n.outputs if t)
         return Graph(self.name, nodes, self.inputs, outs,
                      {k: v for k, v in tys.items() if k in live},
-                     {k: v for k, v in consts.items() if k in live})
+                     {k: v for k, v in consts.items() if k in live},
+                     {k: v for k, v in self.quant.items() if k in live})
 
 
 def _toposort(nodes: tuple[Node, ...]) -> tuple[Node, ...]:

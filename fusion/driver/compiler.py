@@ -21,12 +21,14 @@ from schedules.targets import Target, parse_target, per_channel_acts
 from fusion.driver.tile_policy import TileOverride
 from passes import optimize
 from passes.conv_epilogue import fold_conv_epilogues
+from passes.quant_fuse import is_quantized, quant_fuse
 from passes.fuse_dwsep import FUSED_OP, fused_data_inputs, fused_slope_inputs, fused_weight_inputs, fused_workload
 from passes.records import Refusal
 from passes.stem_layout import convs_write_blocked
 from schedules.build import build_fused, build_op, fused_params
 from schedules.ops import OpContext, op_kernel
 from schedules.plan import KernelPlan, check_budget
+from schedules.quant_ops import quant_kernel
 from schedules.workload import DwSepWorkload
 from schedules import kernel_cache
 from fusion.frontend.subgraph import cut_model
@@ -82,6 +84,7 @@ class CompiledModel:
     chain_stages: dict = field(default_factory=dict)   # fusion/chain_stage.GemmStage of the chains, by name
     chain_plans: dict = field(default_factory=dict)    # the plan each chain member runs in its chain, by name
     opt_level: int = DEFAULT_LEVEL                     # fusion/core/opt_levels.py
+    int8_blocks: list = field(default_factory=list)    # fused int8 DW->PW blocks (QDwSep): (ident, members)
 
     def describe_phases(self) -> str:
         parts = ", ".join(f"{k} {v:.2f} s" for k, v in self.phases_s.items())
@@ -149,6 +152,9 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
     dtype = dtype or model_dtype
     if dtype not in DTYPES:
         raise MegafuseError(f"unsupported dtype '{dtype}'; use one of {', '.join(DTYPES)}")
+    quantized = is_quantized(g)
+    if quantized:
+        _check_int8(tgt, dtype)
     # tiles chosen under a DMA cap (fusion/tuning/search.CappedTiles): a chain's members run
     # two-phase plans (a GM round trip of the DW result), which the cap does not choose, so every
     # block runs its own launch
@@ -159,10 +165,14 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
 
     def lower(g: Graph) -> CompiledModel:
         with phase("passes"):
+            qrefusals: list = []
+            if quantized:   # QDQ convs -> int8 ops first; the float parts go through the usual passes
+                g, qrefusals = quant_fuse(g, fuse=fuse)
             g, refusals = optimize(g, tgt.soc, dtype, fuse=fuse, gate=gate if fallback else gate.fits,
                                    per_channel=per_channel_acts(tgt), fold=level.fold)
             if tgt.kind == "llvm" and level.epilogues:   # conv + bias + act (+ residual) per kernel, as a runtime runs them
                 g = fold_conv_epilogues(convs_write_blocked(g))
+            refusals = qrefusals + refusals
         for r in refusals:
             log.info("not fused: %s", r.describe())
 
@@ -171,8 +181,20 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
         blocks: list[FusedBlock] = []
         idents: set[str] = set()
         dev = tvm.cpu(0)
+        int8_blocks = []
         for n in g.nodes:
-            if n.op_type == FUSED_OP:
+            if (qspec := quant_kernel(n, g)) is not None:
+                with phase("int8 kernels"):
+                    ex = build_op(qspec)
+                    params = [_bind(p, g, dtype, dev) for p in qspec.params]
+                kind = "op"
+                if n.op_type == "QDwSep":
+                    ident = block_ident(n.name, len(blocks) + len(int8_blocks), idents)
+                    int8_blocks.append((ident, tuple(n.attr("members"))))
+                    kind = "fused"
+                program.steps.append(KernelCall(n.name, kind, ex["main"], params, n.outputs[0],
+                                          qspec.out_shape, qspec.out_dtype, ex))
+            elif n.op_type == FUSED_OP:
                 with phase("tiles"):
                     wl = fused_workload(g, n, dtype)
                     choice = gate.choice(wl)
@@ -197,7 +219,8 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
                     params = [_bind(p, g, dtype, dev) for p in spec.params]
                 program.steps.append(KernelCall(n.name, "op", ex["main"], params, n.outputs[0],
                                           spec.out_shape, spec.out_dtype, ex))
-        cm = CompiledModel(g, tgt, dtype, program, blocks, refusals, phases_s=phases)
+        cm = CompiledModel(g, tgt, dtype, program, blocks, refusals, phases_s=phases,
+                           int8_blocks=int8_blocks)
         if chain and tgt.kind in ("sim", "ascend"):
             with phase("chains"):
                 stages = find_stages(cm, idents) if blocks else {}
@@ -228,6 +251,19 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
         cm.kernel_cache = (f"{kernel_cache.STATS.hits - hits0} hit(s), {kernel_cache.STATS.misses - miss0} "
                            f"miss(es) in {kernel_cache.cache_dir()}")
     return cm
+
+
+INT8_TARGETS = ("llvm", "sim")
+
+
+def _check_int8(tgt: Target, dtype: str) -> None:
+    """What an int8 (QDQ) model runs on today: one line naming what is not supported."""
+    if tgt.kind not in INT8_TARGETS:
+        raise MegafuseError(f"int8 (QDQ) models are not supported on -t {tgt.name} yet (they run on "
+                            f"{' and '.join(INT8_TARGETS)})")
+    if dtype != "float32":
+        raise MegafuseError(f"int8 (QDQ) models keep their float parts in float32; --dtype {dtype} "
+                            f"is not supported for them")
 
 
 def _bind(p, g: Graph, dtype: str, dev):

@@ -7,7 +7,7 @@ from typing import Callable
 
 from fusion.frontend.const_eval import FOLD_ONLY
 from fusion.core.errors import UnsupportedModelError
-from fusion.frontend import onnx_ops_index, onnx_ops_shape, onnx_ops_vision
+from fusion.frontend import onnx_ops_index, onnx_ops_quant, onnx_ops_shape, onnx_ops_vision
 
 
 def extra_converters(base: dict[str, Callable]) -> dict[str, Callable]:
@@ -18,6 +18,7 @@ def extra_converters(base: dict[str, Callable]) -> dict[str, Callable]:
     table: dict[str, Callable] = {op: onnx_ops_shape.fold_only for op in FOLD_ONLY}
     table.update(onnx_ops_vision.CONVERTERS)
     table.update(onnx_ops_shape.CONVERTERS)
+    table.update(onnx_ops_quant.CONVERTERS)
     table.update(onnx_ops_index.CONVERTERS)  # run-time Where/Gather delegate to the constant forms
     table["Div"] = onnx_ops_vision.div(base["Div"])
     table["ReduceMean"] = onnx_ops_vision.reduce_mean(base["ReduceMean"])

@@ -199,8 +199,9 @@ class _Importer(OpConverters):
         for name in self.inputs:  # after the nodes, so a misused int input names its node first
             self._check_dtype(name, self.types[name].dtype)
         consts = {k: v for k, v in self.all_consts.items() if k in self.used_consts}
+        quant = {k: v for k, v in getattr(self, "quant_consts", {}).items() if k in consts}
         return Graph(self.g.name or "main", tuple(self.nodes), tuple(self.inputs), tuple(outputs),
-                     dict(self.types), consts)
+                     dict(self.types), consts, quant)
 
     # ---- graph-level pieces ----------------------------------------------------------------
     def _to_array(self, tensor, what: str) -> np.ndarray:

@@ -22,7 +22,7 @@ input (`sensitivity`, fusion/verify/sensitivity.py).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import onnx
@@ -34,6 +34,7 @@ from fusion.verify.sensitivity import input_sensitivity
 from fusion.verify.sensitivity import conclusive
 
 from fusion.verify.fp32_bound import fp32_rounding_shift
+from fusion.verify.quant_check import int8_tolerance
 
 # float32 tolerance: max(1e-4, FP32_SHIFT_FACTOR x s32), s32 = how far modeled fp32 rounding moves
 # the reference (fusion/verify/fp32_bound.py: sqrt(n) u sum|terms| per node). Source measurement: on
@@ -81,6 +82,7 @@ class CheckResult:
     # fp32: modeled fp32 rounding's shift of the output and the longest reduction it modeled
     fp32_shift: float | None = field(default=None, kw_only=True)
     fp32_terms: int | None = field(default=None, kw_only=True)
+    int8: object = field(default=None, kw_only=True)   # fusion.verify.quant_check.Int8Tolerance of a QDQ model
 
     @property
     def max_rel(self) -> float:
@@ -104,7 +106,9 @@ class CheckResult:
         return {"passed": self.passed, "within_tolerance": self.within_tolerance,
                 "tolerance": self.tolerance, "seed": self.seed,
                 "fp16_shift": self.fp16_shift, "fp32_shift": self.fp32_shift, "fp32_terms": self.fp32_terms,
-                "reference": "onnxruntime float32",
+                "reference": "onnxruntime int8 kernels" if self.int8 else "onnxruntime float32",
+                "int8_step": self.int8.step if self.int8 else None,
+                "int8_float_ops": list(self.int8.float_ops) if self.int8 else None,
                 "max_abs": self.max_abs, "max_rel": self.max_rel,
                 "sensitivity": self.sensitivity, "conclusive": self.conclusive,
                 "outputs": [o.__dict__ for o in self.outputs]}
@@ -138,7 +142,11 @@ def check_model(model: onnx.ModelProto, compiled, seed: int = 0, tolerance: floa
     got = compiled.run(feeds)
     sens = input_sensitivity(lambda f: ort_reference(model, f), compiled, seed, ref)
     shift = fp16_storage_shift(model, feeds, ref) if compiled.dtype == "float16" else None
-    fp32 = fp32_rounding_shift(model, feeds, ref, seed) if compiled.dtype == "float32" else None
+    int8 = int8_tolerance(compiled.graph, ref)
+    fp32 = (fp32_rounding_shift(model, feeds, ref, seed) if compiled.dtype == "float32" and int8 is None
+            else None)
     if tolerance is None:
-        tolerance = fp16_tolerance(shift) if shift is not None else fp32_tolerance(fp32[0] if fp32 else None)
-    return compare(got, ref, tolerance, seed, sens, shift, fp32)
+        tolerance = (int8.tolerance if int8 is not None else fp16_tolerance(shift) if shift is not None
+                     else fp32_tolerance(fp32[0] if fp32 else None))
+    result = compare(got, ref, tolerance, seed, sens, shift, fp32)
+    return replace(result, int8=int8) if int8 is not None else result

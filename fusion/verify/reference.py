@@ -41,6 +41,16 @@ def widen_to_fp32(model: onnx.ModelProto) -> onnx.ModelProto:
     return m
 
 
+# A QDQ model's reference is ORT's int8 kernels: on x86 ORT fuses QDQ convs with int8 activations
+# into QLinearConv only with this option (ARM's default); without it it runs them as float convs
+# between Q/DQ, whose summation order no integer kernel can reproduce (uint8 models are fused either way)
+QDQ_CONFIG = {"session.qdqisint8allowed": "1"}
+
+
+def is_qdq(model: onnx.ModelProto) -> bool:
+    return any(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in model.graph.node)
+
+
 def run_ort(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     import onnxruntime as ort
 
@@ -49,6 +59,9 @@ def run_ort(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, n
         # errors arrive as the exception below
         so = ort.SessionOptions()
         so.log_severity_level = 3
+        if is_qdq(model):
+            for k, v in QDQ_CONFIG.items():
+                so.add_session_config_entry(k, v)
         sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
         want = {i.name: i.type.tensor_type.elem_type for i in model.graph.input}
         typed = {k: v.astype(onnx.helper.tensor_dtype_to_np_dtype(want[k])) for k, v in feeds.items()}
