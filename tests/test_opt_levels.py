@@ -62,7 +62,7 @@ def test_bench_all_levels_modeled(capsys, det, tmp_path):
     assert lat[0] > lat[1] > lat[2] == lat[3]
     # level 2's figure is the default bench's
     code, out, _ = run_cli(capsys, "bench", det, "--dtype", "float16", "--json", str(tmp_path / "d.json"))
-    assert code == 0 and json.loads((tmp_path / "d.json").read_text())["avg_latency_us"] == lat[2]
+    assert code == 0 and json.loads((tmp_path / "d.json").read_text())["per_op_fused_latency_us"] == lat[2]
 
 
 def test_bench_all_levels_measured(capsys, det, tmp_path):

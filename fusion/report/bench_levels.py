@@ -28,7 +28,7 @@ def bench_levels(compile_at, model_path: str, model_proto, kind: str, warmup: in
     if kind == "sim":
         for row, cm in zip(rows, cms.values()):
             r, _ = bench_sim(cm, model_path)
-            row.update({"latency_us": r["avg_latency_us"],
+            row.update({"latency_us": r["per_op_fused_latency_us"],
                         "vendor_headline_us": r["fused_in_vendor_network_us"] if cm.fused_blocks else None})
         report.update({"figures": "modeled", "vendor_latency_us": r["vendor_latency_us"],
                        "note": "MODELED on the simulated target: per-op totals of each level's kernels (cost model for "
