@@ -17,7 +17,9 @@ import signal
 import sys
 from pathlib import Path
 
+from fusion.artifacts import write_artifacts
 from fusion.errors import MegafuseError
+from fusion.outdir import check_output_path, reserve
 from fusion.sanitize import display, display_message
 
 MAX_TILE_EDGE = 65536        # output pixels per tile edge; larger is no tile any UB holds
@@ -255,10 +257,12 @@ def _print_compiled(cm) -> None:
 
 
 def cmd_compile(args) -> int:
-    cm = _compile_from_args(args)
-    if args.output:
-        from fusion.artifacts import write_artifacts
-        write_artifacts(cm, Path(args.output), force=args.force)
+    if args.output is not None:   # checked and held before the work (fusion/outdir)
+        with reserve(check_output_path(args.output), args.force) as held:
+            cm = _compile_from_args(args)
+            write_artifacts(cm, held.out, reservation=held)
+    else:
+        cm = _compile_from_args(args)
     if args.json:
         print(json.dumps(cm.to_json(), indent=2))
     else:
