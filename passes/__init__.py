@@ -8,15 +8,18 @@ from passes.canonicalize import canonicalize
 from passes.fold_affine import fold_affine
 from passes.fold_bn import fold_bn
 from passes.fuse_dwsep import fuse_dwsep
+from passes.guards import check_new_constants
 from passes.layout import insert_layout_conversions
 from passes.records import Refusal
 
 
 def prepare(g: Graph) -> tuple[Graph, list[Refusal]]:
     """The steps before fusion: canonical activations, BN and constant scale/shift in the convs."""
-    g = canonicalize(g)
-    g, why_bn = fold_bn(g)
-    g, why = fold_affine(g)   # scale/shift nodes, and BNs fold_bn could not fold, into neighbour convs
+    g = _checked("canonicalize", g, canonicalize(g))
+    g1, why_bn = fold_bn(g)
+    g = _checked("fold_bn", g, g1)
+    g1, why = fold_affine(g)   # scale/shift nodes, and BNs fold_bn could not fold, into neighbour convs
+    g = _checked("fold_affine", g, g1)
     names = {n.name for n in g.nodes}
     return g, [r for r in why_bn if r.nodes[0] in names] + why
 
@@ -25,7 +28,13 @@ def optimize(g: Graph, soc: SocSpec, dtype: str | None = None, fuse: bool = True
              gate=None, per_channel: bool = False) -> tuple[Graph, list[Refusal]]:
     g, refusals = prepare(g)
     if fuse:
-        g, why = fuse_dwsep(g, soc, dtype, gate, per_channel)
+        g1, why = fuse_dwsep(g, soc, dtype, gate, per_channel)
+        g = _checked("fuse_dwsep", g, g1)
         refusals += why
-    g = insert_layout_conversions(g)
+    g = _checked("layout", g, insert_layout_conversions(g))
     return g, refusals
+
+
+def _checked(step: str, before: Graph, after: Graph) -> Graph:
+    check_new_constants(step, before, after)
+    return after
