@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from fusion.errors import MegafuseError
+from fusion.reference import ort_session
 
 REGRESSION_LIMIT = 0.05  # bench --baseline: a latency more than 5 % above the baseline fails
 
@@ -259,7 +260,7 @@ def bench_llvm(cm, cm_unfused, model_proto, model_path: str, warmup: int = 3, sa
     # run next in the interleaved loop; TVM's are set not to (measure.no_spin, before the process's
     # first parallel TVM call).
     so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    sess = ort.InferenceSession(model_proto.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    sess = ort_session(model_proto, so)   # external data already read from the model's folder
     ort_feeds = {k: v.astype(np.float32) for k, v in feeds.items()}
 
     rows = []

@@ -106,9 +106,10 @@ def load_graph(model: Any, input_shapes: Mapping[str, tuple[int, ...]] | None = 
 
 
 def read_model(model: Any):
-    """The onnx.ModelProto of a path/bytes/proto, with the same one-line errors as load_graph."""
+    """The onnx.ModelProto of a path/bytes/proto, with the same one-line errors as load_graph, and
+    its external data read in from the model's own folder (what ONNX Runtime is handed)."""
     try:
-        return _load_proto(model)[0]
+        return validate.inline_external_data(*_load_proto(model))   # read from the model's folder
     except MegafuseError:
         raise
     except Exception as e:  # noqa: BLE001 - any protobuf failure is a load error
