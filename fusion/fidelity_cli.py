@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+from fusion.options import check_input_file, check_output_file
+
 
 def register(sub, add_model_args=None) -> None:
     p = sub.add_parser("fidelity", help="modeled vs published on-device Ascend measurements "
@@ -28,6 +30,8 @@ def cmd_fidelity(args) -> int:
     from fusion.errors import MegafuseError
     from fusion.fidelity import POINTS, load_points, summary, table
 
+    check_input_file(args.points, "--points")     # a FIFO or device would block the read
+    check_output_file(args.json_file, "--json")
     doc = load_points(args.points or POINTS)
     try:
         rows = table(doc)

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fusion.options import check_output_dir, check_output_file, check_workers
+
 
 def register(sub, add_model_args=None) -> None:
     from fusion.cli import _float_in, _int_in, _limit_args, _target_arg
@@ -69,6 +71,10 @@ def cmd_tune(args) -> int:
         raise MegafuseError("--trials and --top must be >= 1, --workers >= 0")
     if args.budget_s is not None and not args.budget_s > 0:
         raise MegafuseError(f"--budget-s must be > 0, got {args.budget_s}")
+    check_workers(args.workers)      # local processes: a small multiple of this machine's CPUs
+    check_output_file(args.csv, "--csv")      # outputs written after the sweep: checked before it
+    check_output_file(args.json, "--json")
+    check_output_dir(args.plot, "--plot")
     tgt = parse_target(args.target)
     if args.budget_s is not None and tgt.kind != "llvm":
         raise MegafuseError("--budget-s applies to -t llvm (measured tuning); the cost-model sweep is exhaustive")
