@@ -8,8 +8,6 @@ the node whose parameters caused it.
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from fusion import validate
@@ -28,7 +26,7 @@ def check_folded(step: str, node: str, detail: str, *arrays: np.ndarray) -> None
 
 
 def check_new_constants(step: str, before: Graph, after: Graph) -> None:
-    """Every constant `step` added or replaced is finite (unless --allow-nonfinite: a warning)."""
+    """Every constant `step` added or replaced is finite (unless --allow-nonfinite)."""
     if after is before:
         return
     for name, arr in after.constants.items():
@@ -41,6 +39,7 @@ def check_new_constants(step: str, before: Graph, after: Graph) -> None:
 
 
 def _report(msg: str) -> None:
+    """An error; with --allow-nonfinite nothing more (non-finite weights were accepted and warned
+    about once on import: what passes derive from them is not repeated line by line)."""
     if not validate.current().allow_nonfinite:
         raise ModelLoadError(f"{msg} (--allow-nonfinite compiles it anyway)")
-    print(f"megafuse: warning: {msg}", file=sys.stderr)

@@ -33,6 +33,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from fusion.errors import TuningDatabaseError
+from fusion.tuning.plausible import implausible
 from schedules.workload import DwSepWorkload, TileConfig
 
 FORMAT = "megafuse-tuning/1"
@@ -405,9 +406,19 @@ class TunedTiles:
         engines = pw_engines(target, wl.dtype)
         if self.pw_engine:
             engines = tuple(e for e in engines if e == self.pw_engine)
-        rec = self.db.best(tuning_key(wl, target), accept=lambda t: t.pw_engine in engines
-                           and (self.double_buffer is None or t.double_buffer == self.double_buffer)
-                           and make_plan(wl, t, target.soc).fits())
+        key, refused = tuning_key(wl, target), set()
+        while True:   # the fastest record that fits, agrees with the forced flags and is believable
+            rec = self.db.best(key, accept=lambda t: t.key() not in refused and t.pw_engine in engines
+                               and (self.double_buffer is None or t.double_buffer == self.double_buffer)
+                               and make_plan(wl, t, target.soc).fits())
+            if rec is None:
+                break
+            why = implausible(rec, wl, tile_from_json(rec["tile"]), target)
+            if why is None:
+                break
+            refused.add(rec["point"])
+            warnings.warn(f"tuning database {_show(self.db.path) if self.db.path else '(in memory)'}: record "
+                          f"for {wl.describe()} skipped: {why}", TuningDatabaseWarning, stacklevel=2)
         if rec is None:
             self.misses += 1
             return None
