@@ -49,6 +49,14 @@ def run(cases: int, seed: int) -> list:
     return rows
 
 
+def _error_kind(line: str) -> str:
+    """The reason of an error line, without the model's label and numbers (for the counts)."""
+    import re
+
+    text = line.removeprefix("megafuse: error: ").replace("cannot load ONNX model 'm.onnx': ", "")
+    return re.sub(r"\d+", "N", re.sub(r"'[^']*'", "'*'", text))[:70]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", type=int, default=3000)
@@ -60,8 +68,7 @@ def main(argv=None) -> int:
     wall = time.perf_counter() - t0
     findings = [r for r in rows if r.finding]
     kinds = collections.Counter(m.kind for r in rows for m in r.mutations)
-    errors = collections.Counter(r.stderr_first.split(":")[2].strip()[:40] if r.code == 2 else f"exit {r.code}"
-                                 for r in rows)
+    errors = collections.Counter(_error_kind(r.stderr_first) if r.code == 2 else f"exit {r.code}" for r in rows)
     doc = {
         "cases": len(rows), "seconds": round(wall, 1), "seed": args.seed, "threads": os.environ["TVM_NUM_THREADS"],
         "findings": len(findings),

@@ -132,6 +132,8 @@ def check_input_file(text: str | None, flag: str) -> None:
         raise MegafuseError(f"{flag} needs a path, got ''")
     try:
         st = os.stat(text)
+    except FileNotFoundError:
+        raise MegafuseError(f"{flag} '{display(text)}' not found") from None
     except OSError as e:
         raise MegafuseError(f"{flag} '{display(text)}': {e.strerror}") from None
     if not stat.S_ISREG(st.st_mode):

@@ -288,14 +288,17 @@ def reserve(out: Path, force: bool) -> Iterator[Reservation]:
 def _locked(out: Path) -> Iterator[None]:
     parent = out.parent
     lock = parent / f"{_stem(out)}.megafuse-lock"
+    made = [d for d in (parent, *parent.parents) if not d.exists()]   # removed again if the run fails
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
+        _rmdirs(made)
         raise MegafuseError(f"cannot create output directory '{display(out)}': {e.strerror}") from None
     while True:
         try:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         except OSError as e:
+            _rmdirs(made)
             raise MegafuseError(f"cannot lock output '{display(out)}' ('{display(lock.name)}'): "
                                 f"{e.strerror}") from None
         try:
@@ -321,14 +324,23 @@ def _locked(out: Path) -> Iterator[None]:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()}\n".encode(), 0)
         break
+    ok = False
     try:
         yield
+        ok = True
     finally:
         try:
             os.unlink(lock)                # while still holding it: a waiter re-checks the inode
         except OSError:
             pass
         os.close(fd)
+        if not ok:
+            _rmdirs(made)                  # a failed run leaves no directory it created
+
+
+def _rmdirs(made: list[Path]) -> None:
+    for d in made:                         # deepest first; only while empty
+        _rmdir_quiet(d)
 
 
 # ---- small helpers -------------------------------------------------------------------------

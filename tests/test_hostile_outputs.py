@@ -195,3 +195,14 @@ def test_legacy_marker_without_manifest_is_not_replaced(work, capsys):
     assert_one_line_error(code, out, err)
     assert "older version" in err
     assert (work / "out" / "compile.json").read_text() == "{}"
+
+
+def test_failed_compile_leaves_no_lock_partial_or_parent_it_created(work, capsys):
+    (work / "bad.onnx").write_bytes(b"not a model")
+    before = _tree(work)
+    code = main(["compile", "bad.onnx", "--no-db", "-o", "new/deeper/out"])
+    out, err = capsys.readouterr()
+    assert_one_line_error(code, out, err)
+    assert _tree(work) == before        # no lock file, no .partial-, no new/deeper/
+    assert _run(capsys, "-o", "new/deeper/out")[0] == 0
+    assert (work / "new" / "deeper" / "out" / "compile.json").is_file() and _hidden(work / "new" / "deeper") == []
