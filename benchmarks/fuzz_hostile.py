@@ -17,6 +17,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -51,8 +52,6 @@ def run(cases: int, seed: int) -> list:
 
 def _error_kind(line: str) -> str:
     """The reason of an error line, without the model's label and numbers (for the counts)."""
-    import re
-
     text = line.removeprefix("megafuse: error: ").replace("cannot load ONNX model 'm.onnx': ", "")
     return re.sub(r"\d+", "N", re.sub(r"'[^']*'", "'*'", text))[:70]
 
