@@ -142,8 +142,7 @@ class Reservation:
 
     def commit(self, tmp: Path) -> None:
         """Seal tmp (manifest) and swap it onto DIR, re-deciding on what is there now."""
-        files = sorted(rel for p in tmp.rglob("*") if p.is_symlink() or not p.is_dir()
-                       if (rel := str(p.relative_to(tmp))) not in (MARKER, MARKER + ".tmp"))
+        files = sorted(rel for rel in _walk_files(tmp) if rel not in (MARKER, MARKER + ".tmp"))
         _write_marker(tmp, {"writer": WRITER, "state": "complete", "pid": os.getpid(), "run": self.token,
                             "files": files})
         os.chmod(tmp, 0o755 & ~_umask())
@@ -253,11 +252,11 @@ def delete_owned(old: Path) -> list[str]:
     entries kept (not megafuse's)."""
     marker = _read_marker(old) or {}
     for rel in marker.get("files", []):
-        p = old / rel
-        if ".." in Path(rel).parts or Path(rel).is_absolute():
-            continue
+        if not isinstance(rel, str) or not _inside_without_links(old, rel):
+            continue                       # never through a directory swapped for a symlink
         try:
-            if not p.is_symlink() and p.is_file() or p.is_symlink():
+            p = old / rel
+            if p.is_symlink() or p.is_file():
                 p.unlink()
         except OSError:
             pass
@@ -265,11 +264,31 @@ def delete_owned(old: Path) -> list[str]:
         (old / MARKER).unlink()
     except OSError:
         pass
-    for d in sorted((p for p in old.rglob("*") if p.is_dir() and not p.is_symlink()),
-                    key=lambda p: len(p.parts), reverse=True):
-        _rmdir_quiet(d)
-    _rmdir_quiet(old)
-    return sorted(str(p.relative_to(old)) for p in old.rglob("*")) if old.exists() else []
+    for dirpath, _, _ in sorted(os.walk(old, followlinks=False), key=lambda w: len(w[0]), reverse=True):
+        _rmdir_quiet(Path(dirpath))
+    return _walk_files(old) if old.exists() else []
+
+
+def _walk_files(d: Path) -> list[str]:
+    """Every non-directory under d (symlinks listed, never followed), relative to d."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(d, followlinks=False):
+        base = Path(dirpath)
+        out += [str((base / n).relative_to(d)) for n in filenames]
+        out += [str((base / n).relative_to(d)) for n in dirnames if (base / n).is_symlink()]
+    return sorted(out)
+
+
+def _inside_without_links(root: Path, rel: str) -> bool:
+    parts = Path(rel).parts
+    if not parts or Path(rel).is_absolute() or ".." in parts:
+        return False
+    d = root
+    for part in parts[:-1]:
+        d = d / part
+        if d.is_symlink() or not d.is_dir():
+            return False
+    return True
 
 
 @contextmanager
@@ -385,8 +404,8 @@ def _owned_files(d: Path, foreign_error: bool) -> list[str]:
         raise MegafuseError(f"output directory '{display(d)}' is not empty and not a megafuse output"
                             + (" with a manifest (an older version wrote it; delete it yourself)" if legacy else "")
                             + "; refusing to replace it (choose another -o)")
-    listed = set(marker["files"]) | {MARKER}
-    present = {str(p.relative_to(d)) for p in d.rglob("*") if p.is_symlink() or not p.is_dir()}
+    listed = {f for f in marker["files"] if isinstance(f, str)} | {MARKER}
+    present = set(_walk_files(d))
     extra = sorted(present - listed)
     if extra and foreign_error:
         raise MegafuseError(f"output directory '{display(d)}' holds '{display(extra[0], 60)}'"

@@ -206,3 +206,30 @@ def test_failed_compile_leaves_no_lock_partial_or_parent_it_created(work, capsys
     assert _tree(work) == before        # no lock file, no .partial-, no new/deeper/
     assert _run(capsys, "-o", "new/deeper/out")[0] == 0
     assert (work / "new" / "deeper" / "out" / "compile.json").is_file() and _hidden(work / "new" / "deeper") == []
+
+
+def _fake_output(out: Path, files: list[str]) -> None:
+    out.mkdir()
+    (out / outdir.MARKER).write_text(json.dumps({"writer": outdir.WRITER, "state": "complete", "files": files}))
+
+
+def test_directory_swapped_for_a_symlink_is_never_followed(work, capsys):
+    elsewhere = work.parent / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "f.txt").write_text("not megafuse's")
+    _fake_output(work / "out", ["compile.json", "sub/f.txt"])
+    (work / "out" / "compile.json").write_text("{}")
+    os.symlink(elsewhere, work / "out" / "sub")            # was a directory of the earlier output
+    code, out, err = _run(capsys, "-o", "out", "--force")
+    assert_one_line_error(code, out, err)
+    assert "'sub'" in err and "did not write" in err
+    assert outdir.delete_owned(work / "out") == ["sub"]    # even asked directly: only its own file goes
+    assert (elsewhere / "f.txt").read_text() == "not megafuse's"
+    assert not (work / "out" / "compile.json").exists()
+
+
+def test_manifest_entries_escaping_the_output_are_ignored(work):
+    (work / "victim.txt").write_text("keep")
+    _fake_output(work / "out", ["../victim.txt", str(work / "victim.txt"), "", "a/../../victim.txt"])
+    assert outdir.delete_owned(work / "out") == []
+    assert (work / "victim.txt").read_text() == "keep"
