@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from fusion.options import check_input_file, check_output_file, int_in
+from fusion.options import check_input_file, check_output_file, int_in, write_text_atomic
 
 MAX_SAMPLES = 100_000    # timed runs of the whole model: beyond this, hours for no better median
 
@@ -164,9 +164,4 @@ def cmd_bench(args) -> int:
 
 
 def _write(path: str, text: str) -> None:
-    from fusion.errors import MegafuseError
-    try:
-        with open(path, "w") as f:
-            f.write(text)
-    except OSError as e:
-        raise MegafuseError(f"cannot write '{path}': {e.strerror}") from None
+    write_text_atomic(path, text, "report")   # whole or not at all

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from fusion.options import check_input_file, check_output_file
+from fusion.options import check_input_file, check_output_file, write_text_atomic
 
 
 def register(sub, add_model_args=None) -> None:
@@ -53,10 +53,6 @@ def cmd_fidelity(args) -> int:
     if args.json_file:
         out = {"rows": [dict(r.__dict__, ratio=r.ratio) for r in rows], "summary": summ,
                "excluded": doc.get("excluded", []), "figures": "modeled vs measured"}
-        try:
-            with open(args.json_file, "w") as f:
-                json.dump(out, f, indent=1, ensure_ascii=False)
-        except OSError as e:
-            raise MegafuseError(f"cannot write '{_safe(args.json_file)}': {e.strerror}") from None
+        write_text_atomic(args.json_file, json.dumps(out, indent=1, ensure_ascii=False), "--json")
         print(f"wrote {_safe(args.json_file)}")
     return 0

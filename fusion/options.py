@@ -11,6 +11,7 @@ a small multiple of this machine's CPUs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import stat
@@ -141,6 +142,35 @@ def check_input_file(text: str | None, flag: str) -> None:
     if st.st_size > MAX_INPUT_FILE_BYTES:
         raise MegafuseError(f"{flag} '{display(text)}' is {st.st_size:,} bytes, over the "
                             f"{MAX_INPUT_FILE_BYTES:,}-byte limit for such files")
+
+
+def write_text_atomic(text_path: str, text: str, flag: str) -> None:
+    """Write a report file whole or not at all: a temporary file beside it, then a rename (a full
+    disk leaves the earlier file, not half of a new one)."""
+    path = Path(text_path)
+    fd, tmp = -1, None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:40]}.partial-", dir=path.parent)
+        with os.fdopen(fd, "w") as f:
+            fd = -1
+            f.write(text)
+        os.chmod(tmp, 0o644 & ~_umask())
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as e:
+        raise MegafuseError(f"cannot write {flag} '{display(text_path)}': {e.strerror}") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def check_cache_dir() -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fusion.options import check_output_dir, check_output_file, check_workers
+from fusion.options import check_output_dir, check_output_file, check_workers, write_text_atomic
 
 
 def register(sub, add_model_args=None) -> None:
@@ -248,7 +248,7 @@ def write_json(results, path: Path, tgt, db_path, wall: float) -> None:
             "points": [{k: v for k, v in row.items() if k not in ("block", "workload", "target", "evaluator")}
                        for row in rows if row["block"] == r.name]})
     doc = {"target": tgt.name, "database": str(db_path) if db_path else None, "wall_s": wall, "blocks": blocks}
-    path.write_text(json.dumps(doc, indent=1))
+    write_text_atomic(str(path), json.dumps(doc, indent=1), "--json")
 
 
 # ------------------------------------------------------------------------------------------
