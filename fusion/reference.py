@@ -18,6 +18,7 @@ import onnx
 from onnx import TensorProto, numpy_helper
 
 from fusion.errors import MegafuseError
+from fusion.sanitize import display
 
 
 def widen_to_fp32(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -49,7 +50,6 @@ def ort_session(model: onnx.ModelProto, so):
 
     ext = [t.name for t in model.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL]
     if ext:
-        from fusion.sanitize import display
         raise MegafuseError(f"ONNX Runtime would read initializer '{display(ext[0])}' from the current "
                             f"directory: read the model with fusion.onnx_import.read_model (external data "
                             f"from the model's own folder)")
@@ -77,8 +77,6 @@ def run_ort(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, n
         text = " ".join(str(e).split())
         if "bad_alloc" in text or "Failed to allocate" in text:
             raise MegafuseError("the ONNX Runtime reference ran out of memory") from None
-        from fusion.sanitize import display
-
         raise MegafuseError(f"the ONNX Runtime reference cannot run this model: {display(text, 300)}") from None
 
 
