@@ -263,3 +263,17 @@ def test_ort_session_refuses_a_model_pointing_at_external_data():
     e.key, e.value = "location", "w.bin"
     with pytest.raises(MegafuseError, match="current directory"):
         ort_session(m, None)
+
+
+def test_tuning_db_swapped_for_a_fifo_after_load_does_not_block(tmp_path):
+    from fusion.errors import TuningDatabaseError
+    from fusion.tuning.db import TuningDB, key_context, make_record, tuning_key
+    from schedules.workload import TileConfig
+
+    _, wl, tgt = _block_workload("sim")
+    path = tmp_path / "db.jsonl"
+    db = TuningDB(path).load()                       # absent when loaded
+    os.mkfifo(path)                                  # a FIFO by the time the sweep appends
+    rec = make_record(tuning_key(wl, tgt), key_context(wl, tgt), TileConfig(2, 8, 1), {"latency_us": 1.0})
+    with pytest.raises(TuningDatabaseError, match="not a regular file"):
+        db.append([rec])

@@ -27,6 +27,7 @@ import hashlib
 import json
 import math
 import os
+import stat
 import time
 import warnings
 from dataclasses import asdict
@@ -270,8 +271,6 @@ class TuningDB:
         except OSError as e:
             raise TuningDatabaseError(f"cannot read tuning database {_show(self.path)}: {e.strerror or e}") from None
         try:
-            import stat
-
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise TuningDatabaseError(f"tuning database {_show(self.path)} is not a regular file")
             self._read_new(fd)
@@ -348,8 +347,11 @@ class TuningDB:
             return 0
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK
+                         | getattr(os, "O_CLOEXEC", 0), 0o644)
             try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):   # re-checked here: a FIFO swapped in since load
+                    raise TuningDatabaseError(f"tuning database {_show(self.path)} is not a regular file")
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 self._read_new(fd)
                 new = [r for r in records if r["point"] not in self._by_key.get(r["key"], {})]
