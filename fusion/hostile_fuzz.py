@@ -34,6 +34,13 @@ HOSTILE_INTS = (0, -1, 1, 2, 3, 7, 2**31, -(2**63), 2**62, 65536)
 HOSTILE_NAMES = ("", "x", "y", "../../escape", "/etc/passwd", "\x1b[2J\x1b[31mred", "a\nb\rc", "CON", "a" * 5000,
                  "名字", "\u202egnp.exe", "%s%n", "w_dw", "block.0/conv", ".", "..")
 LOCATIONS = ("w.bin", "sub/w.bin", "../w.bin", "/etc/hostname", "missing.bin", "w.bin\0x", "", "link.bin")
+OP_ATTRS = {   # the attributes each operator of the bases has, with their ONNX types
+    "Conv": (("group", "i"), ("strides", "ints"), ("pads", "ints"), ("kernel_shape", "ints"), ("dilations", "ints"),
+             ("auto_pad", "s")),
+    "BatchNormalization": (("epsilon", "f"), ("momentum", "f")),
+    "LeakyRelu": (("alpha", "f"),), "HardSigmoid": (("alpha", "f"), ("beta", "f")),
+    "Clip": (("min", "f"), ("max", "f")),
+}
 ATTRS = ("alpha", "beta", "epsilon", "group", "strides", "pads", "kernel_shape", "dilations", "auto_pad",
          "min", "max", "axis", "transB", "momentum")
 
@@ -82,13 +89,17 @@ def mutate(model: onnx.ModelProto, muts, work: Path) -> onnx.ModelProto:
 
 
 def _m_attr(m, mu, work):
+    """Mostly an attribute the operator has, with a hostile value of its own type (so the case gets
+    past the ONNX checker into import and the passes); sometimes any attribute, any type."""
     node = m.graph.node[mu.pick % len(m.graph.node)]
-    name = ATTRS[mu.extra % len(ATTRS)]
+    own = OP_ATTRS.get(node.op_type)
+    typed = own is not None and mu.choice % 5 != 4
+    name, kind = own[mu.extra % len(own)] if typed else (ATTRS[mu.extra % len(ATTRS)], None)
     for i, a in enumerate(node.attribute):
         if a.name == name:
             del node.attribute[i]
             break
-    v = mu.choice % 4
+    v = {"f": 0, "i": 1, "ints": 2, "s": 3}[kind] if typed else mu.choice % 4
     if v == 0:
         value = HOSTILE_FLOATS[mu.choice // 4 % len(HOSTILE_FLOATS)]
     elif v == 1:

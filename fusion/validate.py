@@ -161,9 +161,9 @@ def check_external_data(proto, base_dir: str, label: str) -> None:
             continue
         info = {e.key: e.value for e in t.external_data}
         where = info.get("location", "")
-        path = os.path.realpath(os.path.join(root, where))
         what = f"cannot load ONNX model '{label}': initializer '{display(t.name)}' external data '{display(where)}'"
-        if not where or os.path.isabs(where) or os.path.commonpath([root, path]) != root:
+        path = os.path.realpath(os.path.join(root, where)) if "\0" not in where else ""
+        if not path or not where or os.path.isabs(where) or os.path.commonpath([root, path]) != root:
             raise ModelLoadError(f"{what} is not a file inside the model's directory")
         try:
             st = os.stat(path)
