@@ -19,7 +19,7 @@ from onnx import TensorProto, helper, numpy_helper
 import models
 from fusion.cli import main
 from fusion.options import max_workers
-from tests.test_hostile import ROOT, assert_one_line_error, raw_dwsep
+from test_hostile import ROOT, assert_one_line_error, raw_dwsep
 
 
 def _bn_model(eps=None, var=None, scale=None) -> onnx.ModelProto:

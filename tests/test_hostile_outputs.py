@@ -18,7 +18,7 @@ import pytest
 import models
 from fusion import outdir
 from fusion.cli import main
-from tests.test_hostile import assert_one_line_error
+from test_hostile import assert_one_line_error
 
 ROOT = Path(__file__).resolve().parents[1]
 
