@@ -30,6 +30,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from fusion.verify.reference import ort_session  # noqa: E402  (after the path setup)
+
 RESULTS = ROOT / "benchmarks" / "results"
 MODELS = ("mobilenet_v1", "mobilenet_v2")
 
@@ -61,7 +63,7 @@ def ort_node_min_us(model_proto, feeds: dict, threads: int, runs: int) -> dict[s
     so.enable_profiling = True
     with tempfile.TemporaryDirectory() as d:
         so.profile_file_prefix = str(Path(d) / "ort")
-        sess = ort.InferenceSession(model_proto.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        sess = ort_session(model_proto, so)   # self-contained models only (fusion.verify.reference)
         feeds = {k: np.asarray(v, np.float32) for k, v in feeds.items()}
         for _ in range(runs):
             sess.run(None, feeds)

@@ -8,6 +8,7 @@ from passes.canonicalize import canonicalize
 from passes.fold_affine import fold_affine
 from passes.fold_bn import fold_bn
 from passes.fuse_dwsep import fuse_dwsep
+from passes.guards import check_new_constants
 from passes.layout import insert_layout_conversions
 from passes.records import Refusal
 from passes.reparam import reparam
@@ -15,17 +16,19 @@ from passes.reparam import reparam
 
 def prepare(g: Graph, fold: bool = True) -> tuple[Graph, list[Refusal]]:
     """The steps before fusion: canonical activations, BN into the convs, re-parameterizable branches
-    into one conv, constant scale/shift into the convs. fold=False (--opt-level 0): only the renames
-    of canonicalize; nothing folds."""
+    into one conv, constant scale/shift into the convs; every step's result checked (_checked).
+    fold=False (--opt-level 0): only the renames of canonicalize; nothing folds."""
     if not fold:
-        return canonicalize(g, collapse=False), []
-    g = canonicalize(g)
-    g, why_bn = fold_bn(g)
+        return _checked("canonicalize", g, canonicalize(g, collapse=False)), []
+    g = _checked("canonicalize", g, canonicalize(g))
+    g1, why_bn = fold_bn(g)
+    g = _checked("fold_bn", g, g1)
     merged, why_rep = reparam(g)   # parallel conv branches (BN folded into each) into one conv
     if merged is not g:   # a BN after the merged branches (RepViT's RepVggDw) folds into it now
         merged, why_bn = fold_bn(merged)
-    g, why_bn = merged, why_bn + why_rep
-    g, why = fold_affine(g)   # scale/shift nodes, and BNs fold_bn could not fold, into neighbour convs
+    g, why_bn = _checked("reparam", g, merged), why_bn + why_rep
+    g1, why = fold_affine(g)   # scale/shift nodes, and BNs fold_bn could not fold, into neighbour convs
+    g = _checked("fold_affine", g, g1)
     names = {n.name for n in g.nodes}
     return g, [r for r in why_bn if r.nodes[0] in names] + why
 
@@ -34,7 +37,13 @@ def optimize(g: Graph, soc: SocSpec, dtype: str | None = None, fuse: bool = True
              gate=None, per_channel: bool = False, fold: bool = True) -> tuple[Graph, list[Refusal]]:
     g, refusals = prepare(g, fold)
     if fuse:
-        g, why = fuse_dwsep(g, soc, dtype, gate, per_channel)
+        g1, why = fuse_dwsep(g, soc, dtype, gate, per_channel)
+        g = _checked("fuse_dwsep", g, g1)
         refusals += why
-    g = insert_layout_conversions(g)
+    g = _checked("layout", g, insert_layout_conversions(g))
     return g, refusals
+
+
+def _checked(step: str, before: Graph, after: Graph) -> Graph:
+    check_new_constants(step, before, after)
+    return after

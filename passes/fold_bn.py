@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from fusion.core.ir import Graph, TensorType
+from passes.guards import check_folded
 from passes.records import Refusal
 
 
@@ -34,8 +35,11 @@ def fold_bn(g: Graph) -> tuple[Graph, list[Refusal]]:
         # loses nothing to the fold; a float16 compile rounds once, when kernel parameters are made
         dt = np.promote_types(g.constants[conv.inputs[1]].dtype, np.float32)
         w_name, b_name = f"{conv.name}__w_bnfold", f"{conv.name}__b_bnfold"
-        consts[w_name] = (w * k.reshape(-1, 1, 1, 1)).astype(dt)
-        consts[b_name] = ((b - mean) * k + beta).astype(dt)
+        with np.errstate(over="ignore", invalid="ignore"):
+            consts[w_name] = (w * k.reshape(-1, 1, 1, 1)).astype(dt)
+            consts[b_name] = ((b - mean) * k + beta).astype(dt)
+        check_folded("fold_bn", bn.name, f"epsilon {bn.attr('epsilon', 1e-5):g}, variance in "
+                     f"[{var.min():g}, {var.max():g}]", consts[w_name], consts[b_name])
         types[w_name] = TensorType(consts[w_name].shape, str(dt))
         types[b_name] = TensorType(consts[b_name].shape, str(dt))
         # the conv now produces the BN's output tensor directly

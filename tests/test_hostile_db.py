@@ -56,6 +56,7 @@ def test_db_records_checked_by_schema_never_coerced(tmp_path):
 def test_forced_knobs_win_over_the_database(tmp_path, capsys, monkeypatch):
     import fusion.driver.tile_policy as tp
     from fusion.tuning.db import TuningDB, make_record
+    from fusion.tuning.evaluators import model_tile
     from schedules.workload import TileConfig
 
     # the database holds one-phase tiles; a faster two-phase default would (rightly) replace them
@@ -63,8 +64,9 @@ def test_forced_knobs_win_over_the_database(tmp_path, capsys, monkeypatch):
 
     m, wl, tgt, key, ctx = _db_fixture()
     path = tmp_path / "db.jsonl"
-    TuningDB(path).append([make_record(key, ctx, TileConfig(8, 8, 1, 0, True), {"latency_us": 0.001}),
-                           make_record(key, ctx, TileConfig(2, 8, 1, 0, False), {"latency_us": 0.002})])
+    a, b = TileConfig(1, 8, 1, 0, True), TileConfig(2, 8, 1, 0, False)   # modeled: a is the faster
+    TuningDB(path).append([make_record(key, ctx, t, {"latency_us": model_tile(wl, tgt.soc, t)["latency_us"]})
+                           for t in (a, b)])
     p = tmp_path / "m.onnx"
     onnx.save(m, p)
     assert main(["compile", str(p), "--db", str(path), "--json", "--no-fallback"]) == 0

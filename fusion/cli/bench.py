@@ -19,6 +19,10 @@ from fusion.report.bodies import print_bodies
 
 from passes.quant_fuse import QUANT_OPS
 
+from fusion.cli.options import check_input_file, check_output_file, int_in, write_text_atomic
+
+MAX_SAMPLES = 100_000    # timed runs of the whole model: beyond this, hours for no better median
+
 
 def register(sub, add_model_args) -> None:
     p = sub.add_parser("bench", help="fused vs unfused latency per block and for the whole model "
@@ -30,8 +34,9 @@ def register(sub, add_model_args) -> None:
                    help="compare with an earlier report; exit 1 when a latency is > 5%% worse")
     p.add_argument("--trace", metavar="FILE", help="Chrome trace-event JSON timeline (sim: per core and pipe)")
     p.add_argument("--plot", metavar="FILE.png", help="bar chart of fused vs unfused per block")
-    p.add_argument("--samples", type=int, default=50, help="llvm: timed samples (default 50)")
-    p.add_argument("--warmup", type=int, default=3, help="llvm: warm-up runs (default 3)")
+    p.add_argument("--samples", type=int_in(1, MAX_SAMPLES, "--samples"), default=50,
+                   help=f"llvm: timed samples (default 50, at most {MAX_SAMPLES:,})")
+    p.add_argument("--warmup", type=int_in(0, 10_000, "--warmup"), default=3, help="llvm: warm-up runs (default 3)")
     p.set_defaults(func=cmd_bench)
 
 
@@ -123,6 +128,9 @@ def cmd_bench(args) -> int:
 
 
     no_spin()   # measured runs interleave TVM with ONNX Runtime: neither pool spins
+    check_input_file(args.baseline, "--baseline")          # every path checked before the work
+    for flag, path in (("--json", args.json_file), ("--trace", args.trace), ("--plot", args.plot)):
+        check_output_file(path, flag)
     if args.opt_level == "all":
         return _bench_all_levels(args)
     baseline = load_report(args.baseline) if args.baseline else None
@@ -179,8 +187,4 @@ def _bench_all_levels(args) -> int:
 
 
 def _write(path: str, text: str) -> None:
-    try:
-        with open(path, "w") as f:
-            f.write(text)
-    except OSError as e:
-        raise MegafuseError(f"cannot write '{path}': {e.strerror}") from None
+    write_text_atomic(path, text, "report")   # whole or not at all

@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from fusion.core.errors import MegafuseError
+from fusion.cli.options import check_output_dir, float_in, int_in
 from fusion.emu import EmulationBuildError, EmulationError
 from fusion.emu.single_source import has_main
 from fusion.core.soc import get_soc
@@ -82,12 +83,12 @@ def register(sub, add_model_args=None) -> None:
                    help=f"address-space limit of the child process (default {DEFAULT_MEM_MB})")
     r.add_argument("--soc", default="ascend910b2", help="ascend910b2 (default), ascend910b3 or ascend310p3")
     r.add_argument("--workdir", metavar="DIR", help="program: directory to run in (default: current)")
-    r.add_argument("--timeout", type=float, default=300.0, metavar="S", help="stop a program after S seconds")
+    r.add_argument("--timeout", type=float_in(0.0, 86400.0, "--timeout"), default=300.0, metavar="S", help="stop a program after S seconds")
     r.add_argument("--kernel", metavar="NAME", help="kernel-only file: which extern \"C\" kernel")
-    r.add_argument("--block-dim", type=int, default=1, metavar="N", help="kernel-only file: blocks (default 1)")
+    r.add_argument("--block-dim", type=int_in(1, 65535, "--block-dim"), default=1, metavar="N", help="kernel-only file: blocks (default 1)")
     r.add_argument("--kernel-type", metavar="TYPE", help="kernel-only file: aiv_only, aic_only, mix_aic_1_2, ...")
     r.add_argument("--arg", action="append", default=[], metavar="SPEC", help="kernel-only file: one per parameter")
-    r.add_argument("--seed", type=int, default=0, help="random inputs' seed (default 0)")
+    r.add_argument("--seed", type=int_in(0, 2**32 - 1, "--seed"), default=0, help="random inputs' seed (default 0)")
     r.add_argument("--out", metavar="DIR", help="kernel-only file: write every buffer argument here after the run")
     r.add_argument("--json", action="store_true", help="kernel-only file: counters and buffers as JSON")
     r.add_argument("--program-arg", action="append", default=[], dest="program_args", metavar="ARG",
@@ -260,6 +261,7 @@ def _run_kernel(path: Path, text: str, spec, args, defines: list[str]) -> int:
         raise MegafuseError(f"--kernel '{_clean(name)}' is not a C identifier")
     if args.block_dim < 1:
         raise MegafuseError("--block-dim must be >= 1")
+    check_output_dir(args.out, "--out")
     rng = np.random.default_rng(args.seed)
     kargs = [_parse_arg(i, s, rng) for i, s in enumerate(args.arg)]
     params = kernel_params(text, name)

@@ -11,6 +11,8 @@ import json
 from fusion.core.errors import MegafuseError
 from fusion.cost.fidelity import POINTS, load_points, summary, table
 
+from fusion.cli.options import check_input_file, check_output_file, write_text_atomic
+
 
 def register(sub, add_model_args=None) -> None:
     p = sub.add_parser("fidelity", help="modeled vs published on-device Ascend measurements "
@@ -28,6 +30,8 @@ def _safe(text: str) -> str:
 
 def cmd_fidelity(args) -> int:
 
+    check_input_file(args.points, "--points")     # a FIFO or device would block the read
+    check_output_file(args.json_file, "--json")
     doc = load_points(args.points or POINTS)
     try:
         rows = table(doc)
@@ -49,10 +53,6 @@ def cmd_fidelity(args) -> int:
     if args.json_file:
         out = {"rows": [dict(r.__dict__, ratio=r.ratio) for r in rows], "summary": summ,
                "excluded": doc.get("excluded", []), "figures": "modeled vs measured"}
-        try:
-            with open(args.json_file, "w") as f:
-                json.dump(out, f, indent=1, ensure_ascii=False)
-        except OSError as e:
-            raise MegafuseError(f"cannot write '{_safe(args.json_file)}': {e.strerror}") from None
+        write_text_atomic(args.json_file, json.dumps(out, indent=1, ensure_ascii=False), "--json")
         print(f"wrote {_safe(args.json_file)}")
     return 0

@@ -10,8 +10,8 @@ control characters escaped.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
-import math
 import os
 import signal
 import sys
@@ -39,6 +39,8 @@ from fusion.codegen.npuir.check import cmd_check_npuir
 from fusion.verify.ascend_check import check_ascend
 from fusion.tuning.db import TunedTiles
 from fusion.frontend.subgraph import apply_cut_args
+from fusion.cli.options import check_cache_dir, float_in, int_in
+from fusion.core.outdir import check_output_path, reserve
 
 MAX_TILE_EDGE = 65536        # output pixels per tile edge; larger is no tile any UB holds
 MAX_CHANNEL_BLOCKS = 65536   # 16-channel units (1M channels)
@@ -52,31 +54,8 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def _int_in(lo: int, hi: int, what: str):
-    def parse(text: str) -> int:
-        try:
-            v = int(text, 10)
-        except (TypeError, ValueError):
-            raise argparse.ArgumentTypeError(f"expected an integer in {lo}..{hi}, got '{display(text)}'") from None
-        if not lo <= v <= hi:
-            raise argparse.ArgumentTypeError(f"expected an integer in {lo}..{hi}, got {v}")
-        return v
-    parse.__name__ = what   # argparse names the type in its messages
-    return parse
-
-
-def _float_in(lo: float, hi: float, what: str, lo_open: bool = True):
-    def parse(text: str) -> float:
-        try:
-            v = float(text)
-        except (TypeError, ValueError):
-            raise argparse.ArgumentTypeError(f"expected a number, got '{display(text)}'") from None
-        if not math.isfinite(v) or v < lo or (lo_open and v == lo) or v > hi:
-            raise argparse.ArgumentTypeError(f"expected a finite number {'>' if lo_open else '>='} {lo:g} and "
-                                             f"<= {hi:g}, got '{display(text)}'")
-        return v
-    parse.__name__ = what
-    return parse
+_int_in = int_in      # bounded argparse types (fusion.cli.options; one definition for every command)
+_float_in = float_in
 
 
 def _tile_arg(text: str) -> tuple[int, int]:
@@ -272,10 +251,13 @@ def _print_compiled(cm) -> None:
 def cmd_compile(args) -> int:
     if args.emit_onnx and not args.output:
         raise MegafuseError("--emit-onnx writes DIR/model.fused.onnx: give -o DIR")
-    cm = _compile_from_args(args)
-    if args.output:
-        write_artifacts(cm, Path(args.output), force=args.force,
-                        fused_onnx_from=args.model if args.emit_onnx else None)
+    if args.output is not None:   # checked and held before the work (fusion/outdir)
+        with reserve(check_output_path(args.output), args.force) as held:
+            cm = _compile_from_args(args)
+            write_artifacts(cm, held.out, reservation=held,
+                            fused_onnx_from=args.model if args.emit_onnx else None)
+    else:
+        cm = _compile_from_args(args)
     if args.json:
         print(json.dumps(cm.to_json(), indent=2))
     else:
@@ -392,7 +374,11 @@ def main(argv: list[str] | None = None) -> int:
                 tempfile.TemporaryDirectory(prefix="megafuse-cut-") as tmp:
             if getattr(args, "inputs", None) or getattr(args, "outputs", None):
                 apply_cut_args(args, Path(tmp))
-            return args.func(args)
+            if getattr(args, "model", None) is not None:
+                check_cache_dir()
+            code = args.func(args)
+            sys.stdout.flush()    # a full disk or closed pipe shows here, not as "Exception ignored" at exit
+            return code
     except MegafuseError as e:
         if getattr(args, "json", None) is True:   # (tune's --json is a file)
             print(json.dumps({"error": display_message(e), "kind": type(e).__name__}))
@@ -404,25 +390,59 @@ def main(argv: list[str] | None = None) -> int:
         print("megafuse: terminated", file=sys.stderr)
         return 143
     except BrokenPipeError:   # `megafuse ... | head`: the reader left; say nothing more
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _drop_stdout()
         return 141
+    except OSError as e:      # a full disk (`> /dev/full`, a quota) on stdout or any file written
+        if e.errno not in _WRITE_ERRNOS:
+            return _internal(e)
+        if _stdout_broken():
+            _drop_stdout()
+        return _fail(f"cannot write the output: {e.strerror}")
     except MemoryError:
         return _fail("out of memory (the model or a tile is too large for this machine)")
     except RecursionError:
         return _fail("input nested too deeply")
     except Exception as e:  # noqa: BLE001 - every escaping exception is a bug; one line, then a report
-        if os.environ.get("MEGAFUSE_DEBUG"):
-            raise
-        return _fail(f"internal error: {type(e).__name__}: {display(e, 300)} -- please report this "
-                     f"(MEGAFUSE_DEBUG=1 shows the traceback)")
+        return _internal(e)
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 
 
 def _fail(message: str) -> int:
-    print(f"megafuse: error: {message}", file=sys.stderr)
+    try:
+        print(f"megafuse: error: {message}", file=sys.stderr)
+        sys.stderr.flush()
+    except OSError:       # stderr itself full or closed: the exit code is all that is left
+        pass
     return 2
+
+
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
+def _internal(e: BaseException) -> int:
+    if os.environ.get("MEGAFUSE_DEBUG"):
+        raise e
+    return _fail(f"internal error: {type(e).__name__}: {display(e, 300)} -- please report this "
+                 f"(MEGAFUSE_DEBUG=1 shows the traceback)")
+
+
+def _stdout_broken() -> bool:
+    try:
+        sys.stdout.flush()
+    except OSError:
+        return True
+    return False
+
+
+def _drop_stdout() -> None:
+    """Point fd 1 at /dev/null so the interpreter's final flush of what is still buffered cannot
+    fail again ("Exception ignored" and exit 120)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):   # not a real file (captured in tests)
+        pass
 
 
 def _install_sigterm():

@@ -36,6 +36,7 @@ from fusion.tuning.db import point_id
 from fusion.tuning.db import tile_to_json
 from fusion.core.sanitize import block_ident, comment_text, inside
 from fusion.tuning.search import lowest_dma_ratio
+from fusion.cli.options import check_output_dir, check_output_file, check_workers, write_text_atomic
 
 
 def register(sub, add_model_args=None) -> None:
@@ -57,7 +58,8 @@ def register(sub, add_model_args=None) -> None:
                         "--budget-s: as many as the budget allows)")
     p.add_argument("--budget-s", type=_float_in(1.0, 1e7, "--budget-s"), default=None, metavar="S",
                    help="llvm: wall-clock budget for the whole model, shared by the distinct blocks")
-    p.add_argument("--workers", type=_int_in(0, 256, "--workers"), default=2, metavar="N", help="worker processes (default 2)")
+    p.add_argument("--workers", type=_int_in(0, 4096, "--workers"), default=2, metavar="N",
+                   help="worker processes (default 2; at most 4 per CPU of this machine)")
     p.add_argument("--threads", type=_int_in(1, 4096, "--threads"), default=None, metavar="N",
                    help="llvm: TVM_NUM_THREADS for timing (default: $TVM_NUM_THREADS or all cores)")
     p.add_argument("--top", type=_int_in(1, 1_000_000, "--top"), default=5, metavar="K", help="configs listed per block (default 5)")
@@ -95,6 +97,10 @@ def cmd_tune(args) -> int:
         raise MegafuseError("--trials and --top must be >= 1, --workers >= 0")
     if args.budget_s is not None and not args.budget_s > 0:
         raise MegafuseError(f"--budget-s must be > 0, got {args.budget_s}")
+    check_workers(args.workers)      # local processes: a small multiple of this machine's CPUs
+    check_output_file(args.csv, "--csv")      # outputs written after the sweep: checked before it
+    check_output_file(args.json, "--json")
+    check_output_dir(args.plot, "--plot")
     tgt = parse_target(args.target)
     if args.budget_s is not None and tgt.kind != "llvm":
         raise MegafuseError("--budget-s applies to -t llvm (measured tuning); the cost-model sweep is exhaustive")
@@ -284,7 +290,7 @@ def write_json(results, path: Path, tgt, db_path, wall: float) -> None:
             "points": [{k: v for k, v in row.items() if k not in ("block", "workload", "target", "evaluator")}
                        for row in rows if row["block"] == r.name]})
     doc = {"target": tgt.name, "database": str(db_path) if db_path else None, "wall_s": wall, "blocks": blocks}
-    path.write_text(json.dumps(doc, indent=1))
+    write_text_atomic(str(path), json.dumps(doc, indent=1), "--json")
 
 
 # ------------------------------------------------------------------------------------------

@@ -176,7 +176,8 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
         for r in refusals:
             log.info("not fused: %s", r.describe())
 
-        program = ModelExecutable({t: (g.types[t].shape, dtype) for t in g.inputs}, list(g.outputs))
+        program = ModelExecutable({t: (g.types[t].shape, dtype) for t in g.inputs}, list(g.outputs),
+                                  constants={t: np.asarray(g.constants[t]) for t in g.outputs if t in g.constants})
         ctx = OpContext(g, dtype)
         blocks: list[FusedBlock] = []
         idents: set[str] = set()

@@ -27,6 +27,7 @@ class ModelExecutable:
     inputs: dict[str, tuple[tuple[int, ...], str]]   # name → (shape, dtype)
     outputs: list[str]
     steps: list[KernelCall] = field(default_factory=list)
+    constants: dict[str, np.ndarray] = field(default_factory=dict)   # graph outputs that are constants
     _env: dict | None = field(default=None, init=False, repr=False)
     _calls: list = field(default_factory=list, init=False, repr=False)
 
@@ -61,6 +62,7 @@ class ModelExecutable:
         if self._env is None:
             dev = tvm.cpu(0)
             env = {name: tvm.runtime.empty(tuple(shape), dtype, dev) for name, (shape, dtype) in self.inputs.items()}
+            env.update({name: tvm.runtime.tensor(np.ascontiguousarray(a), dev) for name, a in self.constants.items()})
             for st in self.steps:
                 env[st.out] = tvm.runtime.empty(st.out_shape, st.out_dtype, dev)
             self._calls = [(st.func, self.step_args(env, st)) for st in self.steps]

@@ -33,6 +33,7 @@ of the operators live in fusion/frontend/onnx_convert.py (and fusion/onnx_ops_*.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from pathlib import Path
@@ -53,6 +54,10 @@ from fusion.frontend.const_eval import try_fold
 from fusion.core.ir import Graph, Node, TensorType
 from fusion.frontend.onnx_convert import CONVERTERS, SUPPORTED_OPS, OpConverters
 from fusion.frontend.onnx_coverage import check_supported
+from fusion.frontend.param_checks import check_node_params
+from fusion.core.sanitize import display
+
+log = logging.getLogger("megafuse.import")
 
 SUPPORTED_DTYPES = ("float32", "float16")
 
@@ -102,9 +107,10 @@ def load_graph(model: Any, input_shapes: Mapping[str, tuple[int, ...]] | None = 
 
 
 def read_model(model: Any):
-    """The onnx.ModelProto of a path/bytes/proto, with the same one-line errors as load_graph."""
+    """The onnx.ModelProto of a path/bytes/proto, with the same one-line errors as load_graph, and
+    its external data read in from the model's own folder (what ONNX Runtime is handed)."""
     try:
-        return _load_proto(model)[0]
+        return validate.inline_external_data(*_load_proto(model))   # read from the model's folder
     except MegafuseError:
         raise
     except Exception as e:  # noqa: BLE001 - any protobuf failure is a load error
@@ -227,6 +233,16 @@ class _Importer(OpConverters):
     def _graph_inputs(self) -> None:
         inits = set(self.all_consts)
         runtime = [vi for vi in self.g.input if vi.name not in inits]
+        shadowed = [vi.name for vi in self.g.input if vi.name in inits]
+        if shadowed and not runtime:   # ONNX (IR >= 4): such an initializer is the input's default value
+            raise ModelLoadError(f"cannot load ONNX model '{self.label}': every graph input ('{shadowed[0]}'"
+                                 f"{f' and {len(shadowed) - 1} more' if len(shadowed) > 1 else ''}) has an "
+                                 f"initializer of the same name, its default value, so nothing is left to feed "
+                                 f"at run time; remove the initializer to compile it as an input")
+        if shadowed:
+            log.info("%d graph input(s) ('%s'...) have initializers of the same name: compiled as those "
+                     "constants (ONNX IR >= 4: the initializer is the input's default value)",
+                     len(shadowed), display(shadowed[0]))
         names = {vi.name for vi in runtime}
         for key in self.input_shapes:
             if key not in names:
@@ -420,6 +436,7 @@ class _Importer(OpConverters):
         ins = list(n.input)
         while ins and not ins[-1]:
             ins.pop()
+        check_node_params(n.op_type, name, ins, attrs, self.all_consts.get)
         if try_fold(self, n, name, ins, attrs):
             return
         fn(self, n, name, ins, attrs)

@@ -161,9 +161,9 @@ def check_external_data(proto, base_dir: str, label: str) -> None:
             continue
         info = {e.key: e.value for e in t.external_data}
         where = info.get("location", "")
-        path = os.path.realpath(os.path.join(root, where))
         what = f"cannot load ONNX model '{label}': initializer '{display(t.name)}' external data '{display(where)}'"
-        if not where or os.path.isabs(where) or os.path.commonpath([root, path]) != root:
+        path = os.path.realpath(os.path.join(root, where)) if "\0" not in where else ""
+        if not path or not where or os.path.isabs(where) or os.path.commonpath([root, path]) != root:
             raise ModelLoadError(f"{what} is not a file inside the model's directory")
         try:
             st = os.stat(path)
@@ -181,6 +181,30 @@ def check_external_data(proto, base_dir: str, label: str) -> None:
         if total > cap:
             raise ModelLoadError(f"cannot load ONNX model '{label}': external data over the {cap:,}-byte limit "
                                  f"(raise it with --max-model-bytes)")
+
+
+def inline_external_data(proto, base_dir: str, label: str):
+    """A copy of proto whose external initializers are read in, from the model's own folder
+    (checked first by check_external_data): ONNX Runtime, handed the bytes, would otherwise
+    resolve them against the current directory."""
+    from onnx import TensorProto
+    from onnx.external_data_helper import load_external_data_for_tensor
+
+    if not any(t.data_location == TensorProto.EXTERNAL for t in proto.graph.initializer):
+        return proto
+    check_external_data(proto, base_dir, label)
+    m = type(proto)()
+    m.CopyFrom(proto)
+    for t in m.graph.initializer:
+        if t.data_location == TensorProto.EXTERNAL:
+            try:
+                load_external_data_for_tensor(t, os.path.realpath(base_dir))
+            except (OSError, ValueError) as e:
+                raise ModelLoadError(f"cannot load ONNX model '{label}': initializer '{display(t.name)}' "
+                                     f"external data cannot be read ({e})") from None
+            t.data_location = TensorProto.DEFAULT
+            del t.external_data[:]
+    return m
 
 
 # ---- the imported graph --------------------------------------------------------------------

@@ -10,6 +10,8 @@ latency, throughput, memory peak, traffic ratios, per-kernel rows, modeled or me
 from __future__ import annotations
 
 import datetime as dt
+import json
+import math
 import subprocess
 from pathlib import Path
 
@@ -27,6 +29,8 @@ from fusion.driver.fallback import is_fallback
 from fusion.verify.check import random_inputs
 from fusion.tuning.measure import interleaved, tvm_threads
 from fusion.report.bodies import body_comparison
+from fusion.verify.reference import ort_session
+from fusion.core.sanitize import display
 
 REGRESSION_LIMIT = 0.05  # bench --baseline: a latency more than 5 % above the baseline fails
 
@@ -262,7 +266,7 @@ def bench_llvm(cm, cm_unfused, model_proto, model_path: str, warmup: int = 3, sa
     # run next in the interleaved loop; TVM's are set not to (measure.no_spin, before the process's
     # first parallel TVM call).
     so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    sess = ort.InferenceSession(model_proto.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    sess = ort_session(model_proto, so)   # external data already read from the model's folder
     ort_feeds = {k: v.astype(np.float32) for k, v in feeds.items()}
 
     rows = []
@@ -321,7 +325,6 @@ def compare_baseline(report: dict, baseline: dict, limit: float = REGRESSION_LIM
 
 
 def load_report(path: str) -> dict:
-    import json
     try:
         with open(path) as f:
             doc = json.load(f)
@@ -330,8 +333,31 @@ def load_report(path: str) -> dict:
     except (OSError, ValueError) as e:
         raise MegafuseError(f"baseline report '{path}' is not readable JSON ({e})") from None
     if not isinstance(doc, dict) or "avg_latency_us" not in doc or "kernels" not in doc:
-        raise MegafuseError(f"baseline report '{path}' is not a megafuse bench report")
+        raise MegafuseError(f"baseline report '{display(path)}' is not a megafuse bench report")
+    why = _baseline_schema_error(doc)
+    if why:
+        raise MegafuseError(f"baseline report '{display(path)}': {why}")
     return doc
+
+
+def _latency(v) -> bool:
+    """A latency field: a finite number >= 0 (never coerced: "fast", true, NaN are not)."""
+    return type(v) in (int, float) and math.isfinite(v) and v >= 0
+
+
+def _baseline_schema_error(doc: dict) -> str | None:
+    """The fields compare_baseline reads, by schema: None when they hold, else the first that does not."""
+    for key in ("avg_latency_us", "p95_latency_us"):
+        if (key in doc or key == "avg_latency_us") and not _latency(doc.get(key)):
+            return f"'{key}' must be a finite number >= 0, got {display(json.dumps(doc.get(key))[:40])}"
+    if not isinstance(doc["kernels"], list):
+        return "'kernels' must be a list"
+    for i, r in enumerate(doc["kernels"]):
+        if not isinstance(r, dict) or type(r.get("name")) is not str:
+            return f"kernels[{i}] must be an object with a string 'name'"
+        if "fused_us" in r and not _latency(r["fused_us"]):
+            return f"kernels[{i}].fused_us must be a finite number >= 0, got {display(json.dumps(r['fused_us'])[:40])}"
+    return None
 
 
 # --- plot ---------------------------------------------------------------------------------

@@ -27,12 +27,14 @@ import hashlib
 import json
 import math
 import os
+import stat
 import time
 import warnings
 from dataclasses import asdict
 from pathlib import Path
 
 from fusion.core.errors import TuningDatabaseError
+from fusion.tuning.plausible import implausible
 from schedules.workload import DwSepWorkload, TileConfig
 from fusion.core.version import __version__
 from fusion.core.soc import SOCS
@@ -273,8 +275,6 @@ class TuningDB:
         except OSError as e:
             raise TuningDatabaseError(f"cannot read tuning database {_show(self.path)}: {e.strerror or e}") from None
         try:
-            import stat
-
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise TuningDatabaseError(f"tuning database {_show(self.path)} is not a regular file")
             self._read_new(fd)
@@ -351,8 +351,11 @@ class TuningDB:
             return 0
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK
+                         | getattr(os, "O_CLOEXEC", 0), 0o644)
             try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):   # re-checked here: a FIFO swapped in since load
+                    raise TuningDatabaseError(f"tuning database {_show(self.path)} is not a regular file")
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 self._read_new(fd)
                 new = [r for r in records if r["point"] not in self._by_key.get(r["key"], {})]
@@ -406,9 +409,19 @@ class TunedTiles:
         engines = pw_engines(target, wl.dtype)
         if self.pw_engine:
             engines = tuple(e for e in engines if e == self.pw_engine)
-        rec = self.db.best(tuning_key(wl, target), accept=lambda t: t.pw_engine in engines
-                           and (self.double_buffer is None or t.double_buffer == self.double_buffer)
-                           and make_plan(wl, t, target.soc).fits())
+        key, refused = tuning_key(wl, target), set()
+        while True:   # the fastest record that fits, agrees with the forced flags and is believable
+            rec = self.db.best(key, accept=lambda t: t.key() not in refused and t.pw_engine in engines
+                               and (self.double_buffer is None or t.double_buffer == self.double_buffer)
+                               and make_plan(wl, t, target.soc).fits())
+            if rec is None:
+                break
+            why = implausible(rec, wl, tile_from_json(rec["tile"]), target)
+            if why is None:
+                break
+            refused.add(rec["point"])
+            warnings.warn(f"tuning database {_show(self.db.path) if self.db.path else '(in memory)'}: record "
+                          f"for {wl.describe()} skipped: {why}", TuningDatabaseWarning, stacklevel=2)
         if rec is None:
             self.misses += 1
             return None

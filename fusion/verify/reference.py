@@ -49,11 +49,26 @@ QDQ_CONFIG = {"session.qdqisint8allowed": "1"}
 
 def is_qdq(model: onnx.ModelProto) -> bool:
     return any(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in model.graph.node)
+def ort_session(model: onnx.ModelProto, so):
+    """An ORT session on a self-contained model: every place megafuse hands ONNX Runtime a model
+    goes through here. From bytes ORT resolves external data against the current directory, so a
+    model whose external data is not read in (fusion.frontend.onnx_import.read_model does, from the
+    model's own folder) is refused."""
+    import onnxruntime as ort
+
+    ext = [t.name for t in model.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL]
+    if ext:
+        raise MegafuseError(f"ONNX Runtime would read initializer '{display(ext[0])}' from the current "
+                            f"directory: read the model with fusion.frontend.onnx_import.read_model (external data "
+                            f"from the model's own folder)")
+    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
 
 
 def run_ort(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     import onnxruntime as ort
 
+    if any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer):
+        ort_session(model, None)   # raises the one-line refusal
     try:
         # errors only: ORT's coloured warnings would break the one-line contract on stderr; its
         # errors arrive as the exception below
@@ -62,7 +77,7 @@ def run_ort(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, n
         if is_qdq(model):
             for k, v in QDQ_CONFIG.items():
                 so.add_session_config_entry(k, v)
-        sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        sess = ort_session(model, so)
         want = {i.name: i.type.tensor_type.elem_type for i in model.graph.input}
         typed = {k: v.astype(onnx.helper.tensor_dtype_to_np_dtype(want[k])) for k, v in feeds.items()}
         names = [o.name for o in sess.get_outputs()]
