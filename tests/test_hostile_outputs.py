@@ -141,7 +141,7 @@ def test_foreign_lock_named_file_is_not_taken_over(work, capsys):
 def test_killed_run_leaves_leftovers_that_the_next_run_cleans(work, capsys):
     """A real SIGKILL at the moment of the swap (the hook kills the process), then a new run."""
     assert _run(capsys, "-o", "out")[0] == 0
-    script = ("import os, signal, sys; from fusion import outdir; from fusion.cli.main import main; "
+    script = ("import os, signal, sys; from fusion.core import outdir; from fusion.cli.main import main; "
               "outdir.before_swap = lambda out: os.kill(os.getpid(), signal.SIGKILL); "
               "sys.exit(main(['compile', 'm.onnx', '--no-db', '-o', 'out', '--force']))")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

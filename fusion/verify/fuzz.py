@@ -21,6 +21,13 @@ class FuzzOutcome:
     fused_blocks: int
     seconds: float
     error: str = ""     # a MegafuseError (a refusal to compile is a finding too: it is recorded)
+    # the reference barely depends on the input (check's INCONCLUSIVE): not passed, yet no mismatch
+    inconclusive: bool = False
+
+    @property
+    def mismatch(self) -> bool:
+        """Over the tolerance: a wrong result (an INCONCLUSIVE case within tolerance is not one)."""
+        return not self.passed and not self.error and not self.inconclusive
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -34,4 +41,5 @@ def check_on(model, target: str, seed: int = 0) -> FuzzOutcome:
         r = check_model(model, cm, seed=seed)
     except MegafuseError as e:
         return FuzzOutcome(target, False, float("nan"), float("nan"), 0, time.perf_counter() - t0, str(e))
-    return FuzzOutcome(target, r.passed, r.max_rel, r.tolerance, len(cm.fused_blocks), time.perf_counter() - t0)
+    return FuzzOutcome(target, r.passed, r.max_rel, r.tolerance, len(cm.fused_blocks), time.perf_counter() - t0,
+                       inconclusive=r.within_tolerance and not r.conclusive)
