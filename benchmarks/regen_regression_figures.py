@@ -1,12 +1,12 @@
-"""Regenerate the cost model's end-to-end regression figures (tests/regression_figures.json).
+"""Regenerate the cost model's end-to-end regression figures (tests/cost/regression_figures.json).
 
   PYTHONPATH=. python benchmarks/regen_regression_figures.py           # rewrite the file
   PYTHONPATH=. python benchmarks/regen_regression_figures.py --check   # print what changed, exit 1 if any
 
 The figures are MODELED (fusion/cost on the SoC table of fusion/core/soc.py), not measured: a few
 whole kernels (fused plans of each variant and the unfused baselines, with and without L2) whose
-time and bytes tests/test_costmodel.py::test_regression_figures replays. They pin nothing by
-themselves: the hand-computed tests of tests/test_costmodel.py say what is right; these say that a
+time and bytes tests/cost/test_costmodel.py::test_regression_figures replays. They pin nothing by
+themselves: the hand-computed tests of tests/cost/test_costmodel.py say what is right; these say that a
 change moved a figure. Rerun this script when a model change is intended, and say in the commit
 which figures moved and why.
 """
@@ -24,7 +24,7 @@ from fusion.cost import model_fused, model_unfused
 from schedules.plan import make_plan
 from schedules.workload import DwSepWorkload, TileConfig
 
-OUT = Path(__file__).resolve().parent.parent / "tests" / "regression_figures.json"
+OUT = Path(__file__).resolve().parent.parent / "tests" / "cost" / "regression_figures.json"
 
 MID = dict(batch=1, cin=128, cout=128, height=56, width=56, dtype="float16")
 RES = dict(batch=1, cin=64, cout=64, height=14, width=14, act2="none", residual=True, dtype="float16")

@@ -2,7 +2,7 @@
 
 `quantize_static(..., quant_format=QDQ)` on the fp32 builds (BN folded first, as exporters do
 before quantizing), calibrated on seeded random inputs, so the int8 models are exactly what a
-user of ORT's tooling brings. ORT 1.31 writes (checked by tests/test_quant.py):
+user of ORT's tooling brings. ORT 1.31 writes (checked by tests/verify/test_quant.py):
 per-tensor activation QuantizeLinear/DequantizeLinear pairs (uint8 by default, int8 with
 activation_type=QInt8), weights as int8 constants with a DequantizeLinear (per-tensor, or
 per-channel on axis 0 with per_channel=True), Conv bias as int32 with scale x_scale*w_scale and

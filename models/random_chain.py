@@ -1,4 +1,4 @@
-"""Random DW-separable chains for the fuzzer (tests/test_fuzz_chains.py, benchmarks/fuzz_chains.py).
+"""Random DW-separable chains for the fuzzer (tests/verify/test_fuzz_chains.py, benchmarks/fuzz_chains.py).
 
 A ChainSpec is plain data (frozen, printable: a failing example reads as its spec); `build_chain`
 turns it into an ONNX model with input ``x`` and output ``y`` (plus ``extra_<i>`` outputs where a

@@ -13,7 +13,7 @@ table only, and the emulator's counters equal KernelProgram.counts by constructi
 An expression is Python syntax over non-negative integers: + - * // %, comparisons, `a if c
 else b`, Min(a, b), Max(a, b). `//` is rendered as C++ `/` on int32_t: equal where its operands
 are non-negative, which holds at every use (only WINDOW_START can be negative, and it is never
-divided). tests/test_loops.py compiles the rendered functions on the host and compares them with
+divided). tests/schedules/test_loops.py compiles the rendered functions on the host and compares them with
 the Python ones over a grid.
 """
 

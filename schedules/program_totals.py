@@ -14,7 +14,7 @@ share most of their loops, so here a plan's totals are sums of cached pieces of 
   * a core's prologue (schedules.program.resident_loads) is added once per core.
 
 Nothing here describes the loop nest: the steps and their bytes / counts are the program's.
-tests/test_traffic.py checks the totals against KernelProgram.counts and the cost model on sampled
+tests/schedules/test_traffic.py checks the totals against KernelProgram.counts and the cost model on sampled
 plans of every variant (which also checks the cache keys).
 """
 
@@ -46,7 +46,7 @@ def _keys(tile: TileConfig) -> dict[str, tuple]:
 
 
 # the builder of each loop of a core of each role, as schedules.program.tile_loops calls them
-# (tests/test_traffic.py checks that they give tile_loops' loops): a sweep rebuilds only the loop
+# (tests/schedules/test_traffic.py checks that they give tile_loops' loops): a sweep rebuilds only the loop
 # a plan changes (a new cib: the ci loop), not every loop of the tile
 _BUILDERS = {("core", "ci"): ci_iters, ("core", "co"): co_iters, ("aiv", "ci"): ci_iters,
              ("aiv", "co"): epi_iters, ("aic", "co"): aic_iters}

@@ -10,7 +10,11 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
+import fusion
 from fusion.core.ir import Graph, Node, TensorType, assert_structural_equal
+from fusion.core.tolerance import TOLERANCE
+from fusion.verify.check import compare, ort_reference, random_inputs
+from fusion.verify.sensitivity import relative_change
 from fusion.core.soc import SocSpec, get_soc
 from schedules.plan import KernelPlan, make_plan
 from schedules.workload import DwSepWorkload, TileConfig
@@ -111,3 +115,20 @@ def hand_traffic(p: KernelPlan) -> dict[str, int]:
         handoff = 2 * pixels * 16 * e * (wl.c1 + (0 if p.fixpipe_epilogue else wl.co1))
     return {"input": wl.batch * wl.c1 * 16 * e * window, "weights": weights, "residual": out if wl.residual else 0,
             "output": out, "handoff": handoff, "intermediate": 0}
+
+def check_ops_model(m, target, dtype="float32"):
+    """A model compiled for `target` against ONNX Runtime, int64 / bool outputs too (compared as float64: a wrong index or
+    a flipped mask is an error of at least 1 against a range of at least 1)."""
+    cm = fusion.compile(m, target=target, dtype=dtype)
+    feeds = random_inputs(cm, seed=0)
+    ref = ort_reference(m, feeds)
+    other = ort_reference(m, random_inputs(cm, seed=1))
+    for name, r in ref.items():
+        r, o = np.asarray(r, np.float64), np.asarray(other[name], np.float64)
+        assert np.abs(o - r).max() > 1e-3 * max(np.abs(r).max(), 1e-6), name
+    got = cm.run(feeds)
+    for name, r in ref.items():
+        assert got[name].dtype.kind == r.dtype.kind, (name, got[name].dtype, r.dtype)  # int64, bool, float
+    res = compare(got, ref, TOLERANCE[dtype], 0, relative_change(ref, other))
+    assert res.passed, (target, dtype, res.to_json())
+    return cm

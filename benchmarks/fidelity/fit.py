@@ -5,7 +5,7 @@
 Each constant comes from the point(s) named beside it (benchmarks/fidelity/points.json); the
 derivation inverts the same model formula the fidelity table evaluates (fusion/cost/fidelity.py,
 fusion/cost/vendor_baseline.py). Validation points are never read here. The printed values are what
-fusion/core/soc.py holds (rounded as there); tests/test_fidelity.py checks they still agree.
+fusion/core/soc.py holds (rounded as there); tests/cost/test_fidelity.py checks they still agree.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ A case holds when: the exit code is 0 (stderr: warning lines only; `-o` holds a 
 2 (exactly one printable `megafuse: error:` line that is not an internal error), it ends within
 CASE_SECONDS, nothing outside its work folder changed, and no file it was given was deleted or
 altered. Anything else is a finding: crash (internal error, traceback, other exit code),
-multi-line, hang, escape. Shared by tests/test_hostile_fuzz.py (a bounded run) and
+multi-line, hang, escape. Shared by tests/cli/test_hostile_fuzz.py (a bounded run) and
 benchmarks/fuzz_hostile.py (the long run); a mutation is plain data, so a finding replays.
 """
 

@@ -75,7 +75,7 @@ Speed (the same results, bit for bit, as a plain replay): cores with the same ti
 simulated once; a tile's steps are built from parts (ci-steps, co-steps, resident loads) shared
 by every plan of the same workload and SoC; the unfused kernels' tile searches model tiles in
 order of a lower bound and skip those whose bound exceeds the best time found; model_unfused is
-memoized per (workload, SoC, variant). tests/test_costmodel.py pins all of it against the
+memoized per (workload, SoC, variant). tests/cost/test_costmodel.py pins all of it against the
 straightforward paths.
 """
 

@@ -153,7 +153,7 @@ def _new_run() -> CoreRun:
 def _sim(seq, double_buffer: bool, run: CoreRun | None = None,
          record_tiles: int = TIMELINE_TILES, intervals: bool = False) -> CoreRun:
     """`simulate` on compiled steps, operation for operation (the same float additions in the
-    same order, so bit-identical results; tests/test_costmodel.py checks it against `simulate`).
+    same order, so bit-identical results; tests/cost/test_costmodel.py checks it against `simulate`).
 
     seq: (tile, ready_at, blocks) per tile, blocks a tuple of steps, each a tuple of compiled
     stages; ready_at gates the first step of the tile only. Busy intervals are only recorded

@@ -22,7 +22,7 @@ Every raw point gets exactly one status, checked in this order (the first that a
   legal       everything else
 
 The budget is computed for the whole grid at once with NumPy, with the same formulas as
-schedules.plan.make_plan (tests/test_tuning.py checks them point for point against make_plan;
+schedules.plan.make_plan (tests/tuning/test_tuning.py checks them point for point against make_plan;
 the sweep also re-checks every legal point with make_plan(...).fits() before it is modeled).
 """
 

@@ -1,6 +1,6 @@
 """One fuzzer case: compile a model on a target and compare it with ONNX Runtime (fusion.verify.check).
 
-Shared by tests/test_fuzz_chains.py (a bounded slice) and benchmarks/fuzz_chains.py (the long
+Shared by tests/verify/test_fuzz_chains.py (a bounded slice) and benchmarks/fuzz_chains.py (the long
 run); a case's outcome is a record, so the long run counts mismatches instead of stopping."""
 
 from __future__ import annotations

@@ -159,7 +159,7 @@ def instruction_mix_note(ek: EmittedKernel) -> str:
     """How far the modeled vector time describes this kernel's own instruction mix."""
     del ek   # every variant: the program counts the vector ops as the kernel issues them
     return ("the emitted vector instructions and repeats equal the model's counts (the lowered program "
-            "states each op as the kernel issues it; tests/test_ascendc_codegen.py); the modeled time "
+            "states each op as the kernel issues it; tests/codegen/test_ascendc_codegen.py); the modeled time "
             "describes this kernel's instruction mix")
 
 

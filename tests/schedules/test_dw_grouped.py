@@ -2,7 +2,7 @@
 repeat spans the same pixel of up to 8 channel blocks, the repeats walk the tile as wide rows, bias and
 act1 run on the fp16 result. Its program step by step, when it is chosen, its buffers, and that the
 tile policy uses it; the per-block fp16 form, by column groups and over wide rows (plan.dw_wide).
-(The emulator runs them in tests/test_emu_sampled_plans.py, the tp-*-grouped groups and the groups
+(The emulator runs them in tests/emu/test_emu_sampled_plans.py, the tp-*-grouped groups and the groups
 with wide-row plans: counters == program == model, numerics vs the NumPy reference.)"""
 
 from __future__ import annotations

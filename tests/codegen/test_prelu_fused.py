@@ -29,7 +29,7 @@ from schedules.reference import reference_block
 from schedules.workload import DwSepWorkload, TileConfig
 
 from conftest import run_cli
-from test_ops_index import _check
+from factories import check_ops_model as _check
 
 
 def prelu_block(c=13, o=21, h=9, w=7, act1=True, act2=True, residual=False, seed=3):

@@ -92,6 +92,7 @@ def _check_block(model, cm, soc):
     return blk
 
 
+@pytest.mark.slow   # in CI (bin/test); left out of the quick local subset
 @pytest.mark.parametrize("soc", SOCS)
 @pytest.mark.parametrize("name", BLOCKS)
 def test_generated_kernel_matches_onnxruntime(compiled, soc, name):

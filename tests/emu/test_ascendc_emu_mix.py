@@ -16,7 +16,7 @@ import pytest
 
 from fusion.emu import EmulationError, build_kernel
 
-KERNELS = Path(__file__).parent / "ascendc_kernels"
+KERNELS = Path(__file__).parents[1] / "ascendc_kernels"
 MIX_SRC = KERNELS / "mix_vec_cube.cpp"
 FAULT_SRC = KERNELS / "mix_faults.cpp"
 FAULT_LINES = FAULT_SRC.read_text().splitlines()

@@ -337,7 +337,7 @@ def test_fpn_resize_to_the_shape_of_another_tensor():
 
 
 def test_fold_only_operator_on_runtime_tensor_is_refused():
-    # (run-time Equal/Where are kernels now: tests/test_ops_index.py)
+    # (run-time Equal/Where are kernels now: tests/schedules/test_ops_index.py)
     m = model([node("ReduceProd", ["x"], ["e"]), node("Add", ["e", "x"])], [("x", [2, 3])])
     with pytest.raises(UnsupportedModelError, match="ReduceProd is supported on constant inputs only"):
         load_graph(m)

@@ -176,6 +176,7 @@ def test_a_first_member_cannot_read_past_its_input(v2_56):
     assert emit_chain("c", plain, res, (names[0],)).blocks[0].plan.gemm_only is False
 
 
+@pytest.mark.slow   # in CI (bin/test); left out of the quick local subset
 @pytest.mark.parametrize("model,outputs", [("small_v2", CUT), ("small_v2", "b2_pw_bn," + CUT), ("v2_56", CUT)])
 def test_chain_with_stages_on_the_emulator(request, emu_cache, capsys, model, outputs):
     """Every stage's own kernel against the CPU conv + act, then the chain kernel: bitwise equal to
@@ -265,6 +266,7 @@ def test_split_rules_on_synthetic_runs():
     assert why[0] == "a and b not chained: a's output has 3 consumers (one outside the chain)"
 
 
+@pytest.mark.slow   # in CI (bin/test); left out of the quick local subset
 def test_a_last_stage_reads_into_the_workspace_slack(v2_56, emu_cache, capsys):
     """The head conv (2x2 pixels, its last M tile mostly pad rows) ends the chain reading the last
     boundary tensor directly: its pad rows land in that tensor's slack inside the workspace (the

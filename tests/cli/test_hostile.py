@@ -21,7 +21,7 @@ import models
 from fusion.frontend import validate
 from fusion.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CASE_SECONDS = 60          # per in-process case; a hang fails the test instead of the suite
 
 

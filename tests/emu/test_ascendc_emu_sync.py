@@ -10,7 +10,7 @@ import pytest
 
 from fusion.emu import EmulationError, build_kernel
 
-KERNELS = Path(__file__).parent / "ascendc_kernels"
+KERNELS = Path(__file__).parents[1] / "ascendc_kernels"
 N = 128
 
 

@@ -33,7 +33,7 @@ from fusion.tuning.space import REASONS, SpaceOptions, build_space, default_tile
 from schedules.plan import balanced_sizes, make_plan
 from schedules.workload import DwSepWorkload, TileConfig
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SIM = parse_target("sim:ascend910b2")
 
 

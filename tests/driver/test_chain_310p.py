@@ -86,6 +86,7 @@ def small_v2(tmp_path_factory):
     return str(p)
 
 
+@pytest.mark.slow   # in CI (bin/test); left out of the quick local subset
 def test_310p_gemm_stages_on_the_emulator(small_v2, emu_cache, capsys):
     """MobileNetV2's expansion convs join the 310P chain as GEMM stages (two-phase kernels without
     phase 1, reading x as the A operand) between its fused blocks; the chain kernel (soft SyncAll

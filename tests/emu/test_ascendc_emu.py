@@ -18,7 +18,7 @@ import pytest
 from fusion.emu import EmulationBuildError, EmulationError, build_kernel
 from fusion.core.errors import MegafuseError
 
-KERNELS = Path(__file__).parent / "ascendc_kernels"
+KERNELS = Path(__file__).parents[1] / "ascendc_kernels"
 
 
 pytestmark = pytest.mark.usefixtures("emu_cache")   # tests/conftest.py

@@ -123,6 +123,7 @@ def test_backbone_matches_ort(built, name, target, dtype):
     ("ocr_recognizer", "ascend310p3", "float16"),
     ("se_classifier", "ascend910b2", "float32"),
 ])
+@pytest.mark.slow   # in CI (bin/test); left out of the quick local subset
 def test_backbone_ascend_emulated(built, name, soc, dtype):
     """The generated Ascend C of every fused block (new activations included), built with g++ and
     run on the emulator, against ORT on the cut."""

@@ -20,7 +20,7 @@ from fusion.core import outdir
 from fusion.cli.main import main
 from test_hostile import assert_one_line_error
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -77,6 +77,7 @@ def farm(tmp_path):
         log.close()
 
 
+@pytest.mark.slow   # in CI (bin/test); left out of the quick local subset
 def test_rpc_sweep_survives_a_dead_server(capsys, farm, tmp_path, monkeypatch):
     tp, servers = farm
     victim_port = next(iter(servers))

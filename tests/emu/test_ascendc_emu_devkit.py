@@ -17,7 +17,7 @@ from fusion.emu.launch_rewrite import kernel_types, preprocess
 from fusion.emu.single_source import build_program, run_program
 from fusion.cli.main import main as cli_main
 
-DEVKIT = Path(__file__).parent / "ascendc_kernels" / "devkit_style"
+DEVKIT = Path(__file__).parents[1] / "ascendc_kernels" / "devkit_style"
 SOCS = ("ascend910b2", "ascend310p3")
 
 

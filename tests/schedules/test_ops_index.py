@@ -16,6 +16,7 @@ from fusion.core.errors import ShapeError, UnsupportedModelError
 from fusion.frontend.onnx_import import load_graph
 from fusion.verify.sensitivity import relative_change
 
+from factories import check_ops_model as _check
 from test_ops_vision import node, rand
 
 F32, I64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
@@ -31,22 +32,6 @@ def model(nodes, inputs, outputs=(("y", F32),), inits=(), opset=13):
     return m
 
 
-def _check(m, target, dtype="float32"):
-    """test_ops_vision._check for int64 / bool outputs too (compared as float64: a wrong index or
-    a flipped mask is an error of at least 1 against a range of at least 1)."""
-    cm = fusion.compile(m, target=target, dtype=dtype)
-    feeds = random_inputs(cm, seed=0)
-    ref = ort_reference(m, feeds)
-    other = ort_reference(m, random_inputs(cm, seed=1))
-    for name, r in ref.items():
-        r, o = np.asarray(r, np.float64), np.asarray(other[name], np.float64)
-        assert np.abs(o - r).max() > 1e-3 * max(np.abs(r).max(), 1e-6), name
-    got = cm.run(feeds)
-    for name, r in ref.items():
-        assert got[name].dtype.kind == r.dtype.kind, (name, got[name].dtype, r.dtype)  # int64, bool, float
-    res = compare(got, ref, TOLERANCE[dtype], 0, relative_change(ref, other))
-    assert res.passed, (target, dtype, res.to_json())
-    return cm
 
 
 X = [2, 5, 7, 3]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("emu_samples", ROOT / "benchmarks" / "emu_samples.py")
 emu_samples = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(emu_samples)

@@ -26,6 +26,7 @@ def sim_report(mnv2, tmp_path_factory):
     return d
 
 
+@pytest.mark.slow   # in CI (bin/test); left out of the quick local subset
 def test_sim_report_fields(sim_report):
     r = json.loads((sim_report / "r.json").read_text())
     for key in ("commit", "model", "batch", "dtype", "target", "avg_latency_ms", "p95_latency_ms",

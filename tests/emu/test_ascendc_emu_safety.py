@@ -17,7 +17,7 @@ import pytest
 from fusion.emu.confine import run_confined
 from fusion.cli.main import main as cli_main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 _KERNEL_OOB = r"""
 #include "kernel_operator.h"

@@ -19,7 +19,7 @@ from fusion.cost.vendor_layers import layers_from_graph, layers_from_spec
 from models import build
 from models.convnets import resnet_spec, vgg_spec
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

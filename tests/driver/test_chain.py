@@ -96,6 +96,7 @@ def test_bench_reports_the_chain(small_v1, capsys, tmp_path):
     assert r2["fused_in_vendor_network_us"] == pytest.approx(r["fused_unchained_in_vendor_network_us"])
 
 
+@pytest.mark.slow   # in CI (bin/test); left out of the quick local subset
 def test_chain_kernel_on_the_emulator_equals_the_blocks_kernels(small_v1, emu_cache, capsys):
     """check -t ascend runs the chain kernel (one MIX launch, SyncAll between blocks): its output
     is bit-identical to the blocks' own kernels run one by one, its counters are their sum, and the
