@@ -54,8 +54,6 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-_int_in = int_in      # bounded argparse types (fusion.cli.options; one definition for every command)
-_float_in = float_in
 
 
 def _tile_arg(text: str) -> tuple[int, int]:
@@ -83,7 +81,7 @@ def _target_arg(text: str) -> str:
 
 def _limit_args(p: argparse.ArgumentParser) -> None:
 
-    p.add_argument("--max-model-bytes", type=_int_in(1, 2**40, "--max-model-bytes"),
+    p.add_argument("--max-model-bytes", type=int_in(1, 2**40, "--max-model-bytes"),
                    default=DEFAULT_MAX_MODEL_BYTES, metavar="N",
                    help=f"refuse model files larger than N bytes (default {DEFAULT_MAX_MODEL_BYTES:,})")
     p.add_argument("--allow-nonfinite", action="store_true",
@@ -100,9 +98,9 @@ def _add_model_args(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
     p.add_argument("--dtype", choices=["float32", "float16"], default=None,
                    help="compute dtype (default: the model's); float16 accumulates in float32")
     p.add_argument("--tile", type=_tile_arg, metavar="THxTW", help="force the output tile of every fused block")
-    p.add_argument("--cout-block", type=_int_in(1, MAX_CHANNEL_BLOCKS, "--cout-block"), metavar="N",
+    p.add_argument("--cout-block", type=int_in(1, MAX_CHANNEL_BLOCKS, "--cout-block"), metavar="N",
                    help="force the output-channel block (in 16-channel units)")
-    p.add_argument("--cin-block", type=_int_in(1, MAX_CHANNEL_BLOCKS, "--cin-block"), metavar="N",
+    p.add_argument("--cin-block", type=int_in(1, MAX_CHANNEL_BLOCKS, "--cin-block"), metavar="N",
                    help="force the DW input-channel block (16-channel units)")
     p.add_argument("--no-double-buffer", action="store_true", help="single-buffer the tiles (halves their UB)")
     p.add_argument("--pw-engine", choices=["vector", "cube"], help="unit for the pointwise GEMM")
@@ -123,7 +121,7 @@ def _add_model_args(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
                    "(default: $MEGAFUSE_TUNING_DB or ~/.cache/megafuse/tuning.jsonl)")
     p.add_argument("--no-db", action="store_true", help="ignore the tuning database: default tiles")
     _limit_args(p)
-    p.add_argument("--max-dma-ratio", type=_float_in(0.0, 1e6, "--max-dma-ratio"), metavar="R",
+    p.add_argument("--max-dma-ratio", type=float_in(0.0, 1e6, "--max-dma-ratio"), metavar="R",
                    help="sim/ascend: per block, the fastest modeled tile whose DMA volume is at most R x "
                         "the minimal bytes (input + weights + output once); swept on the fly, stored in the "
                         "tuning database unless --no-db")
@@ -325,8 +323,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_compile)
     p = sub.add_parser("check", help="compare the compiled model with ONNX Runtime on random inputs")
     _add_model_args(p)
-    p.add_argument("--seed", type=_int_in(0, 2**32 - 1, "--seed"), default=0)
-    p.add_argument("--tolerance", type=_float_in(0.0, 1e3, "--tolerance"), default=None,
+    p.add_argument("--seed", type=int_in(0, 2**32 - 1, "--seed"), default=0)
+    p.add_argument("--tolerance", type=float_in(0.0, 1e3, "--tolerance"), default=None,
                    help="max relative error (default 1e-4 for float32, 2e-2 for float16)")
     p.set_defaults(func=cmd_check)
     for register in _extra_commands():

@@ -20,7 +20,8 @@ import numpy as np
 
 from fusion.core.opt_levels import DEFAULT_LEVEL, get_level, level_arg, single_level
 from fusion.core.sanitize import display
-from fusion.cli.main import _float_in, _int_in, _limit_args, _target_arg
+from fusion.cli.main import _limit_args, _target_arg
+from fusion.cli.options import float_in, int_in
 from fusion.frontend.subgraph import add_cut_args
 from fusion.core.errors import MegafuseError
 from fusion.frontend.onnx_import import parse_input_shape
@@ -53,16 +54,16 @@ def register(sub, add_model_args=None) -> None:
     p.add_argument("--db", metavar="FILE", help="tuning database (default: $MEGAFUSE_TUNING_DB or "
                    "~/.cache/megafuse/tuning.jsonl)")
     p.add_argument("--no-db", action="store_true", help="keep the results in memory only")
-    p.add_argument("--trials", type=_int_in(1, 1_000_000, "--trials"), default=None, metavar="N",
+    p.add_argument("--trials", type=int_in(1, 1_000_000, "--trials"), default=None, metavar="N",
                    help="llvm: measured points per block, stored ones included (default 16; with "
                         "--budget-s: as many as the budget allows)")
-    p.add_argument("--budget-s", type=_float_in(1.0, 1e7, "--budget-s"), default=None, metavar="S",
+    p.add_argument("--budget-s", type=float_in(1.0, 1e7, "--budget-s"), default=None, metavar="S",
                    help="llvm: wall-clock budget for the whole model, shared by the distinct blocks")
-    p.add_argument("--workers", type=_int_in(0, 4096, "--workers"), default=2, metavar="N",
+    p.add_argument("--workers", type=int_in(0, 4096, "--workers"), default=2, metavar="N",
                    help="worker processes (default 2; at most 4 per CPU of this machine)")
-    p.add_argument("--threads", type=_int_in(1, 4096, "--threads"), default=None, metavar="N",
+    p.add_argument("--threads", type=int_in(1, 4096, "--threads"), default=None, metavar="N",
                    help="llvm: TVM_NUM_THREADS for timing (default: $TVM_NUM_THREADS or all cores)")
-    p.add_argument("--top", type=_int_in(1, 1_000_000, "--top"), default=5, metavar="K", help="configs listed per block (default 5)")
+    p.add_argument("--top", type=int_in(1, 1_000_000, "--top"), default=5, metavar="K", help="configs listed per block (default 5)")
     p.add_argument("--block", action="append", default=[], metavar="NAME", help="only this fused block (repeatable)")
     p.add_argument("--exhaustive", action="store_true",
                    help="sim: model every legal point instead of bounding (slow for large images)")
@@ -77,7 +78,7 @@ def register(sub, add_model_args=None) -> None:
                    help="llvm: build here, time on the RPC servers registered with this TVM tracker "
                         "(python -m tvm.exec.rpc_tracker / rpc_server; the rpc extra)")
     p.add_argument("--rpc-key", metavar="KEY", help="the servers' key with the tracker (with --rpc)")
-    p.add_argument("--max-dma-ratio", type=_float_in(0.0, 1e6, "--max-dma-ratio"), metavar="R",
+    p.add_argument("--max-dma-ratio", type=float_in(0.0, 1e6, "--max-dma-ratio"), metavar="R",
                    help="sim/ascend: only tiles whose fused kernel's modeled DMA volume is at most R x the "
                         "minimal bytes (pruned as 'traffic'); compile/bench with the same flag pick them")
     p.set_defaults(func=cmd_tune)
