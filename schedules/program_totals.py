@@ -33,8 +33,6 @@ from schedules.steps import F, FIELDS, KINDS, fold_steps
 from schedules.workload import DwSepWorkload, TileConfig
 from schedules.lowering import build_program
 
-step_sums = fold_steps   # the FIELDS of a list of steps (schedules/steps.py: the one walker)
-
 
 def _keys(tile: TileConfig) -> dict[str, tuple]:
     """The tile knobs each piece of a program depends on (with the workload and SoC): the tiles
@@ -86,7 +84,7 @@ class ProgramTotals:
         v = self.loops.get((role, var, key, geo))
         if v is None:
             iters = _BUILDERS[(role, var)](plan, *geo)
-            v = self.loops[(role, var, key, geo)] = step_sums(self.soc, self.wl.dtype, chain.from_iterable(iters))
+            v = self.loops[(role, var, key, geo)] = fold_steps(self.soc, self.wl.dtype, chain.from_iterable(iters))
         return v
 
     def _tiles(self, plan: KernelPlan, lkey, role: str, which: str, geos, keys: dict) -> np.ndarray:
@@ -113,7 +111,7 @@ class ProgramTotals:
         key = (role, plan.tile.th, plan.tile.tw, plan.tile.cob, plan.tile.pw_engine)
         v = self.prologues.get(key)
         if v is None:
-            v = self.prologues[key] = step_sums(self.soc, self.wl.dtype, resident_loads(plan, role))
+            v = self.prologues[key] = fold_steps(self.soc, self.wl.dtype, resident_loads(plan, role))
         return v
 
     def sums(self, plan: KernelPlan | None = None, tile: TileConfig | None = None, program=None,
@@ -186,4 +184,4 @@ def clear_caches() -> None:
 
 
 __all__ = ["F", "FIELDS", "KINDS", "ProgramTotals", "clear_caches", "counts", "dma_bytes",
-           "kernel_sums", "step_sums", "totals_for"]
+           "kernel_sums", "totals_for"]

@@ -38,7 +38,7 @@ from functools import lru_cache
 from fusion.core.ir import C0
 from schedules.program_totals import dma_bytes
 from schedules.isa import ACC_BYTES, itemsize
-from schedules.footprint import fused_min_bytes  # noqa: F401  (re-exported)
+from schedules.footprint import fused_min_bytes
 from schedules.loops import block_start, window_first, window_span, window_start, window_valid
 from schedules.plan import KernelPlan
 from schedules.twophase import gemm_m
