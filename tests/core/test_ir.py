@@ -1,7 +1,6 @@
 """Graph structural equality and printer (fusion/core/ir.py), and passes tested on whole before/expected
 graphs with it."""
 
-
 import numpy as np
 import pytest
 
