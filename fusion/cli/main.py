@@ -253,9 +253,9 @@ def cmd_compile(args) -> int:
         raise MegafuseError("--emit-onnx writes DIR/model.fused.onnx: give -o DIR")
     if args.output is not None:   # checked and held before the work (fusion/outdir)
         with reserve(check_output_path(args.output), args.force) as held:
-            cm = _compile_from_args(args)
-            write_artifacts(cm, held.out, reservation=held,
-                            fused_onnx_from=args.model if args.emit_onnx else None)
+            model = load_once(args.model) if args.emit_onnx else None   # compiled and exported: read once
+            cm = _compile_from_args(args, model)
+            write_artifacts(cm, held.out, reservation=held, fused_onnx_from=model)
     else:
         cm = _compile_from_args(args)
     if args.json:
