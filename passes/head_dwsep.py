@@ -26,6 +26,7 @@ import numpy as np
 from fusion.core.ir import Graph, Node, TensorType, make_node
 
 MAX_SIDE = 8   # largest pooled side taken: the DW kernels are checked up to 7x7 (tests/passes)
+HEAD_SUFFIX = "__1x1"   # the classifier's (N, M, 1, 1) output, before the Flatten to the model's tensor
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def head_as_dwsep(g: Graph) -> tuple[Graph, list[Head]]:
         consts[wpw] = np.ascontiguousarray(w.reshape(m, c, 1, 1))
         for t in (wdw, bdw, wpw):
             types[t] = TensorType(consts[t].shape, str(dt))
-        pooled, fc4 = h.pool.outputs[0], f"{h.gemm.outputs[0]}__1x1"
+        pooled, fc4 = h.pool.outputs[0], f"{h.gemm.outputs[0]}{HEAD_SUFFIX}"
         types[pooled] = TensorType((n, c, 1, 1), str(dt))
         types[fc4] = TensorType((n, m, 1, 1), str(dt))
         dw = make_node(h.dw_name, "Conv", (h.pool.inputs[0], wdw, bdw), (pooled,), kernel=(hh, ww),
@@ -144,4 +145,4 @@ def restore_unfused(g: Graph, original: Graph, heads: list[Head]) -> Graph:
     return g.rewrite(nodes, constants=consts, types=types)
 
 
-__all__ = ["Head", "MAX_SIDE", "find_heads", "head_as_dwsep", "restore_unfused"]
+__all__ = ["HEAD_SUFFIX", "Head", "MAX_SIDE", "find_heads", "head_as_dwsep", "restore_unfused"]

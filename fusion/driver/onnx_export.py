@@ -32,6 +32,7 @@ from fusion.core.errors import MegafuseError
 from fusion.core.ir import C0
 from fusion.frontend.onnx_import import read_model
 from fusion.core.sanitize import display, inside
+from passes.head_dwsep import HEAD_SUFFIX
 from passes.layout import OUT_SUFFIX
 from schedules.activations import needs_slope
 
@@ -51,8 +52,8 @@ class Unit:
     res: str | None
     out: str
     arrays: dict                    # node input name -> initializer array (the kernel layouts)
-    x_shape: tuple[int, int, int, int]     # logical NCHW of x and of the output
-    out_shape: tuple[int, int, int, int]
+    x_shape: tuple[int, int, int, int]     # logical NCHW of x and of the output ((N, C) for a fused head)
+    out_shape: tuple[int, ...]
 
 
 def _block_arrays(step, wl) -> dict[str, np.ndarray]:
@@ -91,8 +92,9 @@ def units(cm, notes: list[str] | None = None) -> list[Unit]:
         x = stages[first].x if first in stages else steps[first].params[0]
         out = stages[last].out if last in stages else steps[last].out
         spec = chain_spec(ec, fused_ops_of(cm, c.blocks))
-        found.append(Unit(c.name, spec, ec.symbol, _model_tensor(cm.graph, x), None, _model_tensor(cm.graph, out), {"weights": pack_weights(ec, arrays)},
-                          _nchw(kernels[0].plan.workload, False), _nchw(kernels[-1].plan.workload, True)))
+        out, out_shape = _through_head(cm.graph, _model_tensor(cm.graph, out), _nchw(kernels[-1].plan.workload, True))
+        found.append(Unit(c.name, spec, ec.symbol, _model_tensor(cm.graph, x), None, out,
+                          {"weights": pack_weights(ec, arrays)}, _nchw(kernels[0].plan.workload, False), out_shape))
         in_chain.update(c.blocks)
     for b in cm.fused_blocks:
         if b.name in in_chain:
@@ -100,11 +102,25 @@ def units(cm, notes: list[str] | None = None) -> list[Unit]:
         st = steps[b.name]
         data = [_model_tensor(cm.graph, p) for p in st.params if isinstance(p, str)]
         arrays = _block_arrays(st, b.workload)
+        out, out_shape = _through_head(cm.graph, _model_tensor(cm.graph, st.out), _nchw(b.workload, True))
         found.append(Unit(b.name, plan_spec(b.plan, b.name, b.members), kernel_names(b.name)[0], data[0],
-                          data[1] if len(data) > 1 else None, _model_tensor(cm.graph, st.out), arrays,
-                          _nchw(b.workload, False), _nchw(b.workload, True)))
-    order = {_model_tensor(cm.graph, st.out): i for i, st in enumerate(cm.program.steps)}
+                          data[1] if len(data) > 1 else None, out, arrays, _nchw(b.workload, False), out_shape))
+    order = {_through_head(cm.graph, _model_tensor(cm.graph, st.out), (0, 0))[0]: i
+             for i, st in enumerate(cm.program.steps)}
     return sorted(found, key=lambda u: order[u.out])
+
+
+def _through_head(g, t: str, shape) -> tuple[str, tuple]:
+    """A fused classifier head (passes/head_dwsep.py) writes the (N, M, 1, 1) map its Flatten reads;
+    the model's tensor is the Flatten's (N, M) output: (that name, (N, M)); any other t as it is."""
+    if not t.endswith(HEAD_SUFFIX):
+        return t, tuple(shape)
+    users = g.consumers_of(t)
+    if len(users) == 1 and users[0].op_type == "ToNCHW":   # the layout pass's copy back to NCHW
+        users = g.consumers_of(users[0].outputs[0])
+    if len(users) == 1 and users[0].op_type == "Flatten":
+        return users[0].outputs[0], tuple(shape[:2])
+    return t, tuple(shape)
 
 
 def _model_tensor(g, t: str) -> str:
@@ -213,10 +229,11 @@ class _Builder:
         return cur
 
     def from_blocked(self, blocked: str, t: str, shape, new: list) -> None:
-        n, c, h, w = shape
+        """shape: t's NCHW shape, or (N, C) where t is a fused head's flattened 1 x 1 output."""
+        n, c, h, w = (*shape, 1, 1) if len(shape) == 2 else shape
         c1 = -(-c // C0)
         cur = self._add(new, "Transpose", [blocked], perm=list(FROM_BLOCKED))
-        steps = [("Reshape", lambda s: [s, self._const([n, c1 * C0, h, w])], {})]
+        steps = [("Reshape", lambda s: [s, self._const([n, c1 * C0] if len(shape) == 2 else [n, c1 * C0, h, w])], {})]
         if c1 * C0 != c:
             steps.append(("Slice", lambda s: [s, self._const([0]), self._const([c]), self._const([1])], {}))
         if self.elem != self.model_elem:

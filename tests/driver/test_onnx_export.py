@@ -114,7 +114,7 @@ def test_mobilenet_v2_chain_with_gemm_stages(capsys, built, tmp_path):
     nodes = _custom(m)
     assert [n.op_type for n in nodes] == ["MegafuseChain1"] and len(doc["chains"]) == 1
     members = members_of(nodes[0])
-    assert len(members) == len(doc["chains"][0]["blocks"]) == 34
+    assert len(members) == len(doc["chains"][0]["blocks"]) == 35   # 17 blocks, 17 GEMM stages, the head
     stages = doc["chains"][0]["stages"]
     for s in stages:   # GEMM stages have op packages of their own
         assert (tmp_path / "o" / "op_pkg" / ("Megafuse" + "".join(p.capitalize() for p in s.split("_")))).is_dir()

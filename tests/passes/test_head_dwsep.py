@@ -114,3 +114,25 @@ def test_fused_head_runs_on_the_emulator(soc):
     assert any(set(b.members) >= {"pool", "fc"} for b in cm.fused_blocks), [b.members for b in cm.fused_blocks]
     r = check_ascend(cm, model)
     assert r.passed, r.to_json()
+
+
+def test_fused_head_exports_to_onnx(capsys, tmp_path):
+    """--emit-onnx: the fused head's node writes the model's (N, M) output (through the flatten the
+    pass added), and ONNX Runtime runs the export within the fp16 tolerance of the original."""
+    import onnx
+    import onnxruntime as ort
+    from conftest import run_cli
+    from fusion.driver.onnx_export import FILE_NAME
+    from fusion.verify.onnx_run import session
+
+    model, _ = _head("gap_flatten", n=2, c=48, h=4, w=4, m=24, seed=6)
+    path = tmp_path / "head.onnx"
+    onnx.save(model, path)
+    code, _, err = run_cli(capsys, "compile", str(path), "-t", "sim", "--dtype", "float16", "--no-chain",
+                           "-o", str(tmp_path / "o"), "--emit-onnx")
+    assert code == 0, err
+    x = np.random.default_rng(3).standard_normal((2, 8, 4, 4)).astype(np.float32)
+    (got,) = session(str(tmp_path / "o" / FILE_NAME)).run(None, {"x": x})
+    (ref,) = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    assert got.shape == ref.shape == (2, 24)
+    assert np.abs(got - ref).max() <= 2e-2 * np.abs(ref).max()
