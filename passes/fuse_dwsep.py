@@ -14,6 +14,7 @@ import numpy as np
 
 from fusion.core.ir import Graph, Node, TensorType, make_node
 from fusion.core.soc import SocSpec
+from passes.act_forms import match_elementwise_act
 from passes.records import Refusal
 from schedules.activations import needs_slope, spell
 from schedules.plan import smallest_plan
@@ -21,7 +22,8 @@ from schedules.workload import DwSepWorkload
 
 ACT_OPS = {"Relu": "relu", "Relu6": "relu6", "HardSwish": "hardswish"}
 # ops the fused kernel carries as act1/act2, with their constants (schedules/activations.py)
-ACT_NODE_OPS = ("Relu", "Relu6", "HardSwish", "Clip", "LeakyRelu", "PRelu", "HardSigmoid", "x*Sigmoid(x)")
+ACT_NODE_OPS = ("Relu", "Relu6", "HardSwish", "Clip", "LeakyRelu", "PRelu", "HardSigmoid", "x*Sigmoid(x)",
+                "Gelu", "GELU/Mish as exporters spell them")
 GLOBAL_OPS = ("GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceMax", "ReduceSum")
 FUSED_OP = "FusedDwSep"
 # the fused node's positional inputs (the one statement of the contract): the data input, the four
@@ -130,12 +132,17 @@ def activation_of(g: Graph, n: Node, per_channel: bool = False) -> tuple[Act | N
         return Act("prelu", (n,), per_c), None
     if op == "HardSigmoid":
         return Act(spell("hardsigmoid", n.attr("alpha", 0.2), n.attr("beta", 0.5)), (n,)), None
+    if op == "Gelu":   # opset 20
+        approx = n.attr("approximate", "none")
+        approx = approx.decode() if isinstance(approx, bytes) else approx
+        return Act("gelutanh" if approx == "tanh" else "gelu", (n,)), None
     return None, None
 
 
 def activation_at(g: Graph, t: str, per_channel: bool = False) -> tuple[Act | None, str | None]:
     """The activation applied to tensor `t`: its sole consumer, x * Sigmoid(x) (Sigmoid and Mul
-    both reading t) as SiLU, or x * HardSigmoid(x; a, b) as a generalized hard-swish."""
+    both reading t) as SiLU, x * HardSigmoid(x; a, b) as a generalized hard-swish, or a GELU / Mish
+    subgraph as exporters write them (passes/act_forms.py)."""
     users = g.consumers_of(t)
     if t in g.outputs:
         return None, "is a graph output"
@@ -151,9 +158,14 @@ def activation_at(g: Graph, t: str, per_channel: bool = False) -> tuple[Act | No
                 and g.uses(hs.outputs[0]) == 1):
             a, b = hs.attr("alpha", 0.2), hs.attr("beta", 0.5)
             return Act(spell("hardswishab", a, b), (hs, mul)), None
-    if len(users) != 1:
-        return None, None
-    return activation_of(g, users[0], per_channel)
+    if len(users) == 1:
+        act, why = activation_of(g, users[0], per_channel)
+        if act is not None or why is not None:
+            return act, why
+    spelled = match_elementwise_act(g, t)   # GELU / Mish written out (passes/act_forms.py)
+    if spelled is not None:
+        return Act(*spelled), None
+    return None, None
 
 
 def _global_gate(g: Graph, users: list[Node]) -> str | None:
