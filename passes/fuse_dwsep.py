@@ -15,6 +15,7 @@ import numpy as np
 from fusion.core.ir import Graph, Node, TensorType, make_node
 from fusion.core.soc import SocSpec
 from passes.act_forms import match_elementwise_act
+from passes.grouped_pw import dense_refusal, dense_weights
 from passes.records import Refusal
 from schedules.activations import needs_slope, spell
 from schedules.plan import smallest_plan
@@ -279,7 +280,9 @@ def legality(g: Graph, m: Match) -> str | None:
     if pw.attr("kernel") != (1, 1):
         return f"second conv is {pw.attr('kernel')[0]}x{pw.attr('kernel')[1]}, not 1x1"
     if pw.attr("group", 1) != 1:
-        return f"pointwise conv has group {pw.attr('group')}"
+        why = dense_refusal(pw.attr("group"), g.types[pw.inputs[0]].shape[1], g.types[pw.outputs[0]].shape[1])
+        if why:
+            return why
     if pw.attr("strides", (1, 1)) != (1, 1):
         return f"pointwise stride {pw.attr('strides')} unsupported (only 1)"
     if pw.attr("pads", (0, 0, 0, 0)) != (0, 0, 0, 0):
@@ -327,7 +330,7 @@ def rewrite(g: Graph, m: Match, wl: DwSepWorkload, consts: dict, types: dict) ->
     names = {k: f"{name}__{k}" for k in FUSED_WEIGHTS}
     consts[names["w_dw"]] = g.constants[m.dw.inputs[1]]
     consts[names["b_dw"]] = _bias(g, m.dw, wl.cin)
-    consts[names["w_pw"]] = g.constants[m.pw.inputs[1]]
+    consts[names["w_pw"]] = dense_weights(np.asarray(g.constants[m.pw.inputs[1]]), m.pw.attr("group", 1))
     consts[names["b_pw"]] = _bias(g, m.pw, wl.cout)
     for key, act in zip(FUSED_SLOPES, (m.act1, m.act2)):
         if act is not None and needs_slope(act.act):
