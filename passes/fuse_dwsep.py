@@ -8,13 +8,14 @@ and biases. Pattern, legality and profitability are separate functions; every ca
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from fusion.core.ir import Graph, Node, TensorType, make_node
 from fusion.core.soc import SocSpec
 from passes.act_forms import match_elementwise_act
+from passes.channel_norm import ChannelNorm, fold_into_pw, match_channel_norm
 from passes.grouped_pw import dense_refusal, dense_weights
 from passes.records import Refusal
 from schedules.activations import needs_slope, spell
@@ -74,11 +75,13 @@ class Match:
     act2: Act | None = None
     add: Node | None = None
     residual: str | None = None
+    norm: ChannelNorm | None = None   # a channel LayerNorm in place of act1 (passes/channel_norm.py)
 
     @property
     def members(self) -> tuple[Node, ...]:
         acts = lambda a: a.nodes if a is not None else ()  # noqa: E731
-        return tuple(n for n in (self.dw, *acts(self.act1), self.pw, *acts(self.act2), self.add) if n is not None)
+        return tuple(n for n in (self.dw, *acts(self.norm), *acts(self.act1), self.pw, *acts(self.act2), self.add)
+                     if n is not None)
 
     @property
     def output(self) -> str:
@@ -237,8 +240,13 @@ def match_chain(g: Graph, dw: Node, per_channel: bool = False) -> tuple[Match | 
             return None, consumers_reason(g, t, users, what)
         return users[0], None
 
-    act1, why_act = activation_at(g, dw.outputs[0], per_channel)
-    if act1 is not None:
+    norm = match_channel_norm(g, dw.outputs[0])
+    act1, why_act = (None, None) if norm is not None else activation_at(g, dw.outputs[0], per_channel)
+    if norm is not None:
+        nxt, why = sole_consumer(norm.output, f"channel LayerNorm '{norm.nodes[-1].name}'")
+        if nxt is not None and nxt.op_type != "Conv":
+            why, nxt = f"channel LayerNorm is followed by {nxt.op_type} '{nxt.name}', not a pointwise Conv", None
+    elif act1 is not None:
         nxt, why = sole_consumer(act1.output, f"DW activation '{act1.nodes[-1].name}'")
     else:   # DW with no activation (a linear bottleneck input) may go straight to PW
         nxt, why = sole_consumer(dw.outputs[0], f"DW '{dw.name}'")
@@ -266,7 +274,7 @@ def match_chain(g: Graph, dw: Node, per_channel: bool = False) -> tuple[Match | 
         if len(other) == 1 and not g.is_constant(other[0]) \
                 and g.types[other[0]].shape == g.types[m.output].shape:
             m = Match(dw, act1, pw, m.act2, nxt, other[0])
-    return m, None
+    return replace(m, norm=norm), None
 
 
 # --- legality -----------------------------------------------------------------------------
@@ -305,7 +313,8 @@ def workload_of(g: Graph, m: Match, dtype: str) -> DwSepWorkload:
         batch=n, cin=c, cout=g.types[m.pw.outputs[0]].shape[1], height=h, width=w,
         kernel=tuple(m.dw.attr("kernel")), stride=tuple(m.dw.attr("strides", (1, 1))),
         pads=tuple(m.dw.attr("pads", (0, 0, 0, 0))), act1=m.act1.act if m.act1 else "none",
-        act2=m.act2.act if m.act2 else "none", residual=m.add is not None, dtype=dtype)
+        act2=m.act2.act if m.act2 else "none", residual=m.add is not None, dtype=dtype,
+        ln_eps=m.norm.eps if m.norm is not None else None)
 
 
 # --- profitability ------------------------------------------------------------------------
@@ -332,6 +341,9 @@ def rewrite(g: Graph, m: Match, wl: DwSepWorkload, consts: dict, types: dict) ->
     consts[names["b_dw"]] = _bias(g, m.dw, wl.cin)
     consts[names["w_pw"]] = dense_weights(np.asarray(g.constants[m.pw.inputs[1]]), m.pw.attr("group", 1))
     consts[names["b_pw"]] = _bias(g, m.pw, wl.cout)
+    if m.norm is not None:   # the norm's scale and shift into the PW
+        consts[names["w_pw"]], consts[names["b_pw"]] = fold_into_pw(m.norm, consts[names["w_pw"]],
+                                                                    consts[names["b_pw"]])
     for key, act in zip(FUSED_SLOPES, (m.act1, m.act2)):
         if act is not None and needs_slope(act.act):
             names[key] = f"{name}__{key}"
@@ -343,7 +355,8 @@ def rewrite(g: Graph, m: Match, wl: DwSepWorkload, consts: dict, types: dict) ->
         inputs.append(m.residual)
     return make_node(name, FUSED_OP, inputs, [m.output],
                      kernel=wl.kernel, strides=wl.stride, pads=wl.pads, act1=wl.act1, act2=wl.act2,
-                     residual=wl.residual, members=[n.name for n in m.members])
+                     residual=wl.residual, members=[n.name for n in m.members],
+                     **({"ln_eps": wl.ln_eps} if wl.ln_eps is not None else {}))
 
 
 def fuse_dwsep(g: Graph, soc: SocSpec, dtype: str | None = None, gate=None,
@@ -390,4 +403,4 @@ def fused_workload(g: Graph, node: Node, dtype: str) -> DwSepWorkload:
     cout = g.types[node.outputs[0]].logical_shape[1]
     return DwSepWorkload(n, c, cout, h, w, tuple(node.attr("kernel")), tuple(node.attr("strides")),
                          tuple(node.attr("pads")), node.attr("act1"), node.attr("act2"),
-                         bool(node.attr("residual")), dtype)
+                         bool(node.attr("residual")), dtype, node.attr("ln_eps"))

@@ -19,6 +19,7 @@ from schedules.targets import Target, pw_engines, vector_only_reason
 from schedules.isa import GROUP_BLOCKS
 from schedules.twophase import GROUPED_ACTS, MAX_STRIDE, tap_row_fit
 from schedules.activations import needs_slope
+from schedules.channel_norm import norm_refusal
 from schedules.plan import KernelPlan, balanced_sizes, make_plan, suggest_tile
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 from fusion.cost import engine_reason, model_block
@@ -120,6 +121,8 @@ def _engines(wl: DwSepWorkload, target: Target, override: TileOverride) -> tuple
     """Every PW engine choose_tile may plan `wl` on (the two-phase kernel where it is considered)."""
     if override.forced or target.kind == "llvm":
         return (override.pw_engine or "vector",)
+    if wl.ln_eps is not None:   # the channel norm is planned on the vector-PW kernel only
+        return ("vector",)
     engines = (override.pw_engine,) if override.pw_engine else pw_engines(target, wl.dtype)
     if two_phase_enabled(target, override) and "cube" in pw_engines(target, wl.dtype) \
             and not (target.kind == "ascend" and (needs_slope(wl.act1) or needs_slope(wl.act2))):
@@ -134,6 +137,8 @@ def fit_refusal(wl: DwSepWorkload, target: Target, override: TileOverride | None
     instead of failing the compile."""
     override = override or TileOverride()
     soc = target.soc
+    if wl.ln_eps is not None and target.kind in ("ascend", "npuir"):
+        return norm_refusal(target.kind)
     misses = []
     for eng in _engines(wl, target, override):
         plan = make_plan(wl, TileConfig(1, 1, 1, 1, False, eng), soc)
@@ -158,6 +163,8 @@ def _fastest_candidate(wl: DwSepWorkload, target: Target, override: TileOverride
 
     soc = target.soc
     engines = (override.pw_engine,) if override.pw_engine else pw_engines(target, wl.dtype)
+    if wl.ln_eps is not None:   # schedules/channel_norm.py: vector PW only
+        engines = ("vector",)
     if not override.pw_engine and engines == ("vector",):
         log.info("%s: pw on vector only on %s (%s)", wl.describe(), target.name,
                  vector_only_reason(target))
@@ -260,7 +267,8 @@ def grouped_shapes(wl: DwSepWorkload, soc, fit_w: int) -> list[tuple[int, int]]:
 def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, body: bool = False):
     """(plan, modeled µs) of the fastest two-phase candidate, or None. body: rank by the time
     without the launch (the µs returned are still the whole time)."""
-    if not two_phase_enabled(target, override) or "cube" not in pw_engines(target, wl.dtype):
+    if not two_phase_enabled(target, override) or "cube" not in pw_engines(target, wl.dtype) \
+            or wl.ln_eps is not None:
         return None
     if target.kind == "ascend" and (needs_slope(wl.act1) or needs_slope(wl.act2)):
         log.info("%s: two-phase not considered: its Ascend C has no per-channel activation", wl.describe())
