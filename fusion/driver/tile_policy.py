@@ -121,9 +121,9 @@ def _engines(wl: DwSepWorkload, target: Target, override: TileOverride) -> tuple
     """Every PW engine choose_tile may plan `wl` on (the two-phase kernel where it is considered)."""
     if override.forced or target.kind == "llvm":
         return (override.pw_engine or "vector",)
-    if wl.ln_eps is not None:   # the channel norm is planned on the vector-PW kernel only
-        return ("vector",)
     engines = (override.pw_engine,) if override.pw_engine else pw_engines(target, wl.dtype)
+    if wl.ln_eps is not None:   # a channel norm: the vector-PW and two-phase kernels only
+        engines = ("vector",)
     if two_phase_enabled(target, override) and "cube" in pw_engines(target, wl.dtype) \
             and not (target.kind == "ascend" and (needs_slope(wl.act1) or needs_slope(wl.act2))):
         engines += ("twophase",)
@@ -267,8 +267,7 @@ def grouped_shapes(wl: DwSepWorkload, soc, fit_w: int) -> list[tuple[int, int]]:
 def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, body: bool = False):
     """(plan, modeled µs) of the fastest two-phase candidate, or None. body: rank by the time
     without the launch (the µs returned are still the whole time)."""
-    if not two_phase_enabled(target, override) or "cube" not in pw_engines(target, wl.dtype) \
-            or wl.ln_eps is not None:
+    if not two_phase_enabled(target, override) or "cube" not in pw_engines(target, wl.dtype):
         return None
     if target.kind == "ascend" and (needs_slope(wl.act1) or needs_slope(wl.act2)):
         log.info("%s: two-phase not considered: its Ascend C has no per-channel activation", wl.describe())

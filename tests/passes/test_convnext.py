@@ -17,7 +17,10 @@ from passes import optimize
 from passes.channel_norm import match_channel_norm
 from passes.fuse_dwsep import FUSED_OP
 from schedules.reference import reference_block
-from schedules.workload import DwSepWorkload
+from schedules.plan import make_plan
+from schedules.workload import DwSepWorkload, TileConfig
+from fusion.cost import model_block
+from fusion.driver.tile_policy import TileOverride
 
 DIM, H, W = 21, 9, 7   # one ragged channel block (21 = 16 + 5): the padded lanes stay out of the stats
 
@@ -88,3 +91,24 @@ def test_ascend_targets_refuse_in_one_line(target):
     chains, _, _ = explain(block("op"), target)
     assert not chains[0].fused and "channel LayerNorm" in chains[0].reason and "\n" not in chains[0].reason
     assert target.split(":")[0] in chains[0].reason
+
+
+@pytest.mark.parametrize("engine", ["vector", "twophase"])
+def test_plans_hold_the_norm_and_the_program_charges_it(engine):
+    """Both kernels a norm block may get hold every channel of a tile (cib = C1) and the two stats
+    buffers; the modeled program charges the norm's vector work on top of the same block without it."""
+    soc = get_soc("ascend910b2")
+    wl = DwSepWorkload(1, 40, 160, 8, 8, (7, 7), (1, 1), (3, 3, 3, 3), "none", "gelu", False, "float16", 1e-6)
+    plain = DwSepWorkload(1, 40, 160, 8, 8, (7, 7), (1, 1), (3, 3, 3, 3), "none", "gelu", False, "float16")
+    tile = TileConfig(2, 4, 2, 1, True, engine)
+    p, q = make_plan(wl, tile, soc), make_plan(plain, TileConfig(2, 4, 2, 0, True, engine), soc)
+    assert p.cib == wl.c1 and {"ln_sum", "ln_sqdev"} <= {b.name for b in p.buffers}
+    assert model_block(p, timeline=False).counts["vector_instrs"] > model_block(q, timeline=False).counts["vector_instrs"]
+
+
+def test_two_phase_norm_block_matches_onnxruntime():
+    m = block("op")
+    cm = compile_model(m, target="sim:ascend310p3", dtype="float16", fallback=False,
+                       tile=TileOverride(pw_engine="twophase"))
+    assert cm.fused_blocks[0].plan.variant == "two-phase"
+    assert check_model(m, cm, seed=1).passed
