@@ -186,10 +186,17 @@ def main(argv=None) -> int:
     ap.add_argument("--no-check", action="store_true", help="counts only (no check runs)")
     ap.add_argument("--check-models", default=None, help="run the checks on these models only (default: all)")
     ap.add_argument("--out", default=str(RESULTS / "timm_zoo"))
+    ap.add_argument("--update", action="store_true",
+                    help="keep the other models' rows of OUT.json (same resolution) and replace these models' rows")
     args = ap.parse_args(argv)
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     rows: dict = {}
+    old = Path(args.out + ".json")
+    if args.update and old.exists():
+        prev = json.loads(old.read_text())
+        if prev.get("resolution") == args.resolution:
+            rows = dict(prev["models"])
     for name in args.models.split(","):
         path = work / f"{name.replace(':', '_').replace('+', '_')}.onnx"
         if not path.exists():
