@@ -22,6 +22,7 @@ from schedules.activations import needs_slope
 from schedules.channel_norm import norm_refusal
 from schedules.plan import KernelPlan, balanced_sizes, make_plan, suggest_tile
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
+from fusion.codegen.npuir.emit import act_refusal as npuir_act_refusal
 from fusion.cost import engine_reason, model_block
 from schedules.cpu_tile import balance_tile
 from schedules.traffic import dma_ratio
@@ -139,6 +140,10 @@ def fit_refusal(wl: DwSepWorkload, target: Target, override: TileOverride | None
     soc = target.soc
     if wl.ln_eps is not None and target.kind in ("ascend", "npuir"):
         return norm_refusal(target.kind)
+    if target.kind == "npuir":   # an activation the emitter cannot lower: unfused, with its reason
+        why = next((r for r in map(npuir_act_refusal, (wl.act1, wl.act2)) if r), None)
+        if why:
+            return why
     misses = []
     for eng in _engines(wl, target, override):
         plan = make_plan(wl, TileConfig(1, 1, 1, 1, False, eng), soc)

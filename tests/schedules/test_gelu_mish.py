@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import models
+from fusion.cli.explain import explain
 from fusion.codegen.npuir.emit import act_refusal
 from fusion.core.soc import get_soc
 from fusion.cost import model_block
@@ -137,3 +138,10 @@ def test_npuir_lowers_gelutanh_and_refuses_two_scratch_kinds():
     assert act_refusal("gelutanh") is None
     for kind in ("gelu", "mish"):
         assert "2 fp32 scratch" in act_refusal(kind)
+
+
+def test_npuir_target_runs_gelu_and_mish_blocks_unfused_with_the_reason():
+    chains, _, _ = explain(block("mish"), "npuir:910b2")
+    assert not chains[0].fused and "'mish' is not emitted in AscendNPU IR" in chains[0].reason
+    chains, _, _ = explain(block("gelutanh"), "npuir:910b2")
+    assert chains[0].fused
