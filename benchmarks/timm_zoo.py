@@ -3,6 +3,8 @@ torch.onnx.export (opset 17, batch 1, random weights, eval mode), then what mega
 
   python benchmarks/timm_zoo.py --torch-python /tmp/zoo-venv/bin/python            # the default list
   python benchmarks/timm_zoo.py --torch-python ... --models efficientnet_b0,mnasnet_100 --no-check
+  python benchmarks/timm_zoo.py --torch-python ... --models repvit_m1,repvit_m1+reparam  # NAME+reparam: the
+                                                   model's own reparameterize_model before the export
 
 torch and timm are NOT dependencies of megafuse (nor of CI): they live in a separate environment
 (`--torch-python`, e.g. a venv with the CPU torch wheel, timm and onnx), which only exports; the
@@ -57,11 +59,14 @@ if name.startswith("tv:"):
     m = getattr(tvm, name[3:])(weights=None)
 else:
     import timm
-    m = timm.create_model(name, pretrained=False)
+    m = timm.create_model(name.removesuffix("+reparam"), pretrained=False)
 for mod in m.modules():   # BN statistics set (random weights alone leave mean 0 / var 1)
     if isinstance(mod, torch.nn.modules.batchnorm._BatchNorm):
         mod.running_mean.uniform_(-0.1, 0.1); mod.running_var.uniform_(0.5, 1.5)
 m.eval()
+if name.endswith("+reparam"):   # the deployed form: the model's own branch merge (MobileOne, RepViT, ...)
+    from timm.utils.model import reparameterize_model
+    m = reparameterize_model(m)
 torch.onnx.export(m, torch.randn(1, 3, res, res), path, opset_version=17, dynamo=False,
                   input_names=["x"], output_names=["y"])
 '''
@@ -181,12 +186,19 @@ def main(argv=None) -> int:
     ap.add_argument("--no-check", action="store_true", help="counts only (no check runs)")
     ap.add_argument("--check-models", default=None, help="run the checks on these models only (default: all)")
     ap.add_argument("--out", default=str(RESULTS / "timm_zoo"))
+    ap.add_argument("--update", action="store_true",
+                    help="keep the other models' rows of OUT.json (same resolution) and replace these models' rows")
     args = ap.parse_args(argv)
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     rows: dict = {}
+    old = Path(args.out + ".json")
+    if args.update and old.exists():
+        prev = json.loads(old.read_text())
+        if prev.get("resolution") == args.resolution:
+            rows = dict(prev["models"])
     for name in args.models.split(","):
-        path = work / f"{name.replace(':', '_')}.onnx"
+        path = work / f"{name.replace(':', '_').replace('+', '_')}.onnx"
         if not path.exists():
             err = export(args.torch_python, name, path, args.resolution)
             if err:

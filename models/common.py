@@ -17,6 +17,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 IR_VERSION = 8
 ACTIVATIONS = ("relu", "relu6", "hardswish", "none")
+# activations the builders write in exporters' multi-node forms (silu: Sigmoid + Mul)
+EXPORTED_ACTS = ("silu", "gelu", "gelutanh", "mish")
 HSWISH_FORMS = ("op", "hardsigmoid", "clip")
 CLIP_FORMS = ("input", "attr")
 AUTO_PADS = ("SAME_UPPER", "SAME_LOWER", "VALID")
@@ -194,8 +196,10 @@ class GraphBuilder:
         if act == "silu":   # nn.SiLU as torch.onnx.export writes it: x * Sigmoid(x)
             gate = self.node("Sigmoid", f"{name}_sig", [x])
             return self.node("Mul", name, [x, gate])
+        if act in ("gelu", "gelutanh", "mish"):
+            return self._spelled_act(name, x, act)
         if act != "hardswish":
-            raise ValueError(f"act must be one of {ACTIVATIONS + ('silu',)}, got {act!r}")
+            raise ValueError(f"act must be one of {ACTIVATIONS + EXPORTED_ACTS}, got {act!r}")
         if self.hswish_form == "op":
             if self.opset < 14:
                 raise ValueError(f"hswish_form='op' needs opset >= 14 (HardSwish), got opset {self.opset}")
@@ -208,6 +212,28 @@ class GraphBuilder:
         gate = self.clip(f"{name}_clip", shifted, 0.0, 6.0)
         prod = self.node("Mul", f"{name}_mul", [x, gate])
         return self.node("Div", name, [prod, self.const("hswish_6", 6.0)])
+
+    def _spelled_act(self, name: str, x: str, act: str) -> str:
+        """GELU / Mish as torch.onnx.export writes them (opset < 20 spells GELU out; from opset 20
+        nn.GELU is one Gelu node)."""
+        if act == "mish":   # nn.Mish: x * Tanh(Softplus(x))
+            sp = self.node("Softplus", f"{name}_softplus", [x])
+            return self.node("Mul", name, [x, self.node("Tanh", f"{name}_tanh", [sp])])
+        if self.opset >= 20:
+            return self.node("Gelu", name, [x], approximate="tanh" if act == "gelutanh" else "none")
+        half, one = self.const("gelu_half", 0.5), self.const("gelu_one", 1.0)
+        if act == "gelu":   # Div(x, sqrt 2) -> Erf -> Add 1 -> Mul x -> Mul 0.5
+            z = self.node("Div", f"{name}_div", [x, self.const("gelu_sqrt2", 1.4142135623730951)])
+            e1 = self.node("Add", f"{name}_add", [self.node("Erf", f"{name}_erf", [z]), one])
+            return self.node("Mul", name, [self.node("Mul", f"{name}_mul", [x, e1]), half])
+        # tanh: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
+        cube = self.node("Mul", f"{name}_cube", [x, self.node("Mul", f"{name}_sq", [x, x])])
+        inner = self.node("Add", f"{name}_inner", [x, self.node("Mul", f"{name}_kappa", [
+            self.const("gelu_kappa", 0.044715), cube])])
+        t = self.node("Tanh", f"{name}_tanh", [self.node("Mul", f"{name}_beta", [
+            self.const("gelu_beta", 0.7978845608028654), inner])])
+        e1 = self.node("Add", f"{name}_add", [one, t])
+        return self.node("Mul", name, [half, self.node("Mul", f"{name}_mul", [x, e1])])
 
     def gemm(self, name: str, x: str, cin: int, cout: int) -> str:
         weight = self.rng.normal(0.0, np.sqrt(1.0 / cin), size=(cout, cin))

@@ -8,6 +8,7 @@ from passes.canonicalize import canonicalize
 from passes.fold_affine import fold_affine
 from passes.fold_bn import fold_bn
 from passes.fuse_dwsep import fuse_dwsep
+from passes.grouped_pw import split_concat_to_grouped
 from passes.guards import check_new_constants
 from passes.head_dwsep import head_as_dwsep, restore_unfused
 from passes.layout import insert_layout_conversions
@@ -24,6 +25,7 @@ def prepare(g: Graph, fold: bool = True) -> tuple[Graph, list[Refusal]]:
     g = _checked("canonicalize", g, canonicalize(g))
     g1, why_bn = fold_bn(g)
     g = _checked("fold_bn", g, g1)
+    g = _checked("grouped_pw", g, split_concat_to_grouped(g))   # Slice ×g → Conv 1×1 ×g → Concat
     merged, why_rep = reparam(g)   # parallel conv branches (BN folded into each) into one conv
     if merged is not g:   # a BN after the merged branches (RepViT's RepVggDw) folds into it now
         merged, why_bn = fold_bn(merged)

@@ -1,5 +1,6 @@
-"""Canonicalize: drop Identity, Clip(0,6) → Relu6, Clip(0,inf) → Relu, and the HardSwish
-spellings x·HardSigmoid(x), x·Clip(x+3,0,6)/6 and x·(Clip(x+3,0,6)/6) → HardSwish.
+"""Canonicalize: drop Identity, Clip(0,6) → Relu6, Clip(0,inf) → Relu, the HardSwish
+spellings x·HardSigmoid(x), x·Clip(x+3,0,6)/6 and x·(Clip(x+3,0,6)/6) → HardSwish, and GELU
+written out (erf or tanh form, passes/act_forms.py) → Gelu.
 
 Each rewrite is pattern + legality (constants and single use of the inner tensors) + rewrite.
 """
@@ -11,11 +12,12 @@ import math
 import numpy as np
 
 from fusion.core.ir import Graph, Node, make_node
+from passes.act_forms import collapse_gelu
 
 
 def canonicalize(g: Graph, collapse: bool = True) -> Graph:
     """collapse=False (--opt-level 0): only the renames, every operator stays a kernel of its own."""
-    steps = (_remove_identity, _clip_to_relu) + ((_hardsigmoid_hardswish, _clip_hardswish, _gate_hardswish)
+    steps = (_remove_identity, _clip_to_relu) + ((_hardsigmoid_hardswish, _clip_hardswish, _gate_hardswish, collapse_gelu)
                                                   if collapse else ())
     for step in steps:
         g = step(g)

@@ -8,12 +8,15 @@ and biases. Pattern, legality and profitability are separate functions; every ca
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from fusion.core.ir import Graph, Node, TensorType, make_node
 from fusion.core.soc import SocSpec
+from passes.act_forms import match_elementwise_act
+from passes.channel_norm import ChannelNorm, fold_into_pw, match_channel_norm
+from passes.grouped_pw import dense_refusal, dense_weights
 from passes.records import Refusal
 from schedules.activations import needs_slope, spell
 from schedules.plan import smallest_plan
@@ -21,7 +24,8 @@ from schedules.workload import DwSepWorkload
 
 ACT_OPS = {"Relu": "relu", "Relu6": "relu6", "HardSwish": "hardswish"}
 # ops the fused kernel carries as act1/act2, with their constants (schedules/activations.py)
-ACT_NODE_OPS = ("Relu", "Relu6", "HardSwish", "Clip", "LeakyRelu", "PRelu", "HardSigmoid", "x*Sigmoid(x)")
+ACT_NODE_OPS = ("Relu", "Relu6", "HardSwish", "Clip", "LeakyRelu", "PRelu", "HardSigmoid", "x*Sigmoid(x)",
+                "Gelu", "GELU/Mish as exporters spell them")
 GLOBAL_OPS = ("GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceMax", "ReduceSum")
 FUSED_OP = "FusedDwSep"
 # the fused node's positional inputs (the one statement of the contract): the data input, the four
@@ -71,11 +75,13 @@ class Match:
     act2: Act | None = None
     add: Node | None = None
     residual: str | None = None
+    norm: ChannelNorm | None = None   # a channel LayerNorm in place of act1 (passes/channel_norm.py)
 
     @property
     def members(self) -> tuple[Node, ...]:
         acts = lambda a: a.nodes if a is not None else ()  # noqa: E731
-        return tuple(n for n in (self.dw, *acts(self.act1), self.pw, *acts(self.act2), self.add) if n is not None)
+        return tuple(n for n in (self.dw, *acts(self.norm), *acts(self.act1), self.pw, *acts(self.act2), self.add)
+                     if n is not None)
 
     @property
     def output(self) -> str:
@@ -130,12 +136,17 @@ def activation_of(g: Graph, n: Node, per_channel: bool = False) -> tuple[Act | N
         return Act("prelu", (n,), per_c), None
     if op == "HardSigmoid":
         return Act(spell("hardsigmoid", n.attr("alpha", 0.2), n.attr("beta", 0.5)), (n,)), None
+    if op == "Gelu":   # opset 20
+        approx = n.attr("approximate", "none")
+        approx = approx.decode() if isinstance(approx, bytes) else approx
+        return Act("gelutanh" if approx == "tanh" else "gelu", (n,)), None
     return None, None
 
 
 def activation_at(g: Graph, t: str, per_channel: bool = False) -> tuple[Act | None, str | None]:
     """The activation applied to tensor `t`: its sole consumer, x * Sigmoid(x) (Sigmoid and Mul
-    both reading t) as SiLU, or x * HardSigmoid(x; a, b) as a generalized hard-swish."""
+    both reading t) as SiLU, x * HardSigmoid(x; a, b) as a generalized hard-swish, or a GELU / Mish
+    subgraph as exporters write them (passes/act_forms.py)."""
     users = g.consumers_of(t)
     if t in g.outputs:
         return None, "is a graph output"
@@ -151,9 +162,14 @@ def activation_at(g: Graph, t: str, per_channel: bool = False) -> tuple[Act | No
                 and g.uses(hs.outputs[0]) == 1):
             a, b = hs.attr("alpha", 0.2), hs.attr("beta", 0.5)
             return Act(spell("hardswishab", a, b), (hs, mul)), None
-    if len(users) != 1:
-        return None, None
-    return activation_of(g, users[0], per_channel)
+    if len(users) == 1:
+        act, why = activation_of(g, users[0], per_channel)
+        if act is not None or why is not None:
+            return act, why
+    spelled = match_elementwise_act(g, t)   # GELU / Mish written out (passes/act_forms.py)
+    if spelled is not None:
+        return Act(*spelled), None
+    return None, None
 
 
 def _global_gate(g: Graph, users: list[Node]) -> str | None:
@@ -224,8 +240,13 @@ def match_chain(g: Graph, dw: Node, per_channel: bool = False) -> tuple[Match | 
             return None, consumers_reason(g, t, users, what)
         return users[0], None
 
-    act1, why_act = activation_at(g, dw.outputs[0], per_channel)
-    if act1 is not None:
+    norm = match_channel_norm(g, dw.outputs[0])
+    act1, why_act = (None, None) if norm is not None else activation_at(g, dw.outputs[0], per_channel)
+    if norm is not None:
+        nxt, why = sole_consumer(norm.output, f"channel LayerNorm '{norm.nodes[-1].name}'")
+        if nxt is not None and nxt.op_type != "Conv":
+            why, nxt = f"channel LayerNorm is followed by {nxt.op_type} '{nxt.name}', not a pointwise Conv", None
+    elif act1 is not None:
         nxt, why = sole_consumer(act1.output, f"DW activation '{act1.nodes[-1].name}'")
     else:   # DW with no activation (a linear bottleneck input) may go straight to PW
         nxt, why = sole_consumer(dw.outputs[0], f"DW '{dw.name}'")
@@ -253,7 +274,7 @@ def match_chain(g: Graph, dw: Node, per_channel: bool = False) -> tuple[Match | 
         if len(other) == 1 and not g.is_constant(other[0]) \
                 and g.types[other[0]].shape == g.types[m.output].shape:
             m = Match(dw, act1, pw, m.act2, nxt, other[0])
-    return m, None
+    return replace(m, norm=norm), None
 
 
 # --- legality -----------------------------------------------------------------------------
@@ -267,7 +288,9 @@ def legality(g: Graph, m: Match) -> str | None:
     if pw.attr("kernel") != (1, 1):
         return f"second conv is {pw.attr('kernel')[0]}x{pw.attr('kernel')[1]}, not 1x1"
     if pw.attr("group", 1) != 1:
-        return f"pointwise conv has group {pw.attr('group')}"
+        why = dense_refusal(pw.attr("group"), g.types[pw.inputs[0]].shape[1], g.types[pw.outputs[0]].shape[1])
+        if why:
+            return why
     if pw.attr("strides", (1, 1)) != (1, 1):
         return f"pointwise stride {pw.attr('strides')} unsupported (only 1)"
     if pw.attr("pads", (0, 0, 0, 0)) != (0, 0, 0, 0):
@@ -290,7 +313,8 @@ def workload_of(g: Graph, m: Match, dtype: str) -> DwSepWorkload:
         batch=n, cin=c, cout=g.types[m.pw.outputs[0]].shape[1], height=h, width=w,
         kernel=tuple(m.dw.attr("kernel")), stride=tuple(m.dw.attr("strides", (1, 1))),
         pads=tuple(m.dw.attr("pads", (0, 0, 0, 0))), act1=m.act1.act if m.act1 else "none",
-        act2=m.act2.act if m.act2 else "none", residual=m.add is not None, dtype=dtype)
+        act2=m.act2.act if m.act2 else "none", residual=m.add is not None, dtype=dtype,
+        ln_eps=m.norm.eps if m.norm is not None else None)
 
 
 # --- profitability ------------------------------------------------------------------------
@@ -315,8 +339,11 @@ def rewrite(g: Graph, m: Match, wl: DwSepWorkload, consts: dict, types: dict) ->
     names = {k: f"{name}__{k}" for k in FUSED_WEIGHTS}
     consts[names["w_dw"]] = g.constants[m.dw.inputs[1]]
     consts[names["b_dw"]] = _bias(g, m.dw, wl.cin)
-    consts[names["w_pw"]] = g.constants[m.pw.inputs[1]]
+    consts[names["w_pw"]] = dense_weights(np.asarray(g.constants[m.pw.inputs[1]]), m.pw.attr("group", 1))
     consts[names["b_pw"]] = _bias(g, m.pw, wl.cout)
+    if m.norm is not None:   # the norm's scale and shift into the PW
+        consts[names["w_pw"]], consts[names["b_pw"]] = fold_into_pw(m.norm, consts[names["w_pw"]],
+                                                                    consts[names["b_pw"]])
     for key, act in zip(FUSED_SLOPES, (m.act1, m.act2)):
         if act is not None and needs_slope(act.act):
             names[key] = f"{name}__{key}"
@@ -328,7 +355,8 @@ def rewrite(g: Graph, m: Match, wl: DwSepWorkload, consts: dict, types: dict) ->
         inputs.append(m.residual)
     return make_node(name, FUSED_OP, inputs, [m.output],
                      kernel=wl.kernel, strides=wl.stride, pads=wl.pads, act1=wl.act1, act2=wl.act2,
-                     residual=wl.residual, members=[n.name for n in m.members])
+                     residual=wl.residual, members=[n.name for n in m.members],
+                     **({"ln_eps": wl.ln_eps} if wl.ln_eps is not None else {}))
 
 
 def fuse_dwsep(g: Graph, soc: SocSpec, dtype: str | None = None, gate=None,
@@ -375,4 +403,4 @@ def fused_workload(g: Graph, node: Node, dtype: str) -> DwSepWorkload:
     cout = g.types[node.outputs[0]].logical_shape[1]
     return DwSepWorkload(n, c, cout, h, w, tuple(node.attr("kernel")), tuple(node.attr("strides")),
                          tuple(node.attr("pads")), node.attr("act1"), node.attr("act2"),
-                         bool(node.attr("residual")), dtype)
+                         bool(node.attr("residual")), dtype, node.attr("ln_eps"))

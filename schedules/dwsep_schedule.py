@@ -36,6 +36,8 @@ TIR_TO_PLAN = {
     "pw_local.UB": "pw_acc",
     "out_local.UB": "y_tile",
     "res_local.UB": "res_tile",
+    "ln_sum_local.UB": "ln_sum",
+    "ln_sqdev_local.UB": "ln_sqdev",
 }
 # CPU register tiles (the DW and PW accumulators of one register block): registers, not UB buffers
 REGISTER_TILES = ("pw_local.UB_local", "dw_local.UB_local")
@@ -70,13 +72,21 @@ def schedule_dwsep(wl: DwSepWorkload, tile: TileConfig, cpu_opts: bool = True) -
     sch.compute_at(pw, ob, preserve_unit_loops=True)
     dwa = sch.get_sblock("dw_act")
     sch.compute_at(dwa, wt, preserve_unit_loops=True)
-    cio, _ = sch.split(sch.get_loops(dwa)[-4], [None, cib])  # (c, h, w, c0) innermost
+    norm = wl.ln_eps is not None
+    if norm:   # the channel norm reads every channel of the tile's pixels: DW over all of C1 first
+        stats = [sch.get_sblock("ln_sqdev"), sch.get_sblock("ln_sum")]
+        for blk in stats:
+            sch.compute_at(blk, wt, preserve_unit_loops=True)
+        cio = wt
+    else:
+        stats = []
+        cio, _ = sch.split(sch.get_loops(dwa)[-4], [None, cib])  # (c, h, w, c0) innermost
     dw = sch.get_sblock("dw")
     sch.compute_at(dw, cio, preserve_unit_loops=True)
     xin = sch.cache_read(dw, 0, UB)  # read 0 of dw is the padded input: a constant-size halo tile
     sch.compute_at(xin, cio, preserve_unit_loops=True)
     sch.compute_inline(sch.get_sblock("pad"))
-    for blk in (dw, dwa, pw, out):
+    for blk in (dw, dwa, pw, out, *stats):
         sch.set_scope(blk, 0, UB)
 
     # Double buffering is a property of the plan (two copies of x/w/res/y tiles counted in the
@@ -140,7 +150,10 @@ def _cpu_loop_opts(sch, wl, xin, dw, dwa, pw, out, store):
     except s_tir.ScheduleError:  # cob does not divide CO1 (a predicated copy): keep the y tile
         sch.vectorize(sch.get_loops(store)[-1])
     # the same for the DW: accumulators of a wr-wide register block across the taps, then
-    # bias + act1 written once to the intermediate
+    # bias + act1 written once to the intermediate (a channel norm reads the whole DW result first)
+    if wl.ln_eps is not None:
+        sch.vectorize(sch.get_loops(xin)[-1])
+        return
     dacc = sch.cache_write(dw, 0, "local")
     sch.compute_inline(dacc)
     sch.reverse_compute_at(dwa, wo, preserve_unit_loops=True)

@@ -65,11 +65,14 @@ def dwsep_compute(wl: DwSepWorkload, tiled_out: tuple[int, int] | None = None):
             pad[b, c, i * sh + rkh, j * sw + rkw, k].astype(ACC) * w_dw[c, rkh, rkw, k].astype(ACC),
             axis=[rkh, rkw]),
         name="dw")
-    dw_act = te.compute(
-        (n_, c1, oh, ow, C0),
-        lambda b, c, i, j, k: activation(dw[b, c, i, j, k] + b_dw[c, k], wl.act1,
-                                         s_dw[c, k] if s_dw is not None else None).astype(dt),
-        name="dw_act")
+    if wl.ln_eps is None:
+        dw_act = te.compute(
+            (n_, c1, oh, ow, C0),
+            lambda b, c, i, j, k: activation(dw[b, c, i, j, k] + b_dw[c, k], wl.act1,
+                                             s_dw[c, k] if s_dw is not None else None).astype(dt),
+            name="dw_act")
+    else:
+        dw_act = channel_norm(wl, dw, b_dw)
     rc1 = te.reduce_axis((0, c1), name="rc1")
     rc0 = te.reduce_axis((0, C0), name="rc0")
     pw = te.compute(
@@ -88,6 +91,35 @@ def dwsep_compute(wl: DwSepWorkload, tiled_out: tuple[int, int] | None = None):
     args = [x, w_dw, b_dw, w_pw, b_pw] + [s for s in (s_dw, s_pw) if s is not None] + \
         ([res] if res is not None else []) + [out]
     return args, out
+
+
+def channel_norm(wl: DwSepWorkload, dw, b_dw):
+    """dw_act of a ConvNeXt block: (dw + b_dw - mean) / sqrt(var + eps) over the Cin channels of each
+    pixel (two passes, the padded lanes masked out of both sums and zero in the result)."""
+    n_, c1, oh, ow = wl.batch, wl.c1, wl.out_height, wl.out_width
+    inv_c = tirx.const(1.0 / wl.cin, ACC)
+    zero = tirx.const(0.0, ACC)
+
+    def valid(c, k):
+        return c * C0 + k < wl.cin
+
+    r1, r0 = te.reduce_axis((0, c1), name="ln_c1"), te.reduce_axis((0, C0), name="ln_c0")
+    ln_sum = te.compute((n_, oh, ow), lambda b, i, j: te.sum(
+        tirx.if_then_else(valid(r1, r0), dw[b, r1, i, j, r0] + b_dw[r1, r0], zero), axis=[r1, r0]), name="ln_sum")
+    s1, s0 = te.reduce_axis((0, c1), name="ln_s1"), te.reduce_axis((0, C0), name="ln_s0")
+
+    def dev(b, c, i, j, k):
+        return dw[b, c, i, j, k] + b_dw[c, k] - ln_sum[b, i, j] * inv_c
+
+    ln_sqdev = te.compute((n_, oh, ow), lambda b, i, j: te.sum(
+        tirx.if_then_else(valid(s1, s0), dev(b, s1, i, j, s0) * dev(b, s1, i, j, s0), zero), axis=[s1, s0]),
+        name="ln_sqdev")
+    eps = tirx.const(wl.ln_eps, ACC)
+    return te.compute(
+        (n_, c1, oh, ow, C0),
+        lambda b, c, i, j, k: tirx.if_then_else(
+            valid(c, k), dev(b, c, i, j, k) / tirx.sqrt(ln_sqdev[b, i, j] * inv_c + eps), zero).astype(wl.dtype),
+        name="dw_act")
 
 
 def dwsep_prim_func(wl: DwSepWorkload, tiled_out: tuple[int, int] | None = None):

@@ -64,8 +64,9 @@ class BufferPlan:
 def tile_sizes(wl: DwSepWorkload, tile: TileConfig) -> tuple[int, int, int, int]:
     """(th, tw, cob, cib) of a tile on a workload: the TileConfig's sizes clamped to the output
     and channel blocks (cib 0 = all of C1). Every consumer of the loop nest reads these."""
-    return (min(tile.th, wl.out_height), min(tile.tw, wl.out_width), min(tile.cob, wl.co1),
-            min(tile.cib or wl.c1, wl.c1))
+    # a channel LayerNorm needs every channel of the tile's pixels at once: all of C1 (cib = C1)
+    cib = wl.c1 if wl.ln_eps is not None else min(tile.cib or wl.c1, wl.c1)
+    return (min(tile.th, wl.out_height), min(tile.tw, wl.out_width), min(tile.cob, wl.co1), cib)
 
 
 @dataclass(frozen=True)
@@ -378,6 +379,9 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube: bo
         add("dw_out", "UB", (c1, th, iw, C0), dt, 1, what, tir_shape=(c1, th, tw, C0))
     else:
         add("dw_out", "UB", (c1, th, tw, C0), dt, 1, what)
+    if wl.ln_eps is not None:   # schedules/channel_norm.py
+        add("ln_sum", "UB", (th, tw), "float32", 1, "channel LayerNorm: each pixel's sum over Cin")
+        add("ln_sqdev", "UB", (th, tw), "float32", 1, "channel LayerNorm: each pixel's squared deviations")
     if not cube:
         add("w_pw", "UB", (c1 * C0, cob * C0), dt, copies, "PW weight block", in_tir=False)
         add("pw_acc", "UB", (cob, th, tw, C0), "float32", 1, "PW accumulator")

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from fusion.core.ir import C0
-from schedules.activations import needs_scratch, needs_slope
+from schedules.activations import needs_scratch, needs_slope, scratch_chunk
+from schedules.channel_norm import ln_ops
 from schedules.dw_forms import _tap_ops, block_form_ops, dw_form_work, grouped_dw_ops  # noqa: F401
 from schedules.loops import (block_len, block_start, group_member, round_robin, split, tile_col,
                              tile_row, window_span, window_start, window_valid)
@@ -120,7 +121,7 @@ def act_ops(plan: KernelPlan, stage: str, elems: int, calls: int = 1) -> VecWork
         return VecWork(blocks * ceil_div(thw, plan.soc.max_repeat), blocks * thw) * ACT_OPS[act]
     if not needs_scratch(act):
         return count_form(plan.soc, elems, ACC_BYTES, calls) * ACT_OPS[act]
-    tmp = plan.buffer(act_scratch(plan.variant, stage)).bytes_per_copy // ACC_BYTES
+    tmp = scratch_chunk(act, plan.buffer(act_scratch(plan.variant, stage)).bytes_per_copy // ACC_BYTES)
     full, rem = divmod(elems, tmp)
     return (count_form(plan.soc, tmp, ACC_BYTES, full * calls) + count_form(plan.soc, rem, ACC_BYTES, calls)) \
         * ACT_OPS[act]
@@ -169,6 +170,8 @@ def ci_iters(plan: KernelPlan, r, c) -> tuple[Iteration, ...]:
         it = [Copy("input", "in", "x_tile", "x", cb * ihv * iwv * C0 * b,
                    rows_bursts(cb, ihv, iwv == wl.width), _slots(plan)),
               *dw_ops(plan, cb, pad)]
+        if wl.ln_eps is not None and j == len(blocks) - 1:   # MODELED (schedules/channel_norm.py)
+            it += ln_ops(plan)
         if mix:
             it.append(Copy("handoff", "out", "dw_out", "dw_slot", cb * plan.th * plan.tw * C0 * b, cb))
             if j == len(blocks) - 1:

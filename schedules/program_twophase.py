@@ -23,6 +23,7 @@ from functools import cached_property
 from fusion.core.ir import C0
 from schedules.isa import ACC_BYTES, cube_fractals, itemsize
 from schedules.plan import KernelPlan
+from schedules.channel_norm import ln_ops
 from schedules.program import (
     Copy,
     CubeOp,
@@ -148,6 +149,7 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
             Copy("input", "in", "x_tile", "x", cb * r[1] * c[1] * C0 * b,
                  rows_bursts(cb, r[1], c[1] == wl.width), plan.tile.copies),
             *dw_ops(plan, cb, pad),
+            *(ln_ops(plan) if wl.ln_eps is not None else ()),   # MODELED (schedules/channel_norm.py)
             Copy("handoff", "out", "dw_out", "dw_ws", cb * r[0] * c[0] * C0 * b,
                  rows_bursts(cb, r[0], c[0] == wl.out_width)),
         ),))

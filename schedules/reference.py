@@ -28,6 +28,8 @@ def reference_block(wl: DwSepWorkload, d: dict[str, np.ndarray]) -> np.ndarray:
             win = xp[:, :, i: i + (oh - 1) * sh + 1: sh, j: j + (ow - 1) * sw + 1: sw]
             acc += win * d["w_dw"][:, 0, i, j][None, :, None, None]
     mid = _act(acc + d["b_dw"][None, :, None, None], wl.act1, _slope(d, "s_dw"))
+    if wl.ln_eps is not None:   # channel LayerNorm, its scale and shift folded into w_pw / b_pw
+        mid = (mid - mid.mean(axis=1, keepdims=True)) / np.sqrt(mid.var(axis=1, keepdims=True) + wl.ln_eps)
     mid = mid.astype(wl.dtype).astype(np.float64)
     y = np.einsum("nchw,oc->nohw", mid, d["w_pw"][:, :, 0, 0].astype(np.float64))
     y = _act(y + d["b_pw"][None, :, None, None], wl.act2, _slope(d, "s_pw"))
@@ -72,5 +74,5 @@ def _with_residual(wl: DwSepWorkload, d: dict, res) -> np.ndarray:
     """reference_block adds x as the residual (the fused pattern); a separate residual tensor
     (the emulator tests feed random ones) is added the same way, after act2."""
     y = reference_block(DwSepWorkload(wl.batch, wl.cin, wl.cout, wl.height, wl.width, wl.kernel, wl.stride,
-                                      wl.pads, wl.act1, wl.act2, False, wl.dtype), d)
+                                      wl.pads, wl.act1, wl.act2, False, wl.dtype, wl.ln_eps), d)
     return y + from_blocked(np.asarray(res, np.float64), wl.cout)

@@ -57,7 +57,7 @@ def dw_post16(wl: DwSepWorkload) -> bool:
     (schedules/dw_forms.py): its result leaves for the workspace in the storage dtype anyway, so
     the per-block form's fp32 accumulator, widen and cast buy one rounding of the bias add (the
     vendor's vector depthwise works so). 16-bit storage and an act1 in GROUPED_ACTS."""
-    return itemsize(wl.dtype) == 2 and wl.act1 in GROUPED_ACTS
+    return itemsize(wl.dtype) == 2 and wl.act1 in GROUPED_ACTS and wl.ln_eps is None   # a norm reads fp32 sums
 
 
 def dw_wide_ok(wl: DwSepWorkload) -> bool:
@@ -253,6 +253,9 @@ def twophase_buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db,
         add("dw_acc", "UB", (cib, th, tw, C0), "float32", 1, "DW accumulator")
         add("dw_out", "UB", (cib, th, tw, C0), dt, copies,
             "DW result after bias+act1, on its way to the GM workspace")
+    if wl.ln_eps is not None:   # schedules/channel_norm.py (a unit holds all of C1)
+        add("ln_sum", "UB", (th, tw), "float32", 1, "channel LayerNorm: each pixel's sum over Cin")
+        add("ln_sqdev", "UB", (th, tw), "float32", 1, "channel LayerNorm: each pixel's squared deviations")
     if needs_scratch(wl.act1):
         add("act_tmp", "UB", (th, tw, C0), "float32", 1, "activation scratch", in_tir=False)
     add("sync_ub", "UB", (soc.vector_cores * 8,), "int32", 1,

@@ -31,10 +31,16 @@ class DwSepWorkload:
     act2: str = "relu"
     residual: bool = False
     dtype: str = "float32"
+    # channel LayerNorm between DW (+ bias) and PW (ConvNeXt): its epsilon; None = no norm. The
+    # norm's scale and shift are folded into the PW weights and bias (schedules/channel_norm.py)
+    ln_eps: float | None = None
 
     def __post_init__(self):
         for act in (self.act1, self.act2):
             parse(act)   # ValueError on an unknown activation
+        if self.ln_eps is not None and (self.act1 != "none" or not self.ln_eps > 0):
+            raise ValueError(f"a channel LayerNorm block has act1 none and epsilon > 0, got {self.act1!r}, "
+                             f"{self.ln_eps!r}")
 
     @property
     def out_height(self) -> int:
@@ -62,11 +68,15 @@ class DwSepWorkload:
         k = f"{self.kernel[0]}x{self.kernel[1]}"
         s = f"s{self.stride[0]}" if self.stride[0] == self.stride[1] else f"s{self.stride}"
         res = " +res" if self.residual else ""
+        act1 = "ln" if self.ln_eps is not None else self.act1
         return (f"{self.cin}->{self.cout} @{self.height}x{self.width} dw{k} {s} "
-                f"{self.act1}/{self.act2}{res} n{self.batch} {self.dtype}")
+                f"{act1}/{self.act2}{res} n{self.batch} {self.dtype}")
 
     def key(self) -> str:
-        return _digest(asdict(self))
+        d = asdict(self)
+        if d["ln_eps"] is None:   # the keys of blocks without a norm stay what they were
+            del d["ln_eps"]
+        return _digest(d)
 
 
 @dataclass(frozen=True)

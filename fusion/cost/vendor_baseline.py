@@ -224,10 +224,15 @@ def layer_kernel(soc: SocSpec, L: Layer, dtype: str = "float16") -> VendorKernel
     units = L.batch * c1_out * L.out_h
     n_in = 2 if L.residual else 1
     return _vector_kernel(soc, L.name, "eltwise", L.members, units, in_bytes * n_in, out_bytes,
-                          lambda r: vec_op(soc, r * row, e) * max(1, ACT_OPS.get(L.act, 1)), n_in, hit)
+                          lambda r: vec_op(soc, r * row, e) * (L.ops or max(1, ACT_OPS.get(L.act, 1))), n_in, hit)
 
 
-def block_layers(wl, members: tuple[str, str] = ("dw", "pw")) -> tuple[Layer, Layer]:
+# vector ops per element of a vendor LayerNorm over channels: sum, subtract the mean, square, sum,
+# scale by the reciprocal deviation, gamma, beta (the counts of schedules/channel_norm.ln_ops, per block)
+LN_VECTOR_OPS = 7
+
+
+def block_layers(wl, members: tuple[str, str] = ("dw", "pw")) -> tuple[Layer, ...]:
     """The vendor kernels of one DW-separable block (schedules/workload.DwSepWorkload): the DW
     with its act1, then the 1x1 conv with act2 and the residual in its epilogue."""
     kh, kw = wl.kernel
@@ -235,11 +240,16 @@ def block_layers(wl, members: tuple[str, str] = ("dw", "pw")) -> tuple[Layer, La
                wl.out_width, kh, kw, wl.stride[0], wl.act1, False, (members[0],))
     pw = Layer("conv", members[1], wl.batch, wl.cin, wl.cout, wl.out_height, wl.out_width,
                wl.out_height, wl.out_width, 1, 1, 1, wl.act2, wl.residual, (members[1],))
+    if getattr(wl, "ln_eps", None) is not None:   # a channel LayerNorm between them: a kernel of its own
+        norm = Layer("eltwise", "norm", wl.batch, wl.cin, wl.cin, wl.out_height, wl.out_width, wl.out_height,
+                     wl.out_width, members=("norm",), ops=LN_VECTOR_OPS)
+        return dw, norm, pw
     return dw, pw
 
 
-def block_kernels(wl, soc: SocSpec) -> tuple[VendorKernel, VendorKernel]:
-    """The vendor-like DW and PW kernels a fused block replaces, modeled on `soc` in wl.dtype."""
+def block_kernels(wl, soc: SocSpec) -> tuple[VendorKernel, ...]:
+    """The vendor-like DW [, channel norm] and PW kernels a fused block replaces, modeled on `soc`
+    in wl.dtype."""
     return tuple(layer_kernel(soc, L, wl.dtype) for L in block_layers(wl))
 
 

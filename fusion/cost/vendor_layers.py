@@ -42,6 +42,7 @@ class Layer:
     act: str = "none"
     residual: bool = False    # a residual Add fused into the kernel (one more input read)
     members: tuple[str, ...] = ()   # the ONNX nodes the kernel covers
+    ops: int = 0              # eltwise: vector ops per element when not an activation's (a norm's)
 
     @property
     def macs(self) -> int:

@@ -19,8 +19,10 @@ from schedules.targets import Target, pw_engines, vector_only_reason
 from schedules.isa import GROUP_BLOCKS
 from schedules.twophase import GROUPED_ACTS, MAX_STRIDE, tap_row_fit
 from schedules.activations import needs_slope
+from schedules.channel_norm import norm_refusal
 from schedules.plan import KernelPlan, balanced_sizes, make_plan, suggest_tile
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
+from fusion.codegen.npuir.emit import act_refusal as npuir_act_refusal
 from fusion.cost import engine_reason, model_block
 from schedules.cpu_tile import balance_tile
 from schedules.traffic import dma_ratio
@@ -121,6 +123,8 @@ def _engines(wl: DwSepWorkload, target: Target, override: TileOverride) -> tuple
     if override.forced or target.kind == "llvm":
         return (override.pw_engine or "vector",)
     engines = (override.pw_engine,) if override.pw_engine else pw_engines(target, wl.dtype)
+    if wl.ln_eps is not None:   # a channel norm: the vector-PW and two-phase kernels only
+        engines = ("vector",)
     if two_phase_enabled(target, override) and "cube" in pw_engines(target, wl.dtype) \
             and not (target.kind == "ascend" and (needs_slope(wl.act1) or needs_slope(wl.act2))):
         engines += ("twophase",)
@@ -134,6 +138,12 @@ def fit_refusal(wl: DwSepWorkload, target: Target, override: TileOverride | None
     instead of failing the compile."""
     override = override or TileOverride()
     soc = target.soc
+    if wl.ln_eps is not None and target.kind in ("ascend", "npuir"):
+        return norm_refusal(target.kind)
+    if target.kind == "npuir":   # an activation the emitter cannot lower: unfused, with its reason
+        why = next((r for r in map(npuir_act_refusal, (wl.act1, wl.act2)) if r), None)
+        if why:
+            return why
     misses = []
     for eng in _engines(wl, target, override):
         plan = make_plan(wl, TileConfig(1, 1, 1, 1, False, eng), soc)
@@ -158,6 +168,8 @@ def _fastest_candidate(wl: DwSepWorkload, target: Target, override: TileOverride
 
     soc = target.soc
     engines = (override.pw_engine,) if override.pw_engine else pw_engines(target, wl.dtype)
+    if wl.ln_eps is not None:   # schedules/channel_norm.py: vector PW only
+        engines = ("vector",)
     if not override.pw_engine and engines == ("vector",):
         log.info("%s: pw on vector only on %s (%s)", wl.describe(), target.name,
                  vector_only_reason(target))

@@ -14,7 +14,7 @@ from fusion.core.errors import MegafuseError
 from fusion.codegen.npuir.check import check_plans
 from fusion.codegen.npuir.emit import act_refusal, emit_module
 from fusion.core.soc import get_soc
-from schedules.activations import PARAMETRIC, PER_CHANNEL, PLAIN
+from schedules.activations import PARAMETRIC, PER_CHANNEL, PLAIN, SCRATCH_PARTS
 from schedules.plan import make_plan
 from schedules.workload import DwSepWorkload, TileConfig
 
@@ -31,6 +31,15 @@ def _act_nodes(act: str, x: str, out: str, tag: str) -> list:
         return [helper.make_node("HardSwish", [x], [out])]
     if kind == "silu":   # as torch.onnx.export writes nn.SiLU
         return [helper.make_node("Sigmoid", [x], [f"{tag}_s"]), helper.make_node("Mul", [x, f"{tag}_s"], [out])]
+    if kind == "gelutanh":   # GELU(approximate='tanh') as torch.onnx.export writes it before opset 20
+        return [helper.make_node("Mul", [x, x], [f"{tag}_sq"]), helper.make_node("Mul", [x, f"{tag}_sq"], [f"{tag}_cu"]),
+                helper.make_node("Mul", [f"{tag}_kappa", f"{tag}_cu"], [f"{tag}_kc"]),
+                helper.make_node("Add", [x, f"{tag}_kc"], [f"{tag}_in"]),
+                helper.make_node("Mul", [f"{tag}_beta", f"{tag}_in"], [f"{tag}_bi"]),
+                helper.make_node("Tanh", [f"{tag}_bi"], [f"{tag}_t"]),
+                helper.make_node("Add", [f"{tag}_one", f"{tag}_t"], [f"{tag}_t1"]),
+                helper.make_node("Mul", [x, f"{tag}_t1"], [f"{tag}_xt"]),
+                helper.make_node("Mul", [f"{tag}_half", f"{tag}_xt"], [out])]
     if kind == "leakyrelu":
         return [helper.make_node("LeakyRelu", [x], [out], alpha=p[0])]
     if kind == "clip":
@@ -52,6 +61,9 @@ def act_block(act1: str, act2: str, c=21, o=37, h=7, w=9, seed=5):
     inits = dict(wd=rng.standard_normal((c, 1, 3, 3)), bd=rng.standard_normal(c),
                  wp=rng.standard_normal((o, c, 1, 1)) * 0.3, bp=rng.standard_normal(o))
     for tag, act in (("a1", act1), ("a2", act2)):
+        if act == "gelutanh":
+            inits.update({f"{tag}_kappa": np.array(0.044715), f"{tag}_beta": np.array(0.7978845608028654),
+                          f"{tag}_one": np.array(1.0), f"{tag}_half": np.array(0.5)})
         if act.startswith("clip("):
             lo, hi = (float(v) for v in act[5:-1].split(","))
             inits[f"{tag}_lo"], inits[f"{tag}_hi"] = np.array(lo), np.array(hi)
@@ -67,14 +79,15 @@ def act_block(act1: str, act2: str, c=21, o=37, h=7, w=9, seed=5):
 # below and above 1 and a negative one (the max/min form of leakyrelu flips at 1)
 PAIRS = [("leakyrelu(0.1)", "clip(-1,2.5)"), ("hardsigmoid(0.2,0.5)", "hardswishab(0.2,0.5)"),
          ("leakyrelu(1.5)", "leakyrelu(-0.25)"), ("clip(-0.5,0.75)", "hardsigmoid(0.3,0.4)"),
-         ("hardswishab(0.25,0.6)", "relu"), ("hardswish", "leakyrelu(0.01)"), ("silu", "silu")]
+         ("hardswishab(0.25,0.6)", "relu"), ("hardswish", "leakyrelu(0.01)"), ("silu", "silu"),
+         ("gelutanh", "gelutanh")]
 
 
 def test_every_table_activation_is_lowered_or_refused_with_reason():
     for kind in (*PLAIN, *PARAMETRIC):
         act = kind if kind in PLAIN else f"{kind}({','.join(['0.5'] * PARAMETRIC[kind])})"
         why = act_refusal(act)
-        assert (why is not None) == (kind in PER_CHANNEL), (act, why)
+        assert (why is not None) == (kind in PER_CHANNEL or kind in SCRATCH_PARTS), (act, why)
     assert "slope" in act_refusal("prelu")
 
 

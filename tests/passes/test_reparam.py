@@ -144,7 +144,8 @@ def test_training_form_fuses_as_the_reparameterized_form(build, kw):
     g, _ = prepare(load_graph(train))
     counts = g.op_counts()
     assert "BatchNormalization" not in counts
-    assert counts.get("Add", 0) == load_graph(rep).op_counts().get("Add", 0)
+    # against the prepared reparameterized form: canonicalize collapses GELU's spelled Add in both
+    assert counts.get("Add", 0) == prepare(load_graph(rep))[0].op_counts().get("Add", 0)
 
 
 @pytest.mark.parametrize("build, kw", [(mobileone, SMALL_MO), (repvit, SMALL_RV)])

@@ -94,6 +94,7 @@ The golden is a NumPy float32 reference of the block; it passes when
 max|y - golden| / max|golden| <= @TOL@ (fp16 storage, fp32 accumulation).
 """
 import argparse
+import math
 import os
 
 import numpy as np
@@ -120,6 +121,14 @@ def act(x, spelled, slope=None):
     if kind == "silu":
         e = np.exp(-np.abs(x))
         return x * np.where(x >= 0, np.float32(1), e) / (1 + e)
+    if kind == "gelu":
+        erf = np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64) / math.sqrt(2))
+        return (x * (1 + erf) / 2).astype(np.float32)
+    if kind == "gelutanh":
+        k = math.sqrt(2 / math.pi)
+        return (x * (1 + np.tanh(k * (x + np.float32(0.044715) * x ** 3))) / 2).astype(np.float32)
+    if kind == "mish":
+        return (x * np.tanh(np.logaddexp(0, x))).astype(np.float32)
     if kind == "leakyrelu":
         return np.where(x >= 0, x, x * np.float32(p[0]))
     if kind == "prelu":

@@ -22,7 +22,7 @@ from fusion.core.errors import MegafuseError
 from fusion.codegen.npuir.loops import LoopNest, loop_nest
 from fusion.codegen.npuir.mlir_text import ELEM, MemRef, Value, Writer
 from fusion.codegen.npuir.vendor import vendor_target
-from schedules.activations import PER_CHANNEL
+from schedules.activations import PER_CHANNEL, SCRATCH_PARTS, kind_steps
 from schedules.activations import parse as parse_act
 
 C0 = 16
@@ -327,6 +327,9 @@ def act_refusal(act: str) -> str | None:
     if a.kind in PER_CHANNEL:
         return (f"activation {act!r} is not emitted in AscendNPU IR: the kernel has no per-channel "
                 "slope operand (a broadcast vector per C0 block)")
+    if a.kind in SCRATCH_PARTS:
+        return (f"activation {act!r} is not emitted in AscendNPU IR: its body needs {SCRATCH_PARTS[a.kind]} "
+                "fp32 scratch operands and this kernel's epilogue carries one")
     if a.kind not in _ACT_SCRATCH:
         return f"activation {act!r} has no AscendNPU IR lowering"
     return None
@@ -335,7 +338,10 @@ def act_refusal(act: str) -> str | None:
 # activations whose HIVM ops need an fp32 scratch the size of the operand (the dialect's vector
 # ops are unary/binary in place: x * gate needs the gate beside x)
 _ACT_SCRATCH = {"none": False, "relu": False, "relu6": False, "clip": False, "hardsigmoid": False,
-                "hardswish": True, "hardswishab": True, "leakyrelu": True, "silu": True}
+                "hardswish": True, "hardswishab": True, "leakyrelu": True, "silu": True,
+                "gelutanh": True}
+_HIVM = {"Mul": "vmul", "Muls": "vmul", "Adds": "vadd", "Div": "vdiv", "Exp": "vexp", "Maxs": "vmax",
+         "Mins": "vmin"}
 
 
 def act_needs_scratch(act: str) -> bool:
@@ -369,6 +375,11 @@ def _act(w: Writer, act: str, x: Value, tmp: Value | None) -> None:
         w.op("vexp", [tmp], tmp)
         w.op("vadd", [tmp, s(1.0)], tmp)
         w.op("vdiv", [x, tmp], x)
+    elif a.kind == "gelutanh":     # schedules/activations.kind_steps, A = tmp
+        env = {"v": x, "A": tmp}
+        for op, dst, src, *rest in kind_steps(a.kind):
+            operands = [env[src]] + ([env[rest[0]]] if op in ("Mul", "Div") else [s(rest[0])] if rest else [])
+            w.op(_HIVM[op], operands, env[dst])
     elif a.kind == "leakyrelu":    # x >= 0 ? x : a x  ==  max(x, a x) for a <= 1, min(x, a x) above
         w.op("vmul", [x, s(a.params[0])], tmp)
         w.op("vmax" if a.params[0] <= 1 else "vmin", [x, tmp], x)
