@@ -16,6 +16,9 @@ from fusion.report.bench_levels import bench_levels, print_levels
 from schedules.targets import parse_target
 
 from fusion.report.bodies import print_bodies
+from fusion.report.bench import git_commit
+from fusion.report.bench_int8 import bench_int8, print_int8
+from pathlib import Path
 
 from passes.quant_fuse import QUANT_OPS
 
@@ -136,8 +139,7 @@ def cmd_bench(args) -> int:
     baseline = load_report(args.baseline) if args.baseline else None
     cm = _compile_from_args(args)
     if cm.target.kind != "llvm" and any(n.op_type in QUANT_OPS for n in cm.graph.nodes):
-        raise MegafuseError(f"bench -t {cm.target.name}: int8 (QDQ) models have no modeled figures yet "
-                            f"(no int8 cost model); bench -t llvm measures them")
+        return _bench_int8(args, cm)
     if cm.target.kind == "llvm":
         args_unfused = dict(target=args.target, dtype=cm.dtype, fuse=False,
                             input_shapes={k: v[0] for k, v in cm.program.inputs.items()})
@@ -167,6 +169,22 @@ def cmd_bench(args) -> int:
         if bad:
             return 1
         print(f"no latency more than 5% worse than {args.baseline}")
+    return 0
+
+
+def _bench_int8(args, cm) -> int:
+    """A QDQ model on sim[:SOC]: fused int8 vs vendor-like int8 vs fp16 fused (MODELED)."""
+    if cm.target.kind != "sim":
+        raise MegafuseError(f"bench -t {cm.target.name}: int8 (QDQ) models are benched on sim[:SOC] "
+                            f"(modeled) or llvm (measured)")
+    for flag, val in (("--baseline", args.baseline), ("--trace", args.trace), ("--plot", args.plot)):
+        if val:
+            raise MegafuseError(f"bench {flag} is not supported for int8 (QDQ) models; use --json")
+    report = bench_int8(cm.graph, cm.target, Path(args.model).stem, header={"commit": git_commit()})
+    print_int8(report)
+    if args.json_file:
+        _write(args.json_file, json.dumps(report, indent=2))
+        print(f"wrote {args.json_file}")
     return 0
 
 
