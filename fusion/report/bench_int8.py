@@ -81,6 +81,20 @@ def bench_int8(g: Graph, target: Target, model: str, header: dict | None = None)
     return rep
 
 
+def int8_plan_line(g: Graph, members: tuple, target: Target) -> str:
+    """The modeled Ascend plan of the fused int8 block with these members (sim targets): tile,
+    budgets and modeled time; empty on other targets."""
+    if target.kind != "sim":
+        return ""
+    n = next(n for n in g.nodes if n.op_type == "QDwSep" and tuple(n.attr("members")) == tuple(members))
+    best = best_int8_plan(int8_workload(g, n), target.soc)
+    if best is None:
+        return "  no int8 plan fits the SoC's buffers"
+    p, c = best
+    return (f"  {p.describe()}  UB {p.bytes_in('UB'):,}/{p.soc.ub_usable_bytes:,} L1 {p.bytes_in('L1'):,}/"
+            f"{p.soc.l1_bytes:,} L0A {p.bytes_in('L0A'):,} L0C {p.bytes_in('L0C'):,}  {c.time_us:.2f} us [MODELED]")
+
+
 def print_int8(rep: dict) -> None:
     print(f"{rep['model']} on {rep['target']} {rep['dtype']} [MODELED]")
     print(f"  {'block':<12} {'int8 us':>9} {'vendor i8':>9} {'vs vendor':>9} {'fp16 us':>9} {'vs fp16':>8}  "

@@ -10,7 +10,7 @@ from fusion.cost.primitives import cycles_to_us
 from fusion.cost.vendor_baseline import gemm_kernel
 from fusion.cost.vendor_int8 import block_int8_kernels, int8_network
 from fusion.frontend.onnx_import import load_graph
-from fusion.report.bench_int8 import bench_int8
+from fusion.report.bench_int8 import bench_int8, int8_plan_line
 from models.quantized import dwsep_int8
 from passes.quant_fuse import quant_fuse
 from schedules.quant_plan import Int8Plan, Int8Workload
@@ -72,3 +72,9 @@ def test_report_adds_up(qgraph, soc):
     assert rep["fused_int8_network_us"] == pytest.approx(rep["other_kernels_us"] + r["fused_int8_us"])
     assert r["vendor_int8_us"] == pytest.approx(sum(k["time_us"] for k in r["vendor_int8_kernels"]))
     assert r["fused_fp16_us"] > 0
+
+
+def test_compile_line_shows_the_int8_plan(qgraph):
+    line = int8_plan_line(qgraph, ("dw", "pw"), parse_target("sim:310p3"))
+    assert "UB " in line and "/253,952" in line and "[MODELED]" in line
+    assert int8_plan_line(qgraph, ("dw", "pw"), parse_target("llvm")) == ""
