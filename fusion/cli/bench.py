@@ -18,6 +18,7 @@ from schedules.targets import parse_target
 from fusion.report.bodies import print_bodies
 from fusion.report.bench import git_commit
 from fusion.report.bench_int8 import bench_int8, print_int8
+from fusion.verify.reference import is_qdq
 from pathlib import Path
 
 from passes.quant_fuse import QUANT_OPS
@@ -195,6 +196,9 @@ def _bench_all_levels(args) -> int:
 
     if args.baseline or args.trace or args.plot:
         raise MegafuseError("--opt-level all prints the levels side by side; --baseline, --trace and --plot take one level")
+    if parse_target(args.target).kind == "sim" and is_qdq(read_model(args.model)):
+        raise MegafuseError("--opt-level all does not model int8 (QDQ) models; bench one level "
+                            "(-t sim:SOC gives the int8 report)")
     report = bench_levels(lambda lv: _compile_from_args(argparse.Namespace(**{**vars(args), "opt_level": lv})),
                           args.model, read_model(args.model), parse_target(args.target).kind, args.warmup, args.samples)
     print_levels(report)

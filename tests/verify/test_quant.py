@@ -136,3 +136,10 @@ def test_vnni_path_taken_when_the_cpu_has_it(pc_block):
     spec = quant_kernel(g.nodes[1], g)
     assert spec.schedule == ("quant_dwsep_vnni" if has_vnni() else "quant_dwsep")
     # the exactness of both paths: test_block_exact_vs_ort (24/40 outputs: VNNI where available)
+
+
+def test_bench_opt_level_all_refuses_int8_on_sim(capsys, tmp_path, pc_block):
+    path = tmp_path / "q.onnx"
+    onnx.save(pc_block, path)
+    code, _, err = run_cli(capsys, "bench", str(path), "-t", "sim", "--opt-level", "all")
+    assert code == 2 and err.count("\n") == 1 and "does not model int8" in err
