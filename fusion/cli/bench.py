@@ -16,6 +16,10 @@ from fusion.report.bench_levels import bench_levels, print_levels
 from schedules.targets import parse_target
 
 from fusion.report.bodies import print_bodies
+from fusion.report.bench import git_commit
+from fusion.report.bench_int8 import bench_int8, print_int8
+from fusion.verify.reference import is_qdq
+from pathlib import Path
 
 from passes.quant_fuse import QUANT_OPS
 
@@ -137,8 +141,7 @@ def cmd_bench(args) -> int:
     model = load_once(args.model)   # compiled, run as the reference and modeled as the baseline: read once
     cm = _compile_from_args(args, model)
     if cm.target.kind != "llvm" and any(n.op_type in QUANT_OPS for n in cm.graph.nodes):
-        raise MegafuseError(f"bench -t {cm.target.name}: int8 (QDQ) models have no modeled figures yet "
-                            f"(no int8 cost model); bench -t llvm measures them")
+        return _bench_int8(args, cm)
     if cm.target.kind == "llvm":
         args_unfused = dict(target=args.target, dtype=cm.dtype, fuse=False,
                             input_shapes={k: v[0] for k, v in cm.program.inputs.items()})
@@ -171,6 +174,22 @@ def cmd_bench(args) -> int:
     return 0
 
 
+def _bench_int8(args, cm) -> int:
+    """A QDQ model on sim[:SOC]: fused int8 vs vendor-like int8 vs fp16 fused (MODELED)."""
+    if cm.target.kind != "sim":
+        raise MegafuseError(f"bench -t {cm.target.name}: int8 (QDQ) models are benched on sim[:SOC] "
+                            f"(modeled) or llvm (measured)")
+    for flag, val in (("--baseline", args.baseline), ("--trace", args.trace), ("--plot", args.plot)):
+        if val:
+            raise MegafuseError(f"bench {flag} is not supported for int8 (QDQ) models; use --json")
+    report = bench_int8(cm.graph, cm.target, Path(args.model).stem, header={"commit": git_commit()})
+    print_int8(report)
+    if args.json_file:
+        _write(args.json_file, json.dumps(report, indent=2))
+        print(f"wrote {args.json_file}")
+    return 0
+
+
 def _bench_all_levels(args) -> int:
     """--opt-level all: levels 0-3 side by side (fusion/report/bench_levels.py)."""
     import argparse
@@ -179,6 +198,9 @@ def _bench_all_levels(args) -> int:
     if args.baseline or args.trace or args.plot:
         raise MegafuseError("--opt-level all prints the levels side by side; --baseline, --trace and --plot take one level")
     model = load_once(args.model)
+    if parse_target(args.target).kind == "sim" and is_qdq(read_model(model)):
+        raise MegafuseError("--opt-level all does not model int8 (QDQ) models; bench one level "
+                            "(-t sim:SOC gives the int8 report)")
     report = bench_levels(lambda lv: _compile_from_args(argparse.Namespace(**{**vars(args), "opt_level": lv}), model),
                           args.model, read_model(model), parse_target(args.target).kind, args.warmup, args.samples,
                           model)

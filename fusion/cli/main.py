@@ -38,6 +38,7 @@ from fusion.driver.artifacts import write_artifacts
 from fusion.codegen.npuir.check import cmd_check_npuir
 from fusion.verify.ascend_check import check_ascend
 from fusion.tuning.db import TunedTiles
+from fusion.report.bench_int8 import int8_plan_line
 from fusion.frontend.subgraph import apply_cut_args
 from fusion.cli.options import check_cache_dir, float_in, int_in
 from fusion.core.outdir import check_output_path, reserve
@@ -209,7 +210,7 @@ def _print_compiled(cm) -> None:
           f"fused blocks {len(cm.fused_blocks) + len(cm.int8_blocks)}")
     for ident, members in cm.int8_blocks:
         print(f"  {ident:<14} int8 DW->PW ({display_message(' -> '.join(members))}): DW int32 -> requant "
-              f"int8 tile -> 1x1 int32 -> requant")
+              f"int8 tile -> 1x1 int32 -> requant{int8_plan_line(cm.graph, members, cm.target)}")
     for b in cm.fused_blocks:
         p = b.plan
         wl = p.workload

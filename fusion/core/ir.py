@@ -19,6 +19,13 @@ import numpy as np
 NCHW = "NCHW"
 NC1HWC0 = "NC1HWC0"
 C0 = 16  # channel block of the blocked layout (32 B of fp16; kept at 16 for fp32 too)
+C0_BYTES = 32  # one DataBlock: a pixel's C0 channels of an 8- or 16-bit tensor [devkit: C0 = 32 B]
+
+
+def c0_of(dtype: str) -> int:
+    """C0 of a dtype: one 32 B DataBlock of channels for 8- and 16-bit dtypes (int8/uint8: 32,
+    fp16: 16); fp32 keeps 16 (the project's float32 layout, 64 B a pixel)."""
+    return C0_BYTES // np.dtype(dtype).itemsize if np.dtype(dtype).itemsize <= 2 else C0
 
 
 def ceil_div(a: int, b: int) -> int:

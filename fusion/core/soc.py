@@ -17,6 +17,19 @@ Sources:
              profiled examples on Atlas A2, the model zoo's 310P3 network throughput); the
              CALIBRATION values are fitted to its calibration set by benchmarks/fidelity/fit.py,
              each naming its point, and `megafuse fidelity` checks them on the validation set.
+  [tbe-guide] CANN 5.0.4 TBE operator development guide, tbedevg_000010 (计算单元): the cube
+             multiplies 16x16 by 16x16 fp16 per execution, "如果是int8输入,则一次完成16*32与32*16
+             的矩阵乘" -- int8 does twice the MACs per cycle.
+  [fixpipe]  Ascend C Fixpipe (atlasascendc_api_07_0251; pyasc asc.language.basic.fixpipe):
+             CO1 -> GM with quantPre VDEQF16 / VQF322B8_PRE / VREQ8 (int32 -> int8 on the way,
+             FixpipeParamsV220); SetFixpipePreQuantFlag (07_0254) lists the Atlas A2 series and
+             not the inference series' AI Core (310P).
+  [co1co2]   Ascend C enhanced DataCopy (atlasascendc_api_07_0104): on the inference series' AI
+             Core only, CO1 -> CO2 (L0C -> UB) computes on the way (int32 -> half with deqScale).
+  [cast]     Ascend C Cast (atlasascendc_api_07_0073) and TBE cast_to (atlaste_07_0043): int8 ->
+             half on every SoC (uint8 -> half listed for the inference series), half <-> float,
+             float -> int32 with CAST_RINT (round half to even), int32 -> float/half; the vector
+             unit's multiply-adds take half/float (MulAddDst), not int8.
 Values marked CALIBRATION are model parameters, not published facts: change them only
 with a measurement and update the comment.
 """
@@ -120,6 +133,13 @@ class SocSpec:
     # fp32 operands use a 16x8 (512 B) L0 fractal, i.e. half the K per cycle of fp16 [devkit:
     # L0A/L0B fractals are 512 B]; the model charges fp32 mmad at this many cycles per fp16 fractal
     cube_fp32_cycles_per_fractal: float = 2.0
+    # --- int8 (the fused int8 DW->PW kernel, fusion/cost/int8.py) -------------------------
+    # int8 cube fractal m x k x n per cycle: 16 x 32 x 16, twice the fp16 MACs [tbe-guide]
+    cube_int8_fractal: tuple[int, int, int] = (16, 32, 16)
+    # how an int32 L0C result becomes int8: "fixpipe" = requantized by the Fixpipe on its way to
+    # GM (VREQ8) [fixpipe]; "vector" = moved L0C -> UB as int32 and requantized on the vector unit
+    # (no Fixpipe quantization on the inference series) [fixpipe, co1co2]
+    int8_requant: str = "fixpipe"
     # activations Fixpipe applies on the fly when moving L0C out (besides bias and fp32->fp16)
     # [devkit Fixpipe: on-the-fly ReLU and conversion]; anything else needs a vector epilogue
     fixpipe_acts: tuple[str, ...] = ("none", "relu")
@@ -189,7 +209,7 @@ SOCS: dict[str, SocSpec] = {
         clock_ghz=1.08, ub_bytes=256 * KIB, ub_usable_bytes=248 * KIB,
         l1_bytes=1024 * KIB, l0a_bytes=64 * KIB, l0b_bytes=64 * KIB, l0c_bytes=256 * KIB,
         bt_bytes=0, l2_bytes=16 * 1024 * KIB, hbm_gbps=152.0, l2_gbps=4 * 152.0,
-        launch_base_us=2.5)),
+        launch_base_us=2.5, int8_requant="vector")),
 }
 
 DEFAULT_SOC = "ascend910b2"

@@ -32,6 +32,8 @@ from fusion.core.soc import SocSpec, cube_side
 from fusion.cost.vendor_layers import Layer
 from schedules.workload import ceil_div
 from fusion.cost.vendor_layers import layers_from_graph
+from fusion.core.ir import c0_of
+from schedules.quant_plan import l0c_requant_work
 
 C0 = 16
 BASE_M, BASE_N, BASE_K = 128, 256, 64   # the vendor's recommended 16-bit base block
@@ -117,7 +119,8 @@ def gemm_kernel(soc: SocSpec, name: str, m: int, k: int, n: int, dtype: str = "f
     written by the previous kernel and are read from L2. `init_us`: a scalar head in the kernel body
     (the Ascend C Matmul API's, soc.matmul_init_us; ATC's statically tiled kernels have none)."""
     e = itemsize(dtype)
-    k16, n16 = ceil_div(k, C0) * C0, ceil_div(n, C0) * C0
+    c0k = c0_of(dtype)      # K is blocked in DataBlocks (32 int8, 16 fp16); N in 16-column fractals
+    k16, n16 = ceil_div(k, c0k) * c0k, ceil_div(n, C0) * C0
     a_unique = float(m * k16 * e) if a_unique is None else float(a_unique)
     b_unique = float(k16 * n16 * e)
     out_total = float(m * n16 * e)
@@ -150,7 +153,7 @@ def gemm_kernel(soc: SocSpec, name: str, m: int, k: int, n: int, dtype: str = "f
             hit = max(0.0, 1.0 - hbm_in / (in_core * used))
             n_instr = bm * bn * ceil_div(k16, BASE_K * STEP_K) * 2
             mte2 = copy_us(side, in_core, n_instr, "in", used, hit)
-            fr = ceil_div(sm, C0) * (k16 // C0) * ceil_div(sn, C0)
+            fr = ceil_div(sm, C0) * (k16 // c0k) * ceil_div(sn, C0)
             cube = cycles_to_us(soc, cube_cycles(soc, fr, dtype))
             mte3 = copy_us(soc, out_core, bm * bn, "out", used, write_hit(soc, out_total))
             epi_ops = (0 if act in soc.fixpipe_acts else ACT_OPS.get(act, 1)) + (1 if residual else 0)
@@ -158,6 +161,8 @@ def gemm_kernel(soc: SocSpec, name: str, m: int, k: int, n: int, dtype: str = "f
             if soc.coupled:   # no Fixpipe (310P): the fp32 result leaves L0C through UB, moved by the
                 # vector pipe (relu and the cast on the way), as the fused kernel's is charged
                 vec += cycles_to_us(soc, sm * sn * ACC_BYTES / soc.l0c_to_ub_bytes_per_cycle)
+                if e == 1:    # int8: dequantized on the move, + zp and Cast -> int8 on the vector
+                    vec += cycles_to_us(soc, l0c_requant_work(soc, sm * sn, False).cycles(soc))
             # pipeline fill: the first base block's first K step
             fill = copy_us(side, (min(sm, BASE_M) + min(sn, BASE_N)) * min(k16, BASE_K) * e, 2, "in", used, 0.0)
             body = max(mte2, cube, vec, mte3) + fill + init_us

@@ -262,7 +262,7 @@ def _check_int8(tgt: Target, dtype: str) -> None:
     """What an int8 (QDQ) model runs on today: one line naming what is not supported."""
     if tgt.kind not in INT8_TARGETS:
         raise MegafuseError(f"int8 (QDQ) models are not supported on -t {tgt.name} yet (they run on "
-                            f"{' and '.join(INT8_TARGETS)})")
+                            f"{' and '.join(INT8_TARGETS)}; bench -t sim:SOC models their Ascend kernels)")
     if dtype != "float32":
         raise MegafuseError(f"int8 (QDQ) models keep their float parts in float32; --dtype {dtype} "
                             f"is not supported for them")

@@ -104,8 +104,10 @@ def test_refusals_are_one_line(capsys, tmp_path, pc_block):
                        (["-t", "llvm", "--dtype", "float16"], "--dtype float16")):
         code, out, err = run_cli(capsys, "check", str(path), *argv)
         assert code == 2 and err.count("\n") == 1 and what in err and err.startswith("megafuse: error:")
-    code, out, err = run_cli(capsys, "bench", str(path), "-t", "sim")
-    assert code == 2 and err.count("\n") == 1 and "no int8 cost model" in err
+    code, out, err = run_cli(capsys, "bench", str(path), "-t", "sim", "--trace", str(tmp_path / "t.json"))
+    assert code == 2 and err.count("\n") == 1 and "--trace is not supported for int8" in err
+    code, out, _ = run_cli(capsys, "bench", str(path), "-t", "sim:310p3")   # fusion/report/bench_int8.py
+    assert code == 0 and "[MODELED]" in out and "vendor-like int8 unfused" in out
     code, out, _ = run_cli(capsys, "check", str(path), "-t", "llvm")
     assert code == 0 and "int8: 0 output step(s)" in out and "exact required" in out
 
@@ -134,3 +136,10 @@ def test_vnni_path_taken_when_the_cpu_has_it(pc_block):
     spec = quant_kernel(g.nodes[1], g)
     assert spec.schedule == ("quant_dwsep_vnni" if has_vnni() else "quant_dwsep")
     # the exactness of both paths: test_block_exact_vs_ort (24/40 outputs: VNNI where available)
+
+
+def test_bench_opt_level_all_refuses_int8_on_sim(capsys, tmp_path, pc_block):
+    path = tmp_path / "q.onnx"
+    onnx.save(pc_block, path)
+    code, _, err = run_cli(capsys, "bench", str(path), "-t", "sim", "--opt-level", "all")
+    assert code == 2 and err.count("\n") == 1 and "does not model int8" in err

@@ -1,0 +1,309 @@
+"""The fused int8 DW->PW kernel on Ascend (a QDwSep of passes/quant_fuse.py): its workload, its plan
+(tile, buffers, UB/L1/L0 budgets with C0 = 32 for int8) and its lowered program (per-tile steps
+with their counts). fusion/cost/int8.py times these steps; the vendor-like int8 kernels
+(fusion/cost/vendor_int8.py) use the same vector-op counts, so both sides of a comparison count
+the same instructions for the same arithmetic.
+
+Data path (exact against ORT's QLinearConv, passes/quant_fuse.py):
+  GM --MTE2--> UB   the x tile with its halo, int8/uint8 NC1HWC0, C0 = 32 (one DataBlock a pixel)
+  vector, per 32-channel block: Cast x -> half -> float (exact), per tap one MulAddDst in fp32
+          (|products| <= 255*128 and their sum over the taps stay below 2^24: exact), Cast -> int32,
+          + bias (int32 Add), then the requant: Cast int32 -> float, * mult (per channel), Maxs /
+          Mins (the clamp), Cast -> int32 with CAST_RINT (half to even), + zero point, Cast -> half
+          -> int8 (exact: |v| <= 255). The vector unit has no int8 multiply-add; int8 reaches it
+          through Cast [soc.py: cast]. A uint8 DW output is written recentred (v - 128 as int8)
+          for the int8 cube, 128 * sum(w_pw) folded into the PW bias on the host (exact in int32).
+  PW on the cube in int8: A = the DW result (th*tw x C1*32), B = w_pw (C1*32 x Cout), int32 in
+          L0C, fractals 16 x 32 x 16 [soc.py: tbe-guide].
+    310P  UB -> L1 -> L0A on chip; L0C -> UB dequantized on the move (int32 -> half, the
+          inference series' CO1 -> CO2 path [soc.py: co1co2]); + zero point and Cast half -> int8
+          (CAST_RINT) on the vector unit: the half intermediate may round one step differently
+          from ORT's float requant (at most 1 quantization step).
+    910B  the AIV writes the int8 DW result to GM (L2), the AIC reads it after a cross-core flag;
+          the Fixpipe writes y requantized (VREQ8) [soc.py: fixpipe]; its scale format may round
+          one step differently (at most 1 step). A clamp narrower than the output dtype's range
+          (an absorbed Relu6) costs the AIV a read-clamp-write of y through L2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from fusion.core.ir import C0, Graph, Node, c0_of, ceil_div
+from fusion.core.soc import SocSpec
+from fusion.frontend.onnx_ops_quant import QRANGE
+from schedules.isa import VecWork, vec_op
+
+I8 = "int8"
+C0_I8 = c0_of(I8)            # 32 channels a DataBlock
+N0 = C0                      # the cube's N fractal (16 output channels), int8 as fp16
+ACC = 4                      # int32 / fp32 bytes
+
+
+@dataclass(frozen=True)
+class Int8Workload:
+    """One fused int8 DW->PW block (logical NCHW shapes; the kernel runs NC1HWC0 with C0 = 32)."""
+    batch: int
+    cin: int
+    cout: int
+    height: int
+    width: int
+    kernel: tuple[int, int] = (3, 3)
+    stride: tuple[int, int] = (1, 1)
+    pads: tuple[int, int, int, int] = (1, 1, 1, 1)
+    narrow_clamp: bool = False     # the PW output clamp is narrower than its dtype's range
+
+    @property
+    def out_h(self) -> int:
+        return (self.height + self.pads[0] + self.pads[2] - self.kernel[0]) // self.stride[0] + 1
+
+    @property
+    def out_w(self) -> int:
+        return (self.width + self.pads[1] + self.pads[3] - self.kernel[1]) // self.stride[1] + 1
+
+    @property
+    def c1(self) -> int:
+        return ceil_div(self.cin, C0_I8)
+
+    @property
+    def co1(self) -> int:
+        """32-channel blocks of the int8 output."""
+        return ceil_div(self.cout, C0_I8)
+
+    @property
+    def n16(self) -> int:
+        """16-column fractals of the PW's N (Cout)."""
+        return ceil_div(self.cout, N0)
+
+    @property
+    def in_bytes(self) -> int:
+        return self.batch * self.c1 * C0_I8 * self.height * self.width
+
+    @property
+    def out_bytes(self) -> int:
+        return self.batch * self.co1 * C0_I8 * self.out_h * self.out_w
+
+    @property
+    def weight_bytes(self) -> int:
+        """w_dw (fp32, cast on the host; stride 1: each tap stored twice), b_dw + mult_dw, w_pw
+        int8, b_pw + deq scales."""
+        kh, kw = self.kernel
+        taps = kh * kw * (2 if self.stride[1] == 1 else 1)
+        return (self.c1 * C0_I8 * taps * ACC + 2 * self.c1 * C0_I8 * ACC
+                + self.c1 * C0_I8 * self.n16 * N0 + self.n16 * N0 * (ACC + 8))
+
+    @property
+    def macs(self) -> int:
+        px = self.batch * self.out_h * self.out_w
+        return px * self.cin * (self.kernel[0] * self.kernel[1] + self.cout)
+
+    def describe(self) -> str:
+        k, s = f"{self.kernel[0]}x{self.kernel[1]}", f"s{self.stride[0]}"
+        return f"{self.cin}->{self.cout} @{self.height}x{self.width} dw{k} {s} n{self.batch} int8"
+
+
+def int8_workload(g: Graph, n: Node) -> Int8Workload:
+    """The workload of a QDwSep node."""
+    a = dict(n.attrs)
+    b, cin, h, w = (int(v) for v in g.types[n.inputs[0]].shape)
+    cout = int(g.types[n.outputs[0]].shape[1])
+    qlo, qhi = QRANGE[a["pw_y_dtype"]]
+    return Int8Workload(b, cin, cout, h, w, tuple(a["dw_kernel"]), tuple(a["dw_strides"]), tuple(a["dw_pads"]),
+                        narrow_clamp=(a["pw_lo"], a["pw_hi"]) != (qlo, qhi))
+
+
+# --- vector-op counts (one source for the fused kernel and the vendor-like int8 kernels) ------
+def per_pixel(soc: SocSpec, pixels: int, rows: int = 1) -> VecWork:
+    """An op whose second operand is a per-channel DataBlock group (a tap's weights, a bias, a
+    scale): one 32-channel pixel a repeat (128 B of fp32, half the lanes), `rows` rows of pixels."""
+    if pixels <= 0:
+        return VecWork()
+    per_row = ceil_div(pixels, rows)
+    return VecWork(rows * ceil_div(per_row, soc.max_repeat), pixels)
+
+
+def tap_work(soc: SocSpec, th: int, tw: int, sw: int) -> VecWork:
+    """One tap's MulAddDst (fp32) over th x tw pixels of one 32-channel block, row by row. Stride 1:
+    two pixels a repeat (256 B; the tap's 32 weights are stored twice, so the weight operand is one
+    256 B row read by every repeat); stride 2: one pixel a repeat (the source pixels of a repeat
+    are not one block stride apart), half the lanes."""
+    if sw == 1:
+        per_row = ceil_div(tw, 2)
+        return VecWork(th * ceil_div(per_row, soc.max_repeat), th * per_row)
+    return per_pixel(soc, th * tw, th)
+
+
+def dw_int8_work(soc: SocSpec, th: int, tw: int, ih: int, iw: int, kh: int, kw: int, sw: int = 1) -> VecWork:
+    """One 32-channel block of the int8 DW over th x tw output pixels from an ih x iw input tile:
+    the casts in, the taps, the bias and the exact fp32 requant (module doc)."""
+    x, px = ih * iw * C0_I8, th * tw * C0_I8
+    cast_in = vec_op(soc, x, 2) + vec_op(soc, x, ACC)              # int8 -> half -> float
+    taps = tap_work(soc, th, tw, sw) * (kh * kw)
+    bias = vec_op(soc, px, ACC) + per_pixel(soc, th * tw)          # Cast -> int32, + bias (int32)
+    return cast_in + taps + bias + requant_work(soc, th * tw)
+
+
+def requant_work(soc: SocSpec, pixels: int) -> VecWork:
+    """ORT's requant of `pixels` 32-channel int32 pixels on the vector unit, exact: Cast -> float,
+    * mult (per channel), Maxs, Mins, Cast -> int32 (RINT), + zp, Cast -> half, Cast -> int8."""
+    px = pixels * C0_I8
+    return (vec_op(soc, px, ACC) + per_pixel(soc, pixels) + vec_op(soc, px, ACC) * 5
+            + vec_op(soc, px, 2))
+
+
+def l0c_requant_work(soc: SocSpec, elems: int, narrow_clamp: bool) -> VecWork:
+    """310P: after the dequantizing L0C -> UB move (int32 -> half), + zp and Cast half -> int8
+    (RINT) over `elems` outputs; a narrow clamp adds Maxs and Mins (half)."""
+    return vec_op(soc, elems, 2) * (2 + (2 if narrow_clamp else 0))
+
+
+def clamp_pass_work(soc: SocSpec, elems: int) -> VecWork:
+    """910B, a clamp narrower than the dtype: Cast int8 -> half, Maxs, Mins, Cast -> int8."""
+    return vec_op(soc, elems, 2) * 4
+
+
+# --- plan ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Int8Plan:
+    wl: Int8Workload
+    soc: SocSpec
+    th: int                  # output rows per tile
+    tw: int                  # output columns per tile
+    cob: int                 # 16-column N fractals per PW co-step
+    double_buffer: bool = True
+    w_outer: bool = False    # weight-stationary: a cube core keeps A of all its tiles in L1 and
+                             # walks co-steps outside tiles (each weight block loaded once a core)
+
+    @property
+    def ih(self) -> int:
+        return (self.th - 1) * self.wl.stride[0] + self.wl.kernel[0]
+
+    @property
+    def iw(self) -> int:
+        return (self.tw - 1) * self.wl.stride[1] + self.wl.kernel[1]
+
+    @property
+    def tiles_hw(self) -> tuple[int, int]:
+        return ceil_div(self.wl.out_h, self.th), ceil_div(self.wl.out_w, self.tw)
+
+    @property
+    def thw(self) -> int:
+        return self.th * self.tw
+
+    @property
+    def thw_al(self) -> int:
+        return ceil_div(self.thw, N0) * N0
+
+    @property
+    def co_steps(self) -> int:
+        return ceil_div(self.wl.n16, self.cob)
+
+    @property
+    def copies(self) -> int:
+        return 2 if self.double_buffer else 1
+
+    @property
+    def tiles(self) -> int:
+        return self.wl.batch * self.tiles_hw[0] * self.tiles_hw[1]
+
+    @property
+    def cores(self) -> int:
+        """Vector cores used (AIVs on 910B, AI cores on 310P)."""
+        return min(self.soc.vector_cores, self.tiles)
+
+    @property
+    def cube_cores(self) -> int:
+        if self.soc.coupled:
+            return self.cores
+        ratio = max(1, self.soc.vector_cores // self.soc.cube_cores)
+        return ceil_div(self.cores, ratio)
+
+    @property
+    def w_resident(self) -> bool:
+        return self.co_steps == 1
+
+    @property
+    def tiles_per_cube_core(self) -> int:
+        return ceil_div(self.tiles, self.cube_cores)
+
+    @cached_property
+    def buffers(self) -> tuple[tuple[str, str, int, int], ...]:
+        """(name, memory, bytes, copies) of every buffer live at once."""
+        wl, k = self.wl, self.wl.kernel[0] * self.wl.kernel[1]
+        c, kb = self.copies, wl.c1 * C0_I8
+        wcopies = 1 if self.w_resident else c
+        bufs = [("x_tile", "UB", kb * self.ih * self.iw, c),
+                ("x_half", "UB", C0_I8 * self.ih * self.iw * 2, 1),
+                ("x_float", "UB", C0_I8 * self.ih * self.iw * ACC, 1),
+                ("dw_acc", "UB", C0_I8 * self.thw * ACC, 1),
+                ("w_dw", "UB", kb * k * ACC * (2 if wl.stride[1] == 1 else 1), 1),
+                ("b_mult_dw", "UB", 2 * kb * ACC, 1),
+                ("dw_q", "UB", kb * self.thw, 1 if self.soc.coupled else c),
+                ("a_l1", "L1", kb * self.thw_al * (self.tiles_per_cube_core if self.w_outer else 1),
+                 1 if self.soc.coupled or self.w_outer else c),
+                ("w_pw_l1", "L1", kb * self.cob * N0, wcopies),
+                ("a_l0a", "L0A", kb * self.thw_al, 1),
+                ("b_l0b", "L0B", kb * self.cob * N0, wcopies),
+                ("acc_l0c", "L0C", self.thw_al * self.cob * N0 * ACC, c)]
+        if self.soc.int8_requant == "vector":
+            bufs += [("pw_half", "UB", self.thw_al * self.cob * N0 * 2, 1),
+                     ("y_tile", "UB", self.thw * self.cob * N0, c),
+                     ("deq_pw", "UB", wl.n16 * N0 * (ACC + 8), 1)]
+        else:
+            bufs += [("deq_pw_l1", "L1", wl.n16 * N0 * 8, 1),      # Fixpipe VREQ8 scales (uint64)
+                     ("bias_bt", "BT", self.cob * N0 * ACC, 1)]
+            if wl.narrow_clamp:
+                bufs += [("y_clamp", "UB", self.thw * wl.co1 * C0_I8, c)]
+        return tuple(bufs)
+
+    def bytes_in(self, mem: str) -> int:
+        """Bytes of `mem` this plan needs: every buffer 32 B aligned, times its copies; on 910B
+        the UB is the AIV's and L1/L0 the AIC's, on 310P one core holds both."""
+        return sum(-(-b // self.soc.ub_align) * self.soc.ub_align * n for _, m, b, n in self.buffers if m == mem)
+
+    def over_budget(self) -> str | None:
+        """Why the plan does not fit, or None."""
+        s = self.soc
+        caps = {"UB": s.ub_usable_bytes, "L1": s.l1_bytes, "L0A": s.l0a_bytes, "L0B": s.l0b_bytes,
+                "L0C": s.l0c_bytes, "BT": s.bt_bytes or 1 << 62}
+        for mem, cap in caps.items():
+            need = self.bytes_in(mem)
+            if need > cap:
+                big = max((b for b in self.buffers if b[1] == mem), key=lambda b: b[2] * b[3])
+                return f"{mem} needs {need:,} B > {cap:,} B available (largest: {big[0]} {big[2] * big[3]:,} B)"
+        return None
+
+    def describe(self) -> str:
+        return (f"{self.th}x{self.tw} cob{self.cob}{' db' if self.double_buffer else ' sb'}"
+                f"{' w-outer' if self.w_outer else ''} {self.cores} cores")
+
+
+def tile_widths(out_w: int) -> list[int]:
+    """Columns per tile: the full width, then halves, quarters, ... down to 1 (distinct)."""
+    return sorted({ceil_div(out_w, d) for d in (1, 2, 4, 8, 16, 32, 64) if d <= out_w}, reverse=True)
+
+
+def tile_heights(out_h: int) -> list[int]:
+    """Rows per tile: the least rows giving each distinct count of row tiles."""
+    return sorted({ceil_div(out_h, ceil_div(out_h, th)) for th in range(1, out_h + 1)})
+
+
+def int8_candidates(wl: Int8Workload, soc: SocSpec) -> list[Int8Plan]:
+    """Every tile that fits (tile_heights x tile_widths, both loop orders when the weights are
+    not resident), each with the largest co-step that fits, double-buffered where any tile fits
+    so, else single-buffered."""
+    out = []
+    for db in (True, False):
+        for tw in tile_widths(wl.out_w):
+            for th in tile_heights(wl.out_h):
+                for w_outer in (False, True):
+                    for cob in range(wl.n16, 0, -1):
+                        p = Int8Plan(wl, soc, th, tw, cob, db, w_outer)
+                        if p.over_budget() is None:
+                            if not (w_outer and p.w_resident):
+                                out.append(p)
+                            break
+        if out:
+            return out
+    return out

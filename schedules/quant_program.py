@@ -1,0 +1,218 @@
+"""The lowered program of the fused int8 DW->PW kernel (plan: schedules/quant_plan.py): per core,
+its steps in issue order, each a tuple of stages with their counts. The cost model
+(fusion/cost/int8.py) times these steps and `program_counts` folds them; nothing else counts.
+
+Cores: tiles go round-robin to the vector cores (AIVs on 910B, AI cores on 310P). On 910B AIC k
+serves AIVs k*r .. k*r + r - 1 (r = AIV:AIC); a tile's PW half starts after its hand-off.
+
+Loop orders on the cube side: tile-outer (per tile: A into L0A, then every co-step's weight
+block, mmad, epilogue) or, w_outer, weight-stationary (A of every tile of the core stays in L1;
+per co-step one weight block load, then each tile's L1 -> L0A, mmad, epilogue).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fusion.core.ir import ceil_div
+from schedules.isa import VecWork
+from schedules.quant_plan import (ACC, C0_I8, N0, Int8Plan, clamp_pass_work, dw_int8_work,
+                                  l0c_requant_work)
+
+
+@dataclass(frozen=True)
+class I8Stage:
+    """One stage of a step: a DMA (bytes, bursts, dir, traffic kind), a vector op, a cube op
+    (fractals) or an on-chip move (path, bytes)."""
+    pipe: str                        # MTE2 | vector | cube | MTE3
+    label: str
+    buf: str | None = None
+    dma: tuple[int, int, str, str] | None = None     # bytes, bursts, "in"|"out", kind
+    vec: VecWork = VecWork()
+    fractals: int = 0
+    moves: tuple[tuple[str, int], ...] = ()          # (soc.move path, bytes)
+
+
+@dataclass(frozen=True)
+class I8Step:
+    tile: int                      # the tile it belongs to (-1: the core's resident loads)
+    stages: tuple[I8Stage, ...]
+    waits_handoff: bool = False    # 910B AIC: starts after the tile's hand-off (+ a cross-core flag)
+    index: int = 0                 # position of the tile on its core (timeline cap)
+
+
+def tile_rows(plan: Int8Plan, t: int) -> int:
+    """Output rows of tile t (the last row of tiles of an image may be short)."""
+    nh, nw = plan.tiles_hw
+    return min(plan.th, plan.wl.out_h - ((t // nw) % nh) * plan.th)
+
+
+def tile_cols(plan: Int8Plan, t: int) -> int:
+    """Output columns of tile t (the last column of tiles may be narrow)."""
+    nw = plan.tiles_hw[1]
+    return min(plan.tw, plan.wl.out_w - (t % nw) * plan.tw)
+
+
+def _read_extent(out: int, stride: int, k: int, size: int) -> int:
+    """Input rows (or columns) a tile of `out` outputs reads from GM (the halo clipped to the image)."""
+    return min((out - 1) * stride + k, size)
+
+
+def dw_stages(plan: Int8Plan, t: int) -> tuple[I8Stage, ...]:
+    """The DW half of tile t on its vector core: load, DW + requant of every channel block, and on
+    910B the hand-off write."""
+    wl, soc, rows, cols = plan.wl, plan.soc, tile_rows(plan, t), tile_cols(plan, t)
+    ih, iw = (rows - 1) * wl.stride[0] + wl.kernel[0], (cols - 1) * wl.stride[1] + wl.kernel[1]
+    rr = _read_extent(rows, wl.stride[0], wl.kernel[0], wl.height)
+    rc = _read_extent(cols, wl.stride[1], wl.kernel[1], wl.width)
+    x = (wl.c1 * C0_I8 * rr * rc, wl.c1 * (rr if rc < wl.width else 1), "in", "input")
+    work = dw_int8_work(soc, rows, cols, ih, iw, *wl.kernel, wl.stride[1]) * wl.c1
+    st = [I8Stage("MTE2", "x tile", "x", dma=x), I8Stage("vector", "dw int8 + requant", "dwq", vec=work)]
+    if not soc.coupled:
+        st.append(I8Stage("MTE3", "hand-off dw_q", dma=(wl.c1 * C0_I8 * rows * cols, wl.c1, "out", "handoff")))
+    return tuple(st)
+
+
+def _thw(plan: Int8Plan, t: int) -> tuple[int, int]:
+    thw = tile_rows(plan, t) * tile_cols(plan, t)
+    return thw, ceil_div(thw, N0) * N0
+
+
+def a_stages(plan: Int8Plan, t: int, to_l0a: bool) -> tuple[I8Stage, ...]:
+    """Tile t's DW result into L1 (310P: UB -> L1; 910B: the hand-off read) and, to_l0a, on into L0A."""
+    wl, soc = plan.wl, plan.soc
+    thw, thw_al = _thw(plan, t)
+    a_bytes = wl.c1 * C0_I8 * thw_al
+    buf = None if plan.w_outer else "a"       # weight-stationary: every tile's A has its own L1 slot
+    if soc.coupled:
+        st = [I8Stage("MTE3", "dw_q UB->L1", buf, moves=(("UB->L1", a_bytes),))]
+    else:
+        st = [I8Stage("MTE2", "hand-off read", buf, dma=(wl.c1 * C0_I8 * thw, wl.c1, "in", "handoff"))]
+    if to_l0a:
+        st.append(I8Stage("cube", "L1->L0A", moves=(("L1->L0A", a_bytes),)))
+    return tuple(st)
+
+
+def co_stages(plan: Int8Plan, t: int, j: int, load_w: bool, load_a: bool) -> tuple[I8Stage, ...]:
+    """Co-step j of tile t: [the weight block GM -> L1 and L1 -> L0B], [A L1 -> L0A], mmad,
+    epilogue. load_w: this tile is the first to use the block (tile-outer: every tile)."""
+    wl, soc = plan.wl, plan.soc
+    thw, thw_al = _thw(plan, t)
+    cols = min(plan.cob, wl.n16 - j * plan.cob) * N0
+    w_bytes = wl.c1 * C0_I8 * cols
+    st = []
+    if load_w and not plan.w_resident:
+        st.append(I8Stage("MTE2", "w_pw block", "w", dma=(w_bytes, 1, "in", "weights")))
+    moves = ((("L1->L0B", w_bytes),) if load_w and not plan.w_resident else ()) + (
+        (("L1->L0A", wl.c1 * C0_I8 * thw_al),) if load_a else ())
+    fr = ceil_div(thw, soc.cube_int8_fractal[0]) * wl.c1 * ceil_div(cols, soc.cube_int8_fractal[2])
+    st.append(I8Stage("cube", "mmad int8", "c", fractals=fr, moves=moves))
+    y_bytes = thw * min(cols, wl.cout - j * plan.cob * N0)
+    if soc.int8_requant == "vector":
+        st.append(I8Stage("vector", "L0C->UB deq + quant", "y", vec=l0c_requant_work(soc, thw * cols, wl.narrow_clamp),
+                          moves=(("L0C->UB", thw_al * cols * ACC),)))
+        st.append(I8Stage("MTE3", "y out", dma=(y_bytes, 1, "out", "output")))
+    else:
+        st.append(I8Stage("MTE3", "Fixpipe VREQ8 y out", dma=(y_bytes, 1, "out", "output")))
+    return tuple(st)
+
+
+def clamp_stages(plan: Int8Plan, t: int) -> tuple[I8Stage, ...]:
+    """910B with a narrow clamp: the AIV reads y back, clamps it, writes it."""
+    wl = plan.wl
+    nbytes = tile_rows(plan, t) * tile_cols(plan, t) * wl.co1 * C0_I8
+    return (I8Stage("MTE2", "y read back", "yc", dma=(nbytes, wl.co1, "in", "handoff")),
+            I8Stage("vector", "clamp", "yc2", vec=clamp_pass_work(plan.soc, nbytes)),
+            I8Stage("MTE3", "y clamped", dma=(nbytes, wl.co1, "out", "output")))
+
+
+def resident_stages(plan: Int8Plan, side: str) -> tuple[I8Stage, ...]:
+    """Per core, once: the DW weights, biases and scales (vector side); the PW weights when
+    resident and the PW bias / scales (cube side)."""
+    wl, kb = plan.wl, plan.wl.c1 * C0_I8
+    st = []
+    if side in ("core", "aiv"):
+        k = wl.kernel[0] * wl.kernel[1] * (2 if wl.stride[1] == 1 else 1)   # stride 1: each tap twice
+        st.append(I8Stage("MTE2", "w_dw b_dw mult", dma=(kb * k * ACC + 2 * kb * ACC, 3, "in", "weights")))
+    if side in ("core", "aic"):
+        st.append(I8Stage("MTE2", "b_pw deq", dma=(wl.n16 * N0 * (ACC + 8), 2, "in", "weights")))
+        if plan.w_resident:
+            wb = kb * wl.n16 * N0
+            st.append(I8Stage("MTE2", "w_pw resident", dma=(wb, 1, "in", "weights")))
+            st.append(I8Stage("cube", "L1->L0B resident", moves=(("L1->L0B", wb),)))
+    return tuple(st)
+
+
+def vector_tiles(plan: Int8Plan) -> dict[int, list[int]]:
+    """Vector core -> its tiles (round-robin)."""
+    return {k: list(range(k, plan.tiles, plan.cores)) for k in range(plan.cores)}
+
+
+def cube_tiles(plan: Int8Plan, order=None) -> dict[int, list[int]]:
+    """910B AIC -> the tiles of its AIVs, in `order` (a key) or by tile index."""
+    ratio = max(1, plan.soc.vector_cores // plan.soc.cube_cores)
+    vt = vector_tiles(plan)
+    return {a: sorted((t for k in range(a * ratio, min(plan.cores, (a + 1) * ratio)) for t in vt[k]), key=order)
+            for a in range(plan.cube_cores)}
+
+
+def _cube_side(plan: Int8Plan, tiles: list[int], handoff: bool) -> list[I8Step]:
+    """A cube core's PW steps over `tiles` in the plan's loop order."""
+    pos = {t: i for i, t in enumerate(tiles)}
+    steps = []
+    if not plan.w_outer:
+        for t in tiles:
+            steps.append(I8Step(t, a_stages(plan, t, True), handoff, pos[t]))
+            steps += [I8Step(t, co_stages(plan, t, j, True, False), index=pos[t])
+                      for j in range(plan.co_steps)]
+        return steps
+    for t in tiles:
+        steps.append(I8Step(t, a_stages(plan, t, False), handoff, pos[t]))
+    for j in range(plan.co_steps):
+        for i, t in enumerate(tiles):
+            steps.append(I8Step(t, co_stages(plan, t, j, i == 0, True), index=pos[t]))
+    return steps
+
+
+def core_program(plan: Int8Plan, side: str, core: int, tiles: list[int] | None = None) -> list[I8Step]:
+    """The steps of one core in issue order. side: "core" (310P AI core), "aiv", "aic" (910B)."""
+    res = I8Step(-1, resident_stages(plan, side))
+    if side == "aic":
+        return [res] + _cube_side(plan, tiles if tiles is not None else cube_tiles(plan)[core], True)
+    mine = vector_tiles(plan)[core]
+    if side == "aiv":
+        return [res] + [I8Step(t, dw_stages(plan, t), index=i) for i, t in enumerate(mine)]
+    if not plan.w_outer:
+        steps = [res]
+        for i, t in enumerate(mine):
+            steps.append(I8Step(t, dw_stages(plan, t), index=i))
+            steps += _cube_side(plan, [t], False)
+        return steps
+    return [res] + [I8Step(t, dw_stages(plan, t), index=i) for i, t in enumerate(mine)] + _cube_side(plan, mine, False)
+
+
+def program_counts(plan: Int8Plan) -> dict:
+    """What the program issues over all cores: DMA bytes per traffic kind, vector instructions and
+    repeats, cube fractals, on-chip move bytes per path."""
+    c = {"dma": {}, "vector_instrs": 0, "vector_repeats": 0, "fractals": 0, "moves": {}}
+    sides = [("core", k) for k in range(plan.cores)] if plan.soc.coupled else (
+        [("aiv", k) for k in range(plan.cores)] + [("aic", a) for a in range(plan.cube_cores)])
+    vt, ct = vector_tiles(plan), ({} if plan.soc.coupled else cube_tiles(plan))
+    times: dict[tuple, list] = {}     # cores whose tiles have the same shapes issue the same counts
+    for side, k in sides:
+        key = (side, tuple((tile_rows(plan, t), tile_cols(plan, t)) for t in (ct[k] if side == "aic" else vt[k])))
+        times.setdefault(key, [side, k, 0])[2] += 1
+    for side, k, n in times.values():
+        steps = core_program(plan, side, k)
+        if side == "aiv" and plan.wl.narrow_clamp:
+            steps += [I8Step(t, clamp_stages(plan, t)) for t in vt[k]]
+        for step in steps:
+            for st in step.stages:
+                if st.dma:
+                    c["dma"][st.dma[3]] = c["dma"].get(st.dma[3], 0) + st.dma[0] * n
+                c["vector_instrs"] += st.vec.instrs * n
+                c["vector_repeats"] += st.vec.repeats * n
+                c["fractals"] += st.fractals * n
+                for path, b in st.moves:
+                    c["moves"][path] = c["moves"].get(path, 0) + b * n
+    return c
