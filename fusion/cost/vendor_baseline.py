@@ -227,7 +227,7 @@ def layer_kernel(soc: SocSpec, L: Layer, dtype: str = "float16") -> VendorKernel
                           lambda r: vec_op(soc, r * row, e) * max(1, ACT_OPS.get(L.act, 1)), n_in, hit)
 
 
-def block_layers(wl, members: tuple[str, str] = ("dw", "pw")) -> tuple[Layer, Layer]:
+def block_layers(wl, members: tuple[str, str] = ("dw", "pw")) -> tuple[Layer, ...]:
     """The vendor kernels of one DW-separable block (schedules/workload.DwSepWorkload): the DW
     with its act1, then the 1x1 conv with act2 and the residual in its epilogue."""
     kh, kw = wl.kernel
@@ -235,11 +235,23 @@ def block_layers(wl, members: tuple[str, str] = ("dw", "pw")) -> tuple[Layer, La
                wl.out_width, kh, kw, wl.stride[0], wl.act1, False, (members[0],))
     pw = Layer("conv", members[1], wl.batch, wl.cin, wl.cout, wl.out_height, wl.out_width,
                wl.out_height, wl.out_width, 1, 1, 1, wl.act2, wl.residual, (members[1],))
-    return dw, pw
+    if not getattr(wl, "se", False):
+        return dw, pw
+    # squeeze-and-excitation, as layers_from_graph lists its nodes: the global mean (pool), the two
+    # 1x1 convs on one pixel with their activations in the epilogue, the Mul of the DW result
+    # (two inputs, the second a broadcast scale)
+    oh, ow, n, c, r = wl.out_height, wl.out_width, wl.batch, wl.cin, wl.se_mid
+    gate = "sigmoid" if wl.se_gate == "sigmoid" else "hardsigmoid"
+    se = (Layer("pool", "se_mean", n, c, c, oh, ow, 1, 1, oh, ow, 1, members=("se_mean",)),
+          Layer("conv", "se_reduce", n, c, r, 1, 1, 1, 1, act=wl.se_act.split("(")[0], members=("se_reduce",)),
+          Layer("conv", "se_expand", n, r, c, 1, 1, 1, 1, act=gate, members=("se_expand",)),
+          Layer("eltwise", "se_mul", n, c, c, oh * ow, 1, oh * ow, 1, residual=True, members=("se_mul",)))
+    return (dw, *se, pw)
 
 
-def block_kernels(wl, soc: SocSpec) -> tuple[VendorKernel, VendorKernel]:
-    """The vendor-like DW and PW kernels a fused block replaces, modeled on `soc` in wl.dtype."""
+def block_kernels(wl, soc: SocSpec) -> tuple[VendorKernel, ...]:
+    """The vendor-like DW and PW kernels a fused block replaces (and its SE's kernels, if any),
+    modeled on `soc` in wl.dtype."""
     return tuple(layer_kernel(soc, L, wl.dtype) for L in block_layers(wl))
 
 
