@@ -5,7 +5,9 @@ odd shapes, SiLU/Sigmoid and ReLU/HardSwish/HardSigmoid variants, batch 1 and 2;
 npuir refuse with the reason; forms that are not an SE block keep a refusal naming it."""
 
 import numpy as np
+import onnx
 import pytest
+from conftest import run_cli
 from onnx import helper
 
 import models
@@ -154,3 +156,14 @@ def test_mul_by_a_non_se_tensor_is_not_se():
     m.graph.output.append(helper.make_tensor_value_info("z", 1, None))
     fused, refusals, _ = _fused(m)
     assert not fused and any("not the mean and one Mul" in r.reason for r in refusals)
+
+
+def test_emit_onnx_of_an_se_block_is_a_one_line_error(capsys, tmp_path):
+    """The fused ONNX export writes Ascend C kernels, which have no SE phase: one line, exit 2."""
+    p = tmp_path / "se.onnx"
+    onnx.save(models.mbconv_se(**CASES[0]), p)
+    code, _out, err = run_cli(capsys, "compile", str(p), "-t", "sim", "--dtype", "float16", "--no-fallback", "--emit-onnx",
+                              "-o", str(tmp_path / "out"))
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("megafuse: error:")
+    assert "squeeze-and-excitation has no Ascend C kernel" in lines[0] and "dw_fused" in lines[0]
