@@ -13,6 +13,7 @@ from onnx import helper
 import models
 from fusion.core.soc import get_soc
 from fusion.cost import model_block
+from fusion.cost.vendor_baseline import block_kernels
 from fusion.driver.compiler import compile_model
 from fusion.driver.tile_policy import TileOverride, choose_tile, fit_refusal
 from fusion.frontend.onnx_import import load_graph
@@ -167,3 +168,14 @@ def test_emit_onnx_of_an_se_block_is_a_one_line_error(capsys, tmp_path):
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and lines[0].startswith("megafuse: error:")
     assert "squeeze-and-excitation has no Ascend C kernel" in lines[0] and "dw_fused" in lines[0]
+
+
+def test_vendor_baseline_counts_the_se_kernels():
+    """The fused SE block replaces the vendor's DW, SE (mean, two 1x1 convs, Mul) and PW kernels."""
+    base = dict(batch=1, cin=96, cout=24, height=16, width=16, act1="silu", act2="none", dtype="float16")
+    soc = get_soc("ascend910b2")
+    plain = block_kernels(DwSepWorkload(**base), soc)
+    se = block_kernels(DwSepWorkload(**base, se_mid=4, se_act="silu", se_gate="sigmoid"), soc)
+    assert len(plain) == 2 and len(se) == 6
+    assert [k.kind for k in se][1:5] == ["pool", "conv", "conv", "eltwise"]
+    assert sum(k.time_us for k in se) > sum(k.time_us for k in plain)
