@@ -42,8 +42,9 @@ def se_blocked(b: Blk) -> bool:
     return b.se and b.affine == "post"
 
 
-def fusable_chains(blocks: tuple[Blk, ...]) -> int:
-    return sum(1 for b in blocks if not se_blocked(b))
+def fusable_chains(blocks: tuple[Blk, ...], se: bool = True) -> int:
+    """Chains a compile fuses; se=False for a target without the SE kernel (-t ascend, npuir)."""
+    return sum(1 for b in blocks if not (se_blocked(b) or (b.se and not se)))
 
 
 def _hswish(g: GraphBuilder, name: str, x: str, form: str) -> str:

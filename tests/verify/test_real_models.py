@@ -131,8 +131,9 @@ def test_backbone_ascend_emulated(built, name, soc, dtype):
     cm = compile_model(built[name], target=f"ascend:{soc}", dtype=dtype, inputs=ins, outputs=outs)
     r = check_ascend(cm, _cut(built, name))
     assert_conclusive(r)
-    # the checked kernels: every fused block, and each GEMM stage a chain runs (310P chains take them)
-    assert len([b for b in r.blocks if b.name not in cm.chain_stages]) == ocr.fusable_chains(blocks)
+    # the checked kernels: every fused block, and each GEMM stage a chain runs (310P chains take them);
+    # SE blocks run unfused on -t ascend (no SE phase in the Ascend C kernel yet)
+    assert len([b for b in r.blocks if b.name not in cm.chain_stages]) == ocr.fusable_chains(blocks, se=False)
     assert {b.name for b in r.blocks} - {b.name for b in cm.fused_blocks} == set(cm.chain_stages)
     assert all(b.max_rel <= KERNEL_VS_BLOCK[dtype] for b in r.blocks), [b.describe() for b in r.blocks]
 
@@ -151,7 +152,7 @@ def test_whole_model(built, name, target, dtype):
         pytest.skip(f"operators not supported yet: {sorted(missing_ops(m))}")
     _b, blocks, _ins, _outs = MODELS[name]
     cm = compile_model(m, target=target, dtype=dtype)
-    assert len(cm.fused_blocks) == ocr.fusable_chains(blocks)
+    assert len(cm.fused_blocks) == ocr.fusable_chains(blocks, se=not target.startswith("ascend"))
     r = check_ascend(cm, m) if target.startswith("ascend") else check_model(m, cm)
     assert_conclusive(r)
 
