@@ -9,6 +9,7 @@ from passes.fold_affine import fold_affine
 from passes.fold_bn import fold_bn
 from passes.fuse_dwsep import fuse_dwsep
 from passes.guards import check_new_constants
+from passes.head_dwsep import head_as_dwsep, restore_unfused
 from passes.layout import insert_layout_conversions
 from passes.records import Refusal
 from passes.reparam import reparam
@@ -34,11 +35,15 @@ def prepare(g: Graph, fold: bool = True) -> tuple[Graph, list[Refusal]]:
 
 
 def optimize(g: Graph, soc: SocSpec, dtype: str | None = None, fuse: bool = True,
-             gate=None, per_channel: bool = False, fold: bool = True) -> tuple[Graph, list[Refusal]]:
+             gate=None, per_channel: bool = False, fold: bool = True,
+             heads: bool = False) -> tuple[Graph, list[Refusal]]:
+    """heads: classifier heads (pool -> Gemm) as DW -> PW blocks where they fuse (the Ascend targets:
+    there a fused head joins the network's chain; passes/head_dwsep.py)."""
     g, refusals = prepare(g, fold)
     if fuse:
-        g1, why = fuse_dwsep(g, soc, dtype, gate, per_channel)
-        g = _checked("fuse_dwsep", g, g1)
+        g0, found = head_as_dwsep(g) if heads else (g, [])
+        g1, why = fuse_dwsep(g0, soc, dtype, gate, per_channel)
+        g = _checked("fuse_dwsep", g, restore_unfused(g1, g, found))
         refusals += why
     g = _checked("layout", g, insert_layout_conversions(g))
     return g, refusals

@@ -10,7 +10,7 @@ from fusion.cli.main import _compile_from_args
 from fusion.core.errors import MegafuseError
 from fusion.tuning.measure import no_spin
 from fusion.driver.compiler import compile_model
-from fusion.frontend.onnx_import import read_model
+from fusion.frontend.onnx_import import load_once, read_model
 from fusion.report.trace import chrome_trace
 from fusion.report.bench_levels import bench_levels, print_levels
 from schedules.targets import parse_target
@@ -134,17 +134,18 @@ def cmd_bench(args) -> int:
     if args.opt_level == "all":
         return _bench_all_levels(args)
     baseline = load_report(args.baseline) if args.baseline else None
-    cm = _compile_from_args(args)
+    model = load_once(args.model)   # compiled, run as the reference and modeled as the baseline: read once
+    cm = _compile_from_args(args, model)
     if cm.target.kind != "llvm" and any(n.op_type in QUANT_OPS for n in cm.graph.nodes):
         raise MegafuseError(f"bench -t {cm.target.name}: int8 (QDQ) models have no modeled figures yet "
                             f"(no int8 cost model); bench -t llvm measures them")
     if cm.target.kind == "llvm":
         args_unfused = dict(target=args.target, dtype=cm.dtype, fuse=False,
                             input_shapes={k: v[0] for k, v in cm.program.inputs.items()})
-        cm_u = compile_model(args.model, **args_unfused)
-        report, costs = bench_llvm(cm, cm_u, read_model(args.model), args.model, args.warmup, args.samples)
+        cm_u = compile_model(model, **args_unfused)
+        report, costs = bench_llvm(cm, cm_u, read_model(model), args.model, args.warmup, args.samples)
     elif cm.target.kind == "sim":
-        report, costs = bench_sim(cm, args.model)
+        report, costs = bench_sim(cm, args.model, model)
     else:
         raise MegafuseError("bench runs on llvm (measured) or sim[:SOC] (modeled); "
                             "use 'megafuse check -t ascend' for the Ascend C kernels")
@@ -177,8 +178,10 @@ def _bench_all_levels(args) -> int:
 
     if args.baseline or args.trace or args.plot:
         raise MegafuseError("--opt-level all prints the levels side by side; --baseline, --trace and --plot take one level")
-    report = bench_levels(lambda lv: _compile_from_args(argparse.Namespace(**{**vars(args), "opt_level": lv})),
-                          args.model, read_model(args.model), parse_target(args.target).kind, args.warmup, args.samples)
+    model = load_once(args.model)
+    report = bench_levels(lambda lv: _compile_from_args(argparse.Namespace(**{**vars(args), "opt_level": lv}), model),
+                          args.model, read_model(model), parse_target(args.target).kind, args.warmup, args.samples,
+                          model)
     print_levels(report)
     if args.json_file:
         _write(args.json_file, json.dumps(report, indent=2))

@@ -29,7 +29,7 @@ from fusion.frontend.onnx_import import parse_input_shape
 from fusion.tuning.db import TuningDB, default_db_path
 from fusion.tuning.search import CappedTiles, check_dma_cap
 from fusion.verify.check import check_model
-from fusion.frontend.onnx_import import read_model
+from fusion.frontend.onnx_import import load_once, read_model
 from fusion.verify.sensitivity import warning
 from fusion.verify.check import CheckResult
 from fusion.frontend import validate
@@ -127,7 +127,8 @@ def _add_model_args(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
                         "tuning database unless --no-db")
 
 
-def _compile_from_args(args):
+def _compile_from_args(args, model=None):
+    """model: the model already read (load_once) where the command reads it again as the reference."""
 
     shapes = dict(parse_input_shape(s) for s in args.input_shape)
     override = TileOverride.from_args(args)
@@ -139,7 +140,8 @@ def _compile_from_args(args):
 
         tuned = TunedTiles(TuningDB(args.db or default_db_path()).load(),
                            pw_engine=override.pw_engine, double_buffer=override.double_buffer)
-    cm = compile_model(args.model, target=args.target, input_shapes=shapes or None, dtype=args.dtype,
+    cm = compile_model(args.model if model is None else model, target=args.target, input_shapes=shapes or None,
+                       dtype=args.dtype,
                        tile=override, fuse=not args.no_fuse, tuned_tiles=tuned,
                        fallback=getattr(args, "fallback", True), chain=getattr(args, "chain", True),
                        opt_level=single_level(args))
@@ -251,9 +253,9 @@ def cmd_compile(args) -> int:
         raise MegafuseError("--emit-onnx writes DIR/model.fused.onnx: give -o DIR")
     if args.output is not None:   # checked and held before the work (fusion/outdir)
         with reserve(check_output_path(args.output), args.force) as held:
-            cm = _compile_from_args(args)
-            write_artifacts(cm, held.out, reservation=held,
-                            fused_onnx_from=args.model if args.emit_onnx else None)
+            model = load_once(args.model) if args.emit_onnx else None   # compiled and exported: read once
+            cm = _compile_from_args(args, model)
+            write_artifacts(cm, held.out, reservation=held, fused_onnx_from=model)
     else:
         cm = _compile_from_args(args)
     if args.json:
@@ -267,18 +269,19 @@ def cmd_compile(args) -> int:
 
 def cmd_check(args) -> int:
 
-    cm = _compile_from_args(args)
+    model = load_once(args.model)   # the kernels and the reference see the same bytes
+    cm = _compile_from_args(args, model)
     if cm.target.kind == "npuir":   # the vendor compiler on the emitted modules (fusion/npuir)
         return cmd_check_npuir(cm, args)
     if cm.target.kind == "ascend":
-        result = check_ascend(cm, read_model(args.model), seed=args.seed, tolerance=args.tolerance)
+        result = check_ascend(cm, read_model(model), seed=args.seed, tolerance=args.tolerance)
         if not args.json:
             for block in result.blocks:
                 print(f"  {display_message(block.describe())}")
             for c in result.chains:
                 print(f"  {display_message(c.describe())}")
     else:
-        result = check_model(read_model(args.model), cm, seed=args.seed, tolerance=args.tolerance)
+        result = check_model(read_model(model), cm, seed=args.seed, tolerance=args.tolerance)
     if args.json:
         print(json.dumps({"target": cm.target.name, "dtype": cm.dtype,
                           "fused_blocks": len(cm.fused_blocks), **result.to_json()}, indent=2))

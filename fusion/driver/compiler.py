@@ -170,7 +170,8 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
             if quantized:   # QDQ convs -> int8 ops first; the float parts go through the usual passes
                 g, qrefusals = quant_fuse(g, fuse=fuse)
             g, refusals = optimize(g, tgt.soc, dtype, fuse=fuse, gate=gate if fallback else gate.fits,
-                                   per_channel=per_channel_acts(tgt), fold=level.fold)
+                                   per_channel=per_channel_acts(tgt), fold=level.fold,
+                                   heads=tgt.kind != "llvm")
             if tgt.kind == "llvm" and level.epilogues:   # conv + bias + act (+ residual) per kernel, as a runtime runs them
                 g = fold_conv_epilogues(convs_write_blocked(g))
             refusals = qrefusals + refusals

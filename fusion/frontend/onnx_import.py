@@ -33,6 +33,8 @@ of the operators live in fusion/frontend/onnx_convert.py (and fusion/onnx_ops_*.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import logging
 import os
 import re
@@ -106,9 +108,32 @@ def load_graph(model: Any, input_shapes: Mapping[str, tuple[int, ...]] | None = 
                              f"({type(e).__name__}: {_one_line(e)})") from None
 
 
+@dataclass(frozen=True)
+class LoadedModel:
+    """A model file read once (load_once): the commands that compile a model and also run it as the
+    reference (check, bench) hand this to both, so a file replaced between the two reads cannot give
+    the kernels one model and the reference another. Accepted wherever a path is."""
+    proto: Any
+    base_dir: str
+    label: str
+
+
+def load_once(model: Any) -> LoadedModel:
+    """Read and validate a path/bytes/proto once (the checks of load_graph, one-line errors), its
+    external data read in as well, so nothing of the model is read again."""
+    try:
+        proto, base_dir, label = _load_proto(model)
+        return LoadedModel(validate.inline_external_data(proto, base_dir, label), base_dir, label)
+    except MegafuseError:
+        raise
+    except Exception as e:  # noqa: BLE001 - any protobuf failure is a load error
+        raise ModelLoadError(f"cannot load ONNX model: malformed model ({type(e).__name__}: {_one_line(e)})") from None
+
+
 def read_model(model: Any):
-    """The onnx.ModelProto of a path/bytes/proto, with the same one-line errors as load_graph, and
-    its external data read in from the model's own folder (what ONNX Runtime is handed)."""
+    """The onnx.ModelProto of a path/bytes/proto/LoadedModel, with the same one-line errors as
+    load_graph, and its external data read in from the model's own folder (what ONNX Runtime is
+    handed)."""
     try:
         return validate.inline_external_data(*_load_proto(model))   # read from the model's folder
     except MegafuseError:
@@ -128,6 +153,8 @@ def _load_proto(model: Any):
     import onnx
     from google.protobuf.message import DecodeError
 
+    if isinstance(model, LoadedModel):   # read and checked already
+        return model.proto, model.base_dir, model.label
     if isinstance(model, onnx.ModelProto):
         proto, base_dir, label = model, os.getcwd(), "<ModelProto>"
     else:

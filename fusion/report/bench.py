@@ -63,10 +63,11 @@ def memory_or_compute(cost) -> str:
     return "memory-bound" if pipe in ("MTE2", "MTE3") else "compute-bound"
 
 
-def vendor_network(cm, model_path: str):
+def vendor_network(cm, model_path, model=None):
     """The vendor-like unfused baseline of the whole model (fusion/cost/vendor_baseline.py): the
-    kernels an ATC-compiled network runs, modeled on the same SoC."""
-    g = load_graph(model_path, {k: v[0] for k, v in cm.program.inputs.items()})
+    kernels an ATC-compiled network runs, modeled on the same SoC. model: the model as read once
+    (fusion.frontend.onnx_import.load_once), else the file is read."""
+    g = load_graph(model_path if model is None else model, {k: v[0] for k, v in cm.program.inputs.items()})
     return model_graph(g, cm.target.soc, cm.dtype)
 
 
@@ -134,10 +135,10 @@ def pipe_breakdown(cost, vendor_kernels) -> dict:
             "fused_gains_most_on": best if diff[best] < 0 else None, "figures": "modeled"}
 
 
-def bench_sim(cm, model_path: str) -> tuple[dict, list]:
-
+def bench_sim(cm, model_path: str, model=None) -> tuple[dict, list]:
+    """model: the model as read once (load_once), so the baseline is built from the bytes compiled."""
     soc = cm.target.soc
-    vendor = vendor_network(cm, model_path)
+    vendor = vendor_network(cm, model_path, model)
     rows, costs = [], []
     fused_total = unfused_total = folded_total = vendor_blocks = 0.0
     for b in cm.fused_blocks:

@@ -18,7 +18,8 @@ from fusion.tuning.measure import interleaved, tvm_threads
 from fusion.core.opt_levels import LEVELS
 
 
-def bench_levels(compile_at, model_path: str, model_proto, kind: str, warmup: int = 3, samples: int = 50) -> dict:
+def bench_levels(compile_at, model_path: str, model_proto, kind: str, warmup: int = 3, samples: int = 50,
+                 model=None) -> dict:
     """compile_at(level) -> CompiledModel. Returns the side-by-side report."""
     cms = {lv: compile_at(lv) for lv in LEVELS}
     rows = [{"level": lv, "kernels": len(cm.program.steps), "fused_blocks": len(cm.fused_blocks),
@@ -27,7 +28,7 @@ def bench_levels(compile_at, model_path: str, model_proto, kind: str, warmup: in
     report = {"model": model_path, "target": first.target.name, "dtype": first.dtype, "levels": rows}
     if kind == "sim":
         for row, cm in zip(rows, cms.values()):
-            r, _ = bench_sim(cm, model_path)
+            r, _ = bench_sim(cm, model_path, model)
             row.update({"latency_us": r["per_op_fused_latency_us"],
                         "vendor_headline_us": r["fused_in_vendor_network_us"] if cm.fused_blocks else None})
         report.update({"figures": "modeled", "vendor_latency_us": r["vendor_latency_us"],

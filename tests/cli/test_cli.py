@@ -93,3 +93,19 @@ def test_console_script(block_path):
     r = subprocess.run([sys.executable, "-m", "fusion.cli.main", "compile", block_path, "-t", "llvm"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and "fused blocks 1" in r.stdout
+
+
+def test_check_and_bench_read_the_model_file_once(capsys, block_path, monkeypatch):
+    """check and bench compile the model and run it (or model it) as the reference: both from one
+    read of the file, so a file replaced in between cannot give the kernels and the reference two
+    different models."""
+    from fusion.frontend import validate
+
+    reads = []
+    real = validate.read_model_file
+    monkeypatch.setattr(validate, "read_model_file", lambda path, label: reads.append(path) or real(path, label))
+    for argv in (("check", block_path, "-t", "sim"), ("bench", block_path, "-t", "sim", "--no-db")):
+        reads.clear()
+        code, _, err = run(capsys, *argv)
+        assert code == 0, err
+        assert len(reads) == 1, (argv[0], reads)

@@ -1,8 +1,6 @@
 """Graph structural equality and printer (fusion/core/ir.py), and passes tested on whole before/expected
 graphs with it."""
 
-import math
-
 import numpy as np
 import pytest
 
@@ -15,7 +13,6 @@ from fusion.core.ir import (
     structural_diff,
 )
 from factories import F32, SOC, assert_graph_equal, graph
-from passes.canonicalize import canonicalize
 from passes.fold_bn import fold_bn
 from passes.fuse_dwsep import FUSED_OP, fuse_dwsep
 from passes.layout import insert_layout_conversions
@@ -67,24 +64,7 @@ def test_printer():
 
 
 # ---- passes, before / expected --------------------------------------------------------------
-def test_canonicalize_before_expected():
-    s = ((1, 4, 5, 5), F32)
-    consts = {"three": np.array(3.0, np.float32), "six": np.array(6.0, np.float32)}
-    before = graph([
-        make_node("id", "Identity", ["x"], ["a"]),
-        make_node("c6", "Clip", ["a"], ["b"], min=0.0, max=6.0),
-        make_node("add", "Add", ["b", "three"], ["c"]),
-        make_node("clip", "Clip", ["c"], ["d"], min=0.0, max=6.0),
-        make_node("mul", "Mul", ["b", "d"], ["e"]),
-        make_node("div", "Div", ["e", "six"], ["f"]),
-        make_node("relu", "Clip", ["f"], ["y"], min=0.0, max=math.inf),
-    ], ["x"], ["y"], {k: s for k in "xabcdefy"} | {"three": ((), F32), "six": ((), F32)}, consts)
-    expected = graph([
-        make_node("r6", "Relu6", ["x"], ["b"]),
-        make_node("hs", "HardSwish", ["b"], ["f"]),
-        make_node("r", "Relu", ["f"], ["y"]),
-    ], ["x"], ["y"], {k: s for k in "xbfy"})
-    assert_graph_equal(canonicalize(before), expected)
+# canonicalize's before/expected graph: tests/passes/test_passes.py (one builder, the HardSigmoid form too)
 
 
 def test_fold_bn_before_expected():
