@@ -36,8 +36,15 @@ class Blk:
     form: str = "op"           # hard-swish spelling: op | hardsigmoid | clip | gate
 
 
-def fusable_chains(blocks: tuple[Blk, ...]) -> int:
-    return sum(1 for b in blocks if not b.se)
+def se_blocked(b: Blk) -> bool:
+    """The block's SE sits behind a leftover scale/shift after the act (affine "post"): not the
+    exporters' SE form the fused kernel carries (passes/se_match.py), so the chain stays refused."""
+    return b.se and b.affine == "post"
+
+
+def fusable_chains(blocks: tuple[Blk, ...], se: bool = True) -> int:
+    """Chains a compile fuses; se=False for a target without the SE kernel (-t ascend, npuir)."""
+    return sum(1 for b in blocks if not (se_blocked(b) or (b.se and not se)))
 
 
 def _hswish(g: GraphBuilder, name: str, x: str, form: str) -> str:

@@ -18,6 +18,7 @@ from passes.act_forms import match_elementwise_act
 from passes.channel_norm import ChannelNorm, fold_into_pw, match_channel_norm
 from passes.grouped_pw import dense_refusal, dense_weights
 from passes.records import Refusal
+from passes.se_match import SeMatch, match_se
 from schedules.activations import needs_slope, spell
 from schedules.plan import smallest_plan
 from schedules.workload import DwSepWorkload
@@ -33,6 +34,9 @@ FUSED_OP = "FusedDwSep"
 # s_pw for act2; fp32, one value per channel), then the residual when the block has one
 FUSED_WEIGHTS = ("w_dw", "b_dw", "w_pw", "b_pw")
 FUSED_SLOPES = ("s_dw", "s_pw")
+# a squeeze-and-excitation block's weights (schedules/se.py), after the slopes, before the residual:
+# the reduce conv (R, C, 1, 1) and bias (R,), the expand conv (C, R, 1, 1) and bias (C,)
+FUSED_SE = ("w_se1", "b_se1", "w_se2", "b_se2")
 
 
 def _slope_keys(node: Node) -> tuple[str, ...]:
@@ -50,9 +54,19 @@ def fused_slope_inputs(node: Node) -> dict[str, str]:
     return dict(zip(keys, node.inputs[1 + len(FUSED_WEIGHTS):1 + len(FUSED_WEIGHTS) + len(keys)]))
 
 
+def _se_keys(node: Node) -> tuple[str, ...]:
+    return FUSED_SE if node.attr("se_mid", 0) else ()
+
+
+def fused_se_inputs(node: Node) -> tuple[str, ...]:
+    """The fused node's SE weights, in FUSED_SE order (() without SE)."""
+    start = 1 + len(FUSED_WEIGHTS) + len(_slope_keys(node))
+    return node.inputs[start:start + len(_se_keys(node))]
+
+
 def fused_data_inputs(node: Node) -> tuple[str, ...]:
     """The fused node's runtime inputs: x, then the residual if any."""
-    return (node.inputs[0], *node.inputs[1 + len(FUSED_WEIGHTS) + len(_slope_keys(node)):])
+    return (node.inputs[0], *node.inputs[1 + len(FUSED_WEIGHTS) + len(_slope_keys(node)) + len(_se_keys(node)):])
 
 
 @dataclass(frozen=True)
@@ -76,11 +90,13 @@ class Match:
     add: Node | None = None
     residual: str | None = None
     norm: ChannelNorm | None = None   # a channel LayerNorm in place of act1 (passes/channel_norm.py)
+    se: SeMatch | None = None
 
     @property
     def members(self) -> tuple[Node, ...]:
         acts = lambda a: a.nodes if a is not None else ()  # noqa: E731
-        return tuple(n for n in (self.dw, *acts(self.norm), *acts(self.act1), self.pw, *acts(self.act2), self.add)
+        return tuple(n for n in (self.dw, *acts(self.norm), *acts(self.act1), *acts(self.se), self.pw,
+                                 *acts(self.act2), self.add)
                      if n is not None)
 
     @property
@@ -242,10 +258,18 @@ def match_chain(g: Graph, dw: Node, per_channel: bool = False) -> tuple[Match | 
 
     norm = match_channel_norm(g, dw.outputs[0])
     act1, why_act = (None, None) if norm is not None else activation_at(g, dw.outputs[0], per_channel)
+    se, why_se = ((None, None) if norm is not None
+                  else match_se(g, act1.output if act1 is not None else dw.outputs[0], activation_at))
+    if why_se:
+        return None, f"{why_se}: a global dependency the fused kernel carries only as a whole SE block"
     if norm is not None:
         nxt, why = sole_consumer(norm.output, f"channel LayerNorm '{norm.nodes[-1].name}'")
         if nxt is not None and nxt.op_type != "Conv":
             why, nxt = f"channel LayerNorm is followed by {nxt.op_type} '{nxt.name}', not a pointwise Conv", None
+    elif se is not None:   # squeeze-and-excitation between the DW activation and the PW
+        nxt, why = sole_consumer(se.output, f"squeeze-and-excitation Mul '{se.nodes[-1].name}'")
+        if nxt is not None and nxt.op_type != "Conv":
+            nxt, why = None, f"squeeze-and-excitation is followed by {nxt.op_type} '{nxt.name}', not a pointwise Conv"
     elif act1 is not None:
         nxt, why = sole_consumer(act1.output, f"DW activation '{act1.nodes[-1].name}'")
     else:   # DW with no activation (a linear bottleneck input) may go straight to PW
@@ -263,17 +287,17 @@ def match_chain(g: Graph, dw: Node, per_channel: bool = False) -> tuple[Match | 
                           f"'{nxt.name}': a global dependency a tiled kernel cannot see")
         return None, f"activation is followed by {nxt.op_type} '{nxt.name}', not a pointwise Conv"
     pw = nxt
-    m = Match(dw, act1, pw)
+    m = Match(dw, act1, pw, se=se)
     act2, _ = activation_at(g, pw.outputs[0], per_channel)
     if act2 is not None:
-        m = Match(dw, act1, pw, act2=act2)
+        m = Match(dw, act1, pw, act2=act2, se=se)
     users = g.consumers_of(m.output)
     nxt = users[0] if len(users) == 1 and m.output not in g.outputs else None
     if nxt is not None and nxt.op_type == "Add":
         other = [t for t in nxt.inputs if t != m.output]
         if len(other) == 1 and not g.is_constant(other[0]) \
                 and g.types[other[0]].shape == g.types[m.output].shape:
-            m = Match(dw, act1, pw, m.act2, nxt, other[0])
+            m = Match(dw, act1, pw, m.act2, nxt, other[0], se=se)
     return replace(m, norm=norm), None
 
 
@@ -314,7 +338,8 @@ def workload_of(g: Graph, m: Match, dtype: str) -> DwSepWorkload:
         kernel=tuple(m.dw.attr("kernel")), stride=tuple(m.dw.attr("strides", (1, 1))),
         pads=tuple(m.dw.attr("pads", (0, 0, 0, 0))), act1=m.act1.act if m.act1 else "none",
         act2=m.act2.act if m.act2 else "none", residual=m.add is not None, dtype=dtype,
-        ln_eps=m.norm.eps if m.norm is not None else None)
+        ln_eps=m.norm.eps if m.norm is not None else None,
+        **({"se_mid": m.se.mid, "se_act": m.se.act, "se_gate": m.se.gate} if m.se else {}))
 
 
 # --- profitability ------------------------------------------------------------------------
@@ -348,14 +373,20 @@ def rewrite(g: Graph, m: Match, wl: DwSepWorkload, consts: dict, types: dict) ->
         if act is not None and needs_slope(act.act):
             names[key] = f"{name}__{key}"
             consts[names[key]] = act.slope
+    se_attrs = {}
+    if m.se is not None:
+        for key, value in zip(FUSED_SE, (m.se.w1, m.se.b1, m.se.w2, m.se.b2)):
+            names[key] = f"{name}__{key}"
+            consts[names[key]] = np.asarray(value, np.float32)
+        se_attrs = dict(se_mid=wl.se_mid, se_act=wl.se_act, se_gate=wl.se_gate)
     for k, t in names.items():
         types[t] = TensorType(consts[t].shape, str(consts[t].dtype))
-    inputs = [m.dw.inputs[0], *(names[k] for k in FUSED_WEIGHTS + FUSED_SLOPES if k in names)]
+    inputs = [m.dw.inputs[0], *(names[k] for k in FUSED_WEIGHTS + FUSED_SLOPES + FUSED_SE if k in names)]
     if m.residual:
         inputs.append(m.residual)
     return make_node(name, FUSED_OP, inputs, [m.output],
                      kernel=wl.kernel, strides=wl.stride, pads=wl.pads, act1=wl.act1, act2=wl.act2,
-                     residual=wl.residual, members=[n.name for n in m.members],
+                     residual=wl.residual, members=[n.name for n in m.members], **se_attrs,
                      **({"ln_eps": wl.ln_eps} if wl.ln_eps is not None else {}))
 
 
@@ -403,4 +434,6 @@ def fused_workload(g: Graph, node: Node, dtype: str) -> DwSepWorkload:
     cout = g.types[node.outputs[0]].logical_shape[1]
     return DwSepWorkload(n, c, cout, h, w, tuple(node.attr("kernel")), tuple(node.attr("strides")),
                          tuple(node.attr("pads")), node.attr("act1"), node.attr("act2"),
-                         bool(node.attr("residual")), dtype, node.attr("ln_eps"))
+                         bool(node.attr("residual")), dtype, ln_eps=node.attr("ln_eps"),
+                         se_mid=node.attr("se_mid", 0), se_act=node.attr("se_act", "none"),
+                         se_gate=node.attr("se_gate", "none"))

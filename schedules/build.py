@@ -23,6 +23,8 @@ from schedules.op_spec import KernelSpec, blocked_bias, blocked_pw_weights
 from schedules.plan import KernelPlan
 from schedules.quant_schedule import schedule_quant
 from schedules.quant_vnni import vnni_target
+from schedules.se import schedule_se
+from schedules.se_math import blocked_se
 from schedules.ub_check import cross_check
 from schedules.workload import ceil_div
 from schedules.plan import make_plan
@@ -55,7 +57,12 @@ def _tir_plan(plan: KernelPlan) -> KernelPlan:
 
 def build_fused(plan: KernelPlan, disk_cache: bool = True):
     """Schedule the plan's tile, cross-check the TIR's UB allocations against the plan, compile.
-    disk_cache=False for throw-away candidates (the tuner's), which would only fill the cache."""
+    disk_cache=False for throw-away candidates (the tuner's), which would only fill the cache.
+    A block with squeeze-and-excitation builds the CPU kernel of schedules/se.py (two passes: the
+    image-wide mean needs the whole DW result first), whatever the tile."""
+    if plan.workload.se:
+        return _cached("fused", f"{plan.workload.key()}:se2pass", lambda: schedule_se(plan.workload).mod, disk_cache)
+
     def make_mod():
         sch = schedule_dwsep(plan.workload, plan.tile)
         cross_check(_tir_plan(plan), sch.mod)
@@ -64,10 +71,10 @@ def build_fused(plan: KernelPlan, disk_cache: bool = True):
 
 
 def fused_params(w_dw: np.ndarray, b_dw: np.ndarray, w_pw: np.ndarray, b_pw: np.ndarray, dtype: str,
-                 slopes=()):
+                 slopes=(), se=()):
     """NCHW-shaped weights (C,1,kh,kw), (C,), (O,C,1,1), (O,) → the kernel's blocked layouts;
     `slopes`: the per-channel activation slopes the block reads ((C,) then (O,), FUSED_SLOPES
-    order), blocked like the biases."""
+    order), blocked like the biases; `se`: the SE weights in FUSED_SE order (schedules/se.py)."""
     c, _, kh, kw = w_dw.shape
     c1 = ceil_div(c, C0)
     wd = np.zeros((c1 * C0, kh, kw), np.float32)
@@ -76,7 +83,7 @@ def fused_params(w_dw: np.ndarray, b_dw: np.ndarray, w_pw: np.ndarray, b_pw: np.
     return [wd, blocked_bias(np.asarray(b_dw, np.float32), c),
             blocked_pw_weights(np.asarray(w_pw, np.float32), dtype),
             blocked_bias(np.asarray(b_pw, np.float32), w_pw.shape[0])] + \
-        [blocked_bias(np.asarray(s, np.float32), np.size(s)) for s in slopes]
+        [blocked_bias(np.asarray(s, np.float32), np.size(s)) for s in slopes] + (blocked_se(*se) if se else [])
 
 
 def build_op(spec: KernelSpec):

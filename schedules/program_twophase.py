@@ -42,6 +42,7 @@ from schedules.program import (
 )
 from schedules.loops import (block_len, block_start, round_robin, row_image, split, tile_col, tile_row,
                              unit_inner, unit_outer, window_valid)
+from schedules.se_program import se_assignment, se_dw_steps, se_phase_units
 from schedules.twophase import VARIANT, fixpipe, phase2_cores, gemm_k, gemm_m, gemm_rows
 from schedules.workload import ceil_div
 
@@ -50,7 +51,7 @@ Unit = tuple   # tuple[Iteration, ...]: one work unit's iterations, each a tuple
 
 @dataclass(frozen=True)
 class Phase:
-    name: str                          # dw | gemm | epi
+    name: str                          # dw | se | gemm | epi
     role: str                          # aiv | aic | core
     units: tuple[Unit, ...]
     assignment: tuple[tuple[int, ...], ...]   # per core of the phase: its unit indices, in order
@@ -150,6 +151,7 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
                  rows_bursts(cb, r[1], c[1] == wl.width), plan.tile.copies),
             *dw_ops(plan, cb, pad),
             *(ln_ops(plan) if wl.ln_eps is not None else ()),   # MODELED (schedules/channel_norm.py)
+            *(se_dw_steps(plan, cb, r[0] * c[0]) if wl.se else ()),
             Copy("handoff", "out", "dw_out", "dw_ws", cb * r[0] * c[0] * C0 * b,
                  rows_bursts(cb, r[0], c[0] == wl.out_width)),
         ),))
@@ -296,6 +298,9 @@ def build_twophase(plan: KernelPlan) -> TwoPhaseProgram:
     if plan.gemm_only and not gemm_only_ok(plan):
         raise ValueError(f"gemm_only plan of {wl.describe()}: x is not the GEMM's A layout on {soc.name}")
     phases = [] if plan.gemm_only else [dw_phase(plan, "core" if coupled else "aiv")]
+    if wl.se and phases:   # squeeze-and-excitation (schedules/se_plan.py): its own phase, a SyncAll each side
+        units = se_phase_units(plan)
+        phases.append(Phase("se", phases[0].role, units, se_assignment(plan, len(units)), ()))
     gemm, mt, nt = gemm_phase(plan, "core" if coupled else "aic", bm, kb)
     phases.append(gemm)
     if not coupled and not fixpipe(wl, soc):

@@ -1,7 +1,8 @@
 """The NumPy reference of one fused block (tests and the tuner's measured check compare with it).
 
 Logical NCHW arrays: x, w_dw (Cin, 1, kh, kw), b_dw (Cin), w_pw (Cout, Cin, 1, 1), b_pw (Cout)
-[, s_dw (Cin) / s_pw (Cout): per-channel slopes of a prelu act1 / act2] [, the residual is x]; fp64 accumulation, the DW result rounded to the storage dtype as the kernel
+[, s_dw (Cin) / s_pw (Cout): per-channel slopes of a prelu act1 / act2] [, w_se1, b_se1, w_se2,
+b_se2: the SE weights, schedules/se.py] [, the residual is x]; fp64 accumulation, the DW result rounded to the storage dtype as the kernel
 keeps it. `kernel_layout_reference` takes the Ascend C kernel's layouts instead.
 """
 
@@ -11,6 +12,7 @@ import numpy as np
 
 from fusion.core.ir import C0
 from schedules.activations import numpy_ref as _act
+from schedules.se_math import se_scale_numpy
 from schedules.workload import DwSepWorkload, ceil_div
 
 
@@ -31,6 +33,8 @@ def reference_block(wl: DwSepWorkload, d: dict[str, np.ndarray]) -> np.ndarray:
     if wl.ln_eps is not None:   # channel LayerNorm, its scale and shift folded into w_pw / b_pw
         mid = (mid - mid.mean(axis=1, keepdims=True)) / np.sqrt(mid.var(axis=1, keepdims=True) + wl.ln_eps)
     mid = mid.astype(wl.dtype).astype(np.float64)
+    if wl.se:   # squeeze-and-excitation: the scaled DW result is the PW's operand, in the storage dtype
+        mid = (mid * se_scale_numpy(wl, mid, d)[:, :, None, None]).astype(wl.dtype).astype(np.float64)
     y = np.einsum("nchw,oc->nohw", mid, d["w_pw"][:, :, 0, 0].astype(np.float64))
     y = _act(y + d["b_pw"][None, :, None, None], wl.act2, _slope(d, "s_pw"))
     if wl.residual:

@@ -32,6 +32,7 @@ from schedules.loops import window_span
 from schedules.workload import DwSepWorkload, buffer_copies, ceil_div
 from schedules.footprint import fused_min_bytes
 from schedules.l2 import write_hit
+from schedules.se_plan import se_buffer_specs, se_ws_bytes
 
 ENGINE = "twophase"          # TileConfig.pw_engine of the variant
 VARIANT = "two-phase"        # KernelPlan.variant
@@ -292,7 +293,7 @@ def twophase_buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db,
         if wl.residual:
             add("res_tile", "UB", (cob, bm, C0), dt, copies, "residual input tile", in_tir=False)
         add("y_tile", "UB", (cob, bm, C0), dt, copies, "output tile", in_tir=False)
-    return out
+    return out + se_buffer_specs(wl, soc, th, tw, cib, db, vec_cores)   # squeeze-and-excitation, if any
 
 
 def workspace_bytes(wl: DwSepWorkload, soc: SocSpec) -> dict[str, int]:
@@ -304,7 +305,7 @@ def workspace_bytes(wl: DwSepWorkload, soc: SocSpec) -> dict[str, int]:
     cores = soc.vector_cores + (0 if soc.coupled else soc.cube_cores)
     return {"dw_ws": wl.c1 * m_al * C0 * b,
             "pre_ws": 0 if (soc.coupled or fixpipe(wl, soc)) else wl.co1 * m_al * C0 * b,
-            "sync_ws": cores * 32}
+            "sync_ws": cores * 32, **({"se_ws": se_ws_bytes(wl)} if wl.se else {})}
 
 
 

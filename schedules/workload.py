@@ -34,13 +34,25 @@ class DwSepWorkload:
     # channel LayerNorm between DW (+ bias) and PW (ConvNeXt): its epsilon; None = no norm. The
     # norm's scale and shift are folded into the PW weights and bias (schedules/channel_norm.py)
     ln_eps: float | None = None
+    # squeeze-and-excitation between act1 and PW (schedules/se.py): mean over H, W -> 1x1 conv to
+    # se_mid channels + bias -> se_act -> 1x1 conv back to cin + bias -> se_gate, scaling the DW
+    # result per (image, channel) before the PW; se_mid = 0: no SE
+    se_mid: int = 0
+    se_act: str = "none"
+    se_gate: str = "none"
 
     def __post_init__(self):
-        for act in (self.act1, self.act2):
+        for act in (self.act1, self.act2) + ((self.se_act,) if self.se_mid else ()):
             parse(act)   # ValueError on an unknown activation
         if self.ln_eps is not None and (self.act1 != "none" or not self.ln_eps > 0):
             raise ValueError(f"a channel LayerNorm block has act1 none and epsilon > 0, got {self.act1!r}, "
                              f"{self.ln_eps!r}")
+        if self.se_mid < 0 or (self.se_mid and not se_gate_ok(self.se_gate)):
+            raise ValueError(f"invalid squeeze-and-excitation ({self.se_mid}, {self.se_gate!r})")
+
+    @property
+    def se(self) -> bool:
+        return self.se_mid > 0
 
     @property
     def out_height(self) -> int:
@@ -69,13 +81,17 @@ class DwSepWorkload:
         s = f"s{self.stride[0]}" if self.stride[0] == self.stride[1] else f"s{self.stride}"
         res = " +res" if self.residual else ""
         act1 = "ln" if self.ln_eps is not None else self.act1
+        se = f" +se{self.se_mid}({self.se_act},{self.se_gate})" if self.se else ""
         return (f"{self.cin}->{self.cout} @{self.height}x{self.width} dw{k} {s} "
-                f"{act1}/{self.act2}{res} n{self.batch} {self.dtype}")
+                f"{act1}/{self.act2}{res}{se} n{self.batch} {self.dtype}")
 
     def key(self) -> str:
         d = asdict(self)
         if d["ln_eps"] is None:   # the keys of blocks without a norm stay what they were
             del d["ln_eps"]
+        if not self.se:   # keys of blocks without SE are those they had before SE existed
+            for k in ("se_mid", "se_act", "se_gate"):
+                d.pop(k)
         return _digest(d)
 
 
@@ -109,6 +125,16 @@ class TileConfig:
 
     def key(self) -> str:
         return _digest(asdict(self))
+
+
+def se_gate_ok(gate: str) -> bool:
+    """The SE gate: sigmoid, or hardsigmoid(a,b) as schedules/activations spells it."""
+    if gate == "sigmoid":
+        return True
+    try:
+        return parse(gate).kind == "hardsigmoid"
+    except ValueError:
+        return False
 
 
 def buffer_copies(double_buffer: bool) -> int:

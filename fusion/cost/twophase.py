@@ -68,6 +68,10 @@ def _unit_steps(phase, unit, timed, db: bool) -> tuple:
             steps.append((_st("MTE2", mte2, "x block", "x_tile", copies),
                           _st("vector", t_vec, "dw taps+bias+act1", "dw_out", copies),
                           _st("MTE3", mte3, "dw result -> GM workspace")))
+        elif phase.name == "se":
+            steps.append((_st("MTE2", mte2, "SE sums / workspace chunk", "se_tile", copies),
+                          _st("vector", t_vec, "SE MLP / scale", "se_tile", copies),
+                          _st("MTE3", mte3, "scaled chunk -> GM workspace")))
         elif phase.name == "gemm":
             steps.append((_st("MTE2", mte2, f"A + B block k{q}", "ab_l1", copies),
                           _st("cube", t_cube, f"mmad k{q}", "pw_acc" if q == last else None, copies),

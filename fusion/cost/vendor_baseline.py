@@ -249,12 +249,23 @@ def block_layers(wl, members: tuple[str, str] = ("dw", "pw")) -> tuple[Layer, ..
         norm = Layer("eltwise", "norm", wl.batch, wl.cin, wl.cin, wl.out_height, wl.out_width, wl.out_height,
                      wl.out_width, members=("norm",), ops=LN_VECTOR_OPS)
         return dw, norm, pw
-    return dw, pw
+    if not getattr(wl, "se", False):
+        return dw, pw
+    # squeeze-and-excitation, as layers_from_graph lists its nodes: the global mean (pool), the two
+    # 1x1 convs on one pixel with their activations in the epilogue, the Mul of the DW result
+    # (two inputs, the second a broadcast scale)
+    oh, ow, n, c, r = wl.out_height, wl.out_width, wl.batch, wl.cin, wl.se_mid
+    gate = "sigmoid" if wl.se_gate == "sigmoid" else "hardsigmoid"
+    se = (Layer("pool", "se_mean", n, c, c, oh, ow, 1, 1, oh, ow, 1, members=("se_mean",)),
+          Layer("conv", "se_reduce", n, c, r, 1, 1, 1, 1, act=wl.se_act.split("(")[0], members=("se_reduce",)),
+          Layer("conv", "se_expand", n, r, c, 1, 1, 1, 1, act=gate, members=("se_expand",)),
+          Layer("eltwise", "se_mul", n, c, c, oh * ow, 1, oh * ow, 1, residual=True, members=("se_mul",)))
+    return (dw, *se, pw)
 
 
 def block_kernels(wl, soc: SocSpec) -> tuple[VendorKernel, ...]:
-    """The vendor-like DW [, channel norm] and PW kernels a fused block replaces, modeled on `soc`
-    in wl.dtype."""
+    """The vendor-like DW [, channel norm] and PW kernels a fused block replaces (and its SE's
+    kernels, if any), modeled on `soc` in wl.dtype."""
     return tuple(layer_kernel(soc, L, wl.dtype) for L in block_layers(wl))
 
 

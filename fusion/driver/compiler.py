@@ -22,7 +22,8 @@ from fusion.driver.tile_policy import TileOverride
 from passes import optimize
 from passes.conv_epilogue import fold_conv_epilogues
 from passes.quant_fuse import is_quantized, quant_fuse
-from passes.fuse_dwsep import FUSED_OP, fused_data_inputs, fused_slope_inputs, fused_weight_inputs, fused_workload
+from passes.fuse_dwsep import (FUSED_OP, fused_data_inputs, fused_se_inputs, fused_slope_inputs, fused_weight_inputs,
+                               fused_workload)
 from passes.records import Refusal
 from passes.stem_layout import convs_write_blocked
 from schedules.build import build_fused, build_op, fused_params
@@ -206,8 +207,10 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
                 with phase("weights"):
                     consts = [g.constants[t] for t in fused_weight_inputs(n)]
                     slopes = [g.constants[t] for t in fused_slope_inputs(n).values()]
+                    se = [g.constants[t] for t in fused_se_inputs(n)]
                     x, *residual = fused_data_inputs(n)
-                    params = [x] + [tvm.runtime.tensor(a, dev) for a in fused_params(*consts, dtype, slopes)] + residual
+                    params = [x] + [tvm.runtime.tensor(a, dev) for a in fused_params(*consts, dtype, slopes, se)] \
+                        + residual
                 out_t = g.types[n.outputs[0]]
                 ident = block_ident(n.name, len(blocks), idents)
                 program.steps.append(KernelCall(ident, "fused", ex["main"], params, n.outputs[0],

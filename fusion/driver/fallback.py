@@ -79,8 +79,8 @@ class FusionGate:
             log.info("%s: fused %.2f us <= vendor-like DW+PW %.2f us (modeled)", wl.describe(), fused, vendor)
             return None
         why = (f"{REASON_PREFIX}{ch.source} tile {ch.plan.tile.describe()}) modeled {fused:.2f} us > "
-               f"vendor-like DW + {'norm + ' if wl.ln_eps is not None else ''}PW kernels {vendor:.2f} us on "
-               f"{self.target.soc.name}")
+               f"vendor-like {'DW + SE + PW' if wl.se else 'DW + norm + PW' if wl.ln_eps is not None else 'DW + PW'} "
+               f"kernels {vendor:.2f} us on {self.target.soc.name}")
         if self.chain_credit and wl not in self.unchained:
             chained = self.in_chain_us(wl)
             if chained is not None and chained <= vendor:

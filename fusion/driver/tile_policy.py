@@ -76,6 +76,12 @@ def choose_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None
     two-phase plan must respect too to replace it."""
     override = override or TileOverride()
     soc = target.soc
+    if wl.se and target.kind != "llvm":   # only the two-phase kernel has the barrier SE needs
+        two = _two_phase_best(wl, target, override)
+        if two is None:
+            raise MegafuseError(fit_refusal(wl, target, override) or f"no two-phase tile of {wl.describe()} fits")
+        return TileChoice(two[0], "default", f"two-phase: squeeze-and-excitation needs the SyncAll after the "
+                                             f"DW (its image-wide mean): {two[1]:.2f} us modeled")
     if tuned is not None and not override.forced:
         log.info("%s: tuned tile %s (database)", wl.describe(), tuned.describe())
         plan = make_plan(wl, tuned, soc)
@@ -122,6 +128,8 @@ def _engines(wl: DwSepWorkload, target: Target, override: TileOverride) -> tuple
     """Every PW engine choose_tile may plan `wl` on (the two-phase kernel where it is considered)."""
     if override.forced or target.kind == "llvm":
         return (override.pw_engine or "vector",)
+    if wl.se:
+        return ("twophase",)
     engines = (override.pw_engine,) if override.pw_engine else pw_engines(target, wl.dtype)
     if wl.ln_eps is not None:   # a channel norm: the vector-PW and two-phase kernels only
         engines = ("vector",)
@@ -144,6 +152,9 @@ def fit_refusal(wl: DwSepWorkload, target: Target, override: TileOverride | None
         why = next((r for r in map(npuir_act_refusal, (wl.act1, wl.act2)) if r), None)
         if why:
             return why
+    why = se_refusal(wl, target, override)
+    if why:
+        return why
     misses = []
     for eng in _engines(wl, target, override):
         plan = make_plan(wl, TileConfig(1, 1, 1, 1, False, eng), soc)
@@ -153,6 +164,25 @@ def fit_refusal(wl: DwSepWorkload, target: Target, override: TileOverride | None
         misses.append(f"pw:{eng} {scope} {used / 1024:.1f} KiB > {cap / 1024:.1f} KiB")
     return (f"no tile fits {soc.name}: even the smallest (1x1 cob1 cib1 sb) needs "
             f"{'; '.join(misses)}")
+
+
+def se_refusal(wl: DwSepWorkload, target: Target, override: TileOverride) -> str | None:
+    """Why a block with squeeze-and-excitation cannot fuse on this target (None: it can). The
+    image-wide mean needs a barrier between the DW and the PW: the CPU kernel runs two passes
+    (schedules/se.py), the Ascend two-phase kernel has its SyncAll (schedules/se_plan.py)."""
+    if not wl.se or target.kind == "llvm":
+        return None
+    what = "squeeze-and-excitation needs the two-phase kernel (its image-wide mean needs a barrier between DW and PW)"
+    if target.kind == "ascend":
+        return (f"{what}; the Ascend C emitter does not write the SE phase yet (modeled on -t sim, run on "
+                f"-t llvm)")
+    if target.kind == "npuir":
+        return f"{what}; the AscendNPU IR emitter writes the one-phase vector kernel only"
+    if override.forced:
+        return f"{what}; a forced tile (--tile/--cout-block/--cin-block) plans a one-phase kernel"
+    if not two_phase_enabled(target, override) or "cube" not in pw_engines(target, wl.dtype):
+        return f"{what}; --pw-engine {override.pw_engine} rules it out"
+    return None
 
 
 def select_tile(wl: DwSepWorkload, target: Target, override: TileOverride | None,

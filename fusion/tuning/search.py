@@ -7,6 +7,7 @@ resumes where it stopped. Also here: tuning whole models and the tiles under a D
 from __future__ import annotations
 
 import heapq
+import logging
 import math
 import time
 import warnings
@@ -31,6 +32,8 @@ from passes import optimize
 from passes.fuse_dwsep import FUSED_OP, fused_workload
 from schedules.targets import parse_target
 from schedules.plan import KernelPlan
+
+log = logging.getLogger("megafuse.tune")
 
 
 # ------------------------------------------------------------------------------------------
@@ -188,7 +191,12 @@ def model_blocks(model, target, input_shapes=None, dtype: str | None = None) -> 
     if dtype not in DTYPES:
         raise MegafuseError(f"unsupported dtype '{dtype}'; use one of {', '.join(DTYPES)}")
     g, _ = optimize(g, target.soc, dtype, fuse=True)
-    return [(n.name, fused_workload(g, n, dtype)) for n in g.nodes if n.op_type == FUSED_OP]
+    blocks = [(n.name, fused_workload(g, n, dtype)) for n in g.nodes if n.op_type == FUSED_OP]
+    for name, wl in blocks:
+        if wl.se:   # its kernel is not in the tile space: llvm runs two passes, sim the two-phase plan
+            log.info("%s: not tuned: squeeze-and-excitation runs the two-pass / two-phase kernel, whose "
+                     "tile the tile policy decides", name)
+    return [(name, wl) for name, wl in blocks if not wl.se]
 
 
 def tune_model(model, target, db: TuningDB, *, input_shapes=None, dtype: str | None = None,

@@ -180,6 +180,9 @@ def emit_kernel(plan: KernelPlan, block_name: str = "block") -> EmittedKernel:
     wl, soc = plan.workload, plan.soc
     if wl.dtype not in ("float16", "float32"):
         raise ValueError(f"unsupported dtype {wl.dtype}")
+    if wl.se:   # fusion/driver/tile_policy.se_refusal keeps such blocks unfused on -t ascend
+        raise MegafuseError(f"block {block_name}: squeeze-and-excitation has no Ascend C kernel yet (its two-phase "
+                            f"SE phase is modeled on -t sim only); on -t ascend such blocks run unfused")
     variant = variant_of(plan)
     if variant != "vector-pw" and wl.dtype != "float16":
         raise MegafuseError(f"block {block_name}: PW on the cube is emitted for float16 only (this plan is "
