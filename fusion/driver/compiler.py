@@ -28,7 +28,7 @@ from passes.stem_layout import convs_write_blocked
 from schedules.build import build_fused, build_op, fused_params
 from schedules.ops import OpContext, op_kernel
 from schedules.plan import KernelPlan, check_budget
-from schedules.quant_ops import quant_kernel
+from schedules.quant_nhwc_ops import quant_kernel
 from schedules.workload import DwSepWorkload
 from schedules import kernel_cache
 from fusion.frontend.subgraph import cut_model

@@ -1,0 +1,87 @@
+"""The kernel of a quantized node: the NHWC VNNI kernels (schedules/quant_nhwc.py) where this CPU
+has VNNI and the node's form allows (schedules/quant_layout.nhwc_node), with the buffers in the
+layouts schedules/quant_layout.channels_last chose; else the NCHW kernels of
+schedules/quant_ops.py (exact too, slower)."""
+
+from __future__ import annotations
+
+import numpy as np
+from tvm import te, tirx
+
+from fusion.core.ir import Graph, Node
+from fusion.frontend.onnx_ops_quant import QRANGE
+from schedules import quant_nhwc as qn
+from schedules.op_spec import KernelSpec
+from schedules.quant_layout import _attrs, channels_last, conv_form, nhwc_node
+from schedules.quant_ops import quant_kernel as nchw_kernel
+
+I32, F32 = "int32", "float32"
+
+
+def _ph(shape, nhwc: bool, dtype: str, name: str):
+    return te.placeholder(qn.phys(shape, nhwc), dtype, name=name)
+
+
+def _clamp_round(f, lo: int, hi: int, zp: int, dt: str):
+    f = tirx.max(tirx.min(f, tirx.const(float(hi - zp), F32)), tirx.const(float(lo - zp), F32))
+    return (tirx.nearbyint(f).astype(I32) + zp).astype(dt)
+
+
+def _elementwise(n: Node, g: Graph, cl: frozenset) -> KernelSpec:
+    shape = g.types[n.inputs[0]].shape
+    ins = [_ph(shape, t in cl, g.types[t].dtype, f"in{k}") for k, t in enumerate(n.inputs[:2 if n.op_type == "QAdd" else 1])]
+    ins_nhwc = [t in cl for t in n.inputs]
+    out_nhwc = n.outputs[0] in cl
+    op = n.op_type
+    if op == "QuantizeLinear":
+        s, zp, dt = np.float32(n.attr("scale")), int(n.attr("zero_point")), n.attr("dtype")
+        lo, hi = QRANGE[dt]
+        fn = lambda i, c, y, z: _clamp_round(   # noqa: E731
+            qn.at(ins[0], ins_nhwc[0], i, c, y, z) / tirx.const(float(s), F32), lo, hi, zp, dt)
+    elif op == "DequantizeLinear":
+        s, zp, dt = np.float32(n.attr("scale")), int(n.attr("zero_point")), F32
+        fn = lambda i, c, y, z: ((qn.at(ins[0], ins_nhwc[0], i, c, y, z).astype(I32) - zp).astype(F32)  # noqa: E731
+                                 * tirx.const(float(s), F32))
+    else:   # QAdd (ORT's QLinearAdd)
+        ys = np.float32(n.attr("y_scale"))
+        ra, rb = float(np.float32(n.attr("a_scale")) / ys), float(np.float32(n.attr("b_scale")) / ys)
+        azp, bzp, yzp = n.attr("a_zp"), n.attr("b_zp"), n.attr("y_zp")
+        dt = n.attr("y_dtype")
+
+        def fn(i, c, y, z):
+            f = ((qn.at(ins[0], ins_nhwc[0], i, c, y, z).astype(I32) - azp).astype(F32) * tirx.const(ra, F32)
+                 + (qn.at(ins[1], ins_nhwc[1], i, c, y, z).astype(I32) - bzp).astype(F32) * tirx.const(rb, F32))
+            return _clamp_round(f, n.attr("lo"), n.attr("hi"), yzp, dt)
+    y = qn.out_compute(shape, out_nhwc, fn, name="y")
+    return KernelSpec(n.name, te.create_prim_func([*ins, y]), tuple(n.inputs), tuple(int(v) for v in y.shape),
+                      dt, "quant_ew")
+
+
+def quant_kernel(n: Node, g: Graph) -> KernelSpec | None:
+    """The kernel of a quantized node; None for any other node."""
+    if not nhwc_node(n, g):
+        return nchw_kernel(n, g)
+    cl = channels_last(g)
+    if n.op_type in ("QuantizeLinear", "DequantizeLinear", "QAdd"):
+        return _elementwise(n, g, cl)
+    xt = g.types[n.inputs[0]]
+    x_nhwc, out_nhwc = n.inputs[0] in cl, n.outputs[0] in cl
+    x = _ph(xt.shape, x_nhwc, xt.dtype, "x")
+    if n.op_type == "QDwSep":
+        ad, ap = _attrs(n, "dw_"), _attrs(n, "pw_")
+        y, phs, consts = qn.dwsep(x, x_nhwc, xt.shape, ad, ap, out_nhwc,
+                                  *(g.constants[t] for t in n.inputs[1:5]))
+        kind, dt = "quant_nhwc_dwsep_vnni", ap["y_dtype"]
+    else:
+        a = _attrs(n)
+        w, b = g.constants[n.inputs[1]], g.constants[n.inputs[2]]
+        if conv_form(a, xt.shape[1]) == "dw":
+            y, phs, consts = qn.dw_conv(x, x_nhwc, xt.shape, a, out_nhwc, w, b)
+            kind = "quant_nhwc_dw_vnni"
+        else:
+            y, phs, consts = qn.dense_conv(x, x_nhwc, xt.shape, xt.dtype, a, out_nhwc, w, b)
+            kind = ("quant_nhwc_direct_vnni" if qn.direct(x_nhwc, xt.shape[1], a, xt.dtype)
+                    else "quant_nhwc_dense_vnni")
+        dt = a["y_dtype"]
+    return KernelSpec(n.name, te.create_prim_func([x, *phs, y]), (n.inputs[0], *consts),
+                      tuple(int(v) for v in y.shape), dt, kind)

@@ -1,0 +1,105 @@
+"""CPU schedules of the NHWC int8 kernels (schedules/quant_nhwc.py).
+
+Output rows in at least PARALLEL_TILES tiles run in parallel; under each output row:
+  dense    the packed uint8 input rows, then the int32 accumulator of the row on vpdpbusd
+           (a block of up to 8 pixels × 16 output channels per weight vector: the weights are
+           loaded once per block, the accumulators stay in registers), then the requantization
+           vectorised over output channels
+  dw       the accumulator row, taps outside and 16 channels inside (vectorised)
+  dwsep    the DW accumulator row, requantized into the packed tile, then the dense row
+"""
+
+from __future__ import annotations
+
+from tvm import s_tir
+
+from schedules.quant_vnni import VNNI_INTRIN
+
+PARALLEL_TILES = 4   # row tiles per kernel at least (2 threads, and some balance)
+PIXEL_BLOCK = 8      # output pixels per weight vector load in the dense accumulation
+
+
+def _ext(sch, loop) -> int:
+    return int(sch.get(loop).extent.value)
+
+
+def _divisor(n: int, most: int) -> int:
+    return max(d for d in range(1, max(1, most) + 1) if n % d == 0)
+
+
+def _has(sch, name: str) -> bool:
+    try:
+        sch.get_sblock(name)
+        return True
+    except Exception:  # noqa: BLE001 - no such block
+        return False
+
+
+def _row_tiles(sch):
+    """(row-tile loop in parallel, output-row loop, the output block, nhwc)."""
+    nhwc = _has(sch, "y")
+    y = sch.get_sblock("y" if nhwc else "yc")
+    if nhwc:
+        n, h, w, o = sch.get_loops(y)
+    else:
+        n, o, h, w = sch.get_loops(y)
+        sch.reorder(n, h, w, o)
+    th = _divisor(_ext(sch, h), -(-_ext(sch, h) // PARALLEL_TILES))   # whole tiles: no predicate
+    ho, hi = sch.split(h, [None, th])
+    tile = sch.fuse(n, ho)
+    sch.parallel(tile)
+    if nhwc and _ext(sch, o) % 16 == 0:
+        _, oi = sch.split(o, [None, 16])
+        sch.vectorize(oi)
+    return tile, hi
+
+
+def _dense_row(sch, hi):
+    """The VNNI accumulator of one output row under hi; returns the loop to tensorize."""
+    acc = sch.get_sblock("pw_vacc")
+    sch.compute_at(acc, hi, preserve_unit_loops=True)
+    _, z, ob, oi, ry, rx, k4, ki = sch.get_loops(acc)[-8:]
+    zo, zi = sch.split(z, [None, _divisor(_ext(sch, z), PIXEL_BLOCK)])
+    sch.reorder(zo, ob, ry, rx, k4, zi, oi, ki)
+    init = sch.decompose_reduction(acc, ry)
+    sch.vectorize(sch.get_loops(init)[-1])
+    sch.unroll(zi)
+    return oi
+
+
+def _dw_row(sch, hi) -> None:
+    acc = sch.get_sblock("dw_acc")
+    sch.compute_at(acc, hi, preserve_unit_loops=True)
+    _, z, c, ry, rx = sch.get_loops(acc)[-5:]
+    if _ext(sch, c) % 16 == 0 and _ext(sch, c) > 16:
+        co, ci = sch.split(c, [None, 16])
+        sch.reorder(z, co, ry, rx, ci)
+    else:
+        ci = c
+        sch.reorder(z, ry, rx, c)
+    sch.vectorize(ci)
+    sch.decompose_reduction(acc, ry)
+
+
+def _pack_row(sch, hi) -> None:
+    pack = sch.get_sblock("pw_pack")
+    sch.compute_at(pack, hi, preserve_unit_loops=True)
+
+
+def schedule_nhwc(sch: s_tir.Schedule, kind: str):
+    tile, hi = _row_tiles(sch)
+    if kind == "quant_nhwc_dw_vnni":
+        _dw_row(sch, hi)
+        return sch.mod
+    oi = _dense_row(sch, hi)
+    if kind == "quant_nhwc_direct_vnni":     # a plain uint8 copy: the accumulation reads the input
+        sch.compute_inline(sch.get_sblock("pw_pack"))
+    else:
+        _pack_row(sch, hi)
+    if kind == "quant_nhwc_dwsep_vnni":
+        _dw_row(sch, hi)
+        sch.vectorize(sch.get_loops(sch.get_sblock("pw_pack"))[-1])
+    elif kind not in ("quant_nhwc_dense_vnni", "quant_nhwc_direct_vnni"):
+        raise ValueError(kind)
+    sch.tensorize(oi, VNNI_INTRIN)   # last: the tensorized block replaces the accumulator
+    return sch.mod
