@@ -22,11 +22,6 @@ def _ph(shape, nhwc: bool, dtype: str, name: str):
     return te.placeholder(qn.phys(shape, nhwc), dtype, name=name)
 
 
-def _clamp_round(f, lo: int, hi: int, zp: int, dt: str):
-    f = tirx.max(tirx.min(f, tirx.const(float(hi - zp), F32)), tirx.const(float(lo - zp), F32))
-    return (tirx.nearbyint(f).astype(I32) + zp).astype(dt)
-
-
 def _elementwise(n: Node, g: Graph, cl: frozenset) -> KernelSpec:
     shape = g.types[n.inputs[0]].shape
     ins = [_ph(shape, t in cl, g.types[t].dtype, f"in{k}") for k, t in enumerate(n.inputs[:2 if n.op_type == "QAdd" else 1])]
@@ -36,7 +31,7 @@ def _elementwise(n: Node, g: Graph, cl: frozenset) -> KernelSpec:
     if op == "QuantizeLinear":
         s, zp, dt = np.float32(n.attr("scale")), int(n.attr("zero_point")), n.attr("dtype")
         lo, hi = QRANGE[dt]
-        fn = lambda i, c, y, z: _clamp_round(   # noqa: E731
+        fn = lambda i, c, y, z: qn.clamp_round(   # noqa: E731
             qn.at(ins[0], ins_nhwc[0], i, c, y, z) / tirx.const(float(s), F32), lo, hi, zp, dt)
     elif op == "DequantizeLinear":
         s, zp, dt = np.float32(n.attr("scale")), int(n.attr("zero_point")), F32
@@ -51,7 +46,7 @@ def _elementwise(n: Node, g: Graph, cl: frozenset) -> KernelSpec:
         def fn(i, c, y, z):
             f = ((qn.at(ins[0], ins_nhwc[0], i, c, y, z).astype(I32) - azp).astype(F32) * tirx.const(ra, F32)
                  + (qn.at(ins[1], ins_nhwc[1], i, c, y, z).astype(I32) - bzp).astype(F32) * tirx.const(rb, F32))
-            return _clamp_round(f, n.attr("lo"), n.attr("hi"), yzp, dt)
+            return qn.clamp_round(f, n.attr("lo"), n.attr("hi"), yzp, dt)
     y = qn.out_compute(shape, out_nhwc, fn, name="y")
     return KernelSpec(n.name, te.create_prim_func([*ins, y]), tuple(n.inputs), tuple(int(v) for v in y.shape),
                       dt, "quant_ew")

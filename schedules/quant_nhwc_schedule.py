@@ -36,7 +36,8 @@ def _has(sch, name: str) -> bool:
 
 
 def _row_tiles(sch):
-    """(row-tile loop in parallel, output-row loop, the output block, nhwc)."""
+    """(row-tile loop in parallel, output-row loop, (pixel-block, channel-block) loops of the
+    output when it is NHWC with whole 16-channel blocks, else None)."""
     nhwc = _has(sch, "y")
     y = sch.get_sblock("y" if nhwc else "yc")
     if nhwc:
@@ -48,19 +49,31 @@ def _row_tiles(sch):
     ho, hi = sch.split(h, [None, th])
     tile = sch.fuse(n, ho)
     sch.parallel(tile)
+    blocks = None
     if nhwc and _ext(sch, o) % 16 == 0:
-        _, oi = sch.split(o, [None, 16])
+        ob, oi = sch.split(o, [None, 16])
+        if _has(sch, "pw_vacc"):   # the requantization right after each accumulator block
+            wo, wi = sch.split(w, [None, _divisor(_ext(sch, w), PIXEL_BLOCK)])
+            sch.reorder(wo, ob, wi, oi)
+            sch.unroll(wi)
+            blocks = ob
         sch.vectorize(oi)
-    return tile, hi
+    return tile, hi, blocks
 
 
-def _dense_row(sch, hi):
-    """The VNNI accumulator of one output row under hi; returns the loop to tensorize."""
+def _dense_row(sch, hi, block=None):
+    """The VNNI accumulator under `block` (one block of pixels × 16 output channels, requantized
+    next) or else under the output row hi; returns the loop to tensorize."""
     acc = sch.get_sblock("pw_vacc")
-    sch.compute_at(acc, hi, preserve_unit_loops=True)
-    _, z, ob, oi, ry, rx, k4, ki = sch.get_loops(acc)[-8:]
-    zo, zi = sch.split(z, [None, _divisor(_ext(sch, z), PIXEL_BLOCK)])
-    sch.reorder(zo, ob, ry, rx, k4, zi, oi, ki)
+    if block is not None:
+        sch.compute_at(acc, block, preserve_unit_loops=True)
+        _, zi, _, oi, ry, rx, k4, ki = sch.get_loops(acc)[-8:]
+        sch.reorder(ry, rx, k4, zi, oi, ki)
+    else:
+        sch.compute_at(acc, hi, preserve_unit_loops=True)
+        _, z, ob, oi, ry, rx, k4, ki = sch.get_loops(acc)[-8:]
+        zo, zi = sch.split(z, [None, _divisor(_ext(sch, z), PIXEL_BLOCK)])
+        sch.reorder(zo, ob, ry, rx, k4, zi, oi, ki)
     init = sch.decompose_reduction(acc, ry)
     sch.vectorize(sch.get_loops(init)[-1])
     sch.unroll(zi)
@@ -87,11 +100,11 @@ def _pack_row(sch, hi) -> None:
 
 
 def schedule_nhwc(sch: s_tir.Schedule, kind: str):
-    tile, hi = _row_tiles(sch)
+    tile, hi, block = _row_tiles(sch)
     if kind == "quant_nhwc_dw_vnni":
         _dw_row(sch, hi)
         return sch.mod
-    oi = _dense_row(sch, hi)
+    oi = _dense_row(sch, hi, block)
     if kind == "quant_nhwc_direct_vnni":     # a plain uint8 copy: the accumulation reads the input
         sch.compute_inline(sch.get_sblock("pw_pack"))
     else:
