@@ -159,13 +159,18 @@ def _dw_acc(x, x_nhwc: bool, shape, a: dict, cpad: int):
     n, c, h, w = (int(v) for v in shape)
     (kh, kw), (sh, sw), (dh, dw), (pt, pl, _, _) = a["kernel"], a["strides"], a["dilations"], a["pads"]
     oh, ow = _out_hw(h, w, a)
-    xzp = tirx.const(int(a["x_zp"]), I32)
+    xzp = tirx.const(int(a["x_zp"]), x.dtype)
 
-    def tap(i, y, z, ci):
-        v = at(x, x_nhwc, i, ci, y - pt, z - pl).astype(I32)
+    def padded(i, y, z, ci):
+        v = at(x, x_nhwc, i, ci, y - pt, z - pl)
         conds = ([y >= pt, y < h + pt, z >= pl, z < w + pl] if any(a["pads"]) else []) + (
             [ci < c] if cpad != c else [])
         return tirx.if_then_else(tirx.all(*conds), v, xzp) if conds else v
+    # the padded input rows (x_zp outside, as the float conv reads 0), so the taps branch not
+    xp = te.compute((n, h + a["pads"][0] + a["pads"][2], w + pl + a["pads"][3], cpad), padded, name="dw_pad")
+
+    def tap(i, y, z, ci):
+        return xp[i, y, z, ci].astype(I32)
     wd = te.placeholder((kh, kw, cpad), I32, name="dww")
     b = te.placeholder((cpad,), I32, name="dwb")
     m = te.placeholder((cpad,), F32, name="dwm")

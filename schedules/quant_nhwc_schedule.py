@@ -58,6 +58,8 @@ def _row_tiles(sch):
             sch.unroll(wi)
             blocks = ob
         sch.vectorize(oi)
+    elif nhwc and _ext(sch, o) % 8 == 0:   # 8 lanes stay inside one 16-channel accumulator block
+        sch.vectorize(sch.split(o, [None, 8])[1])
     return tile, hi, blocks
 
 
@@ -80,9 +82,18 @@ def _dense_row(sch, hi, block=None):
     return oi
 
 
+def _vec16(sch, loop) -> None:
+    """16 lanes (measured: the whole channel row as one vector is slower)."""
+    if _ext(sch, loop) % 16 == 0:
+        sch.vectorize(sch.split(loop, [None, 16])[1])
+
+
 def _dw_row(sch, hi) -> None:
     acc = sch.get_sblock("dw_acc")
     sch.compute_at(acc, hi, preserve_unit_loops=True)
+    pad = sch.get_sblock("dw_pad")
+    sch.compute_at(pad, hi, preserve_unit_loops=True)
+    # (the padded rows stay LLVM's to vectorise: an explicit vector if_then_else is scalarised)
     _, z, c, ry, rx = sch.get_loops(acc)[-5:]
     if _ext(sch, c) % 16 == 0 and _ext(sch, c) > 16:
         co, ci = sch.split(c, [None, 16])
@@ -111,7 +122,7 @@ def schedule_nhwc(sch: s_tir.Schedule, kind: str):
         _pack_row(sch, hi)
     if kind == "quant_nhwc_dwsep_vnni":
         _dw_row(sch, hi)
-        sch.vectorize(sch.get_loops(sch.get_sblock("pw_pack"))[-1])
+        _vec16(sch, sch.get_loops(sch.get_sblock("pw_pack"))[-1])
     elif kind not in ("quant_nhwc_dense_vnni", "quant_nhwc_direct_vnni"):
         raise ValueError(kind)
     sch.tensorize(oi, VNNI_INTRIN)   # last: the tensorized block replaces the accumulator
