@@ -49,7 +49,7 @@ def _elementwise(n: Node, g: Graph, cl: frozenset) -> KernelSpec:
             return qn.clamp_round(f, n.attr("lo"), n.attr("hi"), yzp, dt)
     y = qn.out_compute(shape, out_nhwc, fn, name="y")
     return KernelSpec(n.name, te.create_prim_func([*ins, y]), tuple(n.inputs), tuple(int(v) for v in y.shape),
-                      dt, "quant_ew")
+                      dt, "quant_nhwc_ew")
 
 
 def quant_kernel(n: Node, g: Graph) -> KernelSpec | None:

@@ -110,7 +110,25 @@ def _pack_row(sch, hi) -> None:
     sch.compute_at(pack, hi, preserve_unit_loops=True)
 
 
+EW_PARALLEL_MIN = 1 << 17   # elements: below, one thread (a pool launch costs more than the work:
+                            # QAdd 56x56x24 (75k) takes 10 us on one thread, benchmarks/int8_cpu.py)
+
+
+def _elementwise(sch) -> None:
+    """Outer loops fused, in parallel only when the kernel is large; the row vectorised by LLVM."""
+    y = sch.get_sblock("y")
+    loops = sch.get_loops(y)
+    total = 1
+    for lp in loops:
+        total *= _ext(sch, lp)
+    if len(loops) >= 2 and total >= EW_PARALLEL_MIN:
+        sch.parallel(sch.fuse(*loops[:-1]))
+
+
 def schedule_nhwc(sch: s_tir.Schedule, kind: str):
+    if kind == "quant_nhwc_ew":
+        _elementwise(sch)
+        return sch.mod
     tile, hi, block = _row_tiles(sch)
     if kind == "quant_nhwc_dw_vnni":
         _dw_row(sch, hi)
