@@ -27,7 +27,7 @@ from fusion.core.ir import Graph, Node, make_node
 from fusion.frontend.onnx_ops_quant import QRANGE
 from passes.records import Refusal
 
-QUANT_OPS = ("QConv", "QDwSep", "QAdd", "QuantizeLinear", "DequantizeLinear")
+QUANT_OPS = ("QConv", "QDwSep", "QAdd", "QGemm", "QuantizeLinear", "DequantizeLinear")   # QGemm: passes/quant_gemm
 PASS = "quant_fuse"
 
 

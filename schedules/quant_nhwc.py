@@ -212,3 +212,29 @@ def dwsep(x, x_nhwc: bool, shape, ad: dict, ap: dict, out_nhwc: bool, w1, b1, w2
     consts = dw_constants(w1, b1, ad, cp) + list(pack_dense(w2, b2, ap, mid_dt))
     return y, [*ph1, wp, b, m], consts
 
+
+
+# --- QGemm (passes/quant_gemm.py) ---------------------------------------------------------------
+def gemm(x, x_dtype: str, a: dict, w_np, b_np, vnni: bool):
+    """QGemm of x (N, K) → (y (N, O), placeholders, constants): the 1×1 dense kernel above on
+    vpdpbusd, or a plain int32 dot product where VNNI is absent or the weights do not fit int8."""
+    n, k = (int(v) for v in x.shape)
+    o = int(w_np.shape[0])
+    a = {**a, "kernel": (1, 1), "strides": (1, 1), "dilations": (1, 1), "pads": (0, 0, 0, 0), "group": 1}
+    w4 = np.asarray(w_np).reshape(o, k, 1, 1)
+    b = te.placeholder((o,), I32, name="pwb")
+    m = te.placeholder((o,), F32, name="pwm")
+    if vnni:
+        pack = _pack(lambda i, ci, y, z: x[i, ci], n, k, 1, 1, a, x_dtype, "pw_pack")
+        acc, wp = _dense_acc(pack, o, 1, 1, a, "pw")
+        y = te.compute((n, o), lambda i, co: requant(acc[i, 0, 0, co // 16, co % 16] + b[co], m[co], a["lo"],
+                                                     a["hi"], a["y_zp"], a["y_dtype"]), name="y")
+        return y, [wp, b, m], list(pack_dense(w4, b_np, a, x_dtype))
+    wz, bias = conv_constants(w4, b_np, a)
+    wt = te.placeholder((o, k), wz.dtype.name, name="pww")
+    rk = te.reduce_axis((0, k), "rk")
+    acc = te.compute((n, o), lambda i, co: te.sum(x[i, rk].astype(I32) * wt[co, rk].astype(I32), axis=rk),
+                     name="pw_acc")
+    y = te.compute((n, o), lambda i, co: requant(acc[i, co] + b[co], m[co], a["lo"], a["hi"], a["y_zp"],
+                                                 a["y_dtype"]), name="y")
+    return y, [wt, b, m], [wz.reshape(o, k), bias, np.asarray(a["mult"], np.float32)]

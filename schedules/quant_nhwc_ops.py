@@ -1,7 +1,7 @@
 """The kernel of a quantized node: the NHWC VNNI kernels (schedules/quant_nhwc.py) where this CPU
 has VNNI and the node's form allows (schedules/quant_layout.nhwc_node), with the buffers in the
 layouts schedules/quant_layout.channels_last chose; else the NCHW kernels of
-schedules/quant_ops.py (exact too, slower)."""
+schedules/quant_ops.py (exact too, slower). QGemm (passes/quant_gemm.py) is always built here."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from fusion.core.ir import Graph, Node
 from fusion.frontend.onnx_ops_quant import QRANGE
 from schedules import quant_nhwc as qn
 from schedules.op_spec import KernelSpec
-from schedules.quant_layout import _attrs, channels_last, conv_form, nhwc_node
+from schedules.quant_layout import _attrs, channels_last, conv_form, fits_int8, nhwc_node
+from schedules.quant_vnni import has_vnni
 from schedules.quant_ops import quant_kernel as nchw_kernel
 
 I32, F32 = "int32", "float32"
@@ -54,12 +55,20 @@ def _elementwise(n: Node, g: Graph, cl: frozenset) -> KernelSpec:
 
 def quant_kernel(n: Node, g: Graph) -> KernelSpec | None:
     """The kernel of a quantized node; None for any other node."""
-    if not nhwc_node(n, g):
+    if n.op_type != "QGemm" and not nhwc_node(n, g):
         return nchw_kernel(n, g)
     cl = channels_last(g)
     if n.op_type in ("QuantizeLinear", "DequantizeLinear", "QAdd"):
         return _elementwise(n, g, cl)
     xt = g.types[n.inputs[0]]
+    if n.op_type == "QGemm":
+        x = te.placeholder(xt.shape, xt.dtype, name="x")
+        a, w = _attrs(n), g.constants[n.inputs[1]]
+        vnni = has_vnni() and fits_int8(w, a["w_zp"])
+        y, phs, consts = qn.gemm(x, xt.dtype, a, w, g.constants[n.inputs[2]], vnni)
+        return KernelSpec(n.name, te.create_prim_func([x, *phs, y]), (n.inputs[0], *consts),
+                          tuple(int(v) for v in y.shape), a["y_dtype"],
+                          "quant_nhwc_gemm_vnni" if vnni else "quant_nhwc_gemm")
     x_nhwc, out_nhwc = n.inputs[0] in cl, n.outputs[0] in cl
     x = _ph(xt.shape, x_nhwc, xt.dtype, "x")
     if n.op_type == "QDwSep":

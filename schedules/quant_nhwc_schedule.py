@@ -125,7 +125,29 @@ def _elementwise(sch) -> None:
         sch.parallel(sch.fuse(*loops[:-1]))
 
 
+def _gemm(sch) -> None:
+    """One thread (a classifier row: N × O outputs); the accumulator of a row, then its
+    requantization, 8 lanes at a time."""
+    y = sch.get_sblock("y")
+    i, o = sch.get_loops(y)
+    acc = sch.get_sblock("pw_vacc")
+    sch.compute_at(acc, i, preserve_unit_loops=True)
+    _, _, ob, oi, ry, rx, k4, ki = sch.get_loops(acc)[-8:]
+    sch.reorder(ob, ry, rx, k4, oi, ki)
+    init = sch.decompose_reduction(acc, ry)
+    sch.vectorize(sch.get_loops(init)[-1])
+    sch.compute_at(sch.get_sblock("pw_pack"), i, preserve_unit_loops=True)
+    if _ext(sch, o) % 8 == 0:
+        sch.vectorize(sch.split(o, [None, 8])[1])
+    sch.tensorize(oi, VNNI_INTRIN)
+
+
 def schedule_nhwc(sch: s_tir.Schedule, kind: str):
+    if kind == "quant_nhwc_gemm":     # the plain fallback: LLVM's loops
+        return sch.mod
+    if kind == "quant_nhwc_gemm_vnni":
+        _gemm(sch)
+        return sch.mod
     if kind == "quant_nhwc_ew":
         _elementwise(sch)
         return sch.mod

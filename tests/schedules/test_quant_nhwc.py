@@ -16,6 +16,7 @@ from fusion.verify.check import check_model
 from fusion.verify.reference import run_ort
 from models.quantized import dwsep_int8, quantize_qdq
 from passes.quant_fuse import quant_fuse
+from passes.quant_gemm import quant_gemm
 from schedules.quant_nhwc_ops import quant_kernel
 from schedules.quant_vnni import has_vnni
 
@@ -116,3 +117,30 @@ def test_quantize_rounds_half_to_even_4d():
         if VNNI:
             assert cm.program.steps[0].out_shape == (1, 2, 2, 3)   # stored NHWC
         np.testing.assert_array_equal(cm.run({"x": x})["y"], run_ort(m, {"x": x})["y"])
+
+
+def _gemm_model(n, k, o, trans_b, seed=0):
+    rng = np.random.default_rng(seed)
+    shape = (o, k) if trans_b else (k, o)
+    wt = helper.make_tensor("W", TensorProto.FLOAT, shape, (rng.standard_normal(shape) * 0.2).astype(np.float32).ravel())
+    bt = helper.make_tensor("B", TensorProto.FLOAT, [o], rng.standard_normal(o).astype(np.float32))
+    g = helper.make_graph([helper.make_node("Gemm", ["x", "W", "B"], ["y"], transB=trans_b)], "gemm",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, k])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, o])], [wt, bt])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+@pytest.mark.parametrize("trans_b,per_channel,act,vnni", [
+    (1, True, "uint8", True), (0, False, "int8", True), (1, True, "int8", False)])
+def test_qgemm_exact(monkeypatch, trans_b, per_channel, act, vnni):
+    # K = 37 (packed to 40), O = 21 (no whole 8 lanes), batch 3; vnni=False: the plain int32 kernel
+    import schedules.quant_nhwc_ops as qo
+    if not vnni:
+        monkeypatch.setattr(qo, "has_vnni", lambda: False)
+    m = quantize_qdq(_gemm_model(3, 37, 21, trans_b), per_channel=per_channel, activation_type=act)
+    g = quant_gemm(quant_fuse(load_graph(m))[0])
+    qg = next(n for n in g.nodes if n.op_type == "QGemm")
+    assert quant_kernel(qg, g).schedule == ("quant_nhwc_gemm_vnni" if vnni and VNNI else "quant_nhwc_gemm")
+    cm = _exact(m)
+    assert "QGemm" in cm.graph.op_counts() and "Gemm" not in cm.graph.op_counts()
+    assert "QGemm" not in compile_model(m, target="sim").graph.op_counts()   # the CPU's kernel only
