@@ -35,6 +35,30 @@ def _has(sch, name: str) -> bool:
         return False
 
 
+# One thread's rates on this project's 2-core EPYC (tests' kernels, /tmp kernel timings of the
+# MobileNetV2 layers, 1 thread): the VNNI accumulation ~250 MAC/ns·1e-3 (b2_exp 19.3 M MAC in
+# 73 us, b8_exp 4.8 M in 13 us), the depthwise taps ~40 (b3_dw: 4 M DW + 10.8 M PW MAC, 134 us).
+VNNI_MAC_PER_US, DW_MAC_PER_US = 250e3, 40e3
+# A kernel runs its row tiles in parallel only when one thread would take this long: a pool
+# launch costs a worker wake-up (microseconds when the machine is idle, milliseconds when it is
+# loaded, since the launch waits for the slowest task), so the small layers stay on one thread.
+PARALLEL_MIN_US = 60.0
+
+
+def _iter_volume(sch, name: str) -> int:
+    if not _has(sch, name):
+        return 0
+    total = 1
+    for iv in sch.get(sch.get_sblock(name)).iter_vars:
+        total *= int(iv.dom.extent)
+    return total
+
+
+def estimated_us(sch) -> float:
+    """One thread's time for the kernel's accumulations (the rates above)."""
+    return _iter_volume(sch, "pw_vacc") / VNNI_MAC_PER_US + _iter_volume(sch, "dw_acc") / DW_MAC_PER_US
+
+
 def _row_tiles(sch):
     """(row-tile loop in parallel, output-row loop, (pixel-block, channel-block) loops of the
     output when it is NHWC with whole 16-channel blocks, else None)."""
@@ -48,7 +72,8 @@ def _row_tiles(sch):
     th = _divisor(_ext(sch, h), -(-_ext(sch, h) // PARALLEL_TILES))   # whole tiles: no predicate
     ho, hi = sch.split(h, [None, th])
     tile = sch.fuse(n, ho)
-    sch.parallel(tile)
+    if estimated_us(sch) >= PARALLEL_MIN_US:
+        sch.parallel(tile)
     blocks = None
     if nhwc and _ext(sch, o) % 16 == 0:
         ob, oi = sch.split(o, [None, 16])
