@@ -191,8 +191,10 @@ def dw_conv(x, x_nhwc: bool, shape, a: dict, out_nhwc: bool, w_np, b_np):
     return y, phs, dw_constants(w_np, b_np, a, c)
 
 
-def dwsep(x, x_nhwc: bool, shape, ad: dict, ap: dict, out_nhwc: bool, w1, b1, w2, b2):
-    """QDwSep: DW rows requantized into the PW's packed tile → (y, placeholders, constants)."""
+def dwsep(x, x_nhwc: bool, shape, ad: dict, ap: dict, out_nhwc: bool, w1, b1, w2, b2, residual=None):
+    """QDwSep: DW rows requantized into the PW's packed tile → (y, placeholders, constants).
+    residual: (skip placeholder, its nhwc, the QAdd attrs, block_is_a) — the block's requantized
+    output and the skip added in the epilogue as ORT's QLinearAdd (passes/quant_residual)."""
     n, c = int(shape[0]), int(shape[1])
     cp = _c4(c)
     acc1, ph1, (oh, ow) = _dw_acc(x, x_nhwc, shape, ad, cp)
@@ -207,8 +209,23 @@ def dwsep(x, x_nhwc: bool, shape, ad: dict, ap: dict, out_nhwc: bool, w1, b1, w2
     acc2, wp = _dense_acc(pack, o, oh, ow, ap, "pw")
     b = te.placeholder((o,), I32, name="pwb")
     m = te.placeholder((o,), F32, name="pwm")
-    y = out_compute((n, o, oh, ow), out_nhwc, lambda i, co, yy, z: requant(
-        acc2[i, yy, z, co // 16, co % 16] + b[co], m[co], ap["lo"], ap["hi"], ap["y_zp"], ap["y_dtype"]))
+    def block(i, co, yy, z, dtype=ap["y_dtype"]):
+        return requant(acc2[i, yy, z, co // 16, co % 16] + b[co], m[co], ap["lo"], ap["hi"], ap["y_zp"], dtype)
+    if residual is None:
+        y = out_compute((n, o, oh, ow), out_nhwc, block)
+    else:
+        skip, skip_nhwc, qa, block_is_a = residual
+        ys = np.float32(qa["y_scale"])
+        ra, rb = float(np.float32(qa["a_scale"]) / ys), float(np.float32(qa["b_scale"]) / ys)
+
+        def added(i, co, yy, z):
+            q = block(i, co, yy, z, I32)     # the block's int8 output, as the QAdd reads it
+            s = at(skip, skip_nhwc, i, co, yy, z).astype(I32)
+            a, bb = (q, s) if block_is_a else (s, q)
+            f = ((a - qa["a_zp"]).astype(F32) * tirx.const(ra, F32)
+                 + (bb - qa["b_zp"]).astype(F32) * tirx.const(rb, F32))
+            return clamp_round(f, qa["lo"], qa["hi"], qa["y_zp"], qa["y_dtype"])
+        y = out_compute((n, o, oh, ow), out_nhwc, added)
     consts = dw_constants(w1, b1, ad, cp) + list(pack_dense(w2, b2, ap, mid_dt))
     return y, [*ph1, wp, b, m], consts
 

@@ -73,9 +73,18 @@ def quant_kernel(n: Node, g: Graph) -> KernelSpec | None:
     x = _ph(xt.shape, x_nhwc, xt.dtype, "x")
     if n.op_type == "QDwSep":
         ad, ap = _attrs(n, "dw_"), _attrs(n, "pw_")
+        residual, skip = None, ()
+        if len(n.inputs) == 6:   # passes/quant_residual: the QAdd in the epilogue
+            qa = _attrs(n, "add_")
+            st = g.types[n.inputs[5]]
+            sk = _ph(st.shape, n.inputs[5] in cl, st.dtype, "skip")
+            residual, skip = (sk, n.inputs[5] in cl, qa, qa["block_is_a"]), (n.inputs[5],)
         y, phs, consts = qn.dwsep(x, x_nhwc, xt.shape, ad, ap, out_nhwc,
-                                  *(g.constants[t] for t in n.inputs[1:5]))
-        kind, dt = "quant_nhwc_dwsep_vnni", ap["y_dtype"]
+                                  *(g.constants[t] for t in n.inputs[1:5]), residual=residual)
+        kind = "quant_nhwc_dwsep_vnni"
+        dt = residual[2]["y_dtype"] if residual else ap["y_dtype"]
+        return KernelSpec(n.name, te.create_prim_func([x, *phs, *(residual[:1] if residual else ()), y]),
+                          (n.inputs[0], *consts, *skip), tuple(int(v) for v in y.shape), dt, kind)
     else:
         a = _attrs(n)
         w, b = g.constants[n.inputs[1]], g.constants[n.inputs[2]]

@@ -62,10 +62,16 @@ def test_fused_block_odd_channels_stride2(per_channel, act):
     _exact(m, blocks=1)
 
 
-def test_dilated_asymmetric_residual_fused_and_unfused():
+@pytest.mark.parametrize("swap", [False, True])
+def test_dilated_asymmetric_residual_fused_and_unfused(swap):
     m = dwsep_int8(per_channel=True, cin=32, cout=32, h=11, w=13, kernel=5, dilation=2,
                    pads=(4, 3, 4, 5), residual=True, act2="relu6")
-    _exact(m, blocks=1)
+    if swap:   # the block's output as the Add's second input (the epilogue keeps QLinearAdd's order)
+        add = next(n for n in m.graph.node if n.op_type == "Add")
+        add.input[0], add.input[1] = add.input[1], add.input[0]
+    cm = _exact(m, blocks=1)
+    if VNNI:   # the residual QAdd runs in the block's epilogue (passes/quant_residual)
+        assert "QAdd" not in cm.graph.op_counts() and len(cm.int8_blocks[0][1]) == 3
     if VNNI:   # unfused: the standalone DW, the 1x1 reading its NHWC input directly, QAdd
         assert set(_kinds(m, fuse=False).values()) == {"quant_nhwc_dw_vnni", "quant_nhwc_direct_vnni",
                                                        "quant_nhwc_ew"}
