@@ -40,9 +40,12 @@ def _has(sch, name: str) -> bool:
 # 73 us, b8_exp 4.8 M in 13 us), the depthwise taps ~40 (b3_dw: 4 M DW + 10.8 M PW MAC, 134 us).
 VNNI_MAC_PER_US, DW_MAC_PER_US = 250e3, 40e3
 # A kernel runs its row tiles in parallel only when one thread would take this long: a pool
-# launch costs a worker wake-up (microseconds when the machine is idle, milliseconds when it is
-# loaded, since the launch waits for the slowest task), so the small layers stay on one thread.
-PARALLEL_MIN_US = 60.0
+# launch waits for its slowest task, and a woken worker on this shared 2-core VM (load 13-17,
+# `nice`d runs) waits for a core, so the launches cost more than the second core gains.
+# Interleaved MobileNetV2 int8 at TVM_NUM_THREADS=2, load 14 (p50 / min ms): every kernel in
+# parallel 7.95 / 2.33, those >= 60 us 7.48 / 2.26, none 6.17 / 2.29, ORT (2 threads) 7.33 / 2.46.
+# At 250 us the MobileNets' kernels (at most ~200 us) run on one thread; larger layers use both.
+PARALLEL_MIN_US = 250.0
 
 
 def _iter_volume(sch, name: str) -> int:

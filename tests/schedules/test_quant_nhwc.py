@@ -150,3 +150,13 @@ def test_qgemm_exact(monkeypatch, trans_b, per_channel, act, vnni):
     cm = _exact(m)
     assert "QGemm" in cm.graph.op_counts() and "Gemm" not in cm.graph.op_counts()
     assert "QGemm" not in compile_model(m, target="sim").graph.op_counts()   # the CPU's kernel only
+
+
+def test_parallel_row_tiles_exact(monkeypatch):
+    # the large layers' path (row tiles on the pool's threads), forced on a small block of its own
+    # shape (the kernel caches key on the computation, not on this threshold)
+    import schedules.quant_nhwc_schedule as qs
+    monkeypatch.setattr(qs, "PARALLEL_MIN_US", 0.0)
+    m = dwsep_int8(per_channel=True, cin=40, cout=48, h=10, w=9, stride=2, residual=False)
+    _exact(m, blocks=1)
+    _exact(m, fuse=False, blocks=0)
