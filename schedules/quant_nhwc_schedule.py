@@ -44,8 +44,10 @@ VNNI_MAC_PER_US, DW_MAC_PER_US = 250e3, 40e3
 # `nice`d runs) waits for a core, so the launches cost more than the second core gains.
 # Interleaved MobileNetV2 int8 at TVM_NUM_THREADS=2, load 14 (p50 / min ms): every kernel in
 # parallel 7.95 / 2.33, those >= 60 us 7.48 / 2.26, none 6.17 / 2.29, ORT (2 threads) 7.33 / 2.46.
-# At 250 us the MobileNets' kernels (at most ~200 us) run on one thread; larger layers use both.
-PARALLEL_MIN_US = 250.0
+# MobileNetV1 int8 with its 3 largest blocks (~300 us) in parallel: p50 11.4 ms vs ORT 3.0 ms
+# (benchmarks/int8_cpu.py, load 14). At 1 ms the MobileNets' kernels (at most ~300 us) run on one
+# thread; larger layers (bigger inputs, batches) use both.
+PARALLEL_MIN_US = 1000.0
 
 
 def _iter_volume(sch, name: str) -> int:
@@ -138,8 +140,9 @@ def _pack_row(sch, hi) -> None:
     sch.compute_at(pack, hi, preserve_unit_loops=True)
 
 
-EW_PARALLEL_MIN = 1 << 17   # elements: below, one thread (a pool launch costs more than the work:
-                            # QAdd 56x56x24 (75k) takes 10 us on one thread, benchmarks/int8_cpu.py)
+EW_PARALLEL_MIN = 1 << 20   # elements: below, one thread (a pool launch costs more than the work:
+                            # QAdd 56x56x24 (75k) takes 10 us on one thread, the 224x224x3 input
+                            # quantize 30 us; see PARALLEL_MIN_US for what a launch costs here)
 
 
 def _elementwise(sch) -> None:
