@@ -16,8 +16,8 @@ import numpy as np
 from fusion.core.ir import Graph, Node
 from schedules.quant_vnni import has_vnni
 
-_PRODUCERS = ("QuantizeLinear", "QConv", "QDwSep", "QAdd")
-_CONSUMERS = ("DequantizeLinear", "QConv", "QDwSep", "QAdd")
+_PRODUCERS = ("QuantizeLinear", "QConv", "QDwSep", "QAdd", "QGlobalAvgPool")
+_CONSUMERS = ("DequantizeLinear", "QConv", "QDwSep", "QAdd", "QGlobalAvgPool")
 
 
 def _attrs(n: Node, prefix: str = "") -> dict:
@@ -48,7 +48,7 @@ def nhwc_node(n: Node, g: Graph) -> bool:
         return False
     if n.op_type in ("QuantizeLinear", "DequantizeLinear"):
         return len(g.types[n.inputs[0]].shape) == 4
-    if n.op_type == "QAdd":
+    if n.op_type in ("QAdd", "QGlobalAvgPool"):
         return len(g.types[n.inputs[0]].shape) == 4
     if n.op_type == "QConv":
         a = _attrs(n)

@@ -53,13 +53,32 @@ def _elementwise(n: Node, g: Graph, cl: frozenset) -> KernelSpec:
                       dt, "quant_nhwc_ew")
 
 
+def _pool(n: Node, g: Graph, cl: frozenset) -> KernelSpec:
+    """QLinearGlobalAveragePool's arithmetic (passes/quant_pool.py) on the int32 channel sums."""
+    xt = g.types[n.inputs[0]]
+    x_nhwc = n.inputs[0] in cl
+    x = _ph(xt.shape, x_nhwc, xt.dtype, "x")
+    nb, c, h, w = (int(v) for v in xt.shape)
+    ry, rx = te.reduce_axis((0, h), "ry"), te.reduce_axis((0, w), "rx")
+    acc = te.compute((nb, c), lambda i, ci: te.sum(qn.at(x, x_nhwc, i, ci, ry, rx).astype(I32), axis=[ry, rx]),
+                     name="pool_acc")
+    bias = -int(n.attr("x_zp")) * int(n.attr("image"))
+    mult = tirx.const(float(n.attr("mult")), F32)
+    y = qn.out_compute((nb, c, 1, 1), n.outputs[0] in cl, lambda i, ci, yy, z: qn.requant(
+        acc[i, ci] + bias, mult, n.attr("lo"), n.attr("hi"), n.attr("y_zp"), n.attr("y_dtype")), name="y")
+    return KernelSpec(n.name, te.create_prim_func([x, y]), (n.inputs[0],), tuple(int(v) for v in y.shape),
+                      n.attr("y_dtype"), "quant_nhwc_pool")
+
+
 def quant_kernel(n: Node, g: Graph) -> KernelSpec | None:
     """The kernel of a quantized node; None for any other node."""
-    if n.op_type != "QGemm" and not nhwc_node(n, g):
+    if n.op_type not in ("QGemm", "QGlobalAvgPool") and not nhwc_node(n, g):
         return nchw_kernel(n, g)
     cl = channels_last(g)
     if n.op_type in ("QuantizeLinear", "DequantizeLinear", "QAdd"):
         return _elementwise(n, g, cl)
+    if n.op_type == "QGlobalAvgPool":
+        return _pool(n, g, cl)
     xt = g.types[n.inputs[0]]
     if n.op_type == "QGemm":
         x = te.placeholder(xt.shape, xt.dtype, name="x")

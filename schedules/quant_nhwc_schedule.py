@@ -174,7 +174,7 @@ def _gemm(sch) -> None:
 
 
 def schedule_nhwc(sch: s_tir.Schedule, kind: str):
-    if kind == "quant_nhwc_gemm":     # the plain fallback: LLVM's loops
+    if kind in ("quant_nhwc_gemm", "quant_nhwc_pool"):   # the plain GEMM, the pool: LLVM's loops
         return sch.mod
     if kind == "quant_nhwc_gemm_vnni":
         _gemm(sch)

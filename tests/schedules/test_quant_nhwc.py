@@ -160,3 +160,21 @@ def test_parallel_row_tiles_exact(monkeypatch):
     m = dwsep_int8(per_channel=True, cin=40, cout=48, h=10, w=9, stride=2, residual=False)
     _exact(m, blocks=1)
     _exact(m, fuse=False, blocks=0)
+
+
+@pytest.mark.parametrize("act,hw", [("uint8", (7, 7)), ("int8", (5, 3))])
+def test_qglobalavgpool_exact(act, hw):
+    # DQ -> GlobalAveragePool -> Q as ORT's QLinearGlobalAveragePool: the integer pool on llvm
+    rng = np.random.default_rng(1)
+    c = 20
+    wt = helper.make_tensor("W", TensorProto.FLOAT, [c, 3, 3, 3], (rng.standard_normal((c, 3, 3, 3)) * 0.4).astype(np.float32).ravel())
+    g = helper.make_graph(
+        [helper.make_node("Conv", ["x", "W"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+         helper.make_node("Relu", ["c"], ["r"]), helper.make_node("GlobalAveragePool", ["r"], ["p"]),
+         helper.make_node("Flatten", ["p"], ["y"])], "pool",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, *hw])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c])], [wt])
+    m = quantize_qdq(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+                     activation_type=act)
+    cm = _exact(m)
+    assert "QGlobalAvgPool" in cm.graph.op_counts() and "GlobalAveragePool" not in cm.graph.op_counts()
