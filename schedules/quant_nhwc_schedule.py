@@ -1,12 +1,15 @@
 """CPU schedules of the NHWC int8 kernels (schedules/quant_nhwc.py).
 
-Output rows in at least PARALLEL_TILES tiles run in parallel; under each output row:
+Output rows in at least PARALLEL_TILES tiles (in parallel when the kernel is large enough,
+PARALLEL_MIN_US); under each output row:
   dense    the packed uint8 input rows, then the int32 accumulator of the row on vpdpbusd
            (a block of up to 8 pixels × 16 output channels per weight vector: the weights are
            loaded once per block, the accumulators stay in registers), then the requantization
            vectorised over output channels
   dw       the accumulator row, taps outside and 16 channels inside (vectorised)
-  dwsep    the DW accumulator row, requantized into the packed tile, then the dense row
+  dwsep    the padded input rows, the DW accumulator row, requantized into the packed tile,
+           then the dense accumulation (and a residual add in the requantization)
+  gemm     the classifier row on vpdpbusd; pool and plain GEMM: LLVM's loops
 """
 
 from __future__ import annotations
