@@ -27,7 +27,8 @@ from fusion.core.ir import Graph, Node, make_node
 from fusion.frontend.onnx_ops_quant import QRANGE
 from passes.records import Refusal
 
-QUANT_OPS = ("QConv", "QDwSep", "QAdd", "QuantizeLinear", "DequantizeLinear")
+QUANT_OPS = ("QConv", "QDwSep", "QAdd", "QGemm", "QGlobalAvgPool", "QuantizeLinear",
+             "DequantizeLinear")   # QGemm, QGlobalAvgPool: passes/quant_gemm, quant_pool (llvm)
 PASS = "quant_fuse"
 
 

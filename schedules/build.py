@@ -22,6 +22,7 @@ from schedules.dwsep_schedule import schedule_dwsep
 from schedules.op_spec import KernelSpec, blocked_bias, blocked_pw_weights
 from schedules.plan import KernelPlan
 from schedules.quant_schedule import schedule_quant
+from schedules.quant_nhwc_schedule import schedule_nhwc
 from schedules.quant_vnni import vnni_target
 from schedules.se import schedule_se
 from schedules.se_math import blocked_se
@@ -95,6 +96,8 @@ def build_op(spec: KernelSpec):
 def _schedule_op(mod, spec: KernelSpec):
     """A light CPU schedule: parallel outer loop of the output block, vectorized inner loop."""
     sch = s_tir.Schedule(mod)
+    if spec.schedule.startswith("quant_nhwc_"):
+        return schedule_nhwc(sch, spec.schedule)
     if spec.schedule.startswith("quant_"):
         return schedule_quant(sch, spec.schedule)
     if spec.schedule in ("cpu_conv", "cpu_dw"):

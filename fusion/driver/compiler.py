@@ -22,6 +22,9 @@ from fusion.driver.tile_policy import TileOverride
 from passes import optimize
 from passes.conv_epilogue import fold_conv_epilogues
 from passes.quant_fuse import is_quantized, quant_fuse
+from passes.quant_gemm import quant_gemm
+from passes.quant_pool import quant_pool
+from passes.quant_residual import quant_residual
 from passes.fuse_dwsep import (FUSED_OP, fused_data_inputs, fused_se_inputs, fused_slope_inputs, fused_weight_inputs,
                                fused_workload)
 from passes.records import Refusal
@@ -29,7 +32,7 @@ from passes.stem_layout import convs_write_blocked
 from schedules.build import build_fused, build_op, fused_params
 from schedules.ops import OpContext, op_kernel
 from schedules.plan import KernelPlan, check_budget
-from schedules.quant_ops import quant_kernel
+from schedules.quant_nhwc_ops import quant_kernel
 from schedules.workload import DwSepWorkload
 from schedules import kernel_cache
 from fusion.frontend.subgraph import cut_model
@@ -169,6 +172,8 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
             qrefusals: list = []
             if quantized:   # QDQ convs -> int8 ops first; the float parts go through the usual passes
                 g, qrefusals = quant_fuse(g, fuse=fuse)
+                if tgt.kind == "llvm":   # the int8 classifier and residual epilogues: the CPU's kernels
+                    g = quant_residual(quant_pool(quant_gemm(g)))
             g, refusals = optimize(g, tgt.soc, dtype, fuse=fuse, gate=gate if fallback else gate.fits,
                                    per_channel=per_channel_acts(tgt), fold=level.fold,
                                    heads=tgt.kind != "llvm")
