@@ -18,9 +18,12 @@ is a tuple of iterations (each a tuple of steps, one simulated step), repeated `
   dw     depthwise: 910B on the vector unit (per output row and tap one MulAddDst at the storage
          dtype, then bias and act -- the vendor's UB-fused DepthwiseConv2D + activation);
          310P on the cube (the inference products run DepthwiseConv2D as a Cube node: CANN's
-         UB fusion reference, TbeDepthwiseConvElemwiseFusionPass "Transdata + Cube + ... +
-         Elemwise", DepthwiseConvolution limited to DepthwiseConv2D, "not supported on Atlas A2";
-         docs/ascend-facts.md): per 16-channel block and tap a 16 × 16 diagonal weight fractal,
+         graph UB-fusion reference, TbeDepthwiseConvElemwiseFusionPass, CANN 7.0 edition
+         hiascend.com/document/detail/zh/canncommercial/700/reference/graphubfusionref/
+         atlasrr_30_0119.html: "Transdata + Cube + AscendDequant/... + Elemwise + Transdata",
+         DepthwiseConvolution only DepthwiseConv2D, not supported on Atlas A2 training / 800I A2;
+         the 9.0 edition, atlasrr_30_0217, lists Atlas inference and training products only):
+         per 16-channel block and tap a 16 × 16 diagonal weight fractal,
          A = the tap's window (load3d), the accumulator leaves L0C through UB for bias and act.
   vector pooling, element-wise, TransData: rows through UB, a fixed number of ops per element.
 """
@@ -37,7 +40,6 @@ from schedules.workload import ceil_div
 
 BASE_M, BASE_N, BASE_K = 128, 256, 64   # the vendor's recommended 16-bit base block
 STEP_K = 4                              # base-K steps one MTE2 instruction brings into L1
-ROWS_PER_COPY = 8                       # output rows a vector kernel moves per DMA instruction
 
 
 @dataclass(frozen=True)
@@ -261,15 +263,36 @@ def dw_window_width(d: DwShape) -> int:
     return max(d.pad_left + d.w, (dw_row_pixels(d) - 1) * d.stride + d.kw)
 
 
-def dw_rows_per_copy(soc: SocSpec, d: DwShape) -> int:
-    """Output rows one iteration computes: as many as fit UB double-buffered (input window with
-    halo, taps, bias, output rows), at most the plane's."""
+def dw_column_form(d: DwShape, rows: int) -> bool:
+    """Whether a tap's ops walk the rows (one op per group of a repeat's pixels, its repeats the
+    rows) rather than the columns (one op per row): the form with fewer instructions, when the
+    rows' pitches fit a repeat stride (255 DataBlocks)."""
+    groups = dw_row_pixels(d) * C0 * itemsize(d.dtype) // 256
+    return groups < rows <= 255 and dw_column_pitch_ok(d)
+
+
+def dw_column_pitch_ok(d: DwShape) -> bool:
+    """The input and output row pitches fit a repeat stride (255 DataBlocks of 32 B)."""
+    blk = C0 * itemsize(d.dtype) // 32
+    return dw_window_width(d) * d.stride * blk <= 255 and dw_row_pixels(d) * blk <= 255
+
+
+def dw_rows_per_copy(soc: SocSpec, d: DwShape, on_cube: bool = False) -> int:
+    """Output rows one iteration computes, at most the plane's: as many as fit UB double-buffered
+    (vector form: input window with halo, taps, bias, output rows; cube form: the fp32
+    accumulator and the output rows), and on the cube as many as two accumulators in L0C."""
     e = itemsize(d.dtype)
     for r in range(d.out_h, 0, -1):
         in_rows = (r - 1) * d.stride + d.kh
-        need = 2 * (in_rows * dw_window_width(d) * C0 * e + r * dw_row_pixels(d) * C0 * e
-                    + (d.kh * d.kw + 1) * C0 * ACC_BYTES)
-        if need <= soc.ub_usable_bytes:
+        px16 = ceil_div(r * d.out_w, C0) * C0
+        if on_cube:
+            need = 2 * px16 * C0 * (ACC_BYTES + e)
+            fits = need <= soc.ub_usable_bytes and 2 * px16 * C0 * ACC_BYTES <= soc.l0c_bytes
+        else:
+            need = 2 * (in_rows * dw_window_width(d) * C0 * e + r * dw_row_pixels(d) * C0 * e
+                        + (d.kh * d.kw + 1) * C0 * ACC_BYTES)
+            fits = need <= soc.ub_usable_bytes
+        if fits:
             return r
     return 0
 
@@ -312,9 +335,13 @@ def _dw_iteration(soc: SocSpec, d: DwShape, r0: int, rows: int, on_cube: bool) -
         if ACT_OPS[d.act]:
             it.append(_vw("act", "acc_ub", n, count_form(soc, n, ACC_BYTES, ACT_OPS[d.act])))
         it.append(_vw("cast", "y_ub", n, vec_op(soc, n, ACC_BYTES)))
-    else:         # per output row: one Mul / MulAddDst per tap, the bias Add; the act over the rows
-        it.append(_vw("dw_taps", "y_ub", n * taps, vec_op(soc, d.out_w * C0, e, rows=rows) * taps))
-        it.append(_vw("bias", "y_ub", n, vec_op(soc, d.out_w * C0, e, rows=rows)))
+    else:         # per tap one Mul / MulAddDst per row or per column group, the bias Add likewise;
+        # the act over the rows
+        groups = dw_row_pixels(d) * C0 * e // 256          # repeats of a row
+        op = (VecWork(groups, groups * rows) if dw_column_form(d, rows)
+              else vec_op(soc, d.out_w * C0, e, rows=rows))
+        it.append(_vw("dw_taps", "y_ub", n * taps, op * taps))
+        it.append(_vw("bias", "y_ub", n, op))
         if ACT_OPS[d.act]:
             m = rows * dw_row_pixels(d) * C0
             it.append(_vw("act", "y_ub", m, count_form(soc, m, e, ACT_OPS[d.act])))
@@ -335,7 +362,7 @@ def dw_program(soc: SocSpec, name: str, d: DwShape, members: tuple[str, ...] = (
     on_cube = dw_on_cube(soc) if on_cube is None else on_cube
     cores = soc.cube_cores if on_cube else soc.vector_cores
     # rows per iteration: what fits UB, fewer where that leaves cores without work
-    rows = min(dw_rows_per_copy(soc, d), max(1, ceil_div(d.out_h, ceil_div(cores, d.batch * d.c1))))
+    rows = min(dw_rows_per_copy(soc, d, on_cube), max(1, ceil_div(d.out_h, ceil_div(cores, d.batch * d.c1))))
     if rows == 0:
         raise ValueError(f"no row of the depthwise kernel {name} fits UB")
     groups = [(r0, min(rows, d.out_h - r0)) for r0 in range(0, d.out_h, rows)]
@@ -360,14 +387,23 @@ def dw_program(soc: SocSpec, name: str, d: DwShape, members: tuple[str, ...] = (
 
 
 # --- vector kernels: pooling, element-wise, TransData -------------------------------------------
+def vector_rows_fit(soc: SocSpec, units: int, in_row_bytes: int, out_row_bytes: int, n_inputs: int = 1) -> int:
+    """Rows per DMA that fit UB double-buffered, at most a core's share of the units."""
+    share = ceil_div(units, max(1, min(soc.vector_cores, units)))
+    return max(1, min(share, soc.ub_usable_bytes // (2 * (n_inputs * in_row_bytes + out_row_bytes))))
+
+
 def vector_program(soc: SocSpec, name: str, kind: str, members, units: int, in_row_bytes: int,
                    out_row_bytes: int, row_elems: int, ops: int, dtype: str, n_inputs: int = 1,
-                   in_l2: bool = False) -> BaselineProgram:
-    """`units` equal rows over the vector cores, contiguous ranges, ROWS_PER_COPY rows a DMA;
-    per row group `ops` vector passes over its elements."""
+                   in_l2: bool = False, rows: int | None = None) -> BaselineProgram:
+    """`units` equal rows over the vector cores, contiguous ranges; `rows` rows per DMA (at most,
+    and by default, as many as fit UB double-buffered: vector_rows_fit); per row group `ops`
+    vector passes over its elements."""
     e = itemsize(dtype)
     used = max(1, min(soc.vector_cores, units))
     per = _parts(units, used)
+    fit = vector_rows_fit(soc, units, in_row_bytes, out_row_bytes, n_inputs)
+    step = max(1, min(fit, rows or fit))
 
     def it(r: int) -> tuple:
         steps = [Copy("input", "in", f"x{i}_ub", f"x{i}", r * in_row_bytes, r) for i in range(n_inputs)]
@@ -379,11 +415,11 @@ def vector_program(soc: SocSpec, name: str, kind: str, members, units: int, in_r
     for p in per:
         if p <= 0:
             continue
-        full, rest = divmod(p, ROWS_PER_COPY)
-        runs = (((it(ROWS_PER_COPY),), full),) if full else ()
+        full, rest = divmod(p, step)
+        runs = (((it(step),), full),) if full else ()
         runs += (((it(rest),), 1),) if rest else ()
         seqs[runs] = seqs.get(runs, 0) + 1
     cs = sorted((CoreSeq(c, r) for r, c in seqs.items()), key=lambda s: -s.iterations)
     return BaselineProgram(name, kind, tuple(members), dtype, "vector", "aiv", tuple(cs),
                            0.0 if in_l2 else float(units * in_row_bytes * n_inputs),
-                           float(units * out_row_bytes), tile=f"{ROWS_PER_COPY} rows per DMA")
+                           float(units * out_row_bytes), tile=f"{step} rows per DMA")

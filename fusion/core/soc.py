@@ -179,8 +179,8 @@ SOCS: dict[str, SocSpec] = {
     # table: the devkit's dav_m200 DataCopy C1 -> C2 reports "not support" and its Mmad refuses
     # the bias-table C source [devkit];
     # clock 1.08 GHz [ini transcription]; LPDDR4X, 204.8 GB/s peak [3rd].
-    # CALIBRATION [fidelity]: DRAM bandwidth 168 GB/s (82 % of the peak) and launch base 1.7 µs
-    # (+0.05 µs/core: 2.1 µs per 8-core kernel), least squares of log(modeled / measured) over
+    # CALIBRATION [fidelity]: DRAM bandwidth 168 GB/s (82 % of the peak) and launch base 1.5 µs
+    # (+0.05 µs/core: 1.9 µs per 8-core kernel), least squares of log(modeled / measured) over
     # points p310_resnet18, p310_resnet34, p310_resnet101, p310_resnet152, p310_vgg16 (the
     # vendor-like baseline of each network at batch 1, its kernels as simulated programs:
     # fusion/cost/baseline.py; benchmarks/fidelity/fit.py). L2 = 4 x DRAM as on 910B. Per-core DMA
@@ -191,7 +191,7 @@ SOCS: dict[str, SocSpec] = {
         clock_ghz=1.08, ub_bytes=256 * KIB, ub_usable_bytes=248 * KIB,
         l1_bytes=1024 * KIB, l0a_bytes=64 * KIB, l0b_bytes=64 * KIB, l0c_bytes=256 * KIB,
         bt_bytes=0, l2_bytes=16 * 1024 * KIB, hbm_gbps=168.0, l2_gbps=4 * 168.0,
-        launch_base_us=1.7)),
+        launch_base_us=1.5)),
 }
 
 DEFAULT_SOC = "ascend910b2"

@@ -110,8 +110,10 @@ def dw_shape(L: Layer, dtype: str) -> DwShape:
     return DwShape(L.batch, L.cout, L.h, L.w, L.out_h, L.out_w, L.kh, L.kw, L.stride, pad_t, pad_l, L.act, dtype)
 
 
-def layer_program(soc: SocSpec, L: Layer, dtype: str = "float16", split=None) -> BaselineProgram:
-    """The lowered program of one vendor kernel (a GEMM's `split` given, or its first candidate)."""
+def layer_program(soc: SocSpec, L: Layer, dtype: str = "float16", split=None, rows: int | None = None
+                  ) -> BaselineProgram:
+    """The lowered program of one vendor kernel (a GEMM's `split` given, or its first candidate;
+    a vector kernel's `rows` per DMA, or as many as fit UB)."""
     e = itemsize(dtype)
     c1_in, c1_out = ceil_div(L.cin, C0), ceil_div(L.cout, C0)
     in_bytes = float(L.batch * c1_in * C0 * L.h * L.w * e)
@@ -132,24 +134,38 @@ def layer_program(soc: SocSpec, L: Layer, dtype: str = "float16", split=None) ->
     if L.kind == "pool":
         units = L.batch * c1_out * L.out_h
         return vector_program(soc, L.name, "pool", L.members, units, ceil_div(int(in_bytes), units),
-                              row * e, row, L.kh * L.kw, dtype, in_l2=in_l2)
+                              row * e, row, L.kh * L.kw, dtype, in_l2=in_l2, rows=rows)
     if L.kind == "transdata":   # the network input arrives from the host: not in L2
         units = L.batch * c1_in * L.h
         return vector_program(soc, L.name, "transdata", L.members, units, ceil_div(L.cin * L.w * e, c1_in),
-                              L.w * C0 * e, L.w * C0, 2, dtype)
+                              L.w * C0 * e, L.w * C0, 2, dtype, rows=rows)
     # eltwise (a leftover activation, Add, ...)
     units = L.batch * c1_out * L.out_h
     n_in = 2 if L.residual else 1
     return vector_program(soc, L.name, "eltwise", L.members, units, ceil_div(int(in_bytes), units), row * e,
-                          row, max(1, ACT_OPS.get(L.act, 1)), dtype, n_in, in_l2)
+                          row, max(1, ACT_OPS.get(L.act, 1)), dtype, n_in, in_l2, rows)
 
 
 @lru_cache(maxsize=4096)
 def layer_kernel(soc: SocSpec, L: Layer, dtype: str = "float16") -> VendorKernel:
+    """The vendor-like kernel of one layer, its tiling the one with the least simulated time among
+    the candidates the vendor's tiling weighs: a GEMM's core splits, a vector kernel's tile
+    (UB-sized, or a half / quarter / eighth of a core's share, so double buffering overlaps)."""
     if L.kind in ("conv", "gemm"):
         m = L.batch * L.out_h * L.out_w if L.kind == "conv" else L.batch
         return _best_gemm(soc, lambda split: layer_program(soc, L, dtype, split), m, L.cout, None, 0.0)
-    return time_program(soc, layer_program(soc, L, dtype))
+    if L.kind == "dwconv":
+        return time_program(soc, layer_program(soc, L, dtype))
+    fit = layer_program(soc, L, dtype)
+    rows = int(fit.tile.split()[0])
+    share = max(s.iterations for s in fit.seqs) * rows
+    best = time_program(soc, fit)
+    for r in sorted({ceil_div(share, d) for d in (2, 4, 8)} - {rows}):
+        if 0 < r < rows:
+            k = time_program(soc, layer_program(soc, L, dtype, rows=r))
+            if k.time_us < best.time_us:
+                best = k
+    return best
 
 
 def block_layers(wl, members: tuple[str, str] = ("dw", "pw")) -> tuple[Layer, Layer]:

@@ -21,12 +21,17 @@ FP16_REL = 2e-3     # fp16 accumulation of up to 9 taps / a rounding of the fp32
     DwShape(2, 40, 13, 11, 7, 6, 3, 3, 2, 1, 1, "relu6", "float16"),     # stride 2, ragged rows
     DwShape(1, 24, 9, 19, 9, 19, 3, 3, 1, 1, 1, "relu", "float16"),      # 19 pixels: a ragged repeat
     DwShape(3, 17, 6, 5, 2, 1, 5, 5, 1, 0, 0, "none", "float16"),        # 5x5, no padding, tail channels
-], ids=["s2", "ragged-w", "5x5-valid"])
+    DwShape(8, 48, 8, 8, 8, 8, 3, 3, 1, 1, 1, "relu", "float16"),        # a tap's op walks the rows
+], ids=["s2", "ragged-w", "5x5-valid", "column-form"])
 def test_dw_kernel_matches_numpy_and_its_program(soc_name, d):
-    r = check_dw(get_soc(soc_name), d)
+    soc = get_soc(soc_name)
+    r = check_dw(soc, d)
     assert r.max_rel <= FP16_REL, r
     assert r.counters_equal, (r.emulator, r.program)
     assert r.emulator["vector_instructions"] > 0 and r.emulator["gm_write_bytes"] == d.batch * d.c1 * d.out_h * d.out_w * 32
+    if d.batch == 8:   # the column form: one op per tap for all 4 rows of an iteration
+        taps = [st for st, _ in emit_dw(soc, d).program.steps() if getattr(st, "op", "") == "dw_taps"]
+        assert all(st.instrs == 9 for st in taps)
 
 
 @pytest.mark.parametrize("soc_name, act, residual", [("ascend910b2", "relu", False), ("ascend910b2", "none", False),

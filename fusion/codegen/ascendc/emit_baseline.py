@@ -24,6 +24,7 @@ from schedules.baseline_program import (
     BaselineProgram,
     DwShape,
     _parts,
+    dw_column_pitch_ok,
     dw_program,
     dw_row_pixels,
     dw_rows_per_copy,
@@ -63,7 +64,8 @@ def emit_dw(soc: SocSpec, d: DwShape, name: str = "dw") -> BaselineKernel:
     tiling = (("h", d.h), ("w", d.w), ("oh", d.out_h), ("ow", d.out_w), ("owp", dw_row_pixels(d)),
               ("wp", dw_window_width(d)), ("kh", d.kh), ("kw", d.kw), ("stride", d.stride),
               ("padTop", d.pad_top), ("padLeft", d.pad_left), ("c1", d.c1), ("rows", rows),
-              ("groups", groups), ("units", units), ("perCore", per), ("act", ACT_CODE[d.act]))
+              ("groups", groups), ("units", units), ("perCore", per), ("act", ACT_CODE[d.act]),
+              ("columnForm", int(dw_column_pitch_ok(d))))
     return BaselineKernel("baseline_dw", template("baseline_dw.cpp"), tiling, ceil_div(units, per), prog,
                           ("x", "w", "b", "y", "workspace", "tiling"))
 

@@ -8,7 +8,7 @@
 
 struct BaselineDwTiling {
     uint32_t h, w, oh, ow, owp, wp, kh, kw, stride, padTop, padLeft;
-    uint32_t c1, rows, groups, units, perCore, act;   // act: 0 none, 1 relu, 2 relu6
+    uint32_t c1, rows, groups, units, perCore, act, columnForm;   // act: 0 none, 1 relu, 2 relu6
 };
 
 class KernelBaselineDw {
@@ -84,24 +84,50 @@ private:
         AscendC::LocalTensor<half> w = inQueW.DeQue<half>();
         AscendC::LocalTensor<half> b = inQueB.DeQue<half>();
         AscendC::LocalTensor<half> y = outQueY.AllocTensor<half>();
-        const uint8_t reps = static_cast<uint8_t>(t_.owp / 8);
         const uint8_t s = static_cast<uint8_t>(t_.stride);
-        const AscendC::BinaryRepeatParams tap(1, s, 0, 8, static_cast<uint8_t>(8 * s), 0);
-        const AscendC::BinaryRepeatParams bias(1, 1, 0, 8, 8, 0);
-        for (uint32_t r = 0; r < rows; ++r) {
-            AscendC::LocalTensor<half> dst = y[r * t_.owp * 16];
-            for (uint32_t i = 0; i < t_.kh; ++i) {
-                for (uint32_t j = 0; j < t_.kw; ++j) {
-                    const uint32_t q = i * t_.kw + j;
-                    AscendC::LocalTensor<half> src = x[((r * t_.stride + i) * t_.wp + j) * 16];
-                    if (q == 0) {
-                        AscendC::Mul(dst, src, w[q * 16], static_cast<uint64_t>(128), reps, tap);
-                    } else {
-                        AscendC::MulAddDst(dst, src, w[q * 16], static_cast<uint64_t>(128), reps, tap);
+        const uint32_t groups = t_.owp / 8;   // repeats of a row: 8 pixels each
+        if (t_.columnForm && groups < rows && rows <= 255) {
+            // per tap and group of 8 output columns one op whose repeats walk the rows
+            const AscendC::BinaryRepeatParams tap(1, s, 0, static_cast<uint8_t>(t_.owp),
+                                                  static_cast<uint8_t>(t_.wp * t_.stride), 0);
+            const AscendC::BinaryRepeatParams bias(1, 1, 0, static_cast<uint8_t>(t_.owp),
+                                                   static_cast<uint8_t>(t_.owp), 0);
+            for (uint32_t g = 0; g < groups; ++g) {
+                AscendC::LocalTensor<half> dst = y[g * 8 * 16];
+                for (uint32_t i = 0; i < t_.kh; ++i) {
+                    for (uint32_t j = 0; j < t_.kw; ++j) {
+                        const uint32_t q = i * t_.kw + j;
+                        AscendC::LocalTensor<half> src = x[(i * t_.wp + g * 8 * t_.stride + j) * 16];
+                        if (q == 0) {
+                            AscendC::Mul(dst, src, w[q * 16], static_cast<uint64_t>(128), static_cast<uint8_t>(rows), tap);
+                        } else {
+                            AscendC::MulAddDst(dst, src, w[q * 16], static_cast<uint64_t>(128),
+                                               static_cast<uint8_t>(rows), tap);
+                        }
                     }
                 }
+                AscendC::Add(dst, dst, b, static_cast<uint64_t>(128), static_cast<uint8_t>(rows), bias);
             }
-            AscendC::Add(dst, dst, b, static_cast<uint64_t>(128), reps, bias);
+        } else {
+            // per row and tap one op over the row's repeats
+            const uint8_t reps = static_cast<uint8_t>(groups);
+            const AscendC::BinaryRepeatParams tap(1, s, 0, 8, static_cast<uint8_t>(8 * s), 0);
+            const AscendC::BinaryRepeatParams bias(1, 1, 0, 8, 8, 0);
+            for (uint32_t r = 0; r < rows; ++r) {
+                AscendC::LocalTensor<half> dst = y[r * t_.owp * 16];
+                for (uint32_t i = 0; i < t_.kh; ++i) {
+                    for (uint32_t j = 0; j < t_.kw; ++j) {
+                        const uint32_t q = i * t_.kw + j;
+                        AscendC::LocalTensor<half> src = x[((r * t_.stride + i) * t_.wp + j) * 16];
+                        if (q == 0) {
+                            AscendC::Mul(dst, src, w[q * 16], static_cast<uint64_t>(128), reps, tap);
+                        } else {
+                            AscendC::MulAddDst(dst, src, w[q * 16], static_cast<uint64_t>(128), reps, tap);
+                        }
+                    }
+                }
+                AscendC::Add(dst, dst, b, static_cast<uint64_t>(128), reps, bias);
+            }
         }
         const int32_t n = static_cast<int32_t>(rows * t_.owp * 16);
         if (t_.act == 1) {
