@@ -24,8 +24,9 @@ from __future__ import annotations
 from fusion.core.ir import Graph, Node, c0_of, ceil_div
 from fusion.core.soc import SocSpec
 from fusion.cost.primitives import ACC_BYTES, vec_op
-from fusion.cost.vendor_baseline import (VendorKernel, VendorNetwork, _vector_kernel, gemm_kernel,
-                                         layer_kernel)
+from fusion.cost.baseline import time_program
+from fusion.cost.vendor_baseline import VendorKernel, VendorNetwork, gemm_kernel, layer_kernel
+from schedules.baseline_program import vector_program
 from fusion.cost.vendor_layers import Layer
 from schedules.l2 import produced_in_l2
 from schedules.quant_plan import Int8Workload, dw_int8_work, int8_workload
@@ -36,6 +37,16 @@ QADD_PASSES = 14   # 2 x (Cast in x2, - zp, * ratio), Add, Maxs, Mins, Cast RINT
 QUANT_PASSES = 4   # AscendQuant: Muls, Adds, Cast RINT, Cast -> int8 (half)
 DEQUANT_PASSES = 3  # AscendDequant: Cast -> half, Adds -zp, Muls
 
+
+
+def _vector_kernel(soc: SocSpec, name: str, kind: str, members, units: int, in_bytes: float, out_bytes: float,
+                   work, n_in: int = 1, in_hit: float = 0.0) -> VendorKernel:
+    """An int8 vector kernel as the vendor-like programs run one (schedules/baseline_program.
+    vector_program on the step simulator): `units` equal rows, work(rows) per row group."""
+    units = max(1, units)
+    prog = vector_program(soc, name, kind, members, units, ceil_div(int(in_bytes), units * n_in),
+                          ceil_div(int(out_bytes), units), 1, 1, I8, n_in, in_hit >= 1.0, work=work)
+    return time_program(soc, prog)
 
 def _nc1hwc0_bytes(shape, c0: int, e: int) -> float:
     n, c, *hw = (int(v) for v in shape)

@@ -80,7 +80,9 @@ def efficiency(cost) -> dict:
             "launch_floor_us": cost.launch_us, "launch_pct": 100.0 * cost.launch_us / cost.time_us}
 
 
-PIPE_KEYS = ("MTE2", "vector", "cube", "MTE3", "handoff", "fill", "launch")
+# MTE1: the L1 -> L0A/L0B loads, their own pipe in the vendor-like programs (fusion/cost/baseline.py);
+# the fused kernels' timers still charge them to the cube, so their MTE1 reads 0
+PIPE_KEYS = ("MTE2", "MTE1", "vector", "cube", "MTE3", "handoff", "fill", "launch")
 
 
 def _superkernel(vendor, soc, fused_us: float) -> dict:
@@ -115,13 +117,14 @@ def pipe_breakdown(cost, vendor_kernels) -> dict:
     kernel's busiest-core pipe times, its pipeline fill and launch, summed over the kernels. A
     kernel's time is launch + about the max of its pipes (+ fill), so the pipe that differs most
     is the reason for the win or loss."""
-    fused = {p: cost.per_pipe_us.get(p, 0.0) for p in ("MTE2", "vector", "cube", "MTE3")}
+    fused = {p: cost.per_pipe_us.get(p, 0.0) for p in ("MTE2", "MTE1", "vector", "cube", "MTE3")}
     fused["handoff"] = cost.dma_us_by_kind.get("handoff", 0.0) / max(1, cost.cores_used)
     fused["fill"] = max(0.0, cost.body_us - max(cost.per_pipe_us.values()))
     fused["launch"] = cost.launch_us
     vend = dict.fromkeys(PIPE_KEYS, 0.0)
     for k in vendor_kernels:
         vend["MTE2"] += k.mte2_us
+        vend["MTE1"] += k.mte1_us
         vend["vector"] += k.vector_us
         vend["cube"] += k.cube_us
         vend["MTE3"] += k.mte3_us

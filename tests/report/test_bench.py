@@ -76,7 +76,7 @@ def test_sim_pipe_breakdown_explains_each_block(sim_report, capsys):
         # the vendor pair: each kernel is launch + at least its busiest pipe
         assert v["launch"] + v["fill"] + max(v[q] for q in ("MTE2", "vector", "cube", "MTE3")) <= k["vendor_us"] + 1e-9
         if k["fused_us"] > k["vendor_us"]:
-            assert p["fused_loses_most_on"] in ("MTE2", "vector", "cube", "MTE3", "handoff", "fill", "launch")
+            assert p["fused_loses_most_on"] in ("MTE2", "MTE1", "vector", "cube", "MTE3", "handoff", "fill", "launch")
 
 
 def test_trace_is_valid_trace_event_json(sim_report):
