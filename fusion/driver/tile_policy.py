@@ -146,7 +146,7 @@ def fit_refusal(wl: DwSepWorkload, target: Target, override: TileOverride | None
     instead of failing the compile."""
     override = override or TileOverride()
     soc = target.soc
-    if wl.ln_eps is not None and target.kind in ("ascend", "npuir"):
+    if wl.ln_eps is not None and target.kind == "npuir":
         return norm_refusal(target.kind)
     if target.kind == "npuir":   # an activation the emitter cannot lower: unfused, with its reason
         why = next((r for r in map(npuir_act_refusal, (wl.act1, wl.act2)) if r), None)

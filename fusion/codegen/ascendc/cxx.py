@@ -73,6 +73,8 @@ MEMBERS = {
     ("res_tile", "UB"): ("resQue", "TQue<TPosition::VECIN, @COPIES@>", True),
     ("y_tile", "UB"): ("yQue", "TQue<TPosition::VECOUT, @COPIES@>", True),
     ("act_tmp", "UB"): ("actTmpBuf", "TBuf<TPosition::VECCALC>", False),
+    ("ln_blk", "UB"): ("lnBlkBuf", "TBuf<TPosition::VECCALC>", False),
+    ("ln_stat", "UB"): ("lnStatBuf", "TBuf<TPosition::VECCALC>", False),
     ("pre_tile", "UB"): ("preQue", "TQue<TPosition::VECIN, @COPIES@>", True),
     # UB -> L1 is an MTE3 move on 310P: explicit flags, not an A1 queue (whose events assume MTE2)
     ("dw_out_l1", "L1"): ("aL1Buf", "TBuf<TPosition::A1>", False),

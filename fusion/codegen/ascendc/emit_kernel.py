@@ -81,6 +81,7 @@ from fusion.codegen.ascendc.loop_cxx import loop_functions
 from fusion.core.errors import MegafuseError
 from fusion.core.ir import C0
 from schedules.activations import needs_slope
+from schedules.channel_norm import LN_PX
 from schedules.isa import itemsize, tap_form
 from schedules.plan import KernelPlan
 
@@ -193,6 +194,9 @@ def emit_kernel(plan: KernelPlan, block_name: str = "block") -> EmittedKernel:
     if plan.cob > 127 and variant == "vector-pw":
         raise ValueError(f"cob {plan.cob} > 127 C0-blocks: the pixel-major pw_acc repeat stride (2*cob DataBlocks) "
                          "exceeds the 8-bit repeat stride")
+    if wl.ln_eps is not None and variant not in ("vector-pw", "two-phase"):
+        raise MegafuseError(f"block {block_name}: a channel LayerNorm is emitted in the vector-pw and two-phase "
+                            f"kernels only (this plan is {variant})")
     sym, op_type = kernel_names(block_name)
     return _emit(plan, sym, op_type, block_name, variant)
 
@@ -253,6 +257,9 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         RES_EPI_ADD=snippet("RES_EPI_ADD") if res else "",
     )
     values.update(slope_values(plan))
+    if wl.ln_eps is not None:   # the channel LayerNorm in place of act1 (schedules/channel_norm.py)
+        values["DW_POST"] = template("dw_post_ln.h")
+        values["ACT1_FN"] += sub(template("ln_norm.h"), LN_EPS=repr(float(wl.ln_eps)), LN_PX=LN_PX)
     body, entry, launch = _EMITTERS[variant](plan, ns, values, args, sym)
     values["NS"] = ns
     header = fill(template("tiling_header.h"), **values, FIELDS="\n".join(sub(snippet("TILING_FIELD"), NAME=name).rstrip("\n") for name, _ in fields),

@@ -19,6 +19,7 @@
 #include "megafuse_emu/static_alloc.h"
 #include "megafuse_emu/devkit.h"
 #include "megafuse_emu/devkit_extra.h"
+#include "megafuse_emu/ln_reduce.h"
 #include "megafuse_emu/atomic.h"
 #include "megafuse_emu/launch.h"
 #include "utils/debug/asc_printf.h"
