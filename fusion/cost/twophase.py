@@ -84,6 +84,17 @@ def _unit_steps(phase, unit, timed, db: bool) -> tuple:
     return tuple(steps)
 
 
+def phase_note(spans: list[tuple[str, float, float]], sync: float, preload_end: float) -> str:
+    """Where a two-phase body's time goes: each phase's start and end on the critical path, the
+    SyncAlls between, and (910B) when the AICs' resident PW weights are in L1 -- a GEMM phase that
+    starts later than its SyncAll waits for them (MODELED; docs/design.md, "Fused bodies vs pairs")."""
+    parts = [f"{n} {a:.2f}-{b:.2f} us" for n, a, b in spans]
+    text = f", SyncAll {sync:.2f} us, ".join(parts)
+    if preload_end > 0:
+        text += f"; resident PW weights in L1 at {preload_end:.2f} us"
+    return f"phases (MODELED): {text}"
+
+
 def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool = True,
                    in_l2: tuple[str, ...] = ()) -> KernelCost:
     wl, soc = plan.workload, plan.soc
@@ -115,6 +126,8 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
                     pre_us[f"{ph.role}{ci}"] = t
                 else:
                     runs[f"{ph.role}{ci}"] = _sim([(0, 0.0, ((_st("MTE2", t, "PW weights -> L1 (resident)"),),))], db)
+    preload_end = max((r.end for r in runs.values()), default=0.0)
+    spans = []   # (phase, start, end): where the body's time goes (the note below)
     ready = 0.0
     for k, ph in enumerate(prog.phases):
         to_l1 = ph.name == "gemm"
@@ -148,6 +161,7 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
                 cache[key] = run
             runs[name_] = run
             end = max(end, run.end)
+        spans.append((ph.name, ready, end))
         ready = end + (sync if k < len(prog.phases) - 1 else 0.0)
     dw, gemm = phase(prog, "dw"), phase(prog, "gemm")
     first = (f"DW on {len(dw.assignment)} {dw.role} -> GM workspace (L2)" if dw is not None
@@ -155,6 +169,7 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
     notes = [f"two-phase: {first}, {prog.barriers} SyncAll ({sync:.2f} us each, unfitted), GEMM {prog.m_tiles} x "
              f"{prog.n_tiles} tiles of {prog.bm} rows x {plan.cob} Cout blocks on "
              f"{len(gemm.assignment)} {gemm.role}, K in blocks of {prog.kb}"]
+    notes.append(phase_note(spans, sync, preload_end))
     mins = fused_min_bytes(wl)
     kh, kw = wl.kernel
     px = wl.batch * wl.out_height * wl.out_width

@@ -252,6 +252,8 @@ def _fastest_candidate(wl: DwSepWorkload, target: Target, override: TileOverride
 TWO_PHASE_TILES_PER_CORE = (1 / 8, 1 / 2, 1)
 TWO_PHASE_MAX_COB = 8
 TWO_PHASE_MAX_DW_PIXELS = 512   # the tallest fit-width DW tile tried: its taps are one instruction each
+TWO_PHASE_MAX_WIDE_PIXELS = 1024  # the largest wide (full / half output width) DW tile tried
+TWO_PHASE_WIDE_FINALISTS = 2     # (wide DW shape, cob) pairs whose cib x cores are searched
 TWO_PHASE_FINALISTS = 3         # (DW shape, cob) pairs whose cib x cores are searched
 TWO_PHASE_GROUPED_FINALISTS = 2  # and as many pairs of the grouped DW form's shapes
 _TWO_PHASE_BEST: dict = {}
@@ -333,6 +335,13 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, b
     # tiles whose DW row fits one vector repeat (one tap instruction over the whole tile)
     fit_w = max(w for w in balanced_sizes(wl.out_width) if w <= tap_row_fit(soc) or w == 1)
     shapes += [(th, fit_w) for th in balanced_sizes(wl.out_height) if th * fit_w <= TWO_PHASE_MAX_DW_PIXELS][-4:]
+    # wide tiles (the output's width or half of it) a few rows tall: fewer units, each DW tap one
+    # instruction over more pixels (the wide form), the halo read once per row band; finalists of
+    # their own, so the candidates above keep their places (the choice is never slower than without).
+    # Not for an identity DW (1x1: a chain's GEMM stage, which runs gemm_only: no DW phase at all)
+    wide = [(th, tw) for tw in dict.fromkeys((wl.out_width, ceil_div(wl.out_width, 2)))
+            for th in [h for h in balanced_sizes(wl.out_height) if h * tw <= TWO_PHASE_MAX_WIDE_PIXELS][-3:]
+            if wl.kernel != (1, 1)]
     # the grouped DW form's tiles (schedules/twophase.dw_grouped; grouped_shapes)
     pairs = [(hw, c) for hw in dict.fromkeys(shapes) for c in cobs]
     grouped = [(hw, c) for hw in grouped_shapes(wl, soc, fit_w) for c in cobs]
@@ -348,6 +357,9 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, b
     top += [(hw, cob, (group,)) for hw, cob in
             sorted(grouped, key=lambda p: cost(TileConfig(*p[0], p[1], group, db, "twophase")))
             [:TWO_PHASE_GROUPED_FINALISTS]]
+    top += [(hw, cob, (1, min(2, wl.c1))) for hw, cob in
+            sorted([(hw, c) for hw in dict.fromkeys(wide) for c in cobs],
+                   key=lambda p: cost(TileConfig(*p[0], p[1], 1, db, "twophase")))[:TWO_PHASE_WIDE_FINALISTS]]
     final = min((TileConfig(*hw, cob, cib, db, "twophase", cores) for hw, cob, cibs in top
                  for cib, cores in product(dict.fromkeys(cibs), _two_phase_cores(soc))), key=cost)
     best = None if costs[final][1] == float("inf") else costs[final][:2]   # (plan, µs)
