@@ -42,7 +42,7 @@ class Int8Kernel:
     y_dtype: str
     cin: int
     cout: int
-    cob: int                            # 16-column fractals a co-step as emitted
+    cob: int                            # 16-column fractals a co-step
     notes: tuple[str, ...] = ()
 
 
@@ -54,15 +54,7 @@ def _f(v: float) -> str:
     return repr(float(np.float32(v)))
 
 
-def emitted_cob(plan: Int8Plan) -> int:
-    """The plan's co-step, made even when there are several: each 32-channel output block is then
-    written by one co-step (the y tile is pixel-major, 32 channels a pixel)."""
-    if plan.co_steps == 1 or plan.cob % 2 == 0:
-        return plan.cob
-    return plan.cob + 1 if plan.cob + 1 < plan.wl.n16 else plan.wl.n16
-
-
-def _dw_consts(w: np.ndarray, b: np.ndarray, a: dict, c1: int) -> tuple[np.ndarray, np.ndarray]:
+def _dw_consts(w: np.ndarray, b: np.ndarray, a: dict, c1: int, sw: int) -> tuple[np.ndarray, np.ndarray]:
     c, _, kh, kw = w.shape
     wz = w.astype(np.int32) - np.asarray(a["w_zp"], np.int32).reshape(-1, 1, 1, 1)
     if np.abs(b).max(initial=0) >= EXACT_BIAS:
@@ -70,13 +62,12 @@ def _dw_consts(w: np.ndarray, b: np.ndarray, a: dict, c1: int) -> tuple[np.ndarr
                             "accumulation would not be exact")
     wp = np.zeros((c1 * C0_I8, kh * kw), np.float32)
     wp[:c] = wz.reshape(c, kh * kw)
-    w_dw = np.tile(wp.reshape(c1, C0_I8, kh * kw).transpose(0, 2, 1), (1, 1, 2))     # (c1, taps, 64)
+    w_dw = np.tile(wp.reshape(c1, C0_I8, kh * kw).transpose(0, 2, 1), (1, 1, 2 if sw == 1 else 1))   # (c1, taps, 64|32)
     bias = np.zeros(c1 * C0_I8, np.float32)
     bias[:c] = b
     mult = np.zeros(c1 * C0_I8, np.float32)
     mult[:c] = np.asarray(a["mult"], np.float32)
-    c_dw = np.concatenate([np.tile(bias.reshape(c1, 1, C0_I8), (1, 2, 1)).reshape(c1, 64),
-                           np.tile(mult.reshape(c1, 1, C0_I8), (1, 2, 1)).reshape(c1, 64)], axis=1)
+    c_dw = np.concatenate([bias.reshape(c1, C0_I8), mult.reshape(c1, C0_I8)], axis=1)      # (c1, 64)
     return np.ascontiguousarray(w_dw), np.ascontiguousarray(c_dw)
 
 
@@ -103,8 +94,7 @@ def _pw_consts(w: np.ndarray, b: np.ndarray, a: dict, x_dtype: str, c1: int, n16
     bp[:cout] = bias
     mp = np.zeros(n16 * N0, np.float32)
     mp[:cout] = np.asarray(a["mult"], np.float32)
-    rep = lambda v: np.ascontiguousarray(np.tile(v.reshape(n16, 1, N0), (1, 4, 1)).reshape(n16, 64))
-    return w_pw, rep(bp), rep(mp)
+    return w_pw, bp, mp
 
 
 def emit_int8_310p(g: Graph, n: Node, plan: Int8Plan, soc: SocSpec, index: int) -> Int8Kernel:
@@ -119,9 +109,12 @@ def emit_int8_310p(g: Graph, n: Node, plan: Int8Plan, soc: SocSpec, index: int) 
         raise MegafuseError("int8 plan does not belong to this block")
     x_dtype = g.types[n.inputs[0]].dtype
     y_dtype = ap["y_dtype"]
-    cob = emitted_cob(plan)
+    cob = plan.cob
+    if plan.double_buffer or plan.w_outer or (cob % 2 and cob < wl.n16):
+        raise MegafuseError(f"int8 plan {plan.describe()} is not one the 310P kernel runs "
+                            "(schedules/quant_plan.int8_candidates makes those)")
     c1, n16 = wl.c1, wl.n16
-    w_dw, c_dw = _dw_consts(g.constants[n.inputs[1]], g.constants[n.inputs[2]], ad, c1)
+    w_dw, c_dw = _dw_consts(g.constants[n.inputs[1]], g.constants[n.inputs[2]], ad, c1, plan.wl.stride[1])
     w_pw, b_pw, m_pw = _pw_consts(g.constants[n.inputs[3]], g.constants[n.inputs[4]], ap, ad["y_dtype"], c1, n16, cob)
     kh, kw = wl.kernel
     sh, sw = wl.stride
@@ -141,7 +134,7 @@ def emit_int8_310p(g: Graph, n: Node, plan: Int8Plan, soc: SocSpec, index: int) 
                X_ZP=_f(ad["x_zp"]), DW_LO=_f(dlo - ad["y_zp"]), DW_HI=_f(dhi - ad["y_zp"]),
                DW_ZP=_f(ad["y_zp"] - (128 if ad["y_dtype"] == "uint8" else 0)),
                PW_LO=_f(plo - ap["y_zp"]), PW_HI=_f(phi - ap["y_zp"]), PW_ZP=_f(ap["y_zp"]))
-    notes = (f"co-step {cob} fractals (plan {plan.cob}: made even)",) if cob != plan.cob else ()
+    notes = ()
     return Int8Kernel(sym, src, plan, plan.cores, (w_dw, c_dw, w_pw, b_pw, m_pw), x_dtype, y_dtype,
                       int(g.types[n.inputs[0]].shape[1]), int(g.types[n.outputs[0]].shape[1]), cob, notes)
 

@@ -22,6 +22,8 @@ constexpr uint32_t N = @N@, C1 = @C1@, H = @H@, W = @W@, OH = @OH@, OW = @OW@;
 constexpr uint32_t KH = @KH@, KW = @KW@, SH = @SH@, SW = @SW@, PT = @PT@, PL = @PL@;
 constexpr uint32_t TH = @TH@, TW = @TW@, TWP = @TWP@, IH = @IH@, IW = @IW@, NH = @NH@, NW = @NW@;
 constexpr uint32_t THW_AL = @THW_AL@, M1 = THW_AL / 16, N16 = @N16@, COB = @COB@, CO1 = @CO1@;
+constexpr uint32_t WSTR = SW == 1 ? 64 : 32;     // a tap's weights: stored twice at stride 1 (two pixels a repeat)
+constexpr bool W_RES = COB == N16;              // the PW weights stay in L1 (one co-step)
 constexpr float X_ZP = @X_ZP@f;
 constexpr float DW_LO = @DW_LO@f, DW_HI = @DW_HI@f, DW_ZP = @DW_ZP@f;   // clamp range - zp; zp (recentred)
 constexpr float PW_LO = @PW_LO@f, PW_HI = @PW_HI@f, PW_ZP = @PW_ZP@f;
@@ -41,11 +43,11 @@ public:
     {
         using namespace @NS@;
         xGm.SetGlobalBuffer((__gm__ XT*)x, N * C1 * H * W * PIX);
-        wDwGm.SetGlobalBuffer((__gm__ float*)w_dw, C1 * KH * KW * 64);
-        cDwGm.SetGlobalBuffer((__gm__ float*)c_dw, C1 * 128);
+        wDwGm.SetGlobalBuffer((__gm__ float*)w_dw, C1 * KH * KW * WSTR);
+        cDwGm.SetGlobalBuffer((__gm__ float*)c_dw, C1 * 64);
         wPwGm.SetGlobalBuffer((__gm__ int8_t*)w_pw, C1 * N16 * 512);
-        bPwGm.SetGlobalBuffer((__gm__ int32_t*)b_pw, N16 * 64);
-        mPwGm.SetGlobalBuffer((__gm__ float*)m_pw, N16 * 64);
+        bPwGm.SetGlobalBuffer((__gm__ int32_t*)b_pw, N16 * 16);
+        mPwGm.SetGlobalBuffer((__gm__ float*)m_pw, N16 * 16);
         yGm.SetGlobalBuffer((__gm__ YT*)y, N * CO1 * OH * OW * PIX);
         pipe.InitBuffer(xqB, IH * IW * PIX);
         pipe.InitBuffer(xhB, IH * IW * PIX * 2);
@@ -53,17 +55,17 @@ public:
         pipe.InitBuffer(accB, TH * TWP * PIX * 4);
         pipe.InitBuffer(qB, TH * TWP * PIX);
         pipe.InitBuffer(zB, 512);
-        pipe.InitBuffer(wDwB, C1 * KH * KW * 64 * 4);
-        pipe.InitBuffer(cDwB, C1 * 128 * 4);
-        pipe.InitBuffer(bPwB, N16 * 64 * 4);
-        pipe.InitBuffer(mPwB, N16 * 64 * 4);
+        pipe.InitBuffer(wDwB, C1 * KH * KW * WSTR * 4);
+        pipe.InitBuffer(cDwB, C1 * 64 * 4);
+        pipe.InitBuffer(bPwB, N16 * 16 * 4);
+        pipe.InitBuffer(mPwB, N16 * 16 * 4);
         pipe.InitBuffer(cB, THW_AL * COB * 16 * 4);
         pipe.InitBuffer(cfB, THW_AL * COB * 16 * 4);
         pipe.InitBuffer(yfB, ((COB + 1) / 2) * TH * TW * PIX * 4);
         pipe.InitBuffer(yhB, ((COB + 1) / 2) * TH * TW * PIX * 2);
         pipe.InitBuffer(yqB, ((COB + 1) / 2) * TH * TW * PIX);
         pipe.InitBuffer(a1B, C1 * THW_AL * PIX);
-        pipe.InitBuffer(b1B, C1 * N16 * 512);
+        pipe.InitBuffer(b1B, C1 * (W_RES ? N16 : COB) * 512);
         pipe.InitBuffer(a2B, C1 * M1 * 512);
         pipe.InitBuffer(b2B, C1 * COB * 512);
         pipe.InitBuffer(c2B, THW_AL * COB * 16 * 4);
@@ -73,11 +75,11 @@ public:
     {
         using namespace @NS@;
         // resident: DW weights / bias / mult, PW bias / mult in UB, PW weights in L1
-        DataCopy(wDwB.Get<float>(), wDwGm, C1 * KH * KW * 64);
-        DataCopy(cDwB.Get<float>(), cDwGm, C1 * 128);
-        DataCopy(bPwB.Get<int32_t>(), bPwGm, N16 * 64);
-        DataCopy(mPwB.Get<float>(), mPwGm, N16 * 64);
-        DataCopy(b1B.Get<int8_t>(), wPwGm, C1 * N16 * 512);
+        DataCopy(wDwB.Get<float>(), wDwGm, C1 * KH * KW * WSTR);
+        DataCopy(cDwB.Get<float>(), cDwGm, C1 * 64);
+        DataCopy(bPwB.Get<int32_t>(), bPwGm, N16 * 16);
+        DataCopy(mPwB.Get<float>(), mPwGm, N16 * 16);
+        if constexpr (W_RES) DataCopy(b1B.Get<int8_t>(), wPwGm, C1 * N16 * 512);
         Duplicate(zB.Get<half>(), (half)0, 256);
         // a y tile's second 16-channel half stays 0 where N16 is odd (channels past Cout)
         Duplicate(yfB.Get<float>(), 0.0f, ((COB + 1) / 2) * TH * TW * PIX);
@@ -155,7 +157,7 @@ private:
         LocalTensor<float> wdw = wDwB.Get<float>();
         for (uint32_t i = 0; i < KH; ++i)
             for (uint32_t j = 0; j < KW; ++j) {
-                LocalTensor<float> wt = wdw[(c1 * KH * KW + i * KW + j) * 64];
+                LocalTensor<float> wt = wdw[(c1 * KH * KW + i * KW + j) * WSTR];
                 for (uint32_t r = 0; r < th; ++r) {
                     LocalTensor<float> src = xf[((r * SH + i) * iw + j) * PIX];
                     if constexpr (SW == 1) {   // two pixels a repeat; the tap's 32 weights stored twice
@@ -168,11 +170,14 @@ private:
             }
         PipeBarrier<PIPE_ALL>();
         LocalTensor<float> cdw = cDwB.Get<float>();
-        for (uint32_t r0 = 0; r0 < th * twp / 2; r0 += 255) {   // two pixels a repeat
-            const uint8_t reps = (uint8_t)((th * twp / 2 - r0 < 255) ? th * twp / 2 - r0 : 255);
-            Add(acc[r0 * 64], acc[r0 * 64], cdw[c1 * 128], (uint64_t)64, reps, {1, 1, 1, 8, 8, 0});       // + bias
-            PipeBarrier<PIPE_V>();
-            Mul(acc[r0 * 64], acc[r0 * 64], cdw[c1 * 128 + 64], (uint64_t)64, reps, {1, 1, 1, 8, 8, 0});  // * mult
+        for (uint32_t p0 = 0; p0 < th * twp; p0 += 255) {   // + bias: one pixel a repeat
+            const uint8_t reps = (uint8_t)((th * twp - p0 < 255) ? th * twp - p0 : 255);
+            Add(acc[p0 * PIX], acc[p0 * PIX], cdw[c1 * 64], (uint64_t)32, reps, {1, 1, 1, 4, 4, 0});
+        }
+        PipeBarrier<PIPE_V>();
+        for (uint32_t p0 = 0; p0 < th * twp; p0 += 255) {   // * mult
+            const uint8_t reps = (uint8_t)((th * twp - p0 < 255) ? th * twp - p0 : 255);
+            Mul(acc[p0 * PIX], acc[p0 * PIX], cdw[c1 * 64 + 32], (uint64_t)32, reps, {1, 1, 1, 4, 4, 0});
         }
         PipeBarrier<PIPE_V>();
         Requant(acc, th * twp * PIX, DW_LO, DW_HI);
@@ -204,8 +209,12 @@ private:
         using namespace @NS@;
         const uint32_t m1 = thwAl / 16;
         LocalTensor<int8_t> b2 = b2B.Get<int8_t>();
-        LoadData2DParams lb;   // this co-step's weight fractals are contiguous in L1 (host order)
-        lb.startIndex = j0 * C1;
+        if constexpr (!W_RES) {   // this co-step's weight block, GM -> L1
+            DataCopy(b1B.Get<int8_t>(), wPwGm[j0 * C1 * 512], nb * C1 * 512);
+            PipeBarrier<PIPE_ALL>();
+        }
+        LoadData2DParams lb;   // the co-step's weight fractals are contiguous in L1 (host order)
+        lb.startIndex = W_RES ? j0 * C1 : 0;
         lb.repeatTimes = nb * C1;
         lb.srcStride = 1;
         LoadData(b2, b1B.Get<int8_t>(), lb);
@@ -230,19 +239,19 @@ private:
         LocalTensor<float> mpw = mPwB.Get<float>();
         LocalTensor<float> cf = cfB.Get<float>();
         for (uint32_t jb = 0; jb < nb; ++jb)   // + bias (int32, exact), 16 channels a fractal row
-            for (uint32_t r0 = 0; r0 < m1 * 4; r0 += 255) {
-                const uint8_t reps = (uint8_t)((m1 * 4 - r0 < 255) ? m1 * 4 - r0 : 255);
-                Add(c[jb * m1 * 256 + r0 * 64], c[jb * m1 * 256 + r0 * 64], bpw[(j0 + jb) * 64], (uint64_t)64,
-                    reps, {1, 1, 1, 8, 8, 0});
+            for (uint32_t r0 = 0; r0 < thwAl; r0 += 255) {
+                const uint8_t reps = (uint8_t)((thwAl - r0 < 255) ? thwAl - r0 : 255);
+                Add(c[jb * m1 * 256 + r0 * 16], c[jb * m1 * 256 + r0 * 16], bpw[(j0 + jb) * 16], (uint64_t)16,
+                    reps, {1, 1, 1, 2, 2, 0});
             }
         PipeBarrier<PIPE_V>();
         Cast(cf, c, RoundMode::CAST_NONE, m1 * nb * 256);
         PipeBarrier<PIPE_V>();
         for (uint32_t jb = 0; jb < nb; ++jb)
-            for (uint32_t r0 = 0; r0 < m1 * 4; r0 += 255) {
-                const uint8_t reps = (uint8_t)((m1 * 4 - r0 < 255) ? m1 * 4 - r0 : 255);
-                Mul(cf[jb * m1 * 256 + r0 * 64], cf[jb * m1 * 256 + r0 * 64], mpw[(j0 + jb) * 64], (uint64_t)64,
-                    reps, {1, 1, 1, 8, 8, 0});
+            for (uint32_t r0 = 0; r0 < thwAl; r0 += 255) {
+                const uint8_t reps = (uint8_t)((thwAl - r0 < 255) ? thwAl - r0 : 255);
+                Mul(cf[jb * m1 * 256 + r0 * 16], cf[jb * m1 * 256 + r0 * 16], mpw[(j0 + jb) * 16], (uint64_t)16,
+                    reps, {1, 1, 1, 2, 2, 0});
             }
         PipeBarrier<PIPE_V>();
         Requant(cf, m1 * nb * 256, PW_LO, PW_HI);
