@@ -4,25 +4,24 @@ with their counts). fusion/cost/int8.py times these steps; the vendor-like int8 
 (fusion/cost/vendor_int8.py) use the same vector-op counts, so both sides of a comparison count
 the same instructions for the same arithmetic.
 
-Data path (exact against ORT's QLinearConv, passes/quant_fuse.py):
-  GM --MTE2--> UB   the x tile with its halo, int8/uint8 NC1HWC0, C0 = 32 (one DataBlock a pixel)
-  vector, per 32-channel block: Cast x -> half -> float (exact), per tap one MulAddDst in fp32
-          (|products| <= 255*128 and their sum over the taps stay below 2^24: exact), Cast -> int32,
-          + bias (int32 Add), then the requant: Cast int32 -> float, * mult (per channel), Maxs /
-          Mins (the clamp), Cast -> int32 with CAST_RINT (half to even), + zero point, Cast -> half
-          -> int8 (exact: |v| <= 255). The vector unit has no int8 multiply-add; int8 reaches it
+Data path (exact against ORT's QLinearConv, passes/quant_fuse.py); on 310P it is the emitted
+kernel's (fusion/codegen/ascendc/templates/int8_dwsep_310p.cpp), instruction for instruction:
+  GM --MTE2--> UB   the x tile's in-image part, int8/uint8 NC1HWC0, C0 = 32 (one DataBlock a pixel)
+  vector, per 32-channel block: Cast x -> half, Duplicate x_zp, Cast -> float row by row into place,
+          - x_zp (padding -> 0), per tap and row one MulAddDst in fp32 (|products| <= 255*255 and
+          their sum stay below 2^24: exact), + bias, * mult (per channel, float32 as ORT), Maxs /
+          Mins (the clamp), + and - 1.5 * 2^23 (round half to even, IEEE float adds), + zero point,
+          Cast -> half -> int8 (exact). The vector unit has no int8 multiply-add; int8 reaches it
           through Cast [soc.py: cast]. A uint8 DW output is written recentred (v - 128 as int8)
-          for the int8 cube, 128 * sum(w_pw) folded into the PW bias on the host (exact in int32).
+          for the int8 cube, the zero points folded into the PW bias on the host (exact in int32).
   PW on the cube in int8: A = the DW result (th*tw x C1*32), B = w_pw (C1*32 x Cout), int32 in
           L0C, fractals 16 x 32 x 16 [soc.py: tbe-guide].
-    310P  UB -> L1 -> L0A on chip; L0C -> UB dequantized on the move (int32 -> half, the
-          inference series' CO1 -> CO2 path [soc.py: co1co2]); + zero point and Cast half -> int8
-          (CAST_RINT) on the vector unit: the half intermediate may round one step differently
-          from ORT's float requant (at most 1 quantization step).
+    310P  UB -> L1 -> L0A on chip; L0C -> UB (int32), + bias (int32), Cast -> float, * mult and the
+          same exact requant, + zp into the pixel-major y tile, Cast -> half -> int8: exact.
     910B  the AIV writes the int8 DW result to GM (L2), the AIC reads it after a cross-core flag;
           the Fixpipe writes y requantized (VREQ8) [soc.py: fixpipe]; its scale format may round
           one step differently (at most 1 step). A clamp narrower than the output dtype's range
-          (an absorbed Relu6) costs the AIV a read-clamp-write of y through L2.
+          (an absorbed Relu6) costs the AIV a read-clamp-write of y through L2. Modeled only.
 """
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ from fusion.cost.primitives import MODELED, PIPES, cycles_to_us, dma_us
 from fusion.cost.vendor_baseline import launch_us
 from schedules.l2 import produced_in_l2, write_hit
 from schedules.quant_plan import Int8Plan, Int8Workload, int8_candidates
-from schedules.quant_program import (I8Stage, clamp_stages, core_program, cube_tiles, program_counts, tile_cols,
-                                     tile_key, tile_rows, vector_tiles)
+from schedules.quant_program import (I8Stage, clamp_stages, core_program, cube_tiles, program_counts, tile_key,
+                                     vector_tiles)
 
 
 @dataclass(frozen=True)
