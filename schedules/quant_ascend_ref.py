@@ -1,6 +1,7 @@
 """The fused int8 DW->PW block with the Ascend kernel's arithmetic (schedules/quant_plan.py's module
 doc), in NumPy: the exactness claims of the modeled kernel, checked against ONNX Runtime by
-tests/schedules/test_quant_ascend_ref.py (no Ascend C is emitted for it yet).
+tests/schedules/test_quant_ascend_ref.py. The 310P kernel that is emitted
+(fusion/codegen/ascendc/emit_int8.py) uses "fixpipe"'s float32 order for its epilogue: exact.
 
   DW      the stored integers as float32 (x and w - w_zp), one fused multiply-add per tap in tap
           order (MulAddDst), Cast -> int32, + the int32 bias with x_zp folded in (as

@@ -4,25 +4,24 @@ with their counts). fusion/cost/int8.py times these steps; the vendor-like int8 
 (fusion/cost/vendor_int8.py) use the same vector-op counts, so both sides of a comparison count
 the same instructions for the same arithmetic.
 
-Data path (exact against ORT's QLinearConv, passes/quant_fuse.py):
-  GM --MTE2--> UB   the x tile with its halo, int8/uint8 NC1HWC0, C0 = 32 (one DataBlock a pixel)
-  vector, per 32-channel block: Cast x -> half -> float (exact), per tap one MulAddDst in fp32
-          (|products| <= 255*128 and their sum over the taps stay below 2^24: exact), Cast -> int32,
-          + bias (int32 Add), then the requant: Cast int32 -> float, * mult (per channel), Maxs /
-          Mins (the clamp), Cast -> int32 with CAST_RINT (half to even), + zero point, Cast -> half
-          -> int8 (exact: |v| <= 255). The vector unit has no int8 multiply-add; int8 reaches it
+Data path (exact against ORT's QLinearConv, passes/quant_fuse.py); on 310P it is the emitted
+kernel's (fusion/codegen/ascendc/templates/int8_dwsep_310p.cpp), instruction for instruction:
+  GM --MTE2--> UB   the x tile's in-image part, int8/uint8 NC1HWC0, C0 = 32 (one DataBlock a pixel)
+  vector, per 32-channel block: Cast x -> half, Duplicate x_zp, Cast -> float row by row into place,
+          - x_zp (padding -> 0), per tap and row one MulAddDst in fp32 (|products| <= 255*255 and
+          their sum stay below 2^24: exact), + bias, * mult (per channel, float32 as ORT), Maxs /
+          Mins (the clamp), + and - 1.5 * 2^23 (round half to even, IEEE float adds), + zero point,
+          Cast -> half -> int8 (exact). The vector unit has no int8 multiply-add; int8 reaches it
           through Cast [soc.py: cast]. A uint8 DW output is written recentred (v - 128 as int8)
-          for the int8 cube, 128 * sum(w_pw) folded into the PW bias on the host (exact in int32).
+          for the int8 cube, the zero points folded into the PW bias on the host (exact in int32).
   PW on the cube in int8: A = the DW result (th*tw x C1*32), B = w_pw (C1*32 x Cout), int32 in
           L0C, fractals 16 x 32 x 16 [soc.py: tbe-guide].
-    310P  UB -> L1 -> L0A on chip; L0C -> UB dequantized on the move (int32 -> half, the
-          inference series' CO1 -> CO2 path [soc.py: co1co2]); + zero point and Cast half -> int8
-          (CAST_RINT) on the vector unit: the half intermediate may round one step differently
-          from ORT's float requant (at most 1 quantization step).
+    310P  UB -> L1 -> L0A on chip; L0C -> UB (int32), + bias (int32), Cast -> float, * mult and the
+          same exact requant, + zp into the pixel-major y tile, Cast -> half -> int8: exact.
     910B  the AIV writes the int8 DW result to GM (L2), the AIC reads it after a cross-core flag;
           the Fixpipe writes y requantized (VREQ8) [soc.py: fixpipe]; its scale format may round
           one step differently (at most 1 step). A clamp narrower than the output dtype's range
-          (an absorbed Relu6) costs the AIV a read-clamp-write of y through L2.
+          (an absorbed Relu6) costs the AIV a read-clamp-write of y through L2. Modeled only.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ from functools import cached_property
 from fusion.core.ir import C0, Graph, Node, c0_of, ceil_div
 from fusion.core.soc import SocSpec
 from fusion.frontend.onnx_ops_quant import QRANGE
-from schedules.isa import VecWork, vec_op
+from schedules.isa import VecWork, count_form, vec_op
 
 I8 = "int8"
 C0_I8 = c0_of(I8)            # 32 channels a DataBlock
@@ -134,22 +133,45 @@ def tap_work(soc: SocSpec, th: int, tw: int, sw: int) -> VecWork:
     return per_pixel(soc, th * tw, th)
 
 
-def dw_int8_work(soc: SocSpec, th: int, tw: int, ih: int, iw: int, kh: int, kw: int, sw: int = 1) -> VecWork:
-    """One 32-channel block of the int8 DW over th x tw output pixels from an ih x iw input tile:
-    the casts in, the taps, the bias and the exact fp32 requant (module doc)."""
-    x, px = ih * iw * C0_I8, th * tw * C0_I8
-    cast_in = vec_op(soc, x, 2) + vec_op(soc, x, ACC)              # int8 -> half -> float
+def dw_int8_work(soc: SocSpec, th: int, tw: int, ih: int, iw: int, kh: int, kw: int, sw: int = 1,
+                 rr: int | None = None, rc: int | None = None) -> VecWork:
+    """One 32-channel block of the int8 DW over th x tw output pixels from an ih x iw input tile of
+    which rr x rc pixels lie in the image (default: all), as the emitted kernel issues it
+    (templates/int8_dwsep_310p.cpp Dw): Cast int8 -> half, Duplicate x_zp, one Cast half -> float
+    a read row into place, Adds -x_zp, Duplicate 0, the taps row by row (rows padded to an even
+    width twp), + bias and * mult one pixel a repeat, the exact requant (requant_work)."""
+    rr, rc = (ih if rr is None else rr), (iw if rc is None else rc)
+    twp = ceil_div(tw, 2) * 2
+    x = (ih * iw + 1) * C0_I8                                          # + one pixel of slack
+    cast_in = count_form(soc, rr * rc * C0_I8, 2) + count_form(soc, rc * C0_I8, ACC, rr)
+    prep = count_form(soc, x, ACC, 2) + count_form(soc, th * twp * C0_I8, ACC)
     taps = tap_work(soc, th, tw, sw) * (kh * kw)
-    bias = vec_op(soc, px, ACC) + per_pixel(soc, th * tw)          # Cast -> int32, + bias (int32)
-    return cast_in + taps + bias + requant_work(soc, th * tw)
+    return cast_in + prep + taps + per_pixel(soc, th * twp) + requant_work(soc, th * twp)
 
 
 def requant_work(soc: SocSpec, pixels: int) -> VecWork:
-    """ORT's requant of `pixels` 32-channel int32 pixels on the vector unit, exact: Cast -> float,
-    * mult (per channel), Maxs, Mins, Cast -> int32 (RINT), + zp, Cast -> half, Cast -> int8."""
+    """ORT's requant of `pixels` 32-channel pixels of float32 integers, exact: * mult (per channel,
+    one pixel a repeat), Maxs, Mins (the clamp), + and - 1.5 * 2^23 (round half to even), + zp,
+    Cast -> half, Cast -> int8."""
     px = pixels * C0_I8
-    return (vec_op(soc, px, ACC) + per_pixel(soc, pixels) + vec_op(soc, px, ACC) * 5
-            + vec_op(soc, px, 2))
+    return per_pixel(soc, pixels) + count_form(soc, px, ACC, 6) + count_form(soc, px, 2)
+
+
+def pw_epilogue_work(soc: SocSpec, thw: int, thw_al: int, nb: int) -> VecWork:
+    """310P, one co-step of nb 16-column fractals after the L0C -> UB move (int32, NZ): + bias and
+    * mult per fractal column one 16-channel row a repeat, Cast int32 -> float, Maxs, Mins, +/-
+    1.5 * 2^23, + zp into the pixel-major y tile per fractal column, Cast -> half -> int8
+    (templates/int8_dwsep_310p.cpp Pw)."""
+    rows = VecWork(ceil_div(thw_al, soc.max_repeat), thw_al) * nb
+    ytile = ceil_div(nb, 2) * thw * C0_I8
+    return (rows * 2 + count_form(soc, thw_al * nb * N0, ACC, 5)
+            + VecWork(ceil_div(thw, soc.max_repeat), thw) * nb
+            + count_form(soc, ytile, ACC) + count_form(soc, ytile, 2))
+
+
+def core_init_work(soc: SocSpec, plan: "Int8Plan") -> VecWork:
+    """310P, once a core: Duplicate of the zero rows and of the y tile."""
+    return count_form(soc, 256, 2) + count_form(soc, ceil_div(plan.cob, 2) * plan.thw * C0_I8, ACC)
 
 
 def l0c_requant_work(soc: SocSpec, elems: int, narrow_clamp: bool) -> VecWork:
@@ -230,6 +252,8 @@ class Int8Plan:
     @cached_property
     def buffers(self) -> tuple[tuple[str, str, int, int], ...]:
         """(name, memory, bytes, copies) of every buffer live at once."""
+        if self.soc.coupled:
+            return self._coupled_buffers()
         wl, k = self.wl, self.wl.kernel[0] * self.wl.kernel[1]
         c, kb = self.copies, wl.c1 * C0_I8
         wcopies = 1 if self.w_resident else c
@@ -256,6 +280,32 @@ class Int8Plan:
             if wl.narrow_clamp:
                 bufs += [("y_clamp", "UB", self.thw * wl.co1 * C0_I8, c)]
         return tuple(bufs)
+
+    def _coupled_buffers(self) -> tuple[tuple[str, str, int, int], ...]:
+        """310P: the emitted kernel's buffers (templates/int8_dwsep_310p.cpp Init), one channel
+        block of the DW at a time, each buffer single (the kernel serializes its pipes)."""
+        wl, k = self.wl, self.wl.kernel[0] * self.wl.kernel[1]
+        kb, twp = wl.c1 * C0_I8, ceil_div(self.tw, 2) * 2
+        ncols, q = self.cob * N0, ceil_div(self.cob, 2)
+        return (("x_tile", "UB", C0_I8 * self.ih * self.iw, 1),
+                ("x_half", "UB", C0_I8 * self.ih * self.iw * 2, 1),
+                ("x_float", "UB", C0_I8 * (self.ih * self.iw + 1) * ACC, 1),
+                ("dw_acc", "UB", C0_I8 * self.th * twp * ACC, 1),
+                ("dw_q", "UB", C0_I8 * self.th * twp, 1),
+                ("zeros", "UB", 512, 1),
+                ("w_dw", "UB", kb * k * ACC * (2 if wl.stride[1] == 1 else 1), 1),
+                ("b_mult_dw", "UB", 2 * kb * ACC, 1),
+                ("b_mult_pw", "UB", wl.n16 * N0 * ACC, 2),
+                ("pw_int32", "UB", self.thw_al * ncols * ACC, 1),
+                ("pw_float", "UB", self.thw_al * ncols * ACC, 1),
+                ("y_float", "UB", q * self.thw * C0_I8 * ACC, 1),
+                ("y_half", "UB", q * self.thw * C0_I8 * 2, 1),
+                ("y_tile", "UB", q * self.thw * C0_I8, 1),
+                ("a_l1", "L1", kb * self.thw_al, 1),
+                ("w_pw_l1", "L1", kb * (wl.n16 if self.w_resident else self.cob) * N0, 1),
+                ("a_l0a", "L0A", kb * self.thw_al, 1),
+                ("b_l0b", "L0B", kb * self.cob * N0, 1),
+                ("acc_l0c", "L0C", self.thw_al * ncols * ACC, 1))
 
     def bytes_in(self, mem: str) -> int:
         """Bytes of `mem` this plan needs: every buffer 32 B aligned, times its copies; on 910B
@@ -292,13 +342,19 @@ def tile_heights(out_h: int) -> list[int]:
 def int8_candidates(wl: Int8Workload, soc: SocSpec) -> list[Int8Plan]:
     """Every tile that fits (tile_heights x tile_widths, both loop orders when the weights are
     not resident), each with the largest co-step that fits, double-buffered where any tile fits
-    so, else single-buffered."""
+    so, else single-buffered. 310P: the emitted kernel's plans (single-buffered, tile-outer, an even
+    co-step when there are several: each 32-channel output block written by one co-step)."""
     out = []
-    for db in (True, False):
+    coupled = soc.coupled
+    for db in ((False,) if coupled else (True, False)):
         for tw in tile_widths(wl.out_w):
+            if coupled and tw > (510 if wl.stride[1] == 1 else 255):    # the taps' uint8 repeat count
+                continue
             for th in tile_heights(wl.out_h):
-                for w_outer in (False, True):
+                for w_outer in ((False,) if coupled else (False, True)):
                     for cob in range(wl.n16, 0, -1):
+                        if coupled and cob % 2 and cob < wl.n16:
+                            continue
                         p = Int8Plan(wl, soc, th, tw, cob, db, w_outer)
                         if p.over_budget() is None:
                             if not (w_outer and p.w_resident):

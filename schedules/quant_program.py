@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from fusion.core.ir import ceil_div
 from schedules.isa import VecWork
-from schedules.quant_plan import (ACC, C0_I8, N0, Int8Plan, clamp_pass_work, dw_int8_work,
-                                  l0c_requant_work)
+from schedules.quant_plan import (ACC, C0_I8, N0, Int8Plan, clamp_pass_work, core_init_work, dw_int8_work,
+                                  pw_epilogue_work)
 
 
 @dataclass(frozen=True)
@@ -53,20 +53,31 @@ def tile_cols(plan: Int8Plan, t: int) -> int:
     return min(plan.tw, plan.wl.out_w - (t % nw) * plan.tw)
 
 
-def _read_extent(out: int, stride: int, k: int, size: int) -> int:
-    """Input rows (or columns) a tile of `out` outputs reads from GM (the halo clipped to the image)."""
-    return min((out - 1) * stride + k, size)
+def _read_extent(start: int, out: int, stride: int, k: int, pad: int, size: int) -> int:
+    """Input rows (or columns) a tile of `out` outputs from output `start` reads from GM: its halo
+    clipped to the image (the padding is made on chip)."""
+    s0 = start * stride - pad
+    return min(size, s0 + (out - 1) * stride + k) - max(0, s0)
+
+
+def tile_key(plan: Int8Plan, t: int) -> tuple[int, int, int, int]:
+    """What a tile's steps depend on: its output rows and columns and the input rows and columns
+    it reads (tiles at the image border read fewer: their halo is padding)."""
+    wl, nh, nw = plan.wl, *plan.tiles_hw
+    rows, cols = tile_rows(plan, t), tile_cols(plan, t)
+    return (rows, cols,
+            _read_extent(((t // nw) % nh) * plan.th, rows, wl.stride[0], wl.kernel[0], wl.pads[0], wl.height),
+            _read_extent((t % nw) * plan.tw, cols, wl.stride[1], wl.kernel[1], wl.pads[1], wl.width))
 
 
 def dw_stages(plan: Int8Plan, t: int) -> tuple[I8Stage, ...]:
     """The DW half of tile t on its vector core: load, DW + requant of every channel block, and on
     910B the hand-off write."""
-    wl, soc, rows, cols = plan.wl, plan.soc, tile_rows(plan, t), tile_cols(plan, t)
+    wl, soc = plan.wl, plan.soc
+    rows, cols, rr, rc = tile_key(plan, t)
     ih, iw = (rows - 1) * wl.stride[0] + wl.kernel[0], (cols - 1) * wl.stride[1] + wl.kernel[1]
-    rr = _read_extent(rows, wl.stride[0], wl.kernel[0], wl.height)
-    rc = _read_extent(cols, wl.stride[1], wl.kernel[1], wl.width)
     x = (wl.c1 * C0_I8 * rr * rc, wl.c1 * (rr if rc < wl.width else 1), "in", "input")
-    work = dw_int8_work(soc, rows, cols, ih, iw, *wl.kernel, wl.stride[1]) * wl.c1
+    work = dw_int8_work(soc, rows, cols, ih, iw, *wl.kernel, wl.stride[1], rr, rc) * wl.c1
     st = [I8Stage("MTE2", "x tile", "x", dma=x), I8Stage("vector", "dw int8 + requant", "dwq", vec=work)]
     if not soc.coupled:
         st.append(I8Stage("MTE3", "hand-off dw_q", dma=(wl.c1 * C0_I8 * rows * cols, wl.c1, "out", "handoff")))
@@ -108,8 +119,9 @@ def co_stages(plan: Int8Plan, t: int, j: int, load_w: bool, load_a: bool) -> tup
     fr = ceil_div(thw, soc.cube_int8_fractal[0]) * wl.c1 * ceil_div(cols, soc.cube_int8_fractal[2])
     st.append(I8Stage("cube", "mmad int8", "c", fractals=fr, moves=moves))
     y_bytes = thw * min(cols, wl.cout - j * plan.cob * N0)
-    if soc.int8_requant == "vector":
-        st.append(I8Stage("vector", "L0C->UB deq + quant", "y", vec=l0c_requant_work(soc, thw * cols, wl.narrow_clamp),
+    if soc.int8_requant == "vector":   # whole 32-channel output blocks (an even co-step, the y tile's layout)
+        y_bytes = thw * ceil_div(cols // N0, 2) * C0_I8
+        st.append(I8Stage("vector", "L0C->UB + requant", "y", vec=pw_epilogue_work(soc, thw, thw_al, cols // N0),
                           moves=(("L0C->UB", thw_al * cols * ACC),)))
         st.append(I8Stage("MTE3", "y out", dma=(y_bytes, 1, "out", "output")))
     else:
@@ -134,8 +146,11 @@ def resident_stages(plan: Int8Plan, side: str) -> tuple[I8Stage, ...]:
     if side in ("core", "aiv"):
         k = wl.kernel[0] * wl.kernel[1] * (2 if wl.stride[1] == 1 else 1)   # stride 1: each tap twice
         st.append(I8Stage("MTE2", "w_dw b_dw mult", dma=(kb * k * ACC + 2 * kb * ACC, 3, "in", "weights")))
-    if side in ("core", "aic"):
-        st.append(I8Stage("MTE2", "b_pw deq", dma=(wl.n16 * N0 * (ACC + 8), 2, "in", "weights")))
+    if side == "core":
+        st.append(I8Stage("vector", "zero rows, y tile", vec=core_init_work(plan.soc, plan)))
+    if side in ("core", "aic"):   # int32 bias + float32 mult (310P), + uint64 Fixpipe scales (910B)
+        per_ch = ACC + (ACC if plan.soc.coupled else 8)
+        st.append(I8Stage("MTE2", "b_pw deq", dma=(wl.n16 * N0 * per_ch, 2, "in", "weights")))
         if plan.w_resident:
             wb = kb * wl.n16 * N0
             st.append(I8Stage("MTE2", "w_pw resident", dma=(wb, 1, "in", "weights")))
@@ -200,7 +215,7 @@ def program_counts(plan: Int8Plan) -> dict:
     vt, ct = vector_tiles(plan), ({} if plan.soc.coupled else cube_tiles(plan))
     times: dict[tuple, list] = {}     # cores whose tiles have the same shapes issue the same counts
     for side, k in sides:
-        key = (side, tuple((tile_rows(plan, t), tile_cols(plan, t)) for t in (ct[k] if side == "aic" else vt[k])))
+        key = (side, tuple(tile_key(plan, t) for t in (ct[k] if side == "aic" else vt[k])))
         times.setdefault(key, [side, k, 0])[2] += 1
     for side, k, n in times.values():
         steps = core_program(plan, side, k)

@@ -277,7 +277,7 @@ def cmd_check(args) -> int:
     if cm.target.kind == "ascend":
         result = check_ascend(cm, read_model(model), seed=args.seed, tolerance=args.tolerance)
         if not args.json:
-            for block in result.blocks:
+            for block in (*result.blocks, *result.int8_blocks):
                 print(f"  {display_message(block.describe())}")
             for c in result.chains:
                 print(f"  {display_message(c.describe())}")

@@ -28,8 +28,8 @@ from fusion.cost.primitives import MODELED, PIPES, cycles_to_us, dma_us
 from fusion.cost.vendor_baseline import launch_us
 from schedules.l2 import produced_in_l2, write_hit
 from schedules.quant_plan import Int8Plan, Int8Workload, int8_candidates
-from schedules.quant_program import (I8Stage, clamp_stages, core_program, cube_tiles, program_counts, tile_cols,
-                                     tile_rows, vector_tiles)
+from schedules.quant_program import (I8Stage, clamp_stages, core_program, cube_tiles, program_counts, tile_key,
+                                     vector_tiles)
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def _steps(tm: "_Timer", prog, cube: bool, ready: dict | None = None) -> list[Pi
 
 
 def _shape_key(plan: Int8Plan, tiles) -> tuple:
-    return tuple((tile_rows(plan, t), tile_cols(plan, t)) for t in tiles)
+    return tuple(tile_key(plan, t) for t in tiles)
 
 
 def model_int8(plan: Int8Plan, name: str = "fused_int8") -> Int8Cost:

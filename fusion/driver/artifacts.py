@@ -62,6 +62,9 @@ def _write_set(cm, out: Path) -> None:
         sch = schedule_dwsep(block.plan.workload, block.plan.tile)
         write(f"{block.name}.tir.py", sch.mod.script())
     if cm.target.kind == "ascend":  # Ascend C kernels, host code and the op package (fusion/ascendc)
+        if cm.int8_blocks:
+            raise MegafuseError("the Ascend op package has no int8 (QDQ) kernels yet; `check -t ascend:ascend310p3` "
+                                "runs them on the emulator")
         write_ascend_package(cm, out)
     if cm.target.kind == "npuir":  # AscendNPU IR modules for the vendor compiler (fusion/npuir)
         write_npuir(cm, out)

@@ -82,9 +82,9 @@ def bench_int8(g: Graph, target: Target, model: str, header: dict | None = None)
 
 
 def int8_plan_line(g: Graph, members: tuple, target: Target) -> str:
-    """The modeled Ascend plan of the fused int8 block with these members (sim targets): tile,
-    budgets and modeled time; empty on other targets."""
-    if target.kind != "sim":
+    """The modeled Ascend plan of the fused int8 block with these members (sim and ascend targets;
+    on ascend the emitted kernel's plan): tile, budgets and modeled time; empty on other targets."""
+    if target.kind not in ("sim", "ascend"):
         return ""
     n = next(n for n in g.nodes if n.op_type == "QDwSep" and tuple(n.attr("members")) == tuple(members))
     best = best_int8_plan(int8_workload(g, n), target.soc)

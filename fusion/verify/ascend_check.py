@@ -32,6 +32,8 @@ from fusion.driver.chain_stage import stage_arrays
 from fusion.verify.chain_check import check_chain
 from fusion.codegen.ascendc import emit_kernel
 from fusion.verify.emu_run import build_all, run_emitted
+from fusion.verify.ascend_int8 import build_int8, check_int8_block, int8_kernels
+from fusion.verify.quant_check import int8_tolerance
 
 
 @dataclass(frozen=True)
@@ -87,10 +89,11 @@ class BlockCheck:
 class AscendCheckResult(CheckResult):
     blocks: tuple[BlockCheck, ...] = field(default=())
     chains: tuple = field(default=())   # fusion/chain_check.ChainCheck
+    int8_blocks: tuple = field(default=())   # fusion/verify/ascend_int8.Int8BlockCheck
 
     def to_json(self) -> dict:
         d = super().to_json()
-        d["blocks"] = [b.to_json() for b in self.blocks]
+        d["blocks"] = [b.to_json() for b in self.blocks] + [b.to_json() for b in self.int8_blocks]
         d["chains"] = [c.to_json() for c in self.chains]
         return d
 
@@ -124,6 +127,9 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
     chain_kernels = {ek.block: ek for ek in in_chain}
     chain_built = {ek.block: kb for ek, kb in zip(in_chain, built[len(kernels):])}
 
+    i8_kernels = int8_kernels(cm)          # fused int8 blocks (QDwSep), by node name
+    i8_built = build_int8(i8_kernels)
+    i8_reports = []
     feeds = random_inputs(cm, seed)
     dev = tvm.cpu(0)
     prog = cm.program
@@ -139,6 +145,11 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
         args = [env[p] if isinstance(p, str) else p for p in st.params]
         cpu_out = tvm.runtime.empty(st.out_shape, st.out_dtype, dev)
         st.func(*args, cpu_out)
+        if st.name in i8_kernels:   # a fused int8 block: its kernel on the same int8 input
+            chk, y = check_int8_block(st.name, i8_kernels[st.name], i8_built[st.name], args[0].numpy(), cpu_out.numpy())
+            i8_reports.append(chk)
+            env[st.out] = tvm.runtime.tensor(y, dev)
+            continue
         if st.name in stages:   # a chain's GEMM stage: its kernel on the conv's input, the stage's weights
             g = stages[st.name]
             name, arrays = g.name, {"x": env[g.x].numpy(), **stage_arrays(g, cm)}
@@ -171,13 +182,22 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
     got = {name: env[name].numpy() if name in env else np.asarray(prog.constants[name]) for name in prog.outputs}
     reference = (lambda f: ort_reference(model, f)) if model is not None else prog.run
     ref = reference(feeds)
+    int8 = int8_tolerance(cm.graph, ref) if model is not None else None
+    if int8 is not None and tolerance is None:
+        tol = int8.tolerance
     fp32 = None
-    if tolerance is None and cm.dtype == "float32" and model is not None:
+    if tolerance is None and cm.dtype == "float32" and model is not None and int8 is None:
         fp32 = fp32_rounding_shift(model, feeds, ref, seed)
         tol = fp32_tolerance(fp32[0] if fp32 else None)
     whole = compare(got, ref, tol, seed)
     rows = list(whole.outputs) + [OutputError(f"{b.name} (kernel vs CPU)", b.max_abs, b.max_rel) for b in reports]
     rows += [OutputError(f"{c.name} (chain kernel vs its blocks' kernels)", c.max_abs, c.max_rel) for c in chain_checks]
+    # an int8 block must match the CPU int8 kernel exactly, and its counters the model's
+    rows += [OutputError(f"{b.name} (int8 kernel vs CPU, steps)", float(b.max_steps), float(b.max_steps))
+             for b in i8_reports]
+    rows += [OutputError(f"{b.name} (int8 kernel counters differ from the model)", float("inf"), float("inf"))
+             for b in i8_reports if not b.counters_match]
     return AscendCheckResult(tuple(rows), tol, seed, input_sensitivity(reference, cm, seed, ref),
-                             blocks=tuple(reports), chains=tuple(chain_checks),
-                             fp32_shift=fp32[0] if fp32 else None, fp32_terms=fp32[1] if fp32 else None)
+                             blocks=tuple(reports), chains=tuple(chain_checks), int8_blocks=tuple(i8_reports),
+                             fp32_shift=fp32[0] if fp32 else None, fp32_terms=fp32[1] if fp32 else None,
+                             int8=int8)

@@ -26,14 +26,25 @@ def test_soc_int8_facts():
 
 
 def test_buffers_use_int8_c0_and_double_buffering():
-    p = Int8Plan(WL, P310, th=3, tw=11, cob=5, double_buffer=True)
+    p = Int8Plan(WL, B910, th=3, tw=11, cob=5, double_buffer=True)
     bufs = {b[0]: b for b in p.buffers}
     assert WL.c1 == 2 and WL.n16 == 5 and WL.co1 == 3
     assert bufs["x_tile"][2] == 2 * 32 * 5 * 13 and bufs["x_tile"][3] == 2     # c1*C0*ih*iw int8, ping/pong
     assert bufs["a_l0a"][2] == 2 * 32 * 48                                       # K = 64 int8, m = 33 -> 48
     assert bufs["acc_l0c"][2] == 48 * 80 * 4                                     # int32 accumulator
-    sb = Int8Plan(WL, P310, th=3, tw=11, cob=5, double_buffer=False)
+    sb = Int8Plan(WL, B910, th=3, tw=11, cob=5, double_buffer=False)
     assert sb.bytes_in("UB") < p.bytes_in("UB")
+
+
+def test_310p_buffers_are_the_emitted_kernels():
+    # templates/int8_dwsep_310p.cpp: one 32-channel block of the DW at a time, single buffers,
+    # rows padded to an even width (two pixels a tap repeat), the y tile in whole 32-channel blocks
+    p = Int8Plan(WL, P310, th=3, tw=11, cob=5, double_buffer=False)
+    bufs = {b[0]: b for b in p.buffers}
+    assert bufs["x_tile"][2] == 32 * 5 * 13 and bufs["x_float"][2] == 32 * (5 * 13 + 1) * 4
+    assert bufs["dw_acc"][2] == 32 * 3 * 12 * 4 and bufs["y_tile"][2] == 3 * 33 * 32
+    assert bufs["a_l0a"][2] == 2 * 32 * 48 and bufs["acc_l0c"][2] == 48 * 80 * 4
+    assert all(b[3] == 1 or b[0] == "b_mult_pw" for b in p.buffers)
 
 
 def test_over_budget_names_the_memory():
@@ -52,8 +63,8 @@ def test_program_counts_match_hand_totals(soc, wl):
         tiles = range(p.tiles)
         px = [tile_rows(p, t) * tile_cols(p, t) for t in tiles]
         assert sum(px) == wl.out_h * wl.out_w
-        # every output byte written once (int8, Cout not padded); the cube's fractals per tile
-        assert c["dma"]["output"] == wl.out_h * wl.out_w * wl.cout
+        # every output byte written once (int8; 310P in whole 32-channel blocks); the cube's fractals
+        assert c["dma"]["output"] == wl.out_h * wl.out_w * (wl.co1 * 32 if soc.coupled else wl.cout)
         assert c["fractals"] == sum(ceil_div(n, 16) * wl.c1 * wl.n16 for n in px)
         assert c["dma"]["input"] >= wl.batch * wl.c1 * 32 * wl.height * wl.width
         if soc.coupled:
