@@ -19,22 +19,28 @@
 #include "kernel_operator.h"
 #include "kernel_tiling/kernel_tiling.h"
 
-enum class CubeFormat { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR, ROW_MAJOR = ND, COLUMN_MAJOR = 8 };
+#include "lib/matmul/matmul_config.h"
 
-struct MatmulConfig {
-    int kind = 0;  // 0 NORM, 1 MDL, 2 SPECIALMDL, 3 IBSHARE, 4 MM; not used by the emulation
-};
-constexpr MatmulConfig CFG_NORM{0};
-constexpr MatmulConfig CFG_MDL{1};
-constexpr MatmulConfig CFG_IBSHARE_NORM{3};
-constexpr MatmulConfig CFG_MM{4};
+// The devkit marks the kernel's workspace parameter with it (the KFC message area of a MIX
+// Matmul); it changes nothing for the emulation.
+#define __kfc_workspace__
 
 namespace AscendC {
 
 using ::CubeFormat;
+using ::LayoutMode;
 using ::MatmulConfig;
-
-enum class LayoutMode { NONE = 0, BSNGD, SBNGD, BNGS1S2, NORMAL };
+using ::MatmulConfigMode;
+using ::MatmulShapeParams;
+using ::IterateOrder;
+using ::ScheduleType;
+using ::BatchMode;
+using ::GetMMConfig;
+using ::GetNormalConfig;
+using ::GetMDLConfig;
+using ::GetSpecialMDLConfig;
+using ::GetIBShareNormConfig;
+using ::GetBasicConfig;
 
 template <TPosition POSITION, CubeFormat FORMAT, typename TYPE, bool ISTRANS = false,
           LayoutMode LAYOUT = LayoutMode::NONE, bool IBSHARE = false>
@@ -52,7 +58,7 @@ inline __gm__ uint8_t*& SysWorkspace()
     return ws;
 }
 
-template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, MatmulConfig MM_CFG = CFG_NORM,
+template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM,
           class MM_CB = void, class MM_POLICY = void>
 class Matmul {
     using A = typename A_TYPE::T;
@@ -71,7 +77,9 @@ public:
         if (A_TYPE::format != CubeFormat::ND || B_TYPE::format != CubeFormat::ND || C_TYPE::format != CubeFormat::ND)
             megafuse_emu::Fail(loc, "Matmul: only ND matrices are emulated (NZ / vector / scalar formats are not)");
         if (tiling == nullptr) megafuse_emu::Fail(loc, "Matmul: null tiling");
+        CheckConfig(loc);
         t_ = *tiling;
+        if (CfgOrder() != IterateOrder::UNDEF) t_.iterateOrder = CfgOrder() == IterateOrder::ORDER_M ? 0 : 1;
         orgM_ = t_.M; orgN_ = t_.N; orgKa_ = t_.Ka; orgKb_ = t_.Kb;
         m_ = t_.singleCoreM; n_ = t_.singleCoreN; k_ = t_.singleCoreK;
         init_ = true;
@@ -137,7 +145,35 @@ public:
     }
     void End() { iter_ = -1; }
 
+    // IterateAll<false>: the emulation finishes the work at the call, so there is nothing to wait for.
+    void WaitIterateAll() {}
+
 private:
+    static constexpr IterateOrder CfgOrder()
+    {
+        if constexpr (std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulConfig>) return MM_CFG.iterateOrder;
+        else return IterateOrder::UNDEF;
+    }
+    // The MatmulConfig fields that change the result and are not emulated (matmul_config.h).
+    static void CheckConfig(const megafuse_emu::Loc& loc)
+    {
+        if constexpr (std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulConfig>) {
+            const char* what = MM_CFG.isPartialOutput        ? "isPartialOutput"
+                               : MM_CFG.isEnableChannelSplit ? "isEnableChannelSplit"
+                               : MM_CFG.enableRelu           ? "enableRelu"
+                               : MM_CFG.intraBlockPartSum    ? "intraBlockPartSum"
+                               : MM_CFG.isNBatch             ? "isNBatch (IterateNBatch)"
+                               : MM_CFG.decompMode != DecompressionMode::DECOMP_NONE ? "decompMode"
+                                                                                     : nullptr;
+            if (what != nullptr)
+                megafuse_emu::Fail(loc, megafuse_emu::Str("Matmul: MatmulConfig.", what, " changes the result and is "
+                                                          "not emulated"));
+        } else {
+            static_assert(std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulConfig>,
+                          "the emulated Matmul takes a MatmulConfig (constant tilings are not emulated)");
+        }
+    }
+
     void Compute(const megafuse_emu::Loc& loc)
     {
         if (!init_) megafuse_emu::Fail(loc, "Matmul used before REGIST_MATMUL_OBJ / Init");
@@ -224,6 +260,11 @@ void RegistMatmul(AscendC::TPipe* pipe, __gm__ uint8_t* ws, M& mm, const TCubeTi
 }
 
 }  // namespace megafuse_emu
+
+// The devkit's samples write `using namespace matmul;` and matmul::MatmulType / matmul::Matmul.
+namespace matmul {
+using namespace AscendC;
+}
 
 #define REGIST_MATMUL_OBJ(pipe, workspace, ...)                                               \
     if (::megafuse_emu::MatmulServerCore()) return;                                           \
