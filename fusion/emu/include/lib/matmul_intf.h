@@ -251,6 +251,14 @@ inline bool MatmulServerCore()
 {
     return g_core != nullptr && g_core->mix != nullptr && g_core->kind == CoreKind::Cube;
 }
+// A kernel of a MIX Matmul program (launch.h MatmulMixProgram) that declared no type has the
+// type the devkit's compiler gives it.
+inline void MatmulDeclareMix(const Loc& loc)
+{
+    if (g_core != nullptr && g_core->mix != nullptr && !g_core->kind_declared && MatmulMixProgram() &&
+        g_core->launch_type == KernelType::MixAic1_2)
+        DeclareKernelType(KERNEL_TYPE_MIX_AIC_1_2, loc);
+}
 inline void RegistMatmul(AscendC::TPipe*, __gm__ uint8_t*) {}
 template <class M, class... Rest>
 void RegistMatmul(AscendC::TPipe* pipe, __gm__ uint8_t* ws, M& mm, const TCubeTiling* tiling, Rest&&... rest)
@@ -261,11 +269,18 @@ void RegistMatmul(AscendC::TPipe* pipe, __gm__ uint8_t* ws, M& mm, const TCubeTi
 
 }  // namespace megafuse_emu
 
+#ifndef ASCENDC_CUBE_ONLY
+namespace megafuse_emu {
+inline const bool kMatmulMixProgram = (MatmulMixProgram() = true);  // launch.h
+}
+#endif
+
 // The devkit's samples write `using namespace matmul;` and matmul::MatmulType / matmul::Matmul.
 namespace matmul {
 using namespace AscendC;
 }
 
 #define REGIST_MATMUL_OBJ(pipe, workspace, ...)                                               \
+    ::megafuse_emu::MatmulDeclareMix(::std::source_location::current());                      \
     if (::megafuse_emu::MatmulServerCore()) return;                                           \
     ::megafuse_emu::RegistMatmul(pipe, (__gm__ uint8_t*)(workspace), __VA_ARGS__)
