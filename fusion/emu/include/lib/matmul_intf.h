@@ -72,8 +72,8 @@ public:
     {
         (void)pipe;
         megafuse_emu::Core(loc);
-        static_assert(A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM && C_TYPE::pos == TPosition::GM,
-                      "the emulated Matmul takes A, B and C in GM");
+        static_assert(A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM && (C_TYPE::pos == TPosition::GM || kCInUb),
+                      "the emulated Matmul takes A and B in GM, C in GM or UB (VECIN / VECCALC / VECOUT)");
         if (A_TYPE::format != CubeFormat::ND || B_TYPE::format != CubeFormat::ND || C_TYPE::format != CubeFormat::ND)
             megafuse_emu::Fail(loc, "Matmul: only ND matrices are emulated (NZ / vector / scalar formats are not)");
         if (tiling == nullptr) megafuse_emu::Fail(loc, "Matmul: null tiling");
@@ -102,6 +102,9 @@ public:
     void DisableBias() { hasBias_ = false; }
     void ClearBias() { hasBias_ = false; }
     void SetWorkspace(__gm__ const uint8_t*, int) {}
+    // The GM area the devkit's async Iterate / GetTensorC<false> stage blocks in; unused here.
+    template <typename W>
+    void SetWorkspace(const GlobalTensor<W>&) {}
 
     template <bool sync = true>
     void IterateAll(const GlobalTensor<C>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
@@ -118,6 +121,13 @@ public:
     bool Iterate(bool enPartialSum = false, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
         (void)enPartialSum;
+        if constexpr (!sync) {
+            // Asynchronous: one call starts every block; each GetTensorC<false> takes the next one.
+            Compute(loc);
+            iter_ = -1;
+            async_ = 0;
+            return true;
+        }
         if (iter_ < 0) {
             Compute(loc);
             iter_ = 0;
@@ -137,18 +147,52 @@ public:
     void GetTensorC(const GlobalTensor<C>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
                     megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
+        if (!sync) NextAsyncBlock(loc);
         if (iter_ < 0) megafuse_emu::Fail(loc, "Matmul::GetTensorC without a successful Iterate()");
         const int r0 = bm_ * t_.baseM, c0 = bn_ * t_.baseN;
         const int rows = std::min(t_.baseM, m_ - r0), cols = std::min(t_.baseN, n_ - c0);
         if (enSequentialWrite) Store(gm, r0, c0, rows, cols, t_.baseN, enAtomic, loc, true);
         else Store(gm, r0, c0, rows, cols, orgN_, enAtomic, loc);
     }
-    void End() { iter_ = -1; }
+    // The current baseM x baseN block into a UB tensor (C in VECIN / VECCALC / VECOUT), rows
+    // baseN elements apart (ND), the tail block's valid rows x columns only.
+    template <bool sync = true>
+    void GetTensorC(const LocalTensor<C>& ub, uint8_t enAtomic = 0, bool enSequentialWrite = false,
+                    megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        (void)enSequentialWrite;
+        if constexpr (!kCInUb)
+            megafuse_emu::Fail(loc, "Matmul::GetTensorC into a LocalTensor needs C's MatmulType in VECIN / VECCALC / VECOUT");
+        if (enAtomic != 0) megafuse_emu::Fail(loc, "Matmul::GetTensorC: enAtomic applies to GM outputs only");
+        if (!sync) NextAsyncBlock(loc);
+        if (iter_ < 0) megafuse_emu::Fail(loc, "Matmul::GetTensorC without a successful Iterate()");
+        const int r0 = bm_ * t_.baseM, c0 = bn_ * t_.baseN;
+        const int rows = std::min(t_.baseM, m_ - r0), cols = std::min(t_.baseN, n_ - c0);
+        for (int i = 0; i < rows; ++i)
+            for (int j = 0; j < cols; ++j)
+                ub.SetValue(static_cast<uint32_t>(i * t_.baseN + j), static_cast<C>(c_[size_t(r0 + i) * n_ + c0 + j]), loc);
+    }
+    void End() { iter_ = -1; async_ = -1; }
 
     // IterateAll<false>: the emulation finishes the work at the call, so there is nothing to wait for.
     void WaitIterateAll() {}
 
 private:
+    static constexpr bool kCInUb =
+        C_TYPE::pos == TPosition::VECIN || C_TYPE::pos == TPosition::VECCALC || C_TYPE::pos == TPosition::VECOUT;
+
+    // GetTensorC<false> after Iterate<false>: the next block in iterate order.
+    void NextAsyncBlock(const megafuse_emu::Loc& loc)
+    {
+        if (async_ < 0) megafuse_emu::Fail(loc, "Matmul::GetTensorC<false> without Iterate<false>() before it");
+        const int mb = (m_ + t_.baseM - 1) / t_.baseM, nb = (n_ + t_.baseN - 1) / t_.baseN;
+        if (async_ >= mb * nb)
+            megafuse_emu::Fail(loc, megafuse_emu::Str("Matmul::GetTensorC<false>: all ", mb * nb, " blocks were taken"));
+        iter_ = async_++;
+        bm_ = t_.iterateOrder == 0 ? iter_ % mb : iter_ / nb;
+        bn_ = t_.iterateOrder == 0 ? iter_ / mb : iter_ % nb;
+    }
+
     static constexpr IterateOrder CfgOrder()
     {
         if constexpr (std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulConfig>) return MM_CFG.iterateOrder;
@@ -228,7 +272,7 @@ private:
     TCubeTiling t_{};
     bool init_ = false, hasA_ = false, hasB_ = false, hasBias_ = false, transA_ = false, transB_ = false;
     int orgM_ = 0, orgN_ = 0, orgKa_ = 0, orgKb_ = 0, m_ = 0, n_ = 0, k_ = 0;
-    int iter_ = -1, bm_ = 0, bn_ = 0;
+    int iter_ = -1, bm_ = 0, bn_ = 0, async_ = -1;
     GlobalTensor<A> a_;
     GlobalTensor<B> b_;
     GlobalTensor<Bias> bias_;
