@@ -303,12 +303,13 @@ inline void MatmulDeclareMix(const Loc& loc)
         g_core->launch_type == KernelType::MixAic1_2)
         DeclareKernelType(KERNEL_TYPE_MIX_AIC_1_2, loc);
 }
-inline void RegistMatmul(AscendC::TPipe*, __gm__ uint8_t*) {}
+inline void RegistMatmul(const Loc&, AscendC::TPipe*, __gm__ uint8_t*) {}
 template <class M, class... Rest>
-void RegistMatmul(AscendC::TPipe* pipe, __gm__ uint8_t* ws, M& mm, const TCubeTiling* tiling, Rest&&... rest)
+void RegistMatmul(const Loc& loc, AscendC::TPipe* pipe, __gm__ uint8_t* ws, M& mm, const TCubeTiling* tiling,
+                  Rest&&... rest)
 {
-    mm.Init(tiling, pipe);
-    RegistMatmul(pipe, ws, rest...);
+    mm.Init(tiling, pipe, loc);
+    RegistMatmul(loc, pipe, ws, rest...);
 }
 
 }  // namespace megafuse_emu
@@ -327,4 +328,4 @@ using namespace AscendC;
 #define REGIST_MATMUL_OBJ(pipe, workspace, ...)                                               \
     ::megafuse_emu::MatmulDeclareMix(::std::source_location::current());                      \
     if (::megafuse_emu::MatmulServerCore()) return;                                           \
-    ::megafuse_emu::RegistMatmul(pipe, (__gm__ uint8_t*)(workspace), __VA_ARGS__)
+    ::megafuse_emu::RegistMatmul(::std::source_location::current(), pipe, (__gm__ uint8_t*)(workspace), __VA_ARGS__)
