@@ -74,8 +74,10 @@ public:
         megafuse_emu::Core(loc);
         static_assert(A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM && (C_TYPE::pos == TPosition::GM || kCInUb),
                       "the emulated Matmul takes A and B in GM, C in GM or UB (VECIN / VECCALC / VECOUT)");
-        if (A_TYPE::format != CubeFormat::ND || B_TYPE::format != CubeFormat::ND || C_TYPE::format != CubeFormat::ND)
-            megafuse_emu::Fail(loc, "Matmul: only ND matrices are emulated (NZ / vector / scalar formats are not)");
+        if ((A_TYPE::format != CubeFormat::ND && A_TYPE::format != CubeFormat::VECTOR) || B_TYPE::format != CubeFormat::ND ||
+            (C_TYPE::format != CubeFormat::ND && C_TYPE::format != CubeFormat::ND_ALIGN))
+            megafuse_emu::Fail(loc, "Matmul: only ND matrices (A also VECTOR, C also ND_ALIGN) are emulated (NZ / scalar "
+                                    "formats are not)");
         if (tiling == nullptr) megafuse_emu::Fail(loc, "Matmul: null tiling");
         CheckConfig(loc);
         t_ = *tiling;
@@ -112,7 +114,7 @@ public:
     {
         (void)enSequentialWrite; (void)waitIterateAll; (void)fakeMsg;
         Compute(loc);
-        Store(gm, 0, 0, m_, n_, orgN_, enAtomic, loc);
+        Store(gm, 0, 0, m_, n_, RowStrideC(), enAtomic, loc);
         iter_ = -1;
     }
 
@@ -152,7 +154,7 @@ public:
         const int r0 = bm_ * t_.baseM, c0 = bn_ * t_.baseN;
         const int rows = std::min(t_.baseM, m_ - r0), cols = std::min(t_.baseN, n_ - c0);
         if (enSequentialWrite) Store(gm, r0, c0, rows, cols, t_.baseN, enAtomic, loc, true);
-        else Store(gm, r0, c0, rows, cols, orgN_, enAtomic, loc);
+        else Store(gm, r0, c0, rows, cols, RowStrideC(), enAtomic, loc);
     }
     // The current baseM x baseN block into a UB tensor (C in VECIN / VECCALC / VECOUT), rows
     // baseN elements apart (ND), the tail block's valid rows x columns only.
@@ -218,8 +220,17 @@ private:
         }
     }
 
+    // C's rows in GM: orgN apart, or for ND_ALIGN orgN rounded up to 32 B (devkit "矩阵乘输出的N方向对齐").
+    int RowStrideC() const
+    {
+        constexpr int per32 = static_cast<int>(32 / sizeof(C));
+        return C_TYPE::format == CubeFormat::ND_ALIGN ? (orgN_ + per32 - 1) / per32 * per32 : orgN_;
+    }
+
     void Compute(const megafuse_emu::Loc& loc)
     {
+        if (A_TYPE::format == CubeFormat::VECTOR && m_ != 1)
+            megafuse_emu::Fail(loc, megafuse_emu::Str("Matmul: A in VECTOR format is a single row (GEMV), but M is ", m_));
         if (!init_) megafuse_emu::Fail(loc, "Matmul used before REGIST_MATMUL_OBJ / Init");
         if (!hasA_ || !hasB_) megafuse_emu::Fail(loc, "Matmul: SetTensorA and SetTensorB must come before Iterate");
         if (m_ <= 0 || n_ <= 0 || k_ <= 0) megafuse_emu::Fail(loc, "Matmul: empty single-core shape");
