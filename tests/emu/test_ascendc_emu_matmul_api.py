@@ -126,3 +126,94 @@ def test_result_changing_config_field_is_refused(tmp_path, capsys):
     assert rc == 1 and len(err) == 1, (rc, err)
     line = 1 + _PROGRAM.splitlines().index("    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mmObj, &t);")
     assert f"kernel 'mm' line {line}: Matmul: MatmulConfig.isPartialOutput changes the result" in err[0], err
+
+
+
+_GEMV_ALIGN = r"""
+#include "kernel_tiling/kernel_tiling.h"
+#include "tiling/platform/platform_ascendc.h"
+#include "tiling/tiling_api.h"
+#include "acl/acl.h"
+#include "kernel_operator.h"
+#define ASCENDC_CUBE_ONLY
+#include "lib/matmul_intf.h"
+#include <cstdio>
+#include <vector>
+constexpr int M = 3, N = 20, K = 64, NA = 24;  // C rows: 20 floats, ND_ALIGN pads them to 32 B = 24
+using AT = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>;
+using AV = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::VECTOR, half>;
+using CT = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>;
+using CA = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND_ALIGN, float>;
+template <class A, class C>
+__aicore__ inline void Run(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR tilingGm)
+{
+    TCubeTiling t;
+    for (uint32_t i = 0; i < sizeof(TCubeTiling) / 4; ++i) ((uint32_t*)&t)[i] = ((__gm__ uint32_t*)tilingGm)[i];
+    AscendC::TPipe pipe;
+    AscendC::Matmul<A, AT, C> mmObj;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mmObj, &t);
+    AscendC::GlobalTensor<half> ag, bg;
+    AscendC::GlobalTensor<float> cg;
+    ag.SetGlobalBuffer((__gm__ half*)a, t.M * K);
+    bg.SetGlobalBuffer((__gm__ half*)b, K * N);
+    cg.SetGlobalBuffer((__gm__ float*)c, M * NA);
+    mmObj.SetTensorA(ag);
+    mmObj.SetTensorB(bg);
+    mmObj.IterateAll(cg);
+    mmObj.End();
+}
+__global__ __cube__ void gemv(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR t) { Run<AV, CT>(a, b, c, t); }
+__global__ __cube__ void align(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR t) { Run<AT, CA>(a, b, c, t); }
+int main()
+{
+    auto* platform = platform_ascendc::PlatformAscendCManager::GetInstance();
+    std::vector<aclFloat16> a(M * K), b(K * N);
+    for (int i = 0; i < M * K; ++i) a[i] = aclFloatToFloat16(float(i % 5 - 2));
+    for (int i = 0; i < K * N; ++i) b[i] = aclFloatToFloat16(float((i * 3) % 7 - 3) / 2);
+    uint8_t *ad, *bd, *cd, *td;
+    aclrtMalloc((void**)&ad, M * K * 2, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc((void**)&bd, K * N * 2, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc((void**)&cd, M * NA * 4, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc((void**)&td, sizeof(TCubeTiling), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(ad, M * K * 2, a.data(), M * K * 2, ACL_MEMCPY_HOST_TO_DEVICE);
+    aclrtMemcpy(bd, K * N * 2, b.data(), K * N * 2, ACL_MEMCPY_HOST_TO_DEVICE);
+    for (int rows : {1, M}) {  // GEMV with A a VECTOR, then 3 rows into ND_ALIGN C
+        matmul_tiling::MultiCoreMatmulTiling api(*platform);
+        api.SetDim(1);
+        api.SetAType(matmul_tiling::TPosition::GM, rows == 1 ? matmul_tiling::CubeFormat::VECTOR : matmul_tiling::CubeFormat::ND,
+                     matmul_tiling::DataType::DT_FLOAT16);
+        api.SetBType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT16);
+        api.SetCType(matmul_tiling::TPosition::GM, rows == 1 ? matmul_tiling::CubeFormat::ND : matmul_tiling::CubeFormat::ND_ALIGN,
+                     matmul_tiling::DataType::DT_FLOAT);
+        api.SetOrgShape(rows, N, K); api.SetShape(rows, N, K);
+        optiling::TCubeTiling tiling;
+        if (api.GetTiling(tiling) == -1) return 3;
+        std::vector<float> c(M * NA, -7.0f);
+        aclrtMemcpy(cd, M * NA * 4, c.data(), M * NA * 4, ACL_MEMCPY_HOST_TO_DEVICE);
+        aclrtMemcpy(td, sizeof(TCubeTiling), &tiling, sizeof(TCubeTiling), ACL_MEMCPY_HOST_TO_DEVICE);
+        if (rows == 1) gemv<<<1, nullptr, nullptr>>>(ad, bd, cd, td);
+        else align<<<1, nullptr, nullptr>>>(ad, bd, cd, td);
+        aclrtMemcpy(c.data(), M * NA * 4, cd, M * NA * 4, ACL_MEMCPY_DEVICE_TO_HOST);
+        const int ld = rows == 1 ? N : NA;
+        double err = 0;
+        for (int i = 0; i < rows; ++i)
+            for (int j = 0; j < N; ++j) {
+                double s = 0;
+                for (int k = 0; k < K; ++k) s += double(aclFloat16ToFloat(a[i * K + k])) * aclFloat16ToFloat(b[k * N + j]);
+                err = std::max(err, std::abs(s - c[i * ld + j]));
+            }
+        std::printf("rows %d err %g pad %g\n", rows, err, c[rows == 1 ? N : NA - 1]);
+    }
+    return 0;
+}
+"""
+
+
+def test_gemv_vector_a_and_nd_align_c(tmp_path, capsys):
+    # A as a VECTOR (1 x K, GEMV); then C as ND_ALIGN: 3 rows of 20 results 24 floats apart, the
+    # padding keeping what the host put there (-7)
+    (tmp_path / "gemv.asc").write_text(_GEMV_ALIGN)
+    assert cli_main(["emu", "run", str(tmp_path / "gemv.asc"), "--workdir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.split()
+    assert out[0:2] == ["rows", "1"] and float(out[3]) < 1e-4 and out[5] == "-7", out
+    assert out[6:8] == ["rows", "3"] and float(out[9]) < 1e-4 and out[11] == "-7", out
