@@ -22,4 +22,6 @@
 #include "megafuse_emu/ln_reduce.h"
 #include "megafuse_emu/atomic.h"
 #include "megafuse_emu/launch.h"
+#include "megafuse_emu/block_sync.h"
+#include "megafuse_emu/cube_extra.h"
 #include "utils/debug/asc_printf.h"

@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>

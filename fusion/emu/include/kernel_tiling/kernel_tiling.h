@@ -62,3 +62,6 @@ END_TILING_DATA_DEF;
 namespace optiling {
 using ::TCubeTiling;
 }
+namespace AscendC::tiling {  // the devkit's kernel-side spelling of the same struct
+using ::TCubeTiling;
+}

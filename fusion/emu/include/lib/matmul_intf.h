@@ -19,22 +19,28 @@
 #include "kernel_operator.h"
 #include "kernel_tiling/kernel_tiling.h"
 
-enum class CubeFormat { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR, ROW_MAJOR = ND, COLUMN_MAJOR = 8 };
+#include "lib/matmul/matmul_config.h"
 
-struct MatmulConfig {
-    int kind = 0;  // 0 NORM, 1 MDL, 2 SPECIALMDL, 3 IBSHARE, 4 MM; not used by the emulation
-};
-constexpr MatmulConfig CFG_NORM{0};
-constexpr MatmulConfig CFG_MDL{1};
-constexpr MatmulConfig CFG_IBSHARE_NORM{3};
-constexpr MatmulConfig CFG_MM{4};
+// The devkit marks the kernel's workspace parameter with it (the KFC message area of a MIX
+// Matmul); it changes nothing for the emulation.
+#define __kfc_workspace__
 
 namespace AscendC {
 
 using ::CubeFormat;
+using ::LayoutMode;
 using ::MatmulConfig;
-
-enum class LayoutMode { NONE = 0, BSNGD, SBNGD, BNGS1S2, NORMAL };
+using ::MatmulConfigMode;
+using ::MatmulShapeParams;
+using ::IterateOrder;
+using ::ScheduleType;
+using ::BatchMode;
+using ::GetMMConfig;
+using ::GetNormalConfig;
+using ::GetMDLConfig;
+using ::GetSpecialMDLConfig;
+using ::GetIBShareNormConfig;
+using ::GetBasicConfig;
 
 template <TPosition POSITION, CubeFormat FORMAT, typename TYPE, bool ISTRANS = false,
           LayoutMode LAYOUT = LayoutMode::NONE, bool IBSHARE = false>
@@ -52,7 +58,7 @@ inline __gm__ uint8_t*& SysWorkspace()
     return ws;
 }
 
-template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, MatmulConfig MM_CFG = CFG_NORM,
+template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM,
           class MM_CB = void, class MM_POLICY = void>
 class Matmul {
     using A = typename A_TYPE::T;
@@ -66,12 +72,16 @@ public:
     {
         (void)pipe;
         megafuse_emu::Core(loc);
-        static_assert(A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM && C_TYPE::pos == TPosition::GM,
-                      "the emulated Matmul takes A, B and C in GM");
-        if (A_TYPE::format != CubeFormat::ND || B_TYPE::format != CubeFormat::ND || C_TYPE::format != CubeFormat::ND)
-            megafuse_emu::Fail(loc, "Matmul: only ND matrices are emulated (NZ / vector / scalar formats are not)");
+        static_assert(A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM && (C_TYPE::pos == TPosition::GM || kCInUb),
+                      "the emulated Matmul takes A and B in GM, C in GM or UB (VECIN / VECCALC / VECOUT)");
+        if ((A_TYPE::format != CubeFormat::ND && A_TYPE::format != CubeFormat::VECTOR) || B_TYPE::format != CubeFormat::ND ||
+            (C_TYPE::format != CubeFormat::ND && C_TYPE::format != CubeFormat::ND_ALIGN))
+            megafuse_emu::Fail(loc, "Matmul: only ND matrices (A also VECTOR, C also ND_ALIGN) are emulated (NZ / scalar "
+                                    "formats are not)");
         if (tiling == nullptr) megafuse_emu::Fail(loc, "Matmul: null tiling");
+        CheckConfig(loc);
         t_ = *tiling;
+        if (CfgOrder() != IterateOrder::UNDEF) t_.iterateOrder = CfgOrder() == IterateOrder::ORDER_M ? 0 : 1;
         orgM_ = t_.M; orgN_ = t_.N; orgKa_ = t_.Ka; orgKb_ = t_.Kb;
         m_ = t_.singleCoreM; n_ = t_.singleCoreN; k_ = t_.singleCoreK;
         init_ = true;
@@ -94,6 +104,9 @@ public:
     void DisableBias() { hasBias_ = false; }
     void ClearBias() { hasBias_ = false; }
     void SetWorkspace(__gm__ const uint8_t*, int) {}
+    // The GM area the devkit's async Iterate / GetTensorC<false> stage blocks in; unused here.
+    template <typename W>
+    void SetWorkspace(const GlobalTensor<W>&) {}
 
     template <bool sync = true>
     void IterateAll(const GlobalTensor<C>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
@@ -101,7 +114,7 @@ public:
     {
         (void)enSequentialWrite; (void)waitIterateAll; (void)fakeMsg;
         Compute(loc);
-        Store(gm, 0, 0, m_, n_, orgN_, enAtomic, loc);
+        Store(gm, 0, 0, m_, n_, RowStrideC(), enAtomic, loc);
         iter_ = -1;
     }
 
@@ -110,6 +123,13 @@ public:
     bool Iterate(bool enPartialSum = false, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
         (void)enPartialSum;
+        if constexpr (!sync) {
+            // Asynchronous: one call starts every block; each GetTensorC<false> takes the next one.
+            Compute(loc);
+            iter_ = -1;
+            async_ = 0;
+            return true;
+        }
         if (iter_ < 0) {
             Compute(loc);
             iter_ = 0;
@@ -129,17 +149,88 @@ public:
     void GetTensorC(const GlobalTensor<C>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
                     megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
+        if (!sync) NextAsyncBlock(loc);
         if (iter_ < 0) megafuse_emu::Fail(loc, "Matmul::GetTensorC without a successful Iterate()");
         const int r0 = bm_ * t_.baseM, c0 = bn_ * t_.baseN;
         const int rows = std::min(t_.baseM, m_ - r0), cols = std::min(t_.baseN, n_ - c0);
         if (enSequentialWrite) Store(gm, r0, c0, rows, cols, t_.baseN, enAtomic, loc, true);
-        else Store(gm, r0, c0, rows, cols, orgN_, enAtomic, loc);
+        else Store(gm, r0, c0, rows, cols, RowStrideC(), enAtomic, loc);
     }
-    void End() { iter_ = -1; }
+    // The current baseM x baseN block into a UB tensor (C in VECIN / VECCALC / VECOUT), rows
+    // baseN elements apart (ND), the tail block's valid rows x columns only.
+    template <bool sync = true>
+    void GetTensorC(const LocalTensor<C>& ub, uint8_t enAtomic = 0, bool enSequentialWrite = false,
+                    megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        (void)enSequentialWrite;
+        if constexpr (!kCInUb)
+            megafuse_emu::Fail(loc, "Matmul::GetTensorC into a LocalTensor needs C's MatmulType in VECIN / VECCALC / VECOUT");
+        if (enAtomic != 0) megafuse_emu::Fail(loc, "Matmul::GetTensorC: enAtomic applies to GM outputs only");
+        if (!sync) NextAsyncBlock(loc);
+        if (iter_ < 0) megafuse_emu::Fail(loc, "Matmul::GetTensorC without a successful Iterate()");
+        const int r0 = bm_ * t_.baseM, c0 = bn_ * t_.baseN;
+        const int rows = std::min(t_.baseM, m_ - r0), cols = std::min(t_.baseN, n_ - c0);
+        for (int i = 0; i < rows; ++i)
+            for (int j = 0; j < cols; ++j)
+                ub.SetValue(static_cast<uint32_t>(i * t_.baseN + j), static_cast<C>(c_[size_t(r0 + i) * n_ + c0 + j]), loc);
+    }
+    void End() { iter_ = -1; async_ = -1; }
+
+    // IterateAll<false>: the emulation finishes the work at the call, so there is nothing to wait for.
+    void WaitIterateAll() {}
 
 private:
+    static constexpr bool kCInUb =
+        C_TYPE::pos == TPosition::VECIN || C_TYPE::pos == TPosition::VECCALC || C_TYPE::pos == TPosition::VECOUT;
+
+    // GetTensorC<false> after Iterate<false>: the next block in iterate order.
+    void NextAsyncBlock(const megafuse_emu::Loc& loc)
+    {
+        if (async_ < 0) megafuse_emu::Fail(loc, "Matmul::GetTensorC<false> without Iterate<false>() before it");
+        const int mb = (m_ + t_.baseM - 1) / t_.baseM, nb = (n_ + t_.baseN - 1) / t_.baseN;
+        if (async_ >= mb * nb)
+            megafuse_emu::Fail(loc, megafuse_emu::Str("Matmul::GetTensorC<false>: all ", mb * nb, " blocks were taken"));
+        iter_ = async_++;
+        bm_ = t_.iterateOrder == 0 ? iter_ % mb : iter_ / nb;
+        bn_ = t_.iterateOrder == 0 ? iter_ / mb : iter_ % nb;
+    }
+
+    static constexpr IterateOrder CfgOrder()
+    {
+        if constexpr (std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulConfig>) return MM_CFG.iterateOrder;
+        else return IterateOrder::UNDEF;
+    }
+    // The MatmulConfig fields that change the result and are not emulated (matmul_config.h).
+    static void CheckConfig(const megafuse_emu::Loc& loc)
+    {
+        if constexpr (std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulConfig>) {
+            const char* what = MM_CFG.isPartialOutput        ? "isPartialOutput"
+                               : MM_CFG.isEnableChannelSplit ? "isEnableChannelSplit"
+                               : MM_CFG.enableRelu           ? "enableRelu"
+                               : MM_CFG.intraBlockPartSum    ? "intraBlockPartSum"
+                               : MM_CFG.isNBatch             ? "isNBatch (IterateNBatch)"
+                               : MM_CFG.decompMode != DecompressionMode::DECOMP_NONE ? "decompMode"
+                                                                                     : nullptr;
+            if (what != nullptr)
+                megafuse_emu::Fail(loc, megafuse_emu::Str("Matmul: MatmulConfig.", what, " changes the result and is "
+                                                          "not emulated"));
+        } else {
+            static_assert(std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulConfig>,
+                          "the emulated Matmul takes a MatmulConfig (constant tilings are not emulated)");
+        }
+    }
+
+    // C's rows in GM: orgN apart, or for ND_ALIGN orgN rounded up to 32 B (devkit "矩阵乘输出的N方向对齐").
+    int RowStrideC() const
+    {
+        constexpr int per32 = static_cast<int>(32 / sizeof(C));
+        return C_TYPE::format == CubeFormat::ND_ALIGN ? (orgN_ + per32 - 1) / per32 * per32 : orgN_;
+    }
+
     void Compute(const megafuse_emu::Loc& loc)
     {
+        if (A_TYPE::format == CubeFormat::VECTOR && m_ != 1)
+            megafuse_emu::Fail(loc, megafuse_emu::Str("Matmul: A in VECTOR format is a single row (GEMV), but M is ", m_));
         if (!init_) megafuse_emu::Fail(loc, "Matmul used before REGIST_MATMUL_OBJ / Init");
         if (!hasA_ || !hasB_) megafuse_emu::Fail(loc, "Matmul: SetTensorA and SetTensorB must come before Iterate");
         if (m_ <= 0 || n_ <= 0 || k_ <= 0) megafuse_emu::Fail(loc, "Matmul: empty single-core shape");
@@ -192,7 +283,7 @@ private:
     TCubeTiling t_{};
     bool init_ = false, hasA_ = false, hasB_ = false, hasBias_ = false, transA_ = false, transB_ = false;
     int orgM_ = 0, orgN_ = 0, orgKa_ = 0, orgKb_ = 0, m_ = 0, n_ = 0, k_ = 0;
-    int iter_ = -1, bm_ = 0, bn_ = 0;
+    int iter_ = -1, bm_ = 0, bn_ = 0, async_ = -1;
     GlobalTensor<A> a_;
     GlobalTensor<B> b_;
     GlobalTensor<Bias> bias_;
@@ -215,16 +306,37 @@ inline bool MatmulServerCore()
 {
     return g_core != nullptr && g_core->mix != nullptr && g_core->kind == CoreKind::Cube;
 }
-inline void RegistMatmul(AscendC::TPipe*, __gm__ uint8_t*) {}
-template <class M, class... Rest>
-void RegistMatmul(AscendC::TPipe* pipe, __gm__ uint8_t* ws, M& mm, const TCubeTiling* tiling, Rest&&... rest)
+// A kernel of a MIX Matmul program (launch.h MatmulMixProgram) that declared no type has the
+// type the devkit's compiler gives it.
+inline void MatmulDeclareMix(const Loc& loc)
 {
-    mm.Init(tiling, pipe);
-    RegistMatmul(pipe, ws, rest...);
+    if (g_core != nullptr && g_core->mix != nullptr && !g_core->kind_declared && MatmulMixProgram() &&
+        g_core->launch_type == KernelType::MixAic1_2)
+        DeclareKernelType(KERNEL_TYPE_MIX_AIC_1_2, loc);
+}
+inline void RegistMatmul(const Loc&, AscendC::TPipe*, __gm__ uint8_t*) {}
+template <class M, class... Rest>
+void RegistMatmul(const Loc& loc, AscendC::TPipe* pipe, __gm__ uint8_t* ws, M& mm, const TCubeTiling* tiling,
+                  Rest&&... rest)
+{
+    mm.Init(tiling, pipe, loc);
+    RegistMatmul(loc, pipe, ws, rest...);
 }
 
 }  // namespace megafuse_emu
 
+#ifndef ASCENDC_CUBE_ONLY
+namespace megafuse_emu {
+inline const bool kMatmulMixProgram = (MatmulMixProgram() = true);  // launch.h
+}
+#endif
+
+// The devkit's samples write `using namespace matmul;` and matmul::MatmulType / matmul::Matmul.
+namespace matmul {
+using namespace AscendC;
+}
+
 #define REGIST_MATMUL_OBJ(pipe, workspace, ...)                                               \
+    ::megafuse_emu::MatmulDeclareMix(::std::source_location::current());                      \
     if (::megafuse_emu::MatmulServerCore()) return;                                           \
-    ::megafuse_emu::RegistMatmul(pipe, (__gm__ uint8_t*)(workspace), __VA_ARGS__)
+    ::megafuse_emu::RegistMatmul(::std::source_location::current(), pipe, (__gm__ uint8_t*)(workspace), __VA_ARGS__)

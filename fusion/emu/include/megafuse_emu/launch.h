@@ -75,6 +75,15 @@ inline const MegafuseEmuSoc& HostSoc(const char* kernel)
 #endif
 }
 
+// Set by lib/matmul_intf.h included without ASCENDC_CUBE_ONLY: the devkit's compiler builds
+// a kernel that drives the Matmul API from its AIVs as MIX AIC:AIV = 1:2 (the AIC serves the
+// requests), so an __aicore__ kernel of such a program launches as KERNEL_TYPE_MIX_AIC_1_2.
+inline bool& MatmulMixProgram()
+{
+    static bool mix = false;
+    return mix;
+}
+
 template <typename F>
 class KernelLaunch {
 public:
@@ -102,7 +111,8 @@ public:
         int n = 1, i = 0;
         (Region(args, i++, ptrs, sizes, n), ...);
         const MegafuseEmuSoc& soc = HostSoc(name_);
-        const int type = soc.arch == 2201 ? type_ : MEGAFUSE_EMU_KERNEL_UNSPECIFIED;
+        int type = soc.arch == 2201 ? type_ : MEGAFUSE_EMU_KERNEL_UNSPECIFIED;
+        if (soc.arch == 2201 && type == MEGAFUSE_EMU_KERNEL_UNSPECIFIED && MatmulMixProgram()) type = MEGAFUSE_EMU_KERNEL_MIX_AIC_1_2;
         char err[8192] = {0};
         const int rc = megafuse_emu_run_typed(reinterpret_cast<void*>(&Thunk::Call), name_, type,
                                               static_cast<int>(block_dim_), n, ptrs, sizes, &soc, err, sizeof(err));

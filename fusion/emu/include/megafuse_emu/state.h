@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -187,6 +188,8 @@ struct CoreState {
     int syncs = 0;              // SyncAll calls this core has passed
     // soft SyncAll: the calls this core made on each gmWorkspace slot (its 32 B flag counts them)
     std::map<const void*, int> soft_syncs;
+    int determine_round = -1;  // NotifyNextBlock calls; -1 before InitDetermineComputeWorkspace (block_sync.h)
+    uint8_t task_marks = 0;    // 1: WaitPreTaskEnd called, 2: SetNextTaskStart called (block_sync.h)
 
     std::array<std::vector<uint8_t>, kNumMem> mem;  // physical bytes of each memory
     std::array<std::vector<uint8_t>, kNumMem> written;  // 1 per byte ever written (init_check.h)
@@ -274,6 +277,10 @@ void MixWaitFlag(CoreState& c, int flag, const char* api, const Loc& loc);
 // matching SyncAll; members: the launch's AIVs (aiv_only) or all its cores, the first
 // used_cores of them when used_cores > 0. A member that finishes first is a reported deadlock.
 void LaunchSyncAll(CoreState& c, bool aiv_only, int used_cores, const char* api, const Loc& loc);
+// Blocks the calling core of a cooperative launch until ready() holds (checked whenever another
+// core gives control away); `what` names the condition in the deadlock report (mm_sync.h).
+void LaunchWaitUntil(CoreState& c, const std::function<bool()>& ready, const char* api, const std::string& what,
+                     const Loc& loc);
 
 }  // namespace megafuse_emu
 

@@ -24,6 +24,22 @@ enum class DataType {
     DT_FLOAT8_E5M2 = 35, DT_FLOAT8_E4M3FN = 36
 };
 enum class MatrixTraverse { NOSET = 0, FIRSTM = 1, FIRSTN = 2 };
+enum class ScheduleType { INNER_PRODUCT = 0, OUTER_PRODUCT = 1, N_BUFFER_33 = 2 };
+
+// The template / schedule choice of the devkit's tiling (SetMatmulConfigParams page): only the
+// traverse order reaches TCubeTiling here (iterateOrder); the rest picks data paths the
+// emulated Matmul does not model.
+struct MatmulConfigParams {
+    int32_t mmConfigType;
+    bool enableL1CacheUB;
+    ScheduleType scheduleType;
+    MatrixTraverse traverse;
+    bool enVecND2NZ;
+    MatmulConfigParams(int32_t type = 1, bool l1CacheUB = false, ScheduleType schedule = ScheduleType::INNER_PRODUCT,
+                       MatrixTraverse order = MatrixTraverse::NOSET, bool vecND2NZ = false)
+        : mmConfigType(type), enableL1CacheUB(l1CacheUB), scheduleType(schedule), traverse(order), enVecND2NZ(vecND2NZ)
+    {}
+};
 
 class MatmulApiTiling {
 public:
@@ -43,20 +59,37 @@ public:
     int32_t SetFixSplit(int bm = -1, int bn = -1, int bk = -1) { fixM_ = bm; fixN_ = bn; fixK_ = bk; return 0; }
     int32_t SetTraverse(MatrixTraverse t) { order_ = t == MatrixTraverse::FIRSTN ? 1 : 0; return 0; }
     int32_t SetDim(int cores) { cores_ = cores; return 0; }
+    void SetMatmulConfigParams(const MatmulConfigParams& p)
+    {
+        if (p.traverse != MatrixTraverse::NOSET) SetTraverse(p.traverse);
+    }
+    void SetMatmulConfigParams(int32_t type = 1, bool l1CacheUB = false,
+                               ScheduleType schedule = ScheduleType::INNER_PRODUCT,
+                               MatrixTraverse order = MatrixTraverse::NOSET, bool vecND2NZ = false)
+    {
+        SetMatmulConfigParams(MatmulConfigParams(type, l1CacheUB, schedule, order, vecND2NZ));
+    }
 
     // -1 when the shape is unset or a format other than ND is asked for.
     int64_t GetTiling(TCubeTiling& t)
     {
         if (m_ <= 0 || n_ <= 0 || ka_ <= 0) return -1;
-        if (aFmt_ != CubeFormat::ND || bFmt_ != CubeFormat::ND || cFmt_ != CubeFormat::ND) return -1;
+        // ND everywhere; A may be a VECTOR (GEMV, M = 1), C may be ND_ALIGN (rows padded to 32 B)
+        if ((aFmt_ != CubeFormat::ND && !(aFmt_ == CubeFormat::VECTOR && m_ == 1)) || bFmt_ != CubeFormat::ND ||
+            (cFmt_ != CubeFormat::ND && cFmt_ != CubeFormat::ND_ALIGN))
+            return -1;
         const int m = sm_ > 0 ? sm_ : m_, n = sn_ > 0 ? sn_ : n_, k = sk_ > 0 ? sk_ : ka_;
         const int cores = std::max(1, cores_);
         int bestM = m, bestN = n, used = 1;
-        for (int pm = 1; pm <= cores; ++pm)      // most cores, then the squarest blocks
+        // Most cores, then the squarest blocks, then the fewer rows per core: on a tie M is split
+        // first, as the devkit's tiling does for its samples (matmul_advanced_api: 512 x 512 on 2
+        // cores is cut along M, and its kernel offsets A and C by singleCoreM rows).
+        for (int pm = 1; pm <= cores; ++pm)
             for (int pn = 1; pm * pn <= cores; ++pn) {
                 const int cm = Align16((m + pm - 1) / pm), cn = Align16((n + pn - 1) / pn);
                 const int blocks = ((m + cm - 1) / cm) * ((n + cn - 1) / cn);
-                if (blocks > used || (blocks == used && std::max(cm, cn) < std::max(bestM, bestN))) {
+                const int side = std::max(cm, cn), bestSide = std::max(bestM, bestN);
+                if (blocks > used || (blocks == used && (side < bestSide || (side == bestSide && cm < bestM)))) {
                     used = blocks; bestM = cm; bestN = cn;
                 }
             }
