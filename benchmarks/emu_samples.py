@@ -46,6 +46,8 @@ FRAMEWORK = {  # path component -> why the sample is excluded
     "04_profiling": "needs the profiler (msprof)",
 }
 _SET_CACHE = re.compile(r'set\(\s*(\w+)\s+"?([^"\s)]*)"?\s+CACHE', re.I)
+_OPTION = re.compile(r'option\(\s*(\w+)\s+"[^"]*"\s+(ON|OFF)\s*\)', re.I)
+_IF_BLOCK = re.compile(r"^\s*if\s*\(\s*(\w+)\s*\)(.*?)^\s*endif\s*\(\s*\)", re.I | re.S | re.M)
 _DEFS = re.compile(r"(?:add_definitions|target_compile_definitions)\s*\(([^)]*)\)", re.I | re.S)
 _EXE = re.compile(r"add_executable\s*\(\s*[\w${}]+\s+([^)]*)\)", re.I | re.S)
 _LIB = re.compile(r"add_library\s*\(\s*[\w${}]+\s+(?:SHARED|STATIC|OBJECT)?\s*([^)]*)\)", re.I | re.S)
@@ -110,6 +112,11 @@ def plan(sample: Path) -> dict:
         gen = ["python3", "../scripts/gen_data.py"]
     if ver is None and (sample / "scripts" / "verify_result.py").is_file():
         ver = ["python3", "../scripts/verify_result.py", "output/output.bin", "output/golden.bin"]
+    for m in _OPTION.finditer(cmake):
+        cache.setdefault(m.group(1), m.group(2))
+    # an if(OPTION) ... endif() block is dropped when the option is off (README's -D, else its default)
+    cmake = _IF_BLOCK.sub(lambda m: "" if cache.get(m.group(1), "ON").upper() in ("OFF", "0", "FALSE", "NO")
+                          else m.group(2), cmake)
     defines = []
     for m in _DEFS.finditer(cmake):
         for tok in m.group(1).split():
@@ -186,6 +193,9 @@ def run_sample(sample: Path, rel: Path, soc: str, timeout: float) -> dict:
         if r.returncode != 0:
             return {"sample": str(rel), "verdict": "refused", "reason": last[:400], "seconds": secs}
         if not p["verify"]:
+            if re.search(r"test fail|\[ERROR\]|result error", r.stdout, re.I):
+                return {"sample": str(rel), "verdict": "fail", "reason": " ".join(r.stdout.split())[-300:],
+                        "seconds": secs}
             if re.search(r"test pass", r.stdout, re.I):
                 return {"sample": str(rel), "verdict": "pass", "how": "the program's own check", "seconds": secs}
             return {"sample": str(rel), "verdict": "ran (unverified)", "how": "no verifier, no check", "seconds": secs}

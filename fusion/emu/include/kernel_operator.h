@@ -21,4 +21,6 @@
 #include "megafuse_emu/devkit_extra.h"
 #include "megafuse_emu/atomic.h"
 #include "megafuse_emu/launch.h"
+#include "megafuse_emu/vec_plumbing.h"
+#include "megafuse_emu/adv_math.h"
 #include "utils/debug/asc_printf.h"
