@@ -24,4 +24,5 @@
 #include "megafuse_emu/vec_plumbing.h"
 #include "megafuse_emu/adv_math.h"
 #include "megafuse_emu/vec_basic.h"
+#include "megafuse_emu/vec_cmp.h"
 #include "utils/debug/asc_printf.h"
