@@ -25,4 +25,5 @@
 #include "megafuse_emu/adv_math.h"
 #include "megafuse_emu/vec_basic.h"
 #include "megafuse_emu/vec_cmp.h"
+#include "megafuse_emu/vec_reduce.h"
 #include "utils/debug/asc_printf.h"
