@@ -26,4 +26,5 @@
 #include "megafuse_emu/vec_basic.h"
 #include "megafuse_emu/vec_cmp.h"
 #include "megafuse_emu/vec_reduce.h"
+#include "megafuse_emu/vec_fill.h"
 #include "utils/debug/asc_printf.h"

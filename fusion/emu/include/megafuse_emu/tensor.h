@@ -177,9 +177,19 @@ public:
     megafuse_emu::TensorRef ref_;  // emulator internals
 };
 
+// L2 cache policy of a GlobalTensor's accesses (devkit SetL2CacheHint / CacheMode). The host
+// has no L2 model, so the hint is kept (GetL2CacheHint) and changes no result or counter.
+enum class CacheMode : uint8_t { CACHE_MODE_NORMAL = 0, CACHE_MODE_DISABLE, CACHE_MODE_LAST, CACHE_MODE_PERSISTENT };
+enum class CacheRwMode : uint8_t { READ = 1, WRITE = 2, RW = 3 };
+
 template <typename T>
 class GlobalTensor {
 public:
+    template <CacheRwMode rwMode = CacheRwMode::RW>
+    void SetL2CacheHint(CacheMode mode) { l2_hint_ = mode; }
+    CacheMode GetL2CacheHint() const { return l2_hint_; }
+    CacheMode l2_hint_ = CacheMode::CACHE_MODE_NORMAL;  // emulator internals
+
     using PrimType = T;
     GlobalTensor() = default;
 

@@ -32,3 +32,8 @@ using megafuse_emu::KERNEL_WARN;
             ::megafuse_emu::AssertFailed(#cond, ::std::source_location::current());                    \
         }                                                                                              \
     } while (0)
+
+// The devkit spells the event id type both ways: ::TEventID and AscendC::TEventID.
+namespace AscendC {
+using ::TEventID;
+}
