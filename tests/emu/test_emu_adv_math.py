@@ -17,6 +17,7 @@ _KERNEL = r"""
 #include "kernel_operator.h"
 #include "tiling/tiling_api.h"
 using namespace AscendC;
+static_assert(Std::is_same_v<Std::remove_cv_t<const volatile int>, int> && Std::is_floating_point<half>::value == false);
 // y = op(x0, x1) over 256 floats; tmpBytes of scratch from a TBuf (0: the no-buffer overloads);
 // mode 100 runs Acosh in place (refused), 101 asks for 300 elements (refused)
 extern "C" __global__ __aicore__ void adv(GM_ADDR x0, GM_ADDR x1, GM_ADDR y, uint32_t mode, uint32_t tmpBytes)
@@ -45,6 +46,7 @@ extern "C" __global__ __aicore__ void adv(GM_ADDR x0, GM_ADDR x1, GM_ADDR y, uin
         case 6: if (tmp) SwiGLU(o, a, b, 1.5f, t); else Swish(o, a, 256, 1.5f); break;
         case 7: if (tmp) ClampMin(o, a, t, 0.25f, 256); else ClampMax(o, a, 0.25f, 256); break;
         case 8: if (tmp) Frac(o, a, t, 256); else Ceil(o, a, 256); break;
+        case 9: Arange(o, -2.0f, 0.25f, 256); break;
         case 100: Acosh(a, a, 256); DataCopy(o, a, 256); break;
         case 101: Acosh(o, a, 300); break;
     }
@@ -94,6 +96,7 @@ _CASES = {  # (mode, tmp?) -> (x0 range, x1 range, reference)
     (7, False): ((-1, 1), (0, 1), lambda a, b: np.minimum(a, 0.25)),
     (8, True): ((-50, 50), (0, 1), lambda a, b: a - np.floor(a)),
     (8, False): ((-50, 50), (0, 1), lambda a, b: np.ceil(a)),
+    (9, False): ((0, 1), (0, 1), lambda a, b: -2.0 + 0.25 * np.arange(_N)),
 }
 
 

@@ -353,6 +353,22 @@ void Power(const LocalTensor<T>& dst, const T& base, const LocalTensor<T>& exp,
                            [b](auto a) { return static_cast<decltype(a)>(std::pow(b, a)); }, loc);
 }
 
+// Arange: dst[i] = firstValue + i * diffValue, i < count (computed in the compute type).
+template <typename T>
+void Arange(const LocalTensor<T>& dst, const T firstValue, const T diffValue, const int32_t count,
+            megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    static_assert(megafuse_emu::kHalfOrFloat<T> || std::is_same_v<T, int16_t> || std::is_same_v<T, int32_t>,
+                  "Arange takes half, float, int16_t or int32_t");
+    using C = megafuse_emu::CalcT<T>;
+    const C first = static_cast<C>(firstValue), diff = static_cast<C>(diffValue);
+    megafuse_emu::RunCount<1>("Arange", {megafuse_emu::Op(dst, "dst")}, count,
+                              [first, diff](const auto& base, const auto& idx) {
+                                  megafuse_emu::St<T>(base[0], idx[0], static_cast<T>(first + static_cast<C>(idx[0]) * diff));
+                              },
+                              loc);
+}
+
 // Axpy with a shared buffer (advanced form): dst = scalar * src + dst, (T, U) as the basic Axpy.
 template <typename T, typename U, bool isReuseSource = false>
 void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const U scalarValue,
