@@ -28,4 +28,5 @@
 #include "megafuse_emu/vec_reduce.h"
 #include "megafuse_emu/vec_fill.h"
 #include "megafuse_emu/adv_std.h"
+#include "megafuse_emu/adv_reduce.h"
 #include "utils/debug/asc_printf.h"

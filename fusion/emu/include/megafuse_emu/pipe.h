@@ -364,6 +364,15 @@ public:
     TBuf(const TBuf&) = delete;
     TBuf& operator=(const TBuf&) = delete;
 
+    // The devkit lets a TBuf tensor be "freed" (a TBuf has no queue: nothing is released); the
+    // tensor must come from this TBuf.
+    template <typename T>
+    void FreeTensor(LocalTensor<T>& t, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        CheckInit(loc);
+        if (t.ref_.block != block_) megafuse_emu::Fail(loc, "TBuf::FreeTensor: the tensor is not from this TBuf");
+    }
+
     template <typename T>
     LocalTensor<T> Get(megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
