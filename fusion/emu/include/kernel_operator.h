@@ -29,4 +29,5 @@
 #include "megafuse_emu/vec_fill.h"
 #include "megafuse_emu/adv_std.h"
 #include "megafuse_emu/adv_reduce.h"
+#include "megafuse_emu/adv_quant.h"
 #include "utils/debug/asc_printf.h"

@@ -106,11 +106,40 @@ TensorRef StaticTensorRef(AscendC::TPosition pos, uint64_t addr, uint64_t bytes,
 
 namespace AscendC {
 
+// A tensor's logical shape for the advanced APIs that read it (devkit ShapeInfo /
+// LocalTensor::SetShapeInfo): up to 8 dims and a data format; it changes no access check.
+enum class DataFormat : uint8_t { ND = 0, NZ, NCHW, NC1HWC0, NHWC, NCDHW, NDC1HWC0, FRACTAL_Z_3D };
+struct ShapeInfo {
+    static constexpr int kMaxDims = 8;
+    ShapeInfo() {}
+    ShapeInfo(const uint8_t inputShapeDim, const uint32_t inputShape[], const DataFormat inputFormat = DataFormat::ND)
+        : shapeDim(inputShapeDim), originalShapeDim(inputShapeDim), dataFormat(inputFormat)
+    {
+        for (int i = 0; i < inputShapeDim && i < kMaxDims; ++i) shape[i] = originalShape[i] = inputShape[i];
+    }
+    ShapeInfo(const uint8_t inputShapeDim, const uint32_t inputShape[], const uint8_t inputOriginalShapeDim,
+              const uint32_t inputOriginalShape[], const DataFormat inputFormat)
+        : shapeDim(inputShapeDim), originalShapeDim(inputOriginalShapeDim), dataFormat(inputFormat)
+    {
+        for (int i = 0; i < inputShapeDim && i < kMaxDims; ++i) shape[i] = inputShape[i];
+        for (int i = 0; i < inputOriginalShapeDim && i < kMaxDims; ++i) originalShape[i] = inputOriginalShape[i];
+    }
+    uint8_t shapeDim = 0;
+    uint8_t originalShapeDim = 0;
+    uint32_t shape[kMaxDims] = {};
+    uint32_t originalShape[kMaxDims] = {};
+    DataFormat dataFormat = DataFormat::ND;
+};
+
 template <typename T>
 class LocalTensor {
 public:
     using PrimType = T;
     LocalTensor() = default;
+
+    void SetShapeInfo(const ShapeInfo& info) { shape_info_ = info; }
+    ShapeInfo GetShapeInfo() const { return shape_info_; }
+    ShapeInfo shape_info_;  // emulator internals
 
     // Static-tensor programming: tileSize elements at byte address addr of pos's memory.
     LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
