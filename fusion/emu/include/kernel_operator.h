@@ -30,4 +30,5 @@
 #include "megafuse_emu/adv_std.h"
 #include "megafuse_emu/adv_reduce.h"
 #include "megafuse_emu/adv_quant.h"
+#include "megafuse_emu/adv_softmax.h"
 #include "utils/debug/asc_printf.h"
