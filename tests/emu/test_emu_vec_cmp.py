@@ -38,6 +38,8 @@ extern "C" __global__ __aicore__ void vc(GM_ADDR x0, GM_ADDR x1, GM_ADDR sel, GM
             o.SetValue(0, (float)e0); o.SetValue(1, (float)e1); o.SetValue(2, (float)pipe.FetchEventID(HardEvent::V_MTE3));
             break;
         }
+        case 7: { SelectWithBytesMaskShapeInfo info{2, 16, 16};  // byte mask: nonzero -> scalar
+                  Select(o, a, 5.0f, s, b.ReinterpretCast<uint8_t>(), info); break; }
         case 100: GetCmpMask(ob); break;
         case 101: Select(o, s, a, b, SELMODE::VSEL_TENSOR_SCALAR_MODE, 128); break;
         case 102: Select(o, s, a, b, SELMODE::VSEL_TENSOR_TENSOR_MODE, 384); break;
@@ -90,6 +92,12 @@ def test_select_modes(kernel):
     np.testing.assert_array_equal(_run(kernel, 4), np.where(bits, a, np.float32(7.0)))
     per_repeat = np.tile(bits[:64], 2)  # every repeat of 64 floats reuses the first 64 bits
     np.testing.assert_array_equal(_run(kernel, 5), np.where(per_repeat, a, b))
+
+
+def test_select_with_bytes_mask(kernel):
+    a, b, s = _inputs()
+    y = _run(kernel, 7)
+    np.testing.assert_array_equal(y[:32], np.where(s != 0, np.float32(5.0), a[:32]))
 
 
 def test_event_ids(kernel):

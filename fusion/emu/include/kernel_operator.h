@@ -31,4 +31,5 @@
 #include "megafuse_emu/adv_reduce.h"
 #include "megafuse_emu/adv_quant.h"
 #include "megafuse_emu/adv_softmax.h"
+#include "megafuse_emu/adv_select.h"
 #include "utils/debug/asc_printf.h"
