@@ -1,4 +1,4 @@
-"""Compare / Compares / Select / the CMPMASK register form and TPipe event ids (vec_cmp.h,
+"""Compare / Compares / Select (incl. byte masks) / DropOut / the CMPMASK register form and TPipe event ids (vec_cmp.h,
 pipe.h) on a devkit-style kernel of our own, against NumPy; and the refusals (GetCmpMask before
 any Compare, a scalar Select mode with a tensor, a mask tensor too short, a double release)."""
 
@@ -40,6 +40,8 @@ extern "C" __global__ __aicore__ void vc(GM_ADDR x0, GM_ADDR x1, GM_ADDR sel, GM
         }
         case 7: { SelectWithBytesMaskShapeInfo info{2, 16, 16};  // byte mask: nonzero -> scalar
                   Select(o, a, 5.0f, s, b.ReinterpretCast<uint8_t>(), info); break; }
+        case 8: { DropOutShapeInfo info{2, 64, 8};  // bit mode: 8 mask bytes per row of 64 floats
+                  DropOut(o, a, s, b.ReinterpretCast<uint8_t>(), 0.8f, info); break; }
         case 100: GetCmpMask(ob); break;
         case 101: Select(o, s, a, b, SELMODE::VSEL_TENSOR_SCALAR_MODE, 128); break;
         case 102: Select(o, s, a, b, SELMODE::VSEL_TENSOR_TENSOR_MODE, 384); break;
@@ -98,6 +100,12 @@ def test_select_with_bytes_mask(kernel):
     a, b, s = _inputs()
     y = _run(kernel, 7)
     np.testing.assert_array_equal(y[:32], np.where(s != 0, np.float32(5.0), a[:32]))
+
+
+def test_dropout_bit_mode(kernel):
+    a, b, s = _inputs()
+    bits = _bits(s[:16], 128)  # row i uses mask bytes [8 i, 8 i + 8)
+    np.testing.assert_array_equal(_run(kernel, 8), np.where(bits, a * np.float32(1 / np.float32(0.8)), 0 * a))
 
 
 def test_event_ids(kernel):
