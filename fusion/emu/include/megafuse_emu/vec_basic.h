@@ -68,30 +68,32 @@ void GroupReduce(const char* api, const AscendC::LocalTensor<T>& dst, const Asce
                  int64_t dstRepStride, int64_t srcBlkStride, int64_t srcRepStride, const Loc& loc)
 {
     Core(loc);
-    CheckRepeat(api, repeat, loc);
+    if (mask.counter < 0) CheckRepeat(api, repeat, loc);
     if (dstRepStride < 0 || srcBlkStride < 0 || srcRepStride < 0) Fail(loc, Str(api, ": negative stride"));
-    if (repeat.v == 0 || mask.Empty()) return;
     const uint32_t lanes = 256 / sizeof(T), e = 32 / sizeof(T), outs = lanes / group;
+    const int64_t reps = RepeatsOf(mask, repeat, lanes);
+    if (reps == 0 || mask.Empty()) return;
     auto sidx = [&](int64_t r, uint32_t l) {
         return static_cast<uint64_t>(r * srcRepStride * e + (l / e) * srcBlkStride * e + l % e);
     };
     auto didx = [&](int64_t r, uint32_t l) { return static_cast<uint64_t>(r * dstRepStride * outs + l / group); };
     uint64_t shi = 0, dhi = 0;
-    for (uint32_t l = 0; l < lanes; ++l)
-        if (mask.Has(l)) {
-            shi = std::max(shi, sidx(repeat.v - 1, l));
-            dhi = std::max(dhi, didx(repeat.v - 1, l));
-        }
+    for (int64_t r = std::max<int64_t>(0, reps - 2); r < reps; ++r)
+        for (uint32_t l = 0; l < lanes; ++l)
+            if (LaneOn(mask, r, l, lanes)) {
+                shi = std::max(shi, sidx(r, l));
+                dhi = std::max(dhi, didx(r, l));
+            }
     Operand od{&dst.ref_, sizeof(T), 1, 8, "dst"}, os{&src.ref_, sizeof(T), 1, 8, "src"};
     uint8_t* db = VecOperand(od, dhi + 1, api, loc);
     const uint8_t* sb = VecOperand(os, shi + 1, api, loc);
-    for (int64_t r = 0; r < repeat.v; ++r)
+    for (int64_t r = 0; r < reps; ++r)
         for (uint32_t g = 0; g < outs; ++g) {
             double acc = ReduceInit<T>(type);
             bool any = false;
             uint8_t st = kWritten;
             for (uint32_t l = g * group; l < (g + 1) * group; ++l) {
-                if (!mask.Has(l)) continue;
+                if (!LaneOn(mask, r, l, lanes)) continue;
                 const uint64_t i = sidx(r, l);
                 if (ReadState(sb + i * sizeof(T), sizeof(T), api, "src", loc) != kWritten) st = kDerived;
                 acc = ReduceStep(type, acc, static_cast<double>(static_cast<CalcT<T>>(Ld<T>(sb, i))));
@@ -102,7 +104,7 @@ void GroupReduce(const char* api, const AscendC::LocalTensor<T>& dst, const Asce
             St<T>(db, o, static_cast<T>(static_cast<CalcT<T>>(acc)));
             SetState(db + o * sizeof(T), sizeof(T), st);
         }
-    CountVector(static_cast<uint64_t>(repeat.v), true);
+    CountVector(static_cast<uint64_t>(reps), true);
 }
 
 }  // namespace megafuse_emu
@@ -221,7 +223,7 @@ MEGAFUSE_EMU_SHIFT(ShiftRight, >>)
 #undef MEGAFUSE_EMU_SHIFT
 
 // ReduceDataBlock<type, T>(dst, src, mask, repeatTime, dstRepStride, srcBlkStride, srcRepStride).
-template <ReduceType type, typename T, bool isSetMask = true>
+template <ReduceType type, typename T, typename U = T, bool isSetMask = true>
 void ReduceDataBlock(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask,
                      megafuse_emu::RepeatTimes repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
                      const int32_t srcRepStride, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
@@ -231,7 +233,7 @@ void ReduceDataBlock(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     megafuse_emu::GroupReduce("ReduceDataBlock", dst, src, megafuse_emu::ContinuousMask(mask, sizeof(T), "ReduceDataBlock", loc),
                               repeatTime, 32 / sizeof(T), type, dstRepStride, srcBlkStride, srcRepStride, loc);
 }
-template <ReduceType type, typename T, bool isSetMask = true>
+template <ReduceType type, typename T, typename U = T, bool isSetMask = true>
 void ReduceDataBlock(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],
                      megafuse_emu::RepeatTimes repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
                      const int32_t srcRepStride, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
@@ -243,7 +245,7 @@ void ReduceDataBlock(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
 }
 
 // ReducePairElem<SUM, T>(dst, src, mask, repeatTime, dstRepStride, srcBlkStride, srcRepStride).
-template <ReduceType type, typename T, bool isSetMask = true>
+template <ReduceType type, typename T, typename U = T, bool isSetMask = true>
 void ReducePairElem(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask,
                     megafuse_emu::RepeatTimes repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
                     const int32_t srcRepStride, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
@@ -254,7 +256,7 @@ void ReducePairElem(const LocalTensor<T>& dst, const LocalTensor<T>& src, const 
     megafuse_emu::GroupReduce("ReducePairElem", dst, src, megafuse_emu::ContinuousMask(mask, sizeof(T), "ReducePairElem", loc),
                               repeatTime, 2, type, dstRepStride, srcBlkStride, srcRepStride, loc);
 }
-template <ReduceType type, typename T, bool isSetMask = true>
+template <ReduceType type, typename T, typename U = T, bool isSetMask = true>
 void ReducePairElem(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],
                     megafuse_emu::RepeatTimes repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
                     const int32_t srcRepStride, megafuse_emu::Loc loc = megafuse_emu::Loc::current())

@@ -124,6 +124,7 @@ template <typename T>
 void CompareToReg(const AscendC::LocalTensor<T>& src0, const AscendC::LocalTensor<T>& src1, AscendC::CMPMODE mode,
                   const LaneMask& mask, const AscendC::BinaryRepeatParams& p, const Loc& loc)
 {
+    if (mask.counter >= 0) Fail(loc, "Compare: counter mask mode is not emulated for the CMPMASK form");
     CmpMaskReg& reg = CmpMask(loc);
     std::memset(reg.bits, 0, sizeof(reg.bits));
     const uint32_t lanes = 256 / sizeof(T), e = 32 / sizeof(T);

@@ -89,25 +89,28 @@ void ReduceRepeatImpl(AscendC::ReduceType type, const AscendC::LocalTensor<T>& d
 {
     const char* api = "ReduceRepeat";
     Core(loc);
-    CheckRepeat(api, repeat, loc);
+    if (mask.counter < 0) CheckRepeat(api, repeat, loc);
     if (dstRepStride < 0 || srcBlkStride < 0 || srcRepStride < 0) Fail(loc, Str(api, ": negative stride"));
-    if (repeat.v == 0 || mask.Empty()) return;
     using AscendC::ReduceOrder;
     const bool pair = type != AscendC::ReduceType::SUM &&
                       (order == ReduceOrder::ORDER_VALUE_INDEX || order == ReduceOrder::ORDER_INDEX_VALUE);
     const uint64_t outs = pair ? 2 : 1, lanes = 256 / sizeof(T), e = 32 / sizeof(T);
+    const int64_t reps = RepeatsOf(mask, repeat, static_cast<uint32_t>(lanes));
+    if (reps == 0 || mask.Empty()) return;
+    auto on = [&](int64_t r, uint64_t l) { return LaneOn(mask, r, static_cast<uint32_t>(l), static_cast<uint32_t>(lanes)); };
     auto sidx = [&](int64_t r, uint64_t l) {
         return static_cast<uint64_t>(r * srcRepStride * e + (l / e) * srcBlkStride * e + l % e);
     };
     uint64_t shi = 0;
-    for (uint64_t l = 0; l < lanes; ++l)
-        if (mask.Has(static_cast<uint32_t>(l))) shi = std::max(shi, sidx(repeat.v - 1, l));
+    for (int64_t r = std::max<int64_t>(0, reps - 2); r < reps; ++r)
+        for (uint64_t l = 0; l < lanes; ++l)
+            if (on(r, l)) shi = std::max(shi, sidx(r, l));
     Operand od{&dst.ref_, sizeof(T), 1, 8, "dst"}, os{&src.ref_, sizeof(T), 1, 8, "src"};
-    uint8_t* db = VecOperand(od, static_cast<uint64_t>((repeat.v - 1) * dstRepStride) * outs + outs, api, loc);
+    uint8_t* db = VecOperand(od, static_cast<uint64_t>((reps - 1) * dstRepStride) * outs + outs, api, loc);
     const uint8_t* sb = VecOperand(os, shi + 1, api, loc);
-    for (int64_t r = 0; r < repeat.v; ++r) {
+    for (int64_t r = 0; r < reps; ++r) {
         ReduceResult res = ReduceLanes(type, lanes, [&](uint64_t l, double& x, uint8_t& st) {
-            if (!mask.Has(static_cast<uint32_t>(l))) return false;
+            if (!on(r, l)) return false;
             x = static_cast<double>(LdChecked<T>(sb, sidx(r, l), st, api, "src", loc));
             return true;
         });
@@ -120,7 +123,7 @@ void ReduceRepeatImpl(AscendC::ReduceType type, const AscendC::LocalTensor<T>& d
         if (pair) St<T>(db, o + 1, second);
         SetState(db + o * sizeof(T), static_cast<uint64_t>(outs * sizeof(T)), res.st);
     }
-    CountVector(static_cast<uint64_t>(repeat.v), true);
+    CountVector(static_cast<uint64_t>(reps), true);
 }
 
 // ReduceMax/Min/Sum over `count` elements, or over `repeat` repeats of masked lanes.
@@ -135,6 +138,7 @@ void ReduceAll(AscendC::ReduceType type, const char* api, const AscendC::LocalTe
     if (Overlaps(work.ref_, src.ref_) || Overlaps(work.ref_, dst.ref_))
         Fail(loc, Str(api, ": workLocal overlaps an operand"));
     const uint64_t lanes = 256 / sizeof(T), e = 32 / sizeof(T);
+    if (mask != nullptr && mask->counter >= 0) Fail(loc, Str(api, ": counter mask mode is not emulated for this API"));
     uint64_t n;  // lane positions visited
     std::function<uint64_t(uint64_t)> at;
     if (mask == nullptr) {
