@@ -28,6 +28,7 @@
 #include "megafuse_emu/vec_reduce.h"
 #include "megafuse_emu/vec_fill.h"
 #include "megafuse_emu/vec_mask.h"
+#include "megafuse_emu/vec_gather.h"
 #include "megafuse_emu/adv_std.h"
 #include "megafuse_emu/adv_reduce.h"
 #include "megafuse_emu/adv_quant.h"
