@@ -18,6 +18,7 @@ _KERNEL = r"""
 #include "tiling/tiling_api.h"
 using namespace AscendC;
 static_assert(Std::is_same_v<Std::remove_cv_t<const volatile int>, int> && Std::is_floating_point<half>::value == false);
+constexpr CumSumConfig kDown{false, false, true, CumSumAlgorithm::LINE_BY_LINE};
 // y = op(x0, x1) over 256 floats; tmpBytes of scratch from a TBuf (0: the no-buffer overloads);
 // mode 100 runs Acosh in place (refused), 101 asks for 300 elements (refused)
 extern "C" __global__ __aicore__ void adv(GM_ADDR x0, GM_ADDR x1, GM_ADDR y, uint32_t mode, uint32_t tmpBytes)
@@ -47,6 +48,8 @@ extern "C" __global__ __aicore__ void adv(GM_ADDR x0, GM_ADDR x1, GM_ADDR y, uin
         case 7: if (tmp) ClampMin(o, a, t, 0.25f, 256); else ClampMax(o, a, 0.25f, 256); break;
         case 8: if (tmp) Frac(o, a, t, 256); else Ceil(o, a, 256); break;
         case 9: Arange(o, -2.0f, 0.25f, 256); break;
+        case 10: CumSum<float, kDown>(o, o[192], a, t, {3, 64}); break;   // rows 0..2, last row after
+        case 11: CumSum<float>(o, b, a, t, {4, 64}); break;               // along each row
         case 100: Acosh(a, a, 256); DataCopy(o, a, 256); break;
         case 101: Acosh(o, a, 300); break;
     }
@@ -79,6 +82,11 @@ def _taylor_exp(x, n):
     return np.exp(xa) * s
 
 
+def _cumsum_down(a, b):
+    c = np.cumsum(a[:192].reshape(3, 64), axis=0, dtype=np.float32)
+    return np.concatenate([c.reshape(-1), c[-1]])
+
+
 _CASES = {  # (mode, tmp?) -> (x0 range, x1 range, reference)
     (0, True): ((1.0, 8.0), (0, 1), lambda a, b: np.arccosh(a)),
     (0, False): ((1.0, 8.0), (0, 1), lambda a, b: np.arccosh(a)),
@@ -97,6 +105,8 @@ _CASES = {  # (mode, tmp?) -> (x0 range, x1 range, reference)
     (8, True): ((-50, 50), (0, 1), lambda a, b: a - np.floor(a)),
     (8, False): ((-50, 50), (0, 1), lambda a, b: np.ceil(a)),
     (9, False): ((0, 1), (0, 1), lambda a, b: -2.0 + 0.25 * np.arange(_N)),
+    (10, True): ((-3, 3), (0, 1), _cumsum_down),
+    (11, True): ((-3, 3), (0, 1), lambda a, b: np.cumsum(a.astype(np.float32).reshape(4, 64), axis=1, dtype=np.float32).reshape(-1)),
 }
 
 

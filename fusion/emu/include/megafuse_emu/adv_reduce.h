@@ -5,7 +5,11 @@
 //       [, sharedTmpBuffer], srcShape[2], srcInnerPad): AR = {a, r} reduced along r (dst[a]),
 //       RA = {r, a} reduced along r (dst[a]); with srcInnerPad the inner axis is stored padded
 //       to 32 bytes.
-// Host queries: GetSumMaxMinTmpSize, GetReduce{Max,Min,Sum}MaxMinTmpSize (megafuse's model:
+//   CumSum<T, CumSumConfig{isLastAxis, isReuseSource, outputLastRow, algorithm}>(dst, lastRow, src,
+//       sharedTmpBuffer, CumSumInfo{outter, inner}): running sums down the rows (isLastAxis =
+//       false) or along each row (true), added one element at a time in T (the line-by-line
+//       order; the binary algorithm's add order is not modelled); lastRow gets the last row.
+// Host queries: GetSumMaxMinTmpSize, GetCumSumMaxMinTmpSize, GetReduce{Max,Min,Sum}MaxMinTmpSize (megafuse's model:
 // adv_shape.h). Sums accumulate in double and round once to T.
 #pragma once
 
@@ -116,6 +120,63 @@ void Sum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor
     if ((static_cast<uint64_t>(p.inner) * sizeof(T)) % 32 != 0)
         megafuse_emu::Fail(loc, megafuse_emu::Str("Sum: inner ", p.inner, " * sizeof(T) is not a multiple of 32 bytes"));
     megafuse_emu::ReduceRowsCols("Sum", ReduceType::SUM, dst, src, &sharedTmpBuffer, p.outter, p.n, p.inner, true, loc);
+}
+
+enum class CumSumAlgorithm : uint8_t { LINE_BY_LINE = 0, BINARY };
+struct CumSumConfig {
+    bool isLastAxis = true;
+    bool isReuseSource = false;
+    bool outputLastRow = false;
+    CumSumAlgorithm algorithm = CumSumAlgorithm::LINE_BY_LINE;
+};
+struct CumSumInfo {
+    uint32_t outter = 0;
+    uint32_t inner = 0;
+};
+
+inline void GetCumSumMaxMinTmpSize(const TensorShape& s, const uint32_t typeSize, const bool, const bool,
+                                   uint32_t& maxValue, uint32_t& minValue)
+{
+    megafuse_emu::AdvTmpSizes(static_cast<uint64_t>(s.GetShapeSize()), typeSize, 1, maxValue, minValue);
+}
+
+inline constexpr CumSumConfig kDefaultCumSumConfig{};
+
+template <typename T, const CumSumConfig& config = kDefaultCumSumConfig>
+void CumSum(const LocalTensor<T>& dst, const LocalTensor<T>& lastRow, const LocalTensor<T>& src,
+            const LocalTensor<uint8_t>& sharedTmpBuffer, const CumSumInfo& info,
+            megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    static_assert(std::is_same_v<T, half> || std::is_same_v<T, float>, "CumSum takes half or float");
+    using namespace megafuse_emu;
+    const char* api = "CumSum";
+    Core(loc);
+    AdvCheckTmp(api, sharedTmpBuffer.ref_, 1, {&dst.ref_, &src.ref_, &lastRow.ref_}, loc);
+    const uint64_t rows = info.outter, cols = info.inner;
+    if ((cols * sizeof(T)) % 32 != 0) Fail(loc, Str(api, ": inner ", cols, " is not 32-byte aligned"));
+    if (rows == 0 || cols == 0) return;
+    Operand od{&dst.ref_, sizeof(T), 1, 8, "dst"}, os{&src.ref_, sizeof(T), 1, 8, "src"};
+    uint8_t* db = VecOperand(od, rows * cols, api, loc);
+    const uint8_t* sb = VecOperand(os, rows * cols, api, loc);
+    const bool along_rows = config.isLastAxis;
+    const uint64_t outs = along_rows ? rows : cols, len = along_rows ? cols : rows;
+    for (uint64_t o = 0; o < outs; ++o) {
+        CalcT<T> acc = 0;
+        uint8_t st = kWritten;
+        for (uint64_t k = 0; k < len; ++k) {
+            const uint64_t i = along_rows ? o * cols + k : k * cols + o;
+            acc = static_cast<CalcT<T>>(static_cast<T>(acc + LdChecked<T>(sb, i, st, api, "src", loc)));
+            St<T>(db, i, static_cast<T>(acc));
+            SetState(db + i * sizeof(T), sizeof(T), st);
+        }
+    }
+    if (config.outputLastRow) {
+        Operand ol{&lastRow.ref_, sizeof(T), 1, 8, "lastRow"};
+        uint8_t* lb = VecOperand(ol, cols, api, loc);
+        std::memcpy(lb, db + (rows - 1) * cols * sizeof(T), cols * sizeof(T));
+        PropagateCopy(lb, db + (rows - 1) * cols * sizeof(T), cols * sizeof(T), api, "lastRow", loc);
+    }
+    CountVector(rows * cols * sizeof(T), false);
 }
 
 #define MEGAFUSE_EMU_ADV_REDUCE(NAME, TYPE)                                                                      \
