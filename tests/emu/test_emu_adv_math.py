@@ -50,6 +50,9 @@ extern "C" __global__ __aicore__ void adv(GM_ADDR x0, GM_ADDR x1, GM_ADDR y, uin
         case 9: Arange(o, -2.0f, 0.25f, 256); break;
         case 10: CumSum<float, kDown>(o, o[192], a, t, {3, 64}); break;   // rows 0..2, last row after
         case 11: CumSum<float>(o, b, a, t, {4, 64}); break;               // along each row
+        case 12: { uint32_t ds[2] = {4, 64}, ss[2] = {1, 64}; Broadcast<float, 2, 0>(o, a, ds, ss); break; }
+        case 13: { uint32_t ds[2] = {8, 32}, ss[2] = {8, 1}; Broadcast<float, 2, 1>(o, a, ds, ss, t); break; }
+        case 102: { uint32_t ds[2] = {4, 64}, ss[2] = {2, 64}; Broadcast<float, 2, 0>(o, a, ds, ss); break; }
         case 100: Acosh(a, a, 256); DataCopy(o, a, 256); break;
         case 101: Acosh(o, a, 300); break;
     }
@@ -106,6 +109,8 @@ _CASES = {  # (mode, tmp?) -> (x0 range, x1 range, reference)
     (8, False): ((-50, 50), (0, 1), lambda a, b: np.ceil(a)),
     (9, False): ((0, 1), (0, 1), lambda a, b: -2.0 + 0.25 * np.arange(_N)),
     (10, True): ((-3, 3), (0, 1), _cumsum_down),
+    (12, False): ((-3, 3), (0, 1), lambda a, b: np.tile(a[:64], 4)),
+    (13, True): ((-3, 3), (0, 1), lambda a, b: np.repeat(a[:8], 32)),
     (11, True): ((-3, 3), (0, 1), lambda a, b: np.cumsum(a.astype(np.float32).reshape(4, 64), axis=1, dtype=np.float32).reshape(-1)),
 }
 
@@ -149,6 +154,11 @@ def test_kernel_accepts_exactly_the_host_query_minimum(kernel):
 def test_tmp_buffer_below_the_host_query_minimum_is_refused(kernel):
     with pytest.raises(EmulationError, match=r"Acosh: sharedTmpBuffer holds 256 bytes, less than the minimum 512"):
         _run(kernel, 0, 256, a=np.full(_N, 2.0, np.float32))
+
+
+def test_broadcast_shape_mismatch_is_refused(kernel):
+    with pytest.raises(EmulationError, match=r"Broadcast: srcShape\[0\] = 2 neither equals dstShape\[0\] = 4"):
+        _run(kernel, 102, 0)
 
 
 def test_in_place_and_overlong_count_are_refused(kernel):
