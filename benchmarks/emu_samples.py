@@ -150,9 +150,10 @@ def plan(sample: Path) -> dict:
     prog_args: list[str] = []
     for ln in _bash_block(readme):
         for stmt in [s.strip() for s in re.split(r"[;&]+", ln) if s.strip()]:
-            m = re.fullmatch(r"(\w+)=(\S*)", stmt)
-            if m:
-                shell[m.group(1)] = m.group(2)
+            assigns = [re.fullmatch(r"(\w+)=(\S*)", tok) for tok in stmt.split()]
+            if all(assigns):  # NAME=VAL [NAME=VAL ...]
+                for m in assigns:
+                    shell[m.group(1)] = m.group(2)
             elif stmt.startswith("cmake"):
                 for d in re.findall(r"-D(\w+)=(\S+)", stmt):
                     cache[d[0]] = _subst(d[1], shell)

@@ -1,5 +1,5 @@
 """Smaller devkit APIs on a devkit-style kernel of our own: Fill into GM and into L1, Copy
-(UB -> UB with strides), SetL2CacheHint, KERNEL_LOG / ASCENDC_ASSERT, AscendC::TEventID; and
+(UB -> UB with strides), SetL2CacheHint, LocalTensor::GetPhyAddr, KERNEL_LOG / ASCENDC_ASSERT, AscendC::TEventID; and
 the refusals (Fill past the GlobalTensor, a failed ASCENDC_ASSERT, Copy with a mask above the
 lanes)."""
 
@@ -32,6 +32,9 @@ extern "C" __global__ __aicore__ void misc(GM_ADDR x, GM_ADDR y, uint32_t mode)
             DataCopy(a, gx, 128); Duplicate(o, -1.0f, 128);
             Copy(o, a, 32, 2, {1, 2, 4, 8});
             DataCopy(gy, o, 128); break;
+        case 2:  // GetPhyAddr: the two TBufs' UB byte addresses, 512 bytes apart
+            Duplicate(o, 0.0f, 128); o.SetValue(0, (float)a.GetPhyAddr()); o.SetValue(1, (float)o.GetPhyAddr());
+            o.SetValue(2, (float)o[8].GetPhyAddr()); DataCopy(gy, o, 128); break;
         case 100: Fill(gy, 129, 1.0f); break;
         case 101: ASCENDC_ASSERT(mode == 0, { KERNEL_LOG(KERNEL_ERROR, "mode %u is not 0", mode); }); break;
         case 102: DataCopy(a, gx, 128); Copy(o, a, 65, 1, {1, 1, 8, 8}); break;
@@ -66,6 +69,11 @@ def test_copy_strides_and_mask(kernel):
         for lane in range(32):
             expect[(lane // 8 + r * 4) * 8 + lane % 8] = x[((lane // 8) * 2 + r * 8) * 8 + lane % 8]
     np.testing.assert_array_equal(y, expect)
+
+
+def test_get_phy_addr(kernel):
+    y = _run(kernel, 2)
+    assert y[1] - y[0] == 512 and y[2] - y[1] == 32
 
 
 @pytest.mark.parametrize("mode,msg", [

@@ -183,6 +183,9 @@ public:
 
     uint32_t GetSize() const { return static_cast<uint32_t>(ref_.len / sizeof(T)); }
 
+    // The view's byte address in its on-chip memory (devkit GetPhyAddr), 0 for an unset tensor.
+    uint64_t GetPhyAddr() const { return ref_.block ? megafuse_emu::LocalAddr(ref_) : 0; }
+
     // Shrinks or regrows the view inside its buffer.
     void SetSize(uint32_t size, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
