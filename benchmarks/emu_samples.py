@@ -46,7 +46,10 @@ FRAMEWORK = {  # path component -> why the sample is excluded
     "04_profiling": "needs the profiler (msprof)",
 }
 _SET_CACHE = re.compile(r'set\(\s*(\w+)\s+"?([^"\s)]*)"?\s+CACHE', re.I)
-_DEFS = re.compile(r"(?:add_definitions|target_compile_definitions)\s*\(([^)]*)\)", re.I | re.S)
+_OPTION = re.compile(r'option\(\s*(\w+)\s+"[^"]*"\s+(ON|OFF)\s*\)', re.I)
+_COND = re.compile(r"^\s*(if|elseif|else|endif)\s*\((.*)\)\s*$", re.I)
+_PLAIN_SET = re.compile(r'^\s*set\(\s*(\w+)\s+"?([^"\s)]*)"?\s*\)\s*$', re.I)
+_DEFS = re.compile(r"(?:add_definitions|target_compile_definitions\s*\(\s*[\w${}]+)\s*\(?([^)]*)\)", re.I | re.S)
 _EXE = re.compile(r"add_executable\s*\(\s*[\w${}]+\s+([^)]*)\)", re.I | re.S)
 _LIB = re.compile(r"add_library\s*\(\s*[\w${}]+\s+(?:SHARED|STATIC|OBJECT)?\s*([^)]*)\)", re.I | re.S)
 _MISSING = [  # g++ diagnostics -> the missing name
@@ -84,6 +87,59 @@ def _subst(text: str, env: dict[str, str]) -> str:
     return re.sub(r"\$\{?(\w+)\}?", lambda m: env.get(m.group(1), m.group(0)), text)
 
 
+def _cond_true(cond: str, var: dict[str, str]) -> bool | None:
+    """A CMake if() condition of the forms the samples use (NAME, NOT ..., NAME STREQUAL "v",
+    NAME MATCHES "re", joined by AND / OR); None when it reads anything else."""
+    def term(t: str) -> bool | None:
+        t = t.strip()
+        if t.upper().startswith("NOT "):
+            v = term(t[4:])
+            return None if v is None else not v
+        m = re.fullmatch(r'\$?\{?(\w+)\}?\s+(STREQUAL|MATCHES)\s+"?([^"]*)"?', t, re.I)
+        if m:
+            val = var.get(m.group(1))
+            if val is None:
+                return None
+            return val == m.group(3) if m.group(2).upper() == "STREQUAL" else re.search(m.group(3), val) is not None
+        m = re.fullmatch(r"\w+", t)
+        if m and t in var:
+            return var[t].upper() not in ("OFF", "0", "FALSE", "NO", "N", "") and not var[t].upper().endswith("-NOTFOUND")
+        return None
+    for joiner, combine in ((" OR ", any), (" AND ", all)):
+        if joiner in cond.upper():
+            parts = [term(x) for x in re.split(joiner, cond, flags=re.I)]
+            return None if None in parts else combine(parts)
+    return term(cond)
+
+
+def _active_lines(cmake: str, var: dict[str, str]) -> str:
+    """The CMakeLists lines the configuration runs: if / elseif / else branches decided where the
+    condition is understood (both kept otherwise); plain set(NAME value) in them joins `var`."""
+    out: list[str] = []
+    stack: list[list[bool]] = []  # per open if: [this branch active, some branch taken]
+    for ln in cmake.splitlines():
+        m = _COND.match(ln)
+        if m:
+            kw = m.group(1).lower()
+            c = _cond_true(m.group(2), var) if kw in ("if", "elseif") else True
+            if kw == "if":
+                stack.append([c is not False, c is True])
+            elif kw == "elseif" and stack:
+                taken = stack[-1][1]
+                stack[-1] = [not taken and c is not False, taken or c is True]
+            elif kw == "else" and stack:
+                stack[-1] = [not stack[-1][1], True]
+            elif kw == "endif" and stack:
+                stack.pop()
+            continue
+        if all(f[0] for f in stack):
+            s = _PLAIN_SET.match(ln)
+            if s and "CACHE" not in ln.upper():
+                var[s.group(1)] = s.group(2)
+            out.append(ln)
+    return "\n".join(out)
+
+
 def plan(sample: Path) -> dict:
     """How to run one sample: sources, -D flags, generator / verifier / program arguments."""
     cmake = (sample / "CMakeLists.txt").read_text(errors="replace")
@@ -94,9 +150,10 @@ def plan(sample: Path) -> dict:
     prog_args: list[str] = []
     for ln in _bash_block(readme):
         for stmt in [s.strip() for s in re.split(r"[;&]+", ln) if s.strip()]:
-            m = re.fullmatch(r"(\w+)=(\S*)", stmt)
-            if m:
-                shell[m.group(1)] = m.group(2)
+            assigns = [re.fullmatch(r"(\w+)=(\S*)", tok) for tok in stmt.split()]
+            if all(assigns):  # NAME=VAL [NAME=VAL ...]
+                for m in assigns:
+                    shell[m.group(1)] = m.group(2)
             elif stmt.startswith("cmake"):
                 for d in re.findall(r"-D(\w+)=(\S+)", stmt):
                     cache[d[0]] = _subst(d[1], shell)
@@ -110,6 +167,10 @@ def plan(sample: Path) -> dict:
         gen = ["python3", "../scripts/gen_data.py"]
     if ver is None and (sample / "scripts" / "verify_result.py").is_file():
         ver = ["python3", "../scripts/verify_result.py", "output/output.bin", "output/golden.bin"]
+    for m in _OPTION.finditer(cmake):
+        cache.setdefault(m.group(1), m.group(2))
+    cache.setdefault("CMAKE_ASC_ARCHITECTURES", "dav-2201")
+    cmake = _active_lines(cmake, cache)
     defines = []
     for m in _DEFS.finditer(cmake):
         for tok in m.group(1).split():
@@ -186,6 +247,9 @@ def run_sample(sample: Path, rel: Path, soc: str, timeout: float) -> dict:
         if r.returncode != 0:
             return {"sample": str(rel), "verdict": "refused", "reason": last[:400], "seconds": secs}
         if not p["verify"]:
+            if re.search(r"test fail|\[ERROR\]|result error", r.stdout, re.I):
+                return {"sample": str(rel), "verdict": "fail", "reason": " ".join(r.stdout.split())[-300:],
+                        "seconds": secs}
             if re.search(r"test pass", r.stdout, re.I):
                 return {"sample": str(rel), "verdict": "pass", "how": "the program's own check", "seconds": secs}
             return {"sample": str(rel), "verdict": "ran (unverified)", "how": "no verifier, no check", "seconds": secs}

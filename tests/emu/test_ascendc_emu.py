@@ -262,15 +262,16 @@ def test_compile_error_shows_gxx_diagnostics():
         build_kernel(src, "k")
 
 
-def test_unemulated_api_does_not_compile():
-    # SetVectorMask (isSetMask=false) is not emulated: using it must fail to build, not run silently.
+def test_register_mask_without_set_vector_mask_is_refused():
+    # isSetMask=false reads the mask register (vec_mask.h); nothing set it on this core.
     src = ('#include "kernel_operator.h"\nusing namespace AscendC;\n'
            'extern "C" __global__ __aicore__ void k(GM_ADDR x)\n{\n'
            '    TPipe pipe; TBuf<TPosition::VECCALC> b; pipe.InitBuffer(b, 512);\n'
            '    LocalTensor<half> t = b.Get<half>();\n'
+           '    Duplicate(t, (half)0, 256);\n'
            '    Adds<half, false>(t, t, (half)1, 128, 1, {1, 1, 8, 8});\n}\n')
-    with pytest.raises(EmulationBuildError, match="SetVectorMask"):
-        build_kernel(src, "k")
+    with pytest.raises(EmulationError, match="no SetVectorMask / ResetMask set the mask register"):
+        build_kernel(src, "k").run([np.zeros(4, np.float32)], block_dim=1)
 
 
 def test_missing_kernel_symbol_is_reported(add_kernel):

@@ -145,3 +145,5 @@ inline float aclFloat16ToFloat(aclFloat16 bits)
     return static_cast<float>(h);
 }
 inline const char* aclGetRecentErrMsg() { return "megafuse emulator: see the fault line on stderr"; }
+
+#include "acl/acl_rt.h"  // runtime error queries (aclrtGetLastError)

@@ -364,6 +364,15 @@ public:
     TBuf(const TBuf&) = delete;
     TBuf& operator=(const TBuf&) = delete;
 
+    // The devkit lets a TBuf tensor be "freed" (a TBuf has no queue: nothing is released); the
+    // tensor must come from this TBuf.
+    template <typename T>
+    void FreeTensor(LocalTensor<T>& t, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        CheckInit(loc);
+        if (t.ref_.block != block_) megafuse_emu::Fail(loc, "TBuf::FreeTensor: the tensor is not from this TBuf");
+    }
+
     template <typename T>
     LocalTensor<T> Get(megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
@@ -443,6 +452,40 @@ public:
     TPipe(const TPipe&) = delete;
     TPipe& operator=(const TPipe&) = delete;
 
+    // Event ids (devkit AllocEventID / ReleaseEventID / FetchEventID): 8 per HardEvent, the
+    // allocation is tracked so a leak or a double release is reported; FetchEventID names the
+    // first free id without taking it.
+    template <HardEvent evt>
+    int8_t AllocEventID(megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        uint8_t& used = event_ids_[static_cast<size_t>(evt) % kEventKinds];
+        for (int8_t i = 0; i < 8; ++i)
+            if (!(used & (1u << i))) { used |= static_cast<uint8_t>(1u << i); return i; }
+        megafuse_emu::Fail(loc, "AllocEventID: all 8 event ids of this HardEvent are allocated");
+        return -1;
+    }
+    template <HardEvent evt>
+    void ReleaseEventID(int8_t id, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        uint8_t& used = event_ids_[static_cast<size_t>(evt) % kEventKinds];
+        if (id < 0 || id > 7 || !(used & (1u << id)))
+            megafuse_emu::Fail(loc, megafuse_emu::Str("ReleaseEventID: event id ", int(id), " is not allocated"));
+        used &= static_cast<uint8_t>(~(1u << id));
+    }
+    int8_t FetchEventID(HardEvent evt, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        const uint8_t used = event_ids_[static_cast<size_t>(evt) % kEventKinds];
+        for (int8_t i = 0; i < 8; ++i)
+            if (!(used & (1u << i))) return i;
+        megafuse_emu::Fail(loc, "FetchEventID: all 8 event ids of this HardEvent are allocated");
+        return -1;
+    }
+    template <HardEvent evt>
+    int8_t FetchEventID(megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        return FetchEventID(evt, loc);
+    }
+
     template <class Q>
     bool InitBuffer(Q& que, uint8_t num, uint32_t len, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
@@ -472,6 +515,8 @@ public:
     void Destroy() { Release(); }
 
 private:
+    static constexpr size_t kEventKinds = 33;  // HardEvent values
+    uint8_t event_ids_[kEventKinds] = {};
     uint64_t CheckPipe(const megafuse_emu::Loc& loc) const
     {
         const uint64_t serial = megafuse_emu::Core(loc).serial;

@@ -106,11 +106,40 @@ TensorRef StaticTensorRef(AscendC::TPosition pos, uint64_t addr, uint64_t bytes,
 
 namespace AscendC {
 
+// A tensor's logical shape for the advanced APIs that read it (devkit ShapeInfo /
+// LocalTensor::SetShapeInfo): up to 8 dims and a data format; it changes no access check.
+enum class DataFormat : uint8_t { ND = 0, NZ, NCHW, NC1HWC0, NHWC, NCDHW, NDC1HWC0, FRACTAL_Z_3D };
+struct ShapeInfo {
+    static constexpr int kMaxDims = 8;
+    ShapeInfo() {}
+    ShapeInfo(const uint8_t inputShapeDim, const uint32_t inputShape[], const DataFormat inputFormat = DataFormat::ND)
+        : shapeDim(inputShapeDim), originalShapeDim(inputShapeDim), dataFormat(inputFormat)
+    {
+        for (int i = 0; i < inputShapeDim && i < kMaxDims; ++i) shape[i] = originalShape[i] = inputShape[i];
+    }
+    ShapeInfo(const uint8_t inputShapeDim, const uint32_t inputShape[], const uint8_t inputOriginalShapeDim,
+              const uint32_t inputOriginalShape[], const DataFormat inputFormat)
+        : shapeDim(inputShapeDim), originalShapeDim(inputOriginalShapeDim), dataFormat(inputFormat)
+    {
+        for (int i = 0; i < inputShapeDim && i < kMaxDims; ++i) shape[i] = inputShape[i];
+        for (int i = 0; i < inputOriginalShapeDim && i < kMaxDims; ++i) originalShape[i] = inputOriginalShape[i];
+    }
+    uint8_t shapeDim = 0;
+    uint8_t originalShapeDim = 0;
+    uint32_t shape[kMaxDims] = {};
+    uint32_t originalShape[kMaxDims] = {};
+    DataFormat dataFormat = DataFormat::ND;
+};
+
 template <typename T>
 class LocalTensor {
 public:
     using PrimType = T;
     LocalTensor() = default;
+
+    void SetShapeInfo(const ShapeInfo& info) { shape_info_ = info; }
+    ShapeInfo GetShapeInfo() const { return shape_info_; }
+    ShapeInfo shape_info_;  // emulator internals
 
     // Static-tensor programming: tileSize elements at byte address addr of pos's memory.
     LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
@@ -154,6 +183,9 @@ public:
 
     uint32_t GetSize() const { return static_cast<uint32_t>(ref_.len / sizeof(T)); }
 
+    // The view's byte address in its on-chip memory (devkit GetPhyAddr), 0 for an unset tensor.
+    uint64_t GetPhyAddr() const { return ref_.block ? megafuse_emu::LocalAddr(ref_) : 0; }
+
     // Shrinks or regrows the view inside its buffer.
     void SetSize(uint32_t size, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
@@ -177,9 +209,19 @@ public:
     megafuse_emu::TensorRef ref_;  // emulator internals
 };
 
+// L2 cache policy of a GlobalTensor's accesses (devkit SetL2CacheHint / CacheMode). The host
+// has no L2 model, so the hint is kept (GetL2CacheHint) and changes no result or counter.
+enum class CacheMode : uint8_t { CACHE_MODE_NORMAL = 0, CACHE_MODE_DISABLE, CACHE_MODE_LAST, CACHE_MODE_PERSISTENT };
+enum class CacheRwMode : uint8_t { READ = 1, WRITE = 2, RW = 3 };
+
 template <typename T>
 class GlobalTensor {
 public:
+    template <CacheRwMode rwMode = CacheRwMode::RW>
+    void SetL2CacheHint(CacheMode mode) { l2_hint_ = mode; }
+    CacheMode GetL2CacheHint() const { return l2_hint_; }
+    CacheMode l2_hint_ = CacheMode::CACHE_MODE_NORMAL;  // emulator internals
+
     using PrimType = T;
     GlobalTensor() = default;
 

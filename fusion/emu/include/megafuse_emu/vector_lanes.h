@@ -9,6 +9,7 @@
 #include <array>
 
 #include "tensor.h"
+#include "vec_mask.h"
 
 namespace AscendC {
 
@@ -92,6 +93,7 @@ struct Operand {
 
 struct LaneMask {
     uint64_t w[2] = {0, 0};
+    int64_t counter = -1;  // >= 0: counter mode (vec_mask.h), this many elements over all repeats
     bool Has(uint32_t lane) const { return (w[lane / 64] >> (lane % 64)) & 1u; }
     bool Empty() const { return w[0] == 0 && w[1] == 0; }
 };
@@ -110,9 +112,28 @@ inline void RequireWideLanes(uint32_t lane_bytes, const char* api, const Loc& lo
     if (lane_bytes < 2) Fail(loc, Str(api, ": the mask/repeat form is emulated for 16- and 32-bit types only"));
 }
 
+// isSetMask = false: the mask register instead of the argument (vec_mask.h).
+inline bool RegisterMask(LaneMask& out, uint32_t lane_bytes, const char* api, const Loc& loc)
+{
+    MaskReg& m = VecMask(loc);
+    if (!m.pending) return false;
+    m.pending = false;
+    if (!m.set) Fail(loc, Str(api, ": isSetMask = false but no SetVectorMask / ResetMask set the mask register on this core"));
+    if (m.counter) {
+        out.counter = static_cast<int64_t>(m.w[0]);
+        out.w[0] = out.w[1] = ~0ull;
+        if (lane_bytes == 4) out.w[1] = 0;
+    } else {
+        out.w[0] = m.w[0];
+        out.w[1] = lane_bytes == 4 ? 0 : m.w[1];
+    }
+    return true;
+}
+
 inline LaneMask ContinuousMask(uint64_t mask, uint32_t lane_bytes, const char* api, const Loc& loc)
 {
     RequireWideLanes(lane_bytes, api, loc);
+    if (LaneMask r; RegisterMask(r, lane_bytes, api, loc)) return r;
     const uint32_t lanes = 256 / lane_bytes;
     if (mask > lanes)
         Fail(loc, Str(api, ": mask ", mask, " exceeds ", lanes, " lanes per repeat for ", lane_bytes * 8,
@@ -125,6 +146,7 @@ inline LaneMask ContinuousMask(uint64_t mask, uint32_t lane_bytes, const char* a
 inline LaneMask BitMask(const uint64_t* mask, uint32_t lane_bytes, const char* api, const Loc& loc)
 {
     RequireWideLanes(lane_bytes, api, loc);
+    if (LaneMask r; RegisterMask(r, lane_bytes, api, loc)) return r;
     LaneMask m;
     m.w[0] = mask[0];
     m.w[1] = mask[1];
@@ -199,29 +221,41 @@ void RunCount(const char* api, std::array<Operand, N> ops, int64_t count, F f, c
 
 // Repeat form: lane l of repeat r of an operand with E elements per DataBlock is element
 // r*repStride*E + (l/E)*blkStride*E + l%E.
+// Counter mode (vec_mask.h): the repeats and the enabled lanes of each.
+inline int64_t RepeatsOf(const LaneMask& m, const RepeatTimes& r, uint32_t lanes)
+{
+    return m.counter >= 0 ? (m.counter + lanes - 1) / lanes : r.v;
+}
+inline bool LaneOn(const LaneMask& m, int64_t r, uint32_t l, uint32_t lanes)
+{
+    return m.counter >= 0 ? r * static_cast<int64_t>(lanes) + l < m.counter && m.Has(l) : m.Has(l);
+}
+
 template <size_t N, typename F>
 void RunRepeat(const char* api, std::array<Operand, N> ops, const LaneMask& mask, const RepeatTimes& repeat, F f,
                const Loc& loc)
 {
     Core(loc);
-    if (repeat.v < 0 || repeat.v > 255)
+    if (mask.counter < 0 && (repeat.v < 0 || repeat.v > 255))
         Fail(loc, Str(api, ": repeatTime ", repeat.v, " is outside [0, 255] (the uint8_t parameter would wrap)"));
-    if (repeat.v == 0 || mask.Empty()) return;  // documented NOP
     const uint32_t lanes = 256 / LaneBytes(ops.data(), N);
+    const int64_t reps = RepeatsOf(mask, repeat, lanes);
+    if (reps == 0 || mask.Empty()) return;  // documented NOP
     auto index = [&](const Operand& o, int64_t r, uint32_t l) {
         const uint64_t e = 32 / o.esize;
         return static_cast<uint64_t>(r) * o.rep * e + (l / e) * o.blk * e + l % e;
     };
     std::array<uint8_t*, N> base;
     for (size_t k = 0; k < N; ++k) {
-        uint64_t hi = 0;
-        for (uint32_t l = 0; l < lanes; ++l)  // strides are unsigned: the last repeat reaches furthest
-            if (mask.Has(l)) hi = std::max(hi, index(ops[k], repeat.v - 1, l));
+        uint64_t hi = 0;  // strides are unsigned: the last full and the last repeat reach furthest
+        for (int64_t r = std::max<int64_t>(0, reps - 2); r < reps; ++r)
+            for (uint32_t l = 0; l < lanes; ++l)
+                if (LaneOn(mask, r, l, lanes)) hi = std::max(hi, index(ops[k], r, l));
         base[k] = VecOperand(ops[k], hi + 1, api, loc);
     }
-    for (int64_t r = 0; r < repeat.v; ++r)
+    for (int64_t r = 0; r < reps; ++r)
         for (uint32_t l = 0; l < lanes; ++l) {
-            if (!mask.Has(l)) continue;
+            if (!LaneOn(mask, r, l, lanes)) continue;
             std::array<uint64_t, N> idx;
             for (size_t k = 0; k < N; ++k) idx[k] = index(ops[k], r, l);
             uint8_t st = kWritten;
@@ -236,7 +270,7 @@ void RunRepeat(const char* api, std::array<Operand, N> ops, const LaneMask& mask
             for (size_t k = 0; k < N; ++k)
                 if (ops[k].IsDst()) SetState(base[k] + idx[k] * ops[k].esize, ops[k].esize, st);
         }
-    CountVector(static_cast<uint64_t>(repeat.v), true);
+    CountVector(static_cast<uint64_t>(reps), true);
 }
 
 template <typename T>
@@ -245,10 +279,11 @@ Operand Op(const AscendC::LocalTensor<T>& t, const char* name, uint32_t blk = 1,
     return Operand{&t.ref_, sizeof(T), blk, rep, name};
 }
 
+// isSetMask = false: the op's mask conversion (ContinuousMask / BitMask) reads the register.
 template <bool isSetMask>
-constexpr void RequireSetMask()
+void RequireSetMask(const Loc& loc = Loc::current())
 {
-    static_assert(isSetMask, "isSetMask=false needs SetVectorMask, which this emulation does not provide");
+    if constexpr (!isSetMask) VecMask(loc).pending = true;
 }
 
 // ---- Cast: conversions and rounding modes --------------------------------------------------

@@ -13,6 +13,7 @@
 #include "kernel_tiling/kernel_tiling.h"
 #include "register/tilingdata_base.h"
 #include "tiling/platform/platform_ascendc.h"
+#include "megafuse_emu/adv_shape.h"  // TensorShape and the advanced APIs' tmp-size queries
 
 namespace matmul_tiling {
 
