@@ -149,7 +149,7 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
             Copy("input", "in", "x_tile", "x", cb * r[1] * c[1] * C0 * b,
                  rows_bursts(cb, r[1], c[1] == wl.width), plan.tile.copies),
             *dw_ops(plan, cb, pad),
-            *(se_dw_steps(plan, cb, r[0] * c[0]) if wl.se else ()),
+            *(se_dw_steps(plan, cb, r[0], c[0]) if wl.se else ()),
             Copy("handoff", "out", "dw_out", "dw_ws", cb * r[0] * c[0] * C0 * b,
                  rows_bursts(cb, r[0], c[0] == wl.out_width)),
         ),))

@@ -1,8 +1,8 @@
 """Squeeze-and-excitation inside the fused DW -> PW block (passes/se_match.py, schedules/se*.py):
 the exporters' forms are recognised and fused; the block runs on llvm (two-pass CPU kernel) and
 sim (the same numerics, the two-phase program with its SE phase MODELED) against ONNX Runtime on
-odd shapes, SiLU/Sigmoid and ReLU/HardSwish/HardSigmoid variants, batch 1 and 2; ascend and
-npuir refuse with the reason; forms that are not an SE block keep a refusal naming it."""
+odd shapes, SiLU/Sigmoid and ReLU/HardSwish/HardSigmoid variants, batch 1 and 2; ascend at fp32
+and npuir refuse with the reason (the Ascend C kernel: tests/codegen/test_ascendc_se.py); forms that are not an SE block keep a refusal naming it."""
 
 import numpy as np
 import onnx
@@ -126,11 +126,11 @@ def test_se_cost_exceeds_the_same_block_without_se():
     assert with_se > plain
 
 
-@pytest.mark.parametrize("target,words", [("ascend", "Ascend C emitter does not write the SE phase"),
-                                          ("npuir", "AscendNPU IR emitter")])
-def test_targets_without_the_se_phase_refuse_with_the_reason(target, words):
+@pytest.mark.parametrize("target,dtype,words", [("ascend", "float32", "emitted for float16 only"),
+                                                ("npuir", "float16", "AscendNPU IR emitter")])
+def test_targets_without_the_se_phase_refuse_with_the_reason(target, dtype, words):
     m = models.mbconv_se(**CASES[0])
-    cm = compile_model(m, target=target, dtype="float16")
+    cm = compile_model(m, target=target, dtype=dtype)
     assert not cm.fused_blocks
     assert any("squeeze-and-excitation needs the two-phase kernel" in r.reason and words in r.reason
                for r in cm.refusals)
