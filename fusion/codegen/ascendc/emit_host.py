@@ -40,7 +40,8 @@ def _workspace_what(ek: EmittedKernel) -> str:
     if not ek.workspace_bytes:
         return "no workspace: the kernel keeps everything on chip"
     if ek.variant == "two-phase":
-        return (f"SyncAll flags ({ek.workspace_zeroed_bytes:,} B, zeroed before every launch), the DW result and "
+        flags = "SyncAll flags and the SE hidden sums" if ek.plan.workload.se else "SyncAll flags"
+        return (f"{flags} ({ek.workspace_zeroed_bytes:,} B, zeroed before every launch), the DW result and "
                 f"the pre-activation ({ek.workspace_bytes:,} B in all) after {ek.system_workspace_bytes // 2**20} MiB "
                 "of system workspace")
     return (f"the AIV -> AIC hand-off slots ({ek.workspace_bytes:,} B, every tile its own) after the "

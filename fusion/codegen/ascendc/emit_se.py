@@ -16,7 +16,7 @@ host zeroes the flags and se_ws before every launch (EmittedKernel.workspace_zer
 
 from __future__ import annotations
 
-from fusion.codegen.ascendc.cxx import snippet, sub, template
+from fusion.codegen.ascendc.cxx import act_function, snippet, sub, template
 from fusion.codegen.ascendc.kernel_types import ArgSpec
 from fusion.core.ir import C0
 from schedules.activations import ascendc_body
@@ -25,7 +25,6 @@ from schedules.isa import itemsize
 from schedules.se_math import gate_kind
 from schedules.se_plan import se_blocks, se_chunk, se_pad, se_units, se_ws_bytes, w1_rows, w2_rows
 from schedules.workload import ceil_div
-from fusion.codegen.ascendc.cxx import act_function
 
 # kernel member of each SE buffer (all scratch: the SE steps set their own flags)
 MEMBERS = {(name, "UB"): (member, "TBuf<TPosition::VECCALC>", False) for name, member in (
@@ -89,7 +88,7 @@ def workspace_note(plan: KernelPlan) -> str:
     wl = plan.workload
     if not wl.se:
         return ""
-    return (f" SE: phase 1 also sums each unit's pixels per channel and atomically adds its share of the reduce "
-            f"conv into se_ws ({se_ws_bytes(wl)} B, zeroed by the host); after the SyncAll the SE phase runs "
-            f"{se_units(wl, plan.cores)} units (image x {se_blocks(wl, plan.cores)} channel blocks) that scale the "
-            f"workspace in place; a second SyncAll before the GEMM.")
+    return (f"; with squeeze-and-excitation phase 1 also sums each unit's pixels per channel and atomically adds "
+            f"its share of the reduce conv into se_ws ({se_ws_bytes(wl)} B, zeroed by the host), and after the "
+            f"SyncAll an SE phase of {se_units(wl, plan.cores)} units (image x {se_blocks(wl, plan.cores)} channel "
+            f"blocks) scales the workspace in place before a second SyncAll")
