@@ -43,7 +43,7 @@ def se_blocked(b: Blk) -> bool:
 
 
 def fusable_chains(blocks: tuple[Blk, ...], se: bool = True) -> int:
-    """Chains a compile fuses; se=False for a target without the SE kernel (-t ascend, npuir)."""
+    """Chains a compile fuses; se=False for a target without the SE kernel (npuir, -t ascend at fp32)."""
     return sum(1 for b in blocks if not (se_blocked(b) or (b.se and not se)))
 
 

@@ -151,7 +151,7 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
                  rows_bursts(cb, r[1], c[1] == wl.width), plan.tile.copies),
             *dw_ops(plan, cb, pad),
             *(ln_ops(plan) if wl.ln_eps is not None else ()),   # MODELED (schedules/channel_norm.py)
-            *(se_dw_steps(plan, cb, r[0] * c[0]) if wl.se else ()),
+            *(se_dw_steps(plan, cb, r[0], c[0]) if wl.se else ()),
             Copy("handoff", "out", "dw_out", "dw_ws", cb * r[0] * c[0] * C0 * b,
                  rows_bursts(cb, r[0], c[0] == wl.out_width)),
         ),))

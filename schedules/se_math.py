@@ -7,6 +7,7 @@ import numpy as np
 
 from fusion.core.ir import C0
 from schedules.activations import numpy_ref, parse
+from schedules.se_plan import se_pad
 from schedules.workload import DwSepWorkload, ceil_div
 
 def gate_numpy(x, gate: str):
@@ -40,3 +41,19 @@ def blocked_se(w1: np.ndarray, b1: np.ndarray, w2: np.ndarray, b2: np.ndarray) -
     b2b[:c] = b2
     return [w1b.reshape(r, c1, C0), np.asarray(b1, np.float32).reshape(r).copy(),
             w2b.reshape(c1, C0, r), b2b.reshape(c1, C0)]
+
+
+def ascend_se_operands(wl: DwSepWorkload, w1b: np.ndarray, b1: np.ndarray, w2b: np.ndarray,
+                       b2b: np.ndarray) -> dict[str, np.ndarray]:
+    """The CPU kernel's blocked SE operands (blocked_se) -> the Ascend C kernel's (emit_se.se_args):
+    W1 transposed (C1 x C0 channels, se_pad) and b1 padded with zeros to se_pad (the per-channel
+    Axpys of phase 1 read a row per channel), W2 transposed (se_mid, C1 x C0) (the SE phase's
+    Axpys read a row per hidden channel); b2 as it is."""
+    r, rp = wl.se_mid, se_pad(wl)
+    ch = wl.c1 * C0
+    w1 = np.zeros((ch, rp), np.float32)
+    w1[:, :r] = np.asarray(w1b, np.float32).reshape(r, ch).T
+    b1p = np.zeros(rp, np.float32)
+    b1p[:r] = np.asarray(b1, np.float32).reshape(r)
+    w2 = np.ascontiguousarray(np.asarray(w2b, np.float32).reshape(ch, r).T)
+    return {"w_se1": w1, "b_se1": b1p, "w_se2": w2, "b_se2": np.asarray(b2b, np.float32).reshape(wl.c1, C0)}

@@ -138,6 +138,8 @@ def _why_not(a: _Member, b: _Member, outputs: set[str]) -> str | None:
             return f"{m.name} is a {m.plan.variant} plan (chains hold two-phase plans)"
         if m.slopes:
             return f"{m.name} has per-channel activation slopes"
+        if not m.stage and m.plan.workload.se:   # the chain kernel passes no SE operands (emit_chain.py)
+            return f"{m.name} carries squeeze-and-excitation (the chain kernel has no SE operands)"
     return None
 
 

@@ -99,9 +99,9 @@ def units(cm, notes: list[str] | None = None) -> list[Unit]:
     for b in cm.fused_blocks:
         if b.name in in_chain:
             continue
-        if b.workload.se:   # the op package's node has no SE operands (and its kernel no SE phase)
-            raise MegafuseError(f"block {display(b.name)}: squeeze-and-excitation has no Ascend C kernel yet, so "
-                                f"no ai.megafuse node; compile without --emit-onnx (or with --no-fuse)")
+        if b.workload.se:   # the node's operand list and attributes carry no SE operands yet (the kernel has them)
+            raise MegafuseError(f"block {display(b.name)}: the ai.megafuse node does not carry squeeze-and-excitation "
+                                f"operands yet; compile without --emit-onnx (or with --no-fuse)")
         st = steps[b.name]
         data = [_model_tensor(cm.graph, p) for p in st.params if isinstance(p, str)]
         arrays = _block_arrays(st, b.workload)

@@ -21,6 +21,7 @@ from schedules.twophase import GROUPED_ACTS, MAX_STRIDE, tap_row_fit
 from schedules.activations import needs_slope
 from schedules.channel_norm import norm_refusal
 from schedules.plan import KernelPlan, balanced_sizes, make_plan, suggest_tile
+from schedules.se_plan import SE_SOCS, se_emitted
 from schedules.workload import DwSepWorkload, TileConfig, ceil_div
 from fusion.codegen.npuir.emit import act_refusal as npuir_act_refusal
 from fusion.cost import engine_reason, model_block
@@ -173,13 +174,17 @@ def se_refusal(wl: DwSepWorkload, target: Target, override: TileOverride) -> str
     if not wl.se or target.kind == "llvm":
         return None
     what = "squeeze-and-excitation needs the two-phase kernel (its image-wide mean needs a barrier between DW and PW)"
-    if target.kind == "ascend":
-        return (f"{what}; the Ascend C emitter does not write the SE phase yet (modeled on -t sim, run on "
-                f"-t llvm)")
+    if target.kind == "ascend" and not se_emitted(target.soc):
+        return (f"{what}; the Ascend C emitter writes the SE phase for {', '.join(SE_SOCS)} only, not "
+                f"{target.soc.name} (modeled on -t sim, run on -t llvm)")
+    if target.kind == "ascend" and (needs_slope(wl.act1) or needs_slope(wl.act2)):
+        return f"{what}; the Ascend C two-phase kernel takes no per-channel PRelu slopes"
     if target.kind == "npuir":
         return f"{what}; the AscendNPU IR emitter writes the one-phase vector kernel only"
     if override.forced:
         return f"{what}; a forced tile (--tile/--cout-block/--cin-block) plans a one-phase kernel"
+    if target.kind == "ascend" and "cube" not in pw_engines(target, wl.dtype):
+        return f"{what}; its GEMM is a cube kernel, emitted for float16 only (this block is {wl.dtype})"
     if not two_phase_enabled(target, override) or "cube" not in pw_engines(target, wl.dtype):
         return f"{what}; --pw-engine {override.pw_engine} rules it out"
     return None

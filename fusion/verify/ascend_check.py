@@ -25,6 +25,7 @@ from fusion.verify.check import CheckResult, OutputError, compare, fp32_toleranc
 from fusion.core.tolerance import TOLERANCE
 from fusion.verify.fp32_bound import fp32_rounding_shift
 from schedules.activations import needs_slope
+from schedules.se_math import ascend_se_operands
 from fusion.cost import model_fused
 from fusion.verify.sensitivity import input_sensitivity
 from fusion.frontend.onnx_import import read_model
@@ -34,6 +35,8 @@ from fusion.codegen.ascendc import emit_kernel
 from fusion.verify.emu_run import build_all, run_emitted
 from fusion.verify.ascend_int8 import build_int8, check_int8_block, int8_kernels
 from fusion.verify.quant_check import int8_tolerance
+
+SE_TE_NAMES = ("se_w1", "se_b1", "se_w2", "se_b2")   # the fused step's SE operands, before the residual
 
 
 @dataclass(frozen=True)
@@ -157,8 +160,11 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
             name = st.name
             wl = by_name[name][0].plan.workload   # the fused step's operand order: biases, slopes, residual
             names = (["x", "w_dw", "b_dw", "w_pw", "b_pw"] + [n for n, act in (("s_dw", wl.act1), ("s_pw", wl.act2))
-                                                               if needs_slope(act)] + (["res"] if wl.residual else []))
+                                                               if needs_slope(act)]
+                     + (list(SE_TE_NAMES) if wl.se else []) + (["res"] if wl.residual else []))
             arrays = {n: a.numpy() for n, a in zip(names, args)}
+            if wl.se:   # the SE operands (after the slopes: FUSED_SE) in the kernel's layouts
+                arrays.update(ascend_se_operands(wl, *(arrays.pop(n) for n in SE_TE_NAMES)))
         else:
             env[st.out] = cpu_out
             continue

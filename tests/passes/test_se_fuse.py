@@ -1,8 +1,8 @@
 """Squeeze-and-excitation inside the fused DW -> PW block (passes/se_match.py, schedules/se*.py):
 the exporters' forms are recognised and fused; the block runs on llvm (two-pass CPU kernel) and
 sim (the same numerics, the two-phase program with its SE phase MODELED) against ONNX Runtime on
-odd shapes, SiLU/Sigmoid and ReLU/HardSwish/HardSigmoid variants, batch 1 and 2; ascend and
-npuir refuse with the reason; forms that are not an SE block keep a refusal naming it."""
+odd shapes, SiLU/Sigmoid and ReLU/HardSwish/HardSigmoid variants, batch 1 and 2; ascend at fp32
+and npuir refuse with the reason (the Ascend C kernel: tests/codegen/test_ascendc_se.py); forms that are not an SE block keep a refusal naming it."""
 
 import numpy as np
 import onnx
@@ -126,11 +126,11 @@ def test_se_cost_exceeds_the_same_block_without_se():
     assert with_se > plain
 
 
-@pytest.mark.parametrize("target,words", [("ascend", "Ascend C emitter does not write the SE phase"),
-                                          ("npuir", "AscendNPU IR emitter")])
-def test_targets_without_the_se_phase_refuse_with_the_reason(target, words):
+@pytest.mark.parametrize("target,dtype,words", [("ascend", "float32", "emitted for float16 only"),
+                                                ("npuir", "float16", "AscendNPU IR emitter")])
+def test_targets_without_the_se_phase_refuse_with_the_reason(target, dtype, words):
     m = models.mbconv_se(**CASES[0])
-    cm = compile_model(m, target=target, dtype="float16")
+    cm = compile_model(m, target=target, dtype=dtype)
     assert not cm.fused_blocks
     assert any("squeeze-and-excitation needs the two-phase kernel" in r.reason and words in r.reason
                for r in cm.refusals)
@@ -160,14 +160,14 @@ def test_mul_by_a_non_se_tensor_is_not_se():
 
 
 def test_emit_onnx_of_an_se_block_is_a_one_line_error(capsys, tmp_path):
-    """The fused ONNX export writes Ascend C kernels, which have no SE phase: one line, exit 2."""
+    """The fused ONNX export's ai.megafuse node carries no SE operands yet: one line, exit 2."""
     p = tmp_path / "se.onnx"
     onnx.save(models.mbconv_se(**CASES[0]), p)
     code, _out, err = run_cli(capsys, "compile", str(p), "-t", "sim", "--dtype", "float16", "--no-fallback", "--emit-onnx",
                               "-o", str(tmp_path / "out"))
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and lines[0].startswith("megafuse: error:")
-    assert "squeeze-and-excitation has no Ascend C kernel" in lines[0] and "dw_fused" in lines[0]
+    assert "does not carry squeeze-and-excitation operands" in lines[0] and "dw_fused" in lines[0]
 
 
 def test_vendor_baseline_counts_the_se_kernels():

@@ -40,7 +40,8 @@ def _workspace_what(ek: EmittedKernel) -> str:
     if not ek.workspace_bytes:
         return "no workspace: the kernel keeps everything on chip"
     if ek.variant == "two-phase":
-        return (f"SyncAll flags ({ek.workspace_zeroed_bytes:,} B, zeroed before every launch), the DW result and "
+        flags = "SyncAll flags and the SE hidden sums" if ek.plan.workload.se else "SyncAll flags"
+        return (f"{flags} ({ek.workspace_zeroed_bytes:,} B, zeroed before every launch), the DW result and "
                 f"the pre-activation ({ek.workspace_bytes:,} B in all) after {ek.system_workspace_bytes // 2**20} MiB "
                 "of system workspace")
     return (f"the AIV -> AIC hand-off slots ({ek.workspace_bytes:,} B, every tile its own) after the "
@@ -105,6 +106,7 @@ STRIDE = (@SH@, @SW@)
 PADS = (@PT@, @PL@, @PB@, @PR@)
 ACT1, ACT2, RESIDUAL = "@ACT1@", "@ACT2@", @RESIDUAL@
 CIN, COUT, C0 = @CIN@, @COUT@, 16
+SE_ACT, SE_GATE = @SE_ACTS@   # squeeze-and-excitation (None: the block has none)
 TOLERANCE = @TOL@
 
 
@@ -118,9 +120,10 @@ def act(x, spelled, slope=None):
         return np.minimum(np.maximum(x, 0), 6)
     if kind == "hardswish":
         return x * np.minimum(np.maximum(x + 3, 0), 6) / 6
-    if kind == "silu":
+    if kind in ("silu", "sigmoid"):
         e = np.exp(-np.abs(x))
-        return x * np.where(x >= 0, np.float32(1), e) / (1 + e)
+        s = np.where(x >= 0, np.float32(1), e) / (1 + e)
+        return x * s if kind == "silu" else s
     if kind == "gelu":
         erf = np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64) / math.sqrt(2))
         return (x * (1 + erf) / 2).astype(np.float32)
@@ -142,7 +145,8 @@ def act(x, spelled, slope=None):
     return x
 
 
-def reference(x, w_dw, b_dw, w_pw, b_pw, s_dw=None, s_pw=None, res=None):
+def reference(x, w_dw, b_dw, w_pw, b_pw, s_dw=None, s_pw=None, w_se1=None, b_se1=None, w_se2=None, b_se2=None,
+              res=None):
     storage = x.dtype
     x = x.astype(np.float32)
     n, c1, h, w, _ = x.shape
@@ -156,6 +160,10 @@ def reference(x, w_dw, b_dw, w_pw, b_pw, s_dw=None, s_pw=None, res=None):
             dw += xp[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw] * \
                 w_dw[None, :, i, j, None, None, :].astype(np.float32)
     dw = act(dw + b_dw[None, :, None, None, :], ACT1, s_dw).astype(storage).astype(np.float32)
+    if w_se1 is not None:   # SE (kernel layouts: W1 transposed (C, pad), W2 transposed (mid, C))
+        hid = act(dw.mean(axis=(2, 3)).reshape(n, -1) @ w_se1 + b_se1, SE_ACT)[:, :w_se2.shape[0]]
+        scale = act(hid @ w_se2 + b_se2.reshape(-1), SE_GATE)
+        dw = (dw * scale.reshape(n, c1, 1, 1, C0)).astype(storage).astype(np.float32)
     pw = np.einsum("nchwk,ockq->nohwq", dw, w_pw.astype(np.float32))
     y = act(pw + b_pw[None, :, None, None, :], ACT2, s_pw)
     if res is not None:
@@ -171,7 +179,7 @@ def gen(directory, seed):
         if name == "y":
             continue
         a = rng.standard_normal(shape).astype(np.float32)
-        if name in ("w_dw", "w_pw"):  # keep activations O(1)
+        if name in ("w_dw", "w_pw", "w_se1"):  # keep activations O(1)
             a *= 1.0 / np.sqrt(KERNEL[0] * KERNEL[1] if name == "w_dw" else CIN)
         data[name] = a.astype(dtype)
     _zero_tails(data)
@@ -195,6 +203,13 @@ def _zero_tails(data):
     data["b_dw"] *= mi
     data["w_pw"] *= mi[None, :, :, None] * mo[:, None, None, :]
     data["b_pw"] *= mo
+    if "w_se1" in data:   # channels >= CIN and the hidden padding do not exist
+        mid = data["w_se2"].shape[0]
+        data["w_se1"] *= mi.reshape(-1)[:, None]
+        data["w_se1"][:, mid:] = 0
+        data["b_se1"][mid:] = 0
+        data["w_se2"] *= mi.reshape(-1)[None, :]
+        data["b_se2"] *= mi
     if "res" in data:
         data["res"] *= mo[None, :, None, None, :]
 
@@ -220,6 +235,7 @@ if __name__ == "__main__":
 ''', VERSION=VERSION, SYM=ek.symbol, OPTYPE=ek.op_type, ARGS=repr(args), KH=wl.kernel[0], KW=wl.kernel[1],
                  SH=wl.stride[0], SW=wl.stride[1], PT=wl.pads[0], PL=wl.pads[1], PB=wl.pads[2], PR=wl.pads[3],
                  ACT1=wl.act1, ACT2=wl.act2, RESIDUAL=wl.residual, CIN=wl.cin, COUT=wl.cout,
+                 SE_ACTS=repr((wl.se_act, wl.se_gate) if wl.se else (None, None)),
                  TOL=repr(TOLERANCE[wl.dtype]))
 
 

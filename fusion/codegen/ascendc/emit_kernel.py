@@ -71,6 +71,7 @@ import re
 
 from fusion.codegen.ascendc.emit_cube import emit_body as _emit_cube
 from fusion.codegen.ascendc.emit_mix import emit_body as _emit_mix
+import fusion.codegen.ascendc.emit_se as emit_se
 import fusion.codegen.ascendc.emit_twophase as emit_twophase
 from fusion.codegen.ascendc.emit_vector import emit_body as _emit_vector
 from fusion.codegen.ascendc.cxx import (act_function, act_scratch_tensor, act_tmp_args, buffer_field, const_name, fill,
@@ -84,6 +85,7 @@ from schedules.activations import needs_slope
 from schedules.channel_norm import LN_PX
 from schedules.isa import itemsize, tap_form
 from schedules.plan import KernelPlan
+from schedules.se_plan import SE_SOCS, se_emitted
 
 VERSION = "0.2.0"
 MAX_REPEAT = 255
@@ -155,6 +157,7 @@ def kernel_args(plan: KernelPlan) -> tuple[ArgSpec, ...]:
     for name, act, blocks, what in (("s_dw", wl.act1, c1, "act1"), ("s_pw", wl.act2, co1, "act2")):
         if needs_slope(act):   # after the biases, in the fused block's operand order (FUSED_SLOPES)
             args.append(ArgSpec(name, "weight", "float32", "C1C0", (blocks, C0), f"{what} per-channel PRelu slopes"))
+    args += emit_se.se_args(plan)   # squeeze-and-excitation operands (FUSED_SE order), if any
     if wl.residual:
         args.append(ArgSpec("res", "input", dt, "NC1HWC0", (n, co1, wl.out_height, wl.out_width, C0),
                             "residual added after act2"))
@@ -163,7 +166,9 @@ def kernel_args(plan: KernelPlan) -> tuple[ArgSpec, ...]:
     if plan.two_phase:
         ws = emit_twophase.workspace_total(plan)
         args.append(ArgSpec("workspace", "workspace", "uint8", "ND", (ws,),
-                            "SyncAll flags (zeroed by the host), the DW result (C1, M, C0) and the pre-activation"))
+                            "SyncAll flags (zeroed by the host), " + ("the SE hidden sums (zeroed by the host), "
+                                                                       if wl.se else "")
+                            + "the DW result (C1, M, C0) and the pre-activation"))
     elif plan.handoff_via_gm:
         dw, pre = plan.handoff_slot_elems
         what = (f"AIV -> AIC hand-off: {plan.n_tiles} tiles x (DW result {dw} elements"
@@ -181,9 +186,9 @@ def emit_kernel(plan: KernelPlan, block_name: str = "block") -> EmittedKernel:
     wl, soc = plan.workload, plan.soc
     if wl.dtype not in ("float16", "float32"):
         raise ValueError(f"unsupported dtype {wl.dtype}")
-    if wl.se:   # fusion/driver/tile_policy.se_refusal keeps such blocks unfused on -t ascend
-        raise MegafuseError(f"block {block_name}: squeeze-and-excitation has no Ascend C kernel yet (its two-phase "
-                            f"SE phase is modeled on -t sim only); on -t ascend such blocks run unfused")
+    if wl.se and not (plan.two_phase and se_emitted(soc)):   # tile_policy.se_refusal keeps these unfused
+        raise MegafuseError(f"block {block_name}: squeeze-and-excitation has an Ascend C kernel in the two-phase "
+                            f"variant on {', '.join(SE_SOCS)} only (this plan: {plan.variant} on {soc.name})")
     variant = variant_of(plan)
     if variant != "vector-pw" and wl.dtype != "float16":
         raise MegafuseError(f"block {block_name}: PW on the cube is emitted for float16 only (this plan is "
@@ -272,7 +277,7 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         ws = emit_twophase.workspace_total(plan)
         return EmittedKernel(block_name, sym, op_type, plan, variant, source, header, tiling_struct, args, fields,
                              (launch,), ws, 0 if soc.coupled else SYSTEM_WORKSPACE_2201, (),
-                             emit_twophase.workspace_bytes(wl, soc)["sync_ws"], values["CHAIN_BODY"])
+                             emit_twophase.workspace_zeroed(plan), values["CHAIN_BODY"])
     return EmittedKernel(block_name, sym, op_type, plan, variant, source, header, tiling_struct, args, fields,
                          (launch,), plan.handoff_bytes if mix else 0,
                          SYSTEM_WORKSPACE_2201 if mix else 0, ())

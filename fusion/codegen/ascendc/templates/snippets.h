@@ -208,3 +208,39 @@ __aicore__ inline int32_t LoopMax(int32_t a, int32_t b) { return a > b ? a : b; 
 @PAD@e.blockMode = BlockMode::BLOCK_MODE_MATRIX;
 @PAD@e.isRelu = @MOVE_RELU@;   // (plan.bias_in_cube: act2's max(., 0) on the way)
 @PAD@for (uint32_t j = 0; j < cbo; ++j) DataCopy(yT[j * @Y_ROWS@ * C0], c[j * @C_ROWS@ * C0], p, e);
+//@ TP_SE_GM_DECL
+    GlobalTensor<float> seW1Gm, seB1Gm, seW2Gm, seB2Gm, seWsGm;   // squeeze-and-excitation operands, se_ws
+//@ TP_SE_CALL
+            SeSums(q);
+//@ SE_ROW_HALF
+                Cast(acc[i * owv * C0], dwOut[(c * tl.th + i) * tl.dwPitch * C0], RoundMode::CAST_NONE, owv * C0);
+//@ SE_ROW_FLOAT
+                Adds(acc[i * owv * C0], dwOut[(c * tl.th + i) * tl.dwPitch * C0], 0.0f, static_cast<int32_t>(owv * C0));
+//@ SE_SCALE16
+            Cast(seScale16Buf.Get<T>(), scale, RoundMode::CAST_NONE, ch);   // the scales in the storage dtype
+//@ SE_MUL_HALF
+                    MulScale16(tile, seScale16Buf.Get<T>()[b * C0], pc);
+//@ SE_MUL_FLOAT
+                    MulScaleHalves(tile, scale[b * C0], pc);
+//@ TP_SE_PHASE_CORE
+        SePhase(GetBlockIdx());
+        SyncAll(syncGm, syncUbBuf.Get<int32_t>());  // the scaled DW result is complete
+//@ TP_SE_PHASE_AIV
+        SePhase(GetBlockIdx());
+        SyncAll<false>();  // the scaled DW result is complete
+//@ TP_SE_WAIT_AIC
+        SyncAll<false>();  // the SE phase's
+//@ SE_GATE_SIGMOID
+    // 1 / (1 + exp(-x))
+    __aicore__ inline void SeGate(const LocalTensor<float>& a, int32_t n)
+    {
+        Muls(a, a, -1.0f, n);
+        Exp(a, a, n);
+        Adds(a, a, 1.0f, n);
+        Reciprocal(a, a, n);
+    }
+//@ SE_GATE_ACT
+    __aicore__ inline void SeGate(const LocalTensor<float>& a, int32_t n)
+    {
+        @BODY@
+    }

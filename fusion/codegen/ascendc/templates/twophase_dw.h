@@ -17,7 +17,7 @@
             if (k >= copies) WaitFlag<HardEvent::MTE3_V>(dwSlot);  // the hand-off of unit k - copies is done
             CopyInX(q);
 @TP_PRELOAD_DW@            ComputeDw(q);
-            HandOff(q);
+@TP_SE_CALL@            HandOff(q);
         }
         for (uint32_t k = mine > copies ? mine - copies : 0; k < mine; ++k)
             WaitFlag<HardEvent::MTE3_V>(UnitInner(k, copies));   // the last hand-offs' flags
