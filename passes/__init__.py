@@ -45,8 +45,9 @@ def optimize(g: Graph, soc: SocSpec, dtype: str | None = None, fuse: bool = True
     if fuse:
         g0, found = head_as_dwsep(g) if heads else (g, [])
         g1, why = fuse_dwsep(g0, soc, dtype, gate, per_channel)
-        g = _checked("fuse_dwsep", g, restore_unfused(g1, g, found))
-        refusals += why
+        g1, back = restore_unfused(g1, g, found)
+        g = _checked("fuse_dwsep", g, g1)
+        refusals += [r for r in why if r.nodes[0] not in back]   # a head left as pool + Gemm: no DW of the model
     g = _checked("layout", g, insert_layout_conversions(g))
     return g, refusals
 

@@ -338,7 +338,7 @@ def workload_of(g: Graph, m: Match, dtype: str) -> DwSepWorkload:
         kernel=tuple(m.dw.attr("kernel")), stride=tuple(m.dw.attr("strides", (1, 1))),
         pads=tuple(m.dw.attr("pads", (0, 0, 0, 0))), act1=m.act1.act if m.act1 else "none",
         act2=m.act2.act if m.act2 else "none", residual=m.add is not None, dtype=dtype,
-        ln_eps=m.norm.eps if m.norm is not None else None,
+        ln_eps=m.norm.eps if m.norm is not None else None, head=bool(m.dw.attr("head", False)),
         **({"se_mid": m.se.mid, "se_act": m.se.act, "se_gate": m.se.gate} if m.se else {}))
 
 
@@ -387,7 +387,8 @@ def rewrite(g: Graph, m: Match, wl: DwSepWorkload, consts: dict, types: dict) ->
     return make_node(name, FUSED_OP, inputs, [m.output],
                      kernel=wl.kernel, strides=wl.stride, pads=wl.pads, act1=wl.act1, act2=wl.act2,
                      residual=wl.residual, members=[n.name for n in m.members], **se_attrs,
-                     **({"ln_eps": wl.ln_eps} if wl.ln_eps is not None else {}))
+                     **({"ln_eps": wl.ln_eps} if wl.ln_eps is not None else {}),
+                     **({"head": True} if wl.head else {}))
 
 
 def fuse_dwsep(g: Graph, soc: SocSpec, dtype: str | None = None, gate=None,
@@ -436,4 +437,4 @@ def fused_workload(g: Graph, node: Node, dtype: str) -> DwSepWorkload:
                          tuple(node.attr("pads")), node.attr("act1"), node.attr("act2"),
                          bool(node.attr("residual")), dtype, ln_eps=node.attr("ln_eps"),
                          se_mid=node.attr("se_mid", 0), se_act=node.attr("se_act", "none"),
-                         se_gate=node.attr("se_gate", "none"))
+                         se_gate=node.attr("se_gate", "none"), head=bool(node.attr("head", False)))

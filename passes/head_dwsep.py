@@ -104,7 +104,7 @@ def head_as_dwsep(g: Graph) -> tuple[Graph, list[Head]]:
         types[pooled] = TensorType((n, c, 1, 1), str(dt))
         types[fc4] = TensorType((n, m, 1, 1), str(dt))
         dw = make_node(h.dw_name, "Conv", (h.pool.inputs[0], wdw, bdw), (pooled,), kernel=(hh, ww),
-                       strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1), group=c)
+                       strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1), group=c, head=True)
         pw_in = (pooled, wpw, *h.gemm.inputs[2:3])
         pw = make_node(h.gemm.name, "Conv", pw_in, (fc4,), kernel=(1, 1), strides=(1, 1),
                        pads=(0, 0, 0, 0), dilations=(1, 1), group=1)
@@ -121,13 +121,14 @@ def head_as_dwsep(g: Graph) -> tuple[Graph, list[Head]]:
     return g.rewrite(nodes, constants=consts, types=types), heads
 
 
-def restore_unfused(g: Graph, original: Graph, heads: list[Head]) -> Graph:
+def restore_unfused(g: Graph, original: Graph, heads: list[Head]) -> tuple[Graph, set[str]]:
     """`g` (after fusion) with every head whose depthwise conv is still a plain Conv back to the
-    original pool -> flatten -> Gemm nodes of `original`."""
+    original pool -> flatten -> Gemm nodes of `original`; and the restored heads' DW names (their
+    fuse refusals concern no DW conv of the model: the caller drops them)."""
     names = {nd.name: nd for nd in g.nodes}
     back = [h for h in heads if h.dw_name in names and names[h.dw_name].op_type == "Conv"]
     if not back:
-        return g
+        return g, set()
     drop, put = set(), {}
     for h in back:
         flat_name = h.flatten.name if h.flatten is not None else f"{h.gemm.name}__flatten"
@@ -142,7 +143,7 @@ def restore_unfused(g: Graph, original: Graph, heads: list[Head]) -> Graph:
     consts = {**original.constants, **g.constants}
     restored = {t for h in back for x in put[h.dw_name] for t in (*x.inputs, *x.outputs) if t}
     types = {**original.types, **g.types, **{t: original.types[t] for t in restored}}
-    return g.rewrite(nodes, constants=consts, types=types)
+    return g.rewrite(nodes, constants=consts, types=types), {h.dw_name for h in back}
 
 
 __all__ = ["HEAD_SUFFIX", "Head", "MAX_SIDE", "find_heads", "head_as_dwsep", "restore_unfused"]

@@ -70,9 +70,10 @@ def _pool(n: Node, g: Graph, cl: frozenset) -> KernelSpec:
                       n.attr("y_dtype"), "quant_nhwc_pool")
 
 
-def quant_kernel(n: Node, g: Graph) -> KernelSpec | None:
-    """The kernel of a quantized node; None for any other node."""
-    if n.op_type not in ("QGemm", "QGlobalAvgPool") and not nhwc_node(n, g):
+def quant_kernel(n: Node, g: Graph, nhwc: bool = True) -> KernelSpec | None:
+    """The kernel of a quantized node; None for any other node. nhwc=False: NCHW kernels only (the
+    sim/ascend targets, whose int8 blocks the Ascend C check feeds NCHW tensors)."""
+    if not nhwc or (n.op_type not in ("QGemm", "QGlobalAvgPool") and not nhwc_node(n, g)):
         return nchw_kernel(n, g)
     cl = channels_last(g)
     if n.op_type in ("QuantizeLinear", "DequantizeLinear", "QAdd"):

@@ -40,6 +40,9 @@ class DwSepWorkload:
     se_mid: int = 0
     se_act: str = "none"
     se_gate: str = "none"
+    # a classifier head written as this block (passes/head_dwsep.py): the vendor runs it as a global
+    # pool and a GEMM, which is the pair it is compared with
+    head: bool = False
 
     def __post_init__(self):
         for act in (self.act1, self.act2) + ((self.se_act,) if self.se_mid else ()):
@@ -92,6 +95,8 @@ class DwSepWorkload:
         if not self.se:   # keys of blocks without SE are those they had before SE existed
             for k in ("se_mid", "se_act", "se_gate"):
                 d.pop(k)
+        if not self.head:
+            d.pop("head")
         return _digest(d)
 
 

@@ -132,3 +132,14 @@ def check_ops_model(m, target, dtype="float32"):
     res = compare(got, ref, TOLERANCE[dtype], 0, relative_change(ref, other))
     assert res.passed, (target, dtype, res.to_json())
     return cm
+
+
+def is_head(block) -> bool:
+    """A classifier head fused as a DW -> PW block (passes/head_dwsep.py): its DW is the global mean."""
+    wl = block.workload
+    return wl.kernel == (wl.height, wl.width) and wl.out_height == wl.out_width == 1 and wl.pads == (0, 0, 0, 0)
+
+
+def dw_blocks(cm) -> list:
+    """cm's fused DW-separable blocks of the model, without a fused classifier head."""
+    return [b for b in cm.fused_blocks if not is_head(b)]

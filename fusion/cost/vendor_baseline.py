@@ -177,6 +177,10 @@ def block_layers(wl, members: tuple[str, str] = ("dw", "pw")) -> tuple[Layer, ..
     """The vendor kernels of one DW-separable block (schedules/workload.DwSepWorkload): the DW
     with its act1, then the 1x1 conv with act2 and the residual in its epilogue."""
     kh, kw = wl.kernel
+    if getattr(wl, "head", False):   # pool -> Gemm as the vendor runs them (passes/head_dwsep.py)
+        return (Layer("pool", members[0], wl.batch, wl.cin, wl.cin, wl.height, wl.width, 1, 1, kh, kw,
+                      members=(members[0],)),
+                Layer("gemm", members[1], wl.batch, wl.cin, wl.cout, 1, 1, 1, 1, members=(members[1],)))
     dw = Layer("dwconv", members[0], wl.batch, wl.cin, wl.cin, wl.height, wl.width, wl.out_height,
                wl.out_width, kh, kw, wl.stride[0], wl.act1, False, (members[0],))
     pw = Layer("conv", members[1], wl.batch, wl.cin, wl.cout, wl.out_height, wl.out_width,

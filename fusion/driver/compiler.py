@@ -191,7 +191,7 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
         dev = tvm.cpu(0)
         int8_blocks = []
         for n in g.nodes:
-            if (qspec := quant_kernel(n, g)) is not None:
+            if (qspec := quant_kernel(n, g, nhwc=tgt.kind == "llvm")) is not None:
                 with phase("int8 kernels"):
                     ex = build_op(qspec)
                     params = [_bind(p, g, dtype, dev) for p in qspec.params]

@@ -9,6 +9,7 @@ from conftest import run_cli
 
 import fusion
 import models
+from models import ocr
 from fusion.verify.check import check_model
 from fusion.core.errors import MegafuseError
 
@@ -80,7 +81,9 @@ def test_explain_says_what_each_level_adds(capsys, det):
     code, out, _ = run_cli(capsys, "explain", det, "-t", "llvm")
     assert code == 0 and "fusion levels" in out
     lines = [ln for ln in out.splitlines() if ln.startswith(("  0  ", "  1  ", "  2  ", "  3  "))]
-    assert len(lines) == 4 and "convs with their epilogue" in lines[1] and "5 fused blocks" in lines[2]
+    # the detector's DW blocks, its squeeze-and-excitation block included (models/ocr.py)
+    fused = ocr.fusable_chains(ocr.DETECTOR_BLOCKS)
+    assert len(lines) == 4 and "convs with their epilogue" in lines[1] and f"{fused} fused blocks" in lines[2]
     code, out, _ = run_cli(capsys, "explain", det, "--opt-level", "0", "--json")
     doc = json.loads(out)
     assert code == 0 and doc["fused"] == 0 and all("--opt-level 0 has no DW -> PW fusion" in c["reason"]

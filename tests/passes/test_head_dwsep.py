@@ -2,6 +2,8 @@
 block on the Ascend targets; whole graphs before/expected, numerics against ONNX Runtime on odd
 shapes, the head fused and chained, and a head left unfused restored to its original nodes."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
@@ -62,7 +64,9 @@ def test_gap_flatten_gemm_becomes_dw_pw_flatten_before_expected():
                           [numpy_helper.from_array(np.asarray(v, np.float32), k) for k, v in rng_free.items()])
     expected = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
     expected.ir_version = 8
-    assert_graph_equal(got, load_graph(expected), rtol=1e-6)
+    exp = load_graph(expected)   # the pass marks its DW as a head (the vendor pair it is gated against)
+    exp = exp.rewrite([n.with_attrs(head=True) if n.name == "pool" else n for n in exp.nodes])
+    assert_graph_equal(got, exp, rtol=1e-6)
 
 
 @pytest.mark.parametrize("why, kw", [("wider than MAX_SIDE", dict(h=9, w=3)), ("alpha != 1", None)])
@@ -102,7 +106,9 @@ def test_restore_puts_back_an_unfused_head():
     model, _ = _head("mean_gemm")
     g = load_graph(model)
     rewritten, heads = head_as_dwsep(g)
-    assert_graph_equal(restore_unfused(rewritten, g, heads), g)
+    restored, back = restore_unfused(rewritten, g, heads)
+    assert back == {"pool"}
+    assert_graph_equal(restored, g)
 
 
 @pytest.mark.parametrize("soc", [pytest.param("ascend910b2", marks=pytest.mark.slow), "ascend310p3"])
@@ -136,3 +142,17 @@ def test_fused_head_exports_to_onnx(capsys, tmp_path):
     (ref,) = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"x": x})
     assert got.shape == ref.shape == (2, 24)
     assert np.abs(got - ref).max() <= 2e-2 * np.abs(ref).max()
+
+
+def test_a_head_is_gated_against_the_vendors_pool_and_gemm():
+    """The fuse gate and bench compare a fused head with what the vendor runs: a pool kernel and a
+    GEMM kernel (not a 7x7 depthwise conv and a 1x1 conv)."""
+    from fusion.core.soc import get_soc
+    from fusion.cost.vendor_baseline import block_kernels
+    from schedules.workload import DwSepWorkload
+
+    wl = DwSepWorkload(1, 1280, 1000, 7, 7, kernel=(7, 7), pads=(0, 0, 0, 0), act1="none", act2="none",
+                       dtype="float16", head=True)
+    assert [k.kind for k in block_kernels(wl, get_soc("ascend910b2"))] == ["pool", "gemm"]
+    assert [k.kind for k in block_kernels(replace(wl, head=False), get_soc("ascend910b2"))] == ["dwconv", "conv"]
+    assert wl.key() != replace(wl, head=False).key()

@@ -4,6 +4,7 @@ whole MobileNetV1/V2, on llvm and sim, fp32 (≤ 1e-4) and fp16 (≤ 2e-2) relat
 import pytest
 
 import models
+from factories import dw_blocks, is_head
 from fusion import compile as mf_compile
 from fusion.verify.check import check_model
 from fusion.core.tolerance import TOLERANCE
@@ -29,7 +30,9 @@ def test_block_matches_ort(name, target, dtype):
 def test_network_matches_ort(net, chains, target, dtype):
     m = models.build(net)
     cm = mf_compile(m, target=target, dtype=dtype)
-    assert len(cm.fused_blocks) == chains
+    assert len(dw_blocks(cm)) == chains
+    # the classifier head fuses as a block on the Ascend targets where its fp16 plan fits the UB
+    assert any(is_head(b) for b in cm.fused_blocks) == (target == "sim" and dtype == "float16")
     assert not [r for r in cm.refusals if r.pass_name == "fuse_dwsep"]
     r = check_model(m, cm)
     assert r.max_rel <= TOLERANCE[dtype], r
@@ -39,7 +42,7 @@ def test_network_matches_ort(net, chains, target, dtype):
 def test_prefolded_networks_fuse_every_chain(net, chains):
     m = models.build(net, fold_bn=True)
     cm = mf_compile(m, target="sim")
-    assert len(cm.fused_blocks) == chains and not cm.refusals
+    assert len(dw_blocks(cm)) == chains and not cm.refusals
     assert check_model(m, cm).passed
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fusion.codegen.ascendc.loop_cxx import loop_functions
 from fusion.codegen.ascendc.cxx import fill, template
 from fusion.codegen.ascendc.emit_kernel import VERSION
 from fusion.core.errors import MegafuseError
@@ -126,7 +127,7 @@ def emit_int8_310p(g: Graph, n: Node, plan: Int8Plan, soc: SocSpec, index: int) 
     plo, phi = max(QRANGE[y_dtype][0], ap["lo"]), min(QRANGE[y_dtype][1], ap["hi"])
     key = hashlib.sha256(f"{index}:{wl}:{plan.describe()}:{x_dtype}:{y_dtype}".encode()).hexdigest()[:10]
     sym = f"mf_int8_dwsep_{key}"
-    src = fill(template("int8_dwsep_310p.cpp"), VERSION=VERSION, SYM=sym, NS=f"i8_{key}",
+    src = fill(template("int8_dwsep_310p.cpp"), VERSION=VERSION, SYM=sym, NS=f"i8_{key}", LOOP_FNS=loop_functions(),
                XT=CTYPE[x_dtype], YT=CTYPE[y_dtype], N=wl.batch, C1=c1, H=wl.height, W=wl.width,
                OH=wl.out_h, OW=wl.out_w, KH=kh, KW=kw, SH=sh, SW=sw, PT=wl.pads[0], PL=wl.pads[1],
                TH=th, TW=tw, TWP=ceil_div(tw, 2) * 2, IH=(th - 1) * sh + kh, IW=(tw - 1) * sw + kw,

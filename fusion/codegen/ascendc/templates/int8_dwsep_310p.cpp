@@ -18,6 +18,7 @@
 using namespace AscendC;
 
 namespace @NS@ {
+@LOOP_FNS@
 constexpr uint32_t N = @N@, C1 = @C1@, H = @H@, W = @W@, OH = @OH@, OW = @OW@;
 constexpr uint32_t KH = @KH@, KW = @KW@, SH = @SH@, SW = @SW@, PT = @PT@, PL = @PL@;
 constexpr uint32_t TH = @TH@, TW = @TW@, TWP = @TWP@, IH = @IH@, IW = @IW@, NH = @NH@, NW = @NW@;
@@ -85,7 +86,8 @@ public:
         Duplicate(yfB.Get<float>(), 0.0f, ((COB + 1) / 2) * TH * TW * PIX);
         PipeBarrier<PIPE_ALL>();
         const uint32_t tiles = N * NH * NW;
-        for (uint32_t t = GetBlockIdx(); t < tiles; t += GetBlockNum()) Tile(t);
+        const uint32_t core = GetBlockIdx(), cores = GetBlockNum(), mine = UnitsOf(core, tiles, cores);
+        for (uint32_t k = 0; k < mine; ++k) Tile(UnitAt(core, k, cores));   // schedules/loops.py
     }
 
 private:
