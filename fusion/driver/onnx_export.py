@@ -99,9 +99,10 @@ def units(cm, notes: list[str] | None = None) -> list[Unit]:
     for b in cm.fused_blocks:
         if b.name in in_chain:
             continue
-        if b.workload.se:   # the node's operand list and attributes carry no SE operands yet (the kernel has them)
-            raise MegafuseError(f"block {display(b.name)}: the ai.megafuse node does not carry squeeze-and-excitation "
-                                f"operands yet; compile without --emit-onnx (or with --no-fuse)")
+        if b.workload.se:   # the node's operand list carries no SE operands yet (the kernel has them)
+            notes.append(f"{display(b.name)} exported as its original nodes: the {DOMAIN} node does not carry "
+                         f"squeeze-and-excitation operands yet")
+            continue
         st = steps[b.name]
         data = [_model_tensor(cm.graph, p) for p in st.params if isinstance(p, str)]
         arrays = _block_arrays(st, b.workload)

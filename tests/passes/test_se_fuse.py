@@ -4,6 +4,7 @@ sim (the same numerics, the two-phase program with its SE phase MODELED) against
 odd shapes, SiLU/Sigmoid and ReLU/HardSwish/HardSigmoid variants, batch 1 and 2; ascend at fp32
 and npuir refuse with the reason (the Ascend C kernel: tests/codegen/test_ascendc_se.py); forms that are not an SE block keep a refusal naming it."""
 
+import json
 import numpy as np
 import onnx
 import pytest
@@ -159,15 +160,27 @@ def test_mul_by_a_non_se_tensor_is_not_se():
     assert not fused and any("not the mean and one Mul" in r.reason for r in refusals)
 
 
-def test_emit_onnx_of_an_se_block_is_a_one_line_error(capsys, tmp_path):
-    """The fused ONNX export's ai.megafuse node carries no SE operands yet: one line, exit 2."""
+def test_emit_onnx_keeps_an_se_block_as_its_original_nodes(capsys, tmp_path):
+    """The fused ONNX export's ai.megafuse node carries no SE operands yet: the block stays as the
+    model's own nodes in the export (a note says so), and ONNX Runtime runs the export."""
+    import onnxruntime as ort
+    from fusion.driver.onnx_export import FILE_NAME
+    from fusion.verify.onnx_run import session
+
     p = tmp_path / "se.onnx"
     onnx.save(models.mbconv_se(**CASES[0]), p)
-    code, _out, err = run_cli(capsys, "compile", str(p), "-t", "sim", "--dtype", "float16", "--no-fallback", "--emit-onnx",
-                              "-o", str(tmp_path / "out"))
-    lines = err.strip().splitlines()
-    assert code == 2 and len(lines) == 1 and lines[0].startswith("megafuse: error:")
-    assert "does not carry squeeze-and-excitation operands" in lines[0] and "dw_fused" in lines[0]
+    code, out, err = run_cli(capsys, "compile", str(p), "-t", "sim", "--dtype", "float16", "--no-fallback",
+                             "--emit-onnx", "-o", str(tmp_path / "out"), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert any("exported as its original nodes" in n and "squeeze-and-excitation" in n for n in doc["notes"])
+    m = onnx.load(str(tmp_path / "out" / FILE_NAME))
+    assert not [n for n in m.graph.node if n.domain == "ai.megafuse"]
+    x = np.random.default_rng(1).standard_normal(
+        [d.dim_value for d in m.graph.input[0].type.tensor_type.shape.dim]).astype(np.float32)
+    (got,) = session(str(tmp_path / "out" / FILE_NAME)).run(None, {m.graph.input[0].name: x})
+    (ref,) = ort.InferenceSession(str(p), providers=["CPUExecutionProvider"]).run(None, {m.graph.input[0].name: x})
+    assert np.allclose(got, ref, rtol=1e-5, atol=1e-6)
 
 
 def test_vendor_baseline_counts_the_se_kernels():
