@@ -154,7 +154,8 @@ def test_whole_model(built, name, target, dtype):
         pytest.skip(f"operators not supported yet: {sorted(missing_ops(m))}")
     _b, blocks, _ins, _outs = MODELS[name]
     cm = compile_model(m, target=target, dtype=dtype)
-    assert len(dw_blocks(cm)) == ocr.fusable_chains(blocks, se=not target.startswith("ascend"))
+    # SE blocks fuse on ascend at fp16 only (the cube kernels are fp16)
+    assert len(dw_blocks(cm)) == ocr.fusable_chains(blocks, se=not target.startswith("ascend") or dtype == "float16")
     r = check_ascend(cm, m) if target.startswith("ascend") else check_model(m, cm)
     assert_conclusive(r)
 
