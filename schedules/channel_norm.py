@@ -81,3 +81,15 @@ def ln_ops(plan) -> tuple[VectorOp, ...]:
     for name, w in (("ln_mean", mean), ("ln_centre", centre), ("ln_var", var), ("ln_scale", scale)):
         out.append(VectorOp(name, "dw_acc", c1 * n, w.instrs, w.repeats))
     return tuple(out)
+
+
+def add_ln_buffers(add, th: int, tw: int) -> None:
+    """The norm's UB buffers of a th x tw tile, declared through a plan's `add` (schedules/plan.py,
+    schedules/twophase.py): the TE's per-pixel sums (the LLVM build), the Ascend C kernel's ln_blk / ln_stat."""
+    add("ln_sum", "UB", (th, tw), "float32", 1, "channel LayerNorm: each pixel's sum over Cin", in_kernel=False)
+    add("ln_sqdev", "UB", (th, tw), "float32", 1, "channel LayerNorm: each pixel's squared deviations",
+        in_kernel=False)
+    add("ln_blk", "UB", (ln_blk_elems(th * tw),), "float32", 1,
+        "channel LayerNorm: block sums, per-pixel fills, squares", in_tir=False)
+    add("ln_stat", "UB", (ln_stat_elems(th * tw),), "float32", 1,
+        "channel LayerNorm: one mean / deviation a pixel", in_tir=False)

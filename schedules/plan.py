@@ -17,7 +17,7 @@ from fusion.core.soc import SocSpec
 from schedules.activations import needs_scratch, needs_slope
 from schedules.dw_forms import wide_taps
 from schedules.isa import itemsize
-from schedules.channel_norm import ln_blk_elems, ln_stat_elems
+from schedules.channel_norm import add_ln_buffers
 from schedules.loops import window_span
 from schedules.twophase import (b_resident, bias_gemm_buffers, bias_gemm_rows, bias_in_cube, dw_grouped, dw_post16,
                                 dw_wide_ok, epi_post16)
@@ -381,14 +381,7 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube: bo
     else:
         add("dw_out", "UB", (c1, th, tw, C0), dt, 1, what)
     if wl.ln_eps is not None:   # schedules/channel_norm.py
-        # the TE's per-pixel sums (the LLVM build); the Ascend C kernel's ln_blk / ln_stat instead
-        add("ln_sum", "UB", (th, tw), "float32", 1, "channel LayerNorm: each pixel's sum over Cin", in_kernel=False)
-        add("ln_sqdev", "UB", (th, tw), "float32", 1, "channel LayerNorm: each pixel's squared deviations",
-            in_kernel=False)
-        add("ln_blk", "UB", (ln_blk_elems(th * tw),), "float32", 1,
-            "channel LayerNorm: block sums, per-pixel fills, squares", in_tir=False)
-        add("ln_stat", "UB", (ln_stat_elems(th * tw),), "float32", 1,
-            "channel LayerNorm: one mean / deviation a pixel", in_tir=False)
+        add_ln_buffers(add, th, tw)
     if not cube:
         add("w_pw", "UB", (c1 * C0, cob * C0), dt, copies, "PW weight block", in_tir=False)
         add("pw_acc", "UB", (cob, th, tw, C0), "float32", 1, "PW accumulator")

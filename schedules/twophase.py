@@ -28,7 +28,7 @@ from fusion.core.soc import SocSpec
 from schedules.activations import needs_scratch
 from schedules.dw_forms import dw_form_work, wide_legal
 from schedules.isa import ACT_OPS, itemsize
-from schedules.channel_norm import ln_blk_elems, ln_stat_elems
+from schedules.channel_norm import add_ln_buffers
 from schedules.loops import window_span
 from schedules.workload import DwSepWorkload, buffer_copies, ceil_div
 from schedules.footprint import fused_min_bytes
@@ -256,14 +256,7 @@ def twophase_buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db,
         add("dw_out", "UB", (cib, th, tw, C0), dt, copies,
             "DW result after bias+act1, on its way to the GM workspace")
     if wl.ln_eps is not None:   # schedules/channel_norm.py (a unit holds all of C1)
-        # the TE's per-pixel sums (the LLVM build); the Ascend C kernel's ln_blk / ln_stat instead
-        add("ln_sum", "UB", (th, tw), "float32", 1, "channel LayerNorm: each pixel's sum over Cin", in_kernel=False)
-        add("ln_sqdev", "UB", (th, tw), "float32", 1, "channel LayerNorm: each pixel's squared deviations",
-            in_kernel=False)
-        add("ln_blk", "UB", (ln_blk_elems(th * tw),), "float32", 1,
-            "channel LayerNorm: block sums, per-pixel fills, squares", in_tir=False)
-        add("ln_stat", "UB", (ln_stat_elems(th * tw),), "float32", 1,
-            "channel LayerNorm: one mean / deviation a pixel", in_tir=False)
+        add_ln_buffers(add, th, tw)
     if needs_scratch(wl.act1):
         add("act_tmp", "UB", (th, tw, C0), "float32", 1, "activation scratch", in_tir=False)
     add("sync_ub", "UB", (soc.vector_cores * 8,), "int32", 1,
