@@ -135,9 +135,8 @@ def check_ops_model(m, target, dtype="float32"):
 
 
 def is_head(block) -> bool:
-    """A classifier head fused as a DW -> PW block (passes/head_dwsep.py): its DW is the global mean."""
-    wl = block.workload
-    return wl.kernel == (wl.height, wl.width) and wl.out_height == wl.out_width == 1 and wl.pads == (0, 0, 0, 0)
+    """A classifier head fused as a DW -> PW block (passes/head_dwsep.py), as its workload records it."""
+    return block.workload.head
 
 
 def dw_blocks(cm) -> list:
