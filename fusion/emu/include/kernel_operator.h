@@ -41,6 +41,7 @@
 #include "megafuse_emu/adv_pad.h"
 #include "megafuse_emu/adv_sort.h"
 #include "megafuse_emu/adv_welford.h"
+#include "megafuse_emu/adv_norm_ar.h"
 #include "megafuse_emu/adv_select.h"
 #include "megafuse_emu/adv_broadcast.h"
 #include "utils/debug/asc_printf.h"
