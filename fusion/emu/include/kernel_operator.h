@@ -42,6 +42,7 @@
 #include "megafuse_emu/adv_sort.h"
 #include "megafuse_emu/adv_welford.h"
 #include "megafuse_emu/adv_norm_ar.h"
+#include "megafuse_emu/adv_transpose.h"
 #include "megafuse_emu/adv_select.h"
 #include "megafuse_emu/adv_broadcast.h"
 #include "utils/debug/asc_printf.h"
