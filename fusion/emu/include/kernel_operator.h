@@ -43,6 +43,7 @@
 #include "megafuse_emu/adv_welford.h"
 #include "megafuse_emu/adv_norm_ar.h"
 #include "megafuse_emu/adv_transpose.h"
+#include "megafuse_emu/adv_transdata.h"
 #include "megafuse_emu/adv_select.h"
 #include "megafuse_emu/adv_broadcast.h"
 #include "utils/debug/asc_printf.h"
