@@ -25,6 +25,7 @@ the profiler). The results file names the devkit commit.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -36,6 +37,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+SHIM = Path(__file__).resolve().parent / "emu_samples_shim"
 sys.path.insert(0, str(ROOT))
 
 from fusion.emu.confine import run_confined  # noqa: E402
@@ -200,6 +202,15 @@ def excluded(rel: Path, p: dict) -> str | None:
     return None
 
 
+def _script_env() -> dict[str, str]:
+    """The environment of a sample's data generator / verifier: the TensorFlow dtype stand-in on
+    PYTHONPATH unless the real tensorflow is importable (emu_samples_shim/tensorflow says why)."""
+    path = [str(ROOT)]
+    if importlib.util.find_spec("tensorflow") is None:
+        path.insert(0, str(SHIM))
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(path))
+
+
 def _python_cmd(cmd: list[str]) -> list[str]:
     return [sys.executable, *cmd[1:]] if cmd and cmd[0].startswith("python") else cmd
 
@@ -226,7 +237,7 @@ def run_sample(sample: Path, rel: Path, soc: str, timeout: float) -> dict:
         build.mkdir()
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         if p["gen"]:
-            g = run_confined(_python_cmd(p["gen"]), cwd=build, timeout=timeout, env=env)
+            g = run_confined(_python_cmd(p["gen"]), cwd=build, timeout=timeout, env=_script_env())
             if g.returncode != 0:
                 tail = (g.stderr.strip().splitlines() or ["?"])[-1][:200]
                 return {"sample": str(rel), "verdict": "error", "reason": f"data generator failed: {tail}"}
@@ -253,7 +264,7 @@ def run_sample(sample: Path, rel: Path, soc: str, timeout: float) -> dict:
             if re.search(r"test pass", r.stdout, re.I):
                 return {"sample": str(rel), "verdict": "pass", "how": "the program's own check", "seconds": secs}
             return {"sample": str(rel), "verdict": "ran (unverified)", "how": "no verifier, no check", "seconds": secs}
-        v = run_confined(_python_cmd(p["verify"]), cwd=build, timeout=timeout, env=env)
+        v = run_confined(_python_cmd(p["verify"]), cwd=build, timeout=timeout, env=_script_env())
         out = v.stdout + v.stderr
         ok = v.returncode == 0 and re.search(r"(test pass|pass!|\bPASS\b|passed|succe)", out, re.I) \
             and not re.search(r"(\[ERROR\]|result error|fail)", out, re.I)

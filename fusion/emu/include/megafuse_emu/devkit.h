@@ -32,6 +32,8 @@
 
 // Event ids of SetFlag / WaitFlag (the devkit's TEventID constants, global like pipe_t).
 using TEventID = int8_t;
+// event_t: the type the samples cast FetchEventID's id to before SetFlag / WaitFlag.
+using event_t = TEventID;
 constexpr TEventID EVENT_ID0 = 0;
 constexpr TEventID EVENT_ID1 = 1;
 constexpr TEventID EVENT_ID2 = 2;

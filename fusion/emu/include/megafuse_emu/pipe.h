@@ -380,6 +380,14 @@ public:
         return megafuse_emu::TensorOf<T>(block_, block_->bytes);
     }
 
+    // AllocTensor: the devkit's TBuf derives from its queue class, so samples also take the whole
+    // buffer with AllocTensor (= Get) and give it back with FreeTensor above.
+    template <typename T>
+    LocalTensor<T> AllocTensor(megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        return Get<T>(loc);
+    }
+
     // The first `len` elements of the buffer.
     template <typename T>
     LocalTensor<T> Get(uint32_t len, megafuse_emu::Loc loc = megafuse_emu::Loc::current())

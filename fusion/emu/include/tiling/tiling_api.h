@@ -14,6 +14,7 @@
 #include "register/tilingdata_base.h"
 #include "tiling/platform/platform_ascendc.h"
 #include "megafuse_emu/adv_shape.h"  // TensorShape and the advanced APIs' tmp-size queries
+#include "securec.h"  // memcpy_s: the devkit headers bring securec into host code
 
 namespace matmul_tiling {
 
