@@ -108,3 +108,130 @@ def test_l1_to_gm_on_2201_and_load2dv2_refused(move_kernel):
     assert res.counters["gm_write_bytes"] == 256 and res.counters["dma_ub_to_gm"] == 0
     with pytest.raises(EmulationError, match=r"LoadData2DParamsV2 \(Load2Dv2\) is available on Ascend 950 only"):
         move_kernel.run([x, y, 11], block_dim=1, soc="ascend910b2")
+
+
+_INT4 = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void kint4(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t mode)
+{
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    GlobalTensor<half> gx, gz;
+    GlobalTensor<int8_t> gy;
+    gx.SetGlobalBuffer((__gm__ half*)x, 256); gy.SetGlobalBuffer((__gm__ int8_t*)y, 128);
+    gz.SetGlobalBuffer((__gm__ half*)z, 256);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> bx, by, bz;
+    pipe.InitBuffer(bx, 512); pipe.InitBuffer(by, 128); pipe.InitBuffer(bz, 512);
+    LocalTensor<half> lx = bx.Get<half>(), lz = bz.Get<half>();
+    LocalTensor<int8_t> ly = by.Get<int8_t>();
+    LocalTensor<int4b_t> l4 = ly.ReinterpretCast<int4b_t>();
+    DataCopy(lx, gx, 256);
+    if (mode == 0) {  // repeat form: 2 repeats of 128 lanes, int4 repeat = 2 blocks
+        Cast<int4b_t, half>(l4, lx, RoundMode::CAST_FLOOR, 128, 2, {1, 1, 2, 8});
+    } else if (mode == 1) {  // count form on a view 64 elements in
+        Duplicate(ly.ReinterpretCast<int16_t>(), (int16_t)0, 64);
+        Cast(l4[64], lx, RoundMode::CAST_RINT, 192);
+    } else if (mode == 2) {
+        Cast<int4b_t, half>(l4, lx, RoundMode::CAST_ODD, 256);
+    }
+    DataCopy(gy, ly, 128);
+    if (mode == 0) {  // and back: int4 -> half, exact
+        Cast<half, int4b_t>(lz, l4, RoundMode::CAST_NONE, 256);
+        l4.SetValue(3, int4b_t(-5));
+        lz.SetValue(0, (half)(float)(int)l4.GetValue(3));
+        lz.SetValue(1, (half)(float)l4.GetSize());
+        DataCopy(gz, lz, 256);
+    }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def int4_kernel():
+    return build_kernel(_INT4, "kint4")
+
+
+def _pack(v):
+    n = (v.astype(np.int8) & 0xF).astype(np.uint8)
+    return (n[0::2] | (n[1::2] << 4)).astype(np.uint8).view(np.int8)
+
+
+def test_int4_cast_repeat_form_packs_low_nibble_first_and_saturates(int4_kernel):
+    x = np.linspace(-12, 11, 256).astype(np.float16)
+    y = np.zeros(128, np.int8)
+    z = np.zeros(256, np.float16)
+    int4_kernel.run([x, y, z, 0], block_dim=1, soc="ascend910b2")
+    q = np.clip(np.floor(x.astype(np.float32)), -8, 7)
+    np.testing.assert_array_equal(y, _pack(q))
+    expect = q.astype(np.float16)
+    expect[0], expect[1] = -5, 256  # GetValue(3) after SetValue(3, -5); GetSize counts nibbles
+    np.testing.assert_array_equal(z, expect)
+
+
+def test_int4_cast_count_form_on_a_view(int4_kernel):
+    x = (np.arange(256) * 0.37 - 40).astype(np.float16)
+    y = np.zeros(128, np.int8)
+    int4_kernel.run([x, y, np.zeros(256, np.float16), 1], block_dim=1, soc="ascend910b2")
+    q = np.zeros(256)
+    q[64:] = np.clip(np.rint(x[:192].astype(np.float32)), -8, 7)
+    np.testing.assert_array_equal(y, _pack(q))
+
+
+def test_int4_cast_refuses_cast_odd(int4_kernel):
+    with pytest.raises(EmulationError, match="Cast half -> int4b_t does not support CAST_ODD"):
+        int4_kernel.run([np.zeros(256, np.float16), np.zeros(128, np.int8), np.zeros(256, np.float16), 2],
+                        block_dim=1, soc="ascend910b2")
+
+
+_CUBE = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+// int8 C (16 x 32) = A (16 x 64) x B (64 x 32): B goes L1 -> L0B through LoadDataWithTranspose.
+extern "C" __global__ __aicore__ void kcube(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, uint32_t mode)
+{
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
+    GlobalTensor<int8_t> ga, gb;
+    GlobalTensor<int32_t> gbias, gc;
+    ga.SetGlobalBuffer((__gm__ int8_t*)a, 16 * 64); gb.SetGlobalBuffer((__gm__ int8_t*)b, 64 * 32);
+    gbias.SetGlobalBuffer((__gm__ int32_t*)bias, 32); gc.SetGlobalBuffer((__gm__ int32_t*)c, 16 * 32);
+    LocalTensor<int8_t> a1(TPosition::A1, 0, 1024), b1(TPosition::B1, 1024, 2048);
+    LocalTensor<int32_t> c1(TPosition::C1, 4096, 32);
+    LocalTensor<int32_t> bt(TPosition::C2, 0, 32);
+    LocalTensor<int8_t> a2(TPosition::A2, 0, 1024), b2(TPosition::B2, 0, 2048);
+    LocalTensor<int32_t> co1(TPosition::CO1, 0, 512);
+    DataCopy(a1, ga, Nd2NzParams(1, 16, 64, 0, 64, 16, 1, 0));
+    DataCopy(b1, gb, Nd2NzParams(1, 64, 32, 0, 32, 64, 1, 0));
+    LoadData(a2, a1, LoadData2DParams(0, 2, 1, 0, 0, false, 0));
+    // two k squares (32 x 32 bytes each); repeat r: its fractals at 2r and 2r + 1
+    LoadDataWithTranspose(b2, b1, LoadData2dTransposeParams(0, 2, 1, 1, 0));
+    MmadParams p;
+    p.m = 16; p.n = 32; p.k = 64;
+    if (mode == 1) {  // C starts from the bias row at C2 address 0
+        DataCopy(c1, gbias, 32);
+        DataCopy(bt, c1, 32);
+        p.cmatrixInitVal = false;
+        p.cmatrixSource = true;
+    }
+    Mmad(co1, a2, b2, p);
+    FixpipeParamsV220 f(32, 16, 16, 32, false);
+    Fixpipe<int32_t, int32_t, CFG_ROW_MAJOR>(gc, co1, f);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def cube_kernel():
+    return build_kernel(_CUBE, "kcube")
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+def test_load_data_with_transpose_int8_and_bias_table_source(cube_kernel, mode):
+    rng = np.random.default_rng(3)
+    a = rng.integers(-20, 20, (16, 64), dtype=np.int8)
+    b = rng.integers(-20, 20, (64, 32), dtype=np.int8)
+    bias = rng.integers(-1000, 1000, 32, dtype=np.int32)
+    c = np.zeros((16, 32), np.int32)
+    cube_kernel.run([a, b, bias, c, mode], block_dim=1, soc="ascend910b2")
+    expect = a.astype(np.int32) @ b.astype(np.int32) + (bias if mode == 1 else 0)
+    np.testing.assert_array_equal(c, expect)

@@ -39,5 +39,7 @@
 #include "megafuse_emu/adv_select.h"
 #include "megafuse_emu/adv_broadcast.h"
 #include "utils/debug/asc_printf.h"
+#include "megafuse_emu/int4.h"
 #include "megafuse_emu/basic_move.h"
+#include "megafuse_emu/cube_basic.h"
 #include "megafuse_emu/kernel_assert.h"

@@ -1,0 +1,85 @@
+// Cube-side basic APIs of the devkit's 03_basic_api matrix samples (facts from the devkit
+// reference pages named at each item).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "cube.h"
+#include "init_check.h"
+
+namespace AscendC {
+
+// LoadDataWithTranspose (devkit LoadDataWithTranspose page): A1 / B1 -> A2 / B2, one square
+// block per repeat, transposed. int8_t / uint8_t: two consecutive 16 x 32 fractals form a
+// 32 x 32 square; half / bfloat16_t: one 16 x 16 fractal. startIndex and srcStride count
+// squares (start-to-start); dstGap is the gap (512 B units) from the end of one repeat's first
+// dst fractal to the next repeat's first; dstFracGap the gap between the fractals of a repeat.
+// 32-bit types (two 16 x 8 fractals as one 16 x 16 square) and int4b_t are not emulated.
+struct LoadData2dTransposeParams {
+    LoadData2dTransposeParams() {}
+    LoadData2dTransposeParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn, const uint16_t srcStrideIn,
+                              const uint16_t dstGapIn, const uint16_t dstFracGapIn, const uint8_t addrModeIn = 0)
+        : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), dstGap(dstGapIn),
+          dstFracGap(dstFracGapIn), addrMode(addrModeIn)
+    {}
+    uint16_t startIndex = 0;
+    uint8_t repeatTimes = 0;
+    uint16_t srcStride = 0;
+    uint16_t dstGap = 0;
+    uint16_t dstFracGap = 0;
+    uint8_t addrMode = 0;
+};
+using LoadData2DTransposeParams = LoadData2dTransposeParams;
+
+template <typename T>
+void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2dTransposeParams& p,
+                           megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    using namespace megafuse_emu;
+    const char* api = "LoadDataWithTranspose";
+    Core(loc);
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4, "LoadDataWithTranspose: unsupported type");
+    if constexpr (sizeof(T) == 4) {
+        Fail(loc, Str(api, ": 32-bit types (", TypeName<T>(), ") are not emulated (their 16 x 16 square of two 16 x 8 "
+                      "fractals)"));
+    } else {
+        LocalAccess(src.ref_, sizeof(T), 0, 0, api, "src", loc);
+        LocalAccess(dst.ref_, sizeof(T), 0, 0, api, "dst", loc);
+        CheckMem(src.ref_, Mem::L1, api, "src", loc);
+        if (dst.ref_.block->mem != Mem::L0A && dst.ref_.block->mem != Mem::L0B)
+            Fail(loc, Str(api, ": dst must be an A2 (L0A) or B2 (L0B) tensor, not ", PosName(dst.ref_.block->pos)));
+        if (p.repeatTimes == 0) return;
+        CheckLocalAlign(src.ref_, 32, api, "src", loc);
+        CheckLocalAlign(dst.ref_, 512, api, "dst", loc);
+        constexpr uint64_t F = 512;
+        constexpr uint64_t nfrac = sizeof(T) == 1 ? 2 : 1;  // fractals per square
+        constexpr uint64_t side = 32 / sizeof(T);           // square side in elements
+        const uint64_t r = p.repeatTimes;
+        const uint8_t* s =
+            LocalAccessBytes(src.ref_, 0, (p.startIndex + (r - 1) * p.srcStride + 1) * nfrac * F, api, "src", loc);
+        const uint64_t last_first = (r - 1) * (1 + p.dstGap) * F;
+        const uint64_t dst_bytes = last_first + (nfrac - 1) * (1 + p.dstFracGap) * F + F;
+        uint8_t* d = LocalAccessBytes(dst.ref_, 0, dst_bytes, api, "dst", loc);
+        uint8_t tmp[2 * F];
+        for (uint64_t i = 0; i < r; ++i) {
+            const uint8_t* sq = s + (p.startIndex + i * p.srcStride) * nfrac * F;
+            std::memcpy(tmp, sq, nfrac * F);  // the square may overlap its destination
+            for (uint64_t f = 0; f < nfrac; ++f) {
+                uint8_t* df = d + i * (1 + p.dstGap) * F + f * (1 + p.dstFracGap) * F;
+                // dst fractal f holds rows [16 f, 16 f + 16) of the transposed square
+                for (uint64_t row = 0; row < 16; ++row)
+                    for (uint64_t col = 0; col < side; ++col) {
+                        const uint64_t from = (col * side + f * 16 + row) * sizeof(T);
+                        uint8_t* to = df + (row * side + col) * sizeof(T);
+                        PropagateElems(to, sizeof(T), sq + from, sizeof(T), 1, api, "src", loc);
+                        std::memcpy(to, tmp + from, sizeof(T));
+                    }
+            }
+        }
+        Count(DMA_L1_TO_L0);
+        Count(L1_TO_L0_BYTES, r * nfrac * F);
+    }
+}
+
+}  // namespace AscendC
