@@ -216,6 +216,8 @@ extern "C" __global__ __aicore__ void kcube(GM_ADDR a, GM_ADDR b, GM_ADDR bias, 
     Mmad(co1, a2, b2, p);
     FixpipeParamsV220 f(32, 16, 16, 32, false);
     Fixpipe<int32_t, int32_t, CFG_ROW_MAJOR>(gc, co1, f);
+    if (mode == 2) SetFixPipeConfig<int32_t>(co1, true);  // clears unit flags: changes nothing here
+    if (mode == 3) SetFixPipeConfig<int32_t>(LocalTensor<int32_t>(), true);
 }
 """
 
@@ -235,3 +237,12 @@ def test_load_data_with_transpose_int8_and_bias_table_source(cube_kernel, mode):
     cube_kernel.run([a, b, bias, c, mode], block_dim=1, soc="ascend910b2")
     expect = a.astype(np.int32) @ b.astype(np.int32) + (bias if mode == 1 else 0)
     np.testing.assert_array_equal(c, expect)
+
+
+def test_set_fixpipe_config_checks_its_tensor(cube_kernel):
+    args = [np.ones((16, 64), np.int8), np.ones((64, 32), np.int8), np.zeros(32, np.int32),
+            np.zeros((16, 32), np.int32)]
+    cube_kernel.run(args + [2], block_dim=1, soc="ascend910b2")
+    assert (args[3] == 64).all()
+    with pytest.raises(EmulationError, match="SetFixPipeConfig"):
+        cube_kernel.run(args + [3], block_dim=1, soc="ascend910b2")

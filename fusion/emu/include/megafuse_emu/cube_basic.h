@@ -83,3 +83,37 @@ void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src,
 }
 
 }  // namespace AscendC
+
+namespace AscendC {
+
+// SetFixPipeConfig (devkit SetFixPipeConfig page, arch 2201): loads the relu / quant parameter
+// tensors of Fixpipe's per-channel (vector) quantisation, and with isUnitFlag clears the L0C
+// unit flags. Neither exists here: vector quantisation modes of Fixpipe are refused, and the
+// unit flags (Mmad / Fixpipe unitFlag) order nothing because instructions run in program order.
+// So the call is checked (arch, an initialised tensor) and changes nothing. The documented
+// position is C2PIPE2GM; the devkit's mmad_unitflag sample passes a CO1 tensor to clear the
+// unit flags, which is harmless without a quantising Fixpipe, so the position is not checked.
+template <typename T>
+void SetFixPipeConfig(const LocalTensor<T>& reluPre, const LocalTensor<T>& quantPre, bool isUnitFlag = false,
+                      megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    using namespace megafuse_emu;
+    CoreState& c = Core(loc);
+    (void)reluPre;
+    (void)isUnitFlag;
+    if (!IsArch2201()) Fail(loc, Str("SetFixPipeConfig is not available on ", c.soc_name));
+    LocalAccess(quantPre.ref_, sizeof(T), 0, 0, "SetFixPipeConfig", "quantPre", loc);
+}
+
+template <typename T, bool setRelu = false>
+void SetFixPipeConfig(const LocalTensor<T>& preTensor, bool isUnitFlag = false,
+                      megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    using namespace megafuse_emu;
+    CoreState& c = Core(loc);
+    (void)isUnitFlag;
+    if (!IsArch2201()) Fail(loc, Str("SetFixPipeConfig is not available on ", c.soc_name));
+    LocalAccess(preTensor.ref_, sizeof(T), 0, 0, "SetFixPipeConfig", "preTensor", loc);
+}
+
+}  // namespace AscendC
