@@ -49,6 +49,7 @@ _SET_CACHE = re.compile(r'set\(\s*(\w+)\s+"?([^"\s)]*)"?\s+CACHE', re.I)
 _OPTION = re.compile(r'option\(\s*(\w+)\s+"[^"]*"\s+(ON|OFF)\s*\)', re.I)
 _COND = re.compile(r"^\s*(if|elseif|else|endif)\s*\((.*)\)\s*$", re.I)
 _PLAIN_SET = re.compile(r'^\s*set\(\s*(\w+)\s+"?([^"\s)]*)"?\s*\)\s*$', re.I)
+_STRING_MATCH = re.compile(r'^\s*string\(\s*REGEX\s+MATCH\s+"([^"]*)"\s+(\w+)\s+"([^"]*)"\s*\)', re.I)
 _DEFS = re.compile(r"(?:add_definitions|target_compile_definitions\s*\(\s*[\w${}]+)\s*\(?([^)]*)\)", re.I | re.S)
 _EXE = re.compile(r"add_executable\s*\(\s*[\w${}]+\s+([^)]*)\)", re.I | re.S)
 _LIB = re.compile(r"add_library\s*\(\s*[\w${}]+\s+(?:SHARED|STATIC|OBJECT)?\s*([^)]*)\)", re.I | re.S)
@@ -136,6 +137,10 @@ def _active_lines(cmake: str, var: dict[str, str]) -> str:
             s = _PLAIN_SET.match(ln)
             if s and "CACHE" not in ln.upper():
                 var[s.group(1)] = s.group(2)
+            r = _STRING_MATCH.match(ln)  # string(REGEX MATCH "re" NAME "input"): NAME = the match
+            if r:
+                found = re.search(r.group(1), _subst(r.group(3), var))
+                var[r.group(2)] = found.group(0) if found else ""
             out.append(ln)
     return "\n".join(out)
 

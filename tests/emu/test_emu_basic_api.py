@@ -215,6 +215,12 @@ extern "C" __global__ __aicore__ void kcube(GM_ADDR a, GM_ADDR b, GM_ADDR bias, 
     }
     Mmad(co1, a2, b2, p);
     FixpipeParamsV220 f(32, 16, 16, 32, false);
+    if (mode == 4) {  // L0C -> L1 (ND rows of 32), then L1 -> GM
+        LocalTensor<int32_t> out1(TPosition::C1, 8192, 512);
+        Fixpipe<int32_t, int32_t, CFG_ROW_MAJOR>(out1, co1, f);
+        DataCopy(gc, out1, 512);
+        return;
+    }
     Fixpipe<int32_t, int32_t, CFG_ROW_MAJOR>(gc, co1, f);
     if (mode == 2) SetFixPipeConfig<int32_t>(co1, true);  // clears unit flags: changes nothing here
     if (mode == 3) SetFixPipeConfig<int32_t>(LocalTensor<int32_t>(), true);
@@ -227,8 +233,9 @@ def cube_kernel():
     return build_kernel(_CUBE, "kcube")
 
 
-@pytest.mark.parametrize("mode", [0, 1])
+@pytest.mark.parametrize("mode", [0, 1, 4])
 def test_load_data_with_transpose_int8_and_bias_table_source(cube_kernel, mode):
+    """mode 1: C starts from the bias table; mode 4: the result leaves through Fixpipe to L1."""
     rng = np.random.default_rng(3)
     a = rng.integers(-20, 20, (16, 64), dtype=np.int8)
     b = rng.integers(-20, 20, (64, 32), dtype=np.int8)

@@ -7,6 +7,7 @@
 
 #include "cube.h"
 #include "init_check.h"
+#include "vector_lanes.h"
 
 namespace AscendC {
 
@@ -114,6 +115,79 @@ void SetFixPipeConfig(const LocalTensor<T>& preTensor, bool isUnitFlag = false,
     (void)isUnitFlag;
     if (!IsArch2201()) Fail(loc, Str("SetFixPipeConfig is not available on ", c.soc_name));
     LocalAccess(preTensor.ref_, sizeof(T), 0, 0, "SetFixPipeConfig", "preTensor", loc);
+}
+
+}  // namespace AscendC
+
+namespace AscendC {
+
+// Fixpipe L0C -> L1 (devkit Fixpipe page, arch 2201: CO1 -> A1 / B1 / C1): the same element
+// mapping, ReLU and quantisation modes (NoQuant, F322F16, F322BF16) as the L0C -> GM Fixpipe
+// (cube.h); with CFG_NZ dstStride counts 32-byte blocks between the 16-column blocks, with
+// CFG_ROW_MAJOR elements between rows (ndNum / srcNdStride / dstNdStride as for GM).
+template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR>
+void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p,
+             megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    using namespace megafuse_emu;
+    const char* api = "Fixpipe (L0C -> L1)";
+    static_assert(config.format != CO2Layout::COLUMN_MAJOR, "Fixpipe CFG_COLUMN_MAJOR is not emulated");
+    CoreState& c = Core(loc);
+    if (!IsArch2201())
+        Fail(loc, Str("Fixpipe with FixpipeParamsV220 is not available on ", c.soc_name, " (arch ", c.soc.arch, ")"));
+    LocalAccess(src.ref_, sizeof(U), 0, 0, api, "src", loc);
+    LocalAccess(dst.ref_, sizeof(T), 0, 0, api, "dst", loc);
+    CheckMem(src.ref_, Mem::L0C, api, "src", loc);
+    CheckMem(dst.ref_, Mem::L1, api, "dst", loc);
+    CheckLocalAlign(src.ref_, 64, api, "src", loc);
+    CheckLocalAlign(dst.ref_, 32, api, "dst", loc);
+    if (p.isChannelSplit) Fail(loc, Str(api, ": isChannelSplit is not emulated"));
+    const QuantMode_t q = p.quantPre;
+    if (q == QuantMode_t::NoQuant) {
+        if (!std::is_same_v<T, U>) Fail(loc, Str(api, ": NoQuant needs dst and src of the same type"));
+    } else if (q == QuantMode_t::F322F16) {
+        if (!(std::is_same_v<U, float> && std::is_same_v<T, half>)) Fail(loc, Str(api, ": F322F16 needs float src, half dst"));
+    } else if (q == QuantMode_t::F322BF16) {
+        if (!(std::is_same_v<U, float> && std::is_same_v<T, bfloat16_t>))
+            Fail(loc, Str(api, ": F322BF16 needs float src, bfloat16_t dst"));
+    } else {
+        Fail(loc, Str(api, ": quantPre mode ", static_cast<int>(q), " is not emulated"));
+    }
+    const bool nz = config.format == CO2Layout::NZ;
+    const uint64_t nd = nz ? 1 : p.ndNum;
+    if (nd == 0 || p.mSize == 0 || p.nSize == 0) return;
+    if (nz && p.nSize % 16 != 0) Fail(loc, Str(api, " (NZ): nSize ", p.nSize, " must be a multiple of 16"));
+    if constexpr (sizeof(T) != 2 && sizeof(T) != 4) {
+        Fail(loc, Str(api, ": ", TypeName<T>(), " output is not emulated"));
+    } else {
+        const uint64_t src_nd = p.srcNdStride * 1024ull / sizeof(U);
+        auto src_index = [&](uint64_t t, uint64_t i, uint64_t j) {
+            return t * src_nd + ((j / 16) * p.srcStride + i) * 16 + j % 16;
+        };
+        auto dst_index = [&](uint64_t t, uint64_t i, uint64_t j) {
+            if (nz) return (j / 16) * p.dstStride * (32 / sizeof(T)) + i * 16 + j % 16;
+            return t * p.dstNdStride + i * p.dstStride + j;
+        };
+        uint64_t src_hi = 0, dst_hi = 0;
+        for (uint64_t t : {uint64_t(0), nd - 1})
+            for (uint64_t i : {uint64_t(0), uint64_t(p.mSize - 1u)})
+                for (uint64_t j : {uint64_t(0), uint64_t(p.nSize - 1u)}) {
+                    src_hi = std::max(src_hi, src_index(t, i, j));
+                    dst_hi = std::max(dst_hi, dst_index(t, i, j));
+                }
+        const uint8_t* s = LocalAccess(src.ref_, sizeof(U), 0, src_hi + 1, api, "src", loc);
+        uint8_t* d = LocalAccess(dst.ref_, sizeof(T), 0, dst_hi + 1, api, "dst", loc);
+        for (uint64_t t = 0; t < nd; ++t)
+            for (uint64_t i = 0; i < p.mSize; ++i)
+                for (uint64_t j = 0; j < p.nSize; ++j) {
+                    const uint64_t si = src_index(t, i, j), di = dst_index(t, i, j);
+                    CheckWrittenAt(s, si, sizeof(U), api, "src (CO1 / L0C)", loc);
+                    U v = Ld<U>(s, si);
+                    if (p.reluEn && v < U(0)) v = U(0);
+                    St<T>(d, di, static_cast<T>(v));
+                    MarkWritten(d + di * sizeof(T), sizeof(T));
+                }
+    }
 }
 
 }  // namespace AscendC
