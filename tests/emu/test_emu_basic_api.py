@@ -253,3 +253,62 @@ def test_set_fixpipe_config_checks_its_tensor(cube_kernel):
     assert (args[3] == 64).all()
     with pytest.raises(EmulationError, match="SetFixPipeConfig"):
         cube_kernel.run(args + [3], block_dim=1, soc="ascend910b2")
+
+
+_TRANS = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void ktrans(GM_ADDR x, GM_ADDR y, uint32_t mode)
+{
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    GlobalTensor<half> gx, gy;
+    gx.SetGlobalBuffer((__gm__ half*)x, 512); gy.SetGlobalBuffer((__gm__ half*)y, 512);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> bx, by, bt;
+    pipe.InitBuffer(bx, 1024); pipe.InitBuffer(by, 1024); pipe.InitBuffer(bt, 1024);
+    LocalTensor<half> lx = bx.Get<half>(), ly = by.Get<half>();
+    DataCopy(lx, gx, 512);
+    Duplicate(ly, (half)0, 512);
+    if (mode == 0) {
+        Transpose(ly, lx);
+        Transpose(ly[256], lx[256]);
+    } else if (mode == 1) {  // [2, 4, 8, 8] -> [2, 8, 8, 4]
+        TransposeParamsExt p;
+        p.nSize = 2; p.cSize = 4; p.hSize = 8; p.wSize = 8;
+        p.transposeType = TransposeType::TRANSPOSE_NCHW2NHWC;
+        Transpose(ly, lx, bt.Get<uint8_t>(), p);
+    } else if (mode == 2) {  // two repeats of a 16 x 16 block: rows 16 elements apart, repeats 256 apart
+        uint64_t d[16], s[16];
+        for (int i = 0; i < 16; ++i) { d[i] = ly[16 * i].GetPhyAddr(); s[i] = lx[16 * i].GetPhyAddr(); }
+        TransDataTo5HD<half>(d, s, TransDataTo5HDParams(false, false, 2, 16, 16));
+    } else if (mode == 3) {
+        TransposeParamsExt p;
+        p.nSize = 1; p.cSize = 1; p.hSize = 16; p.wSize = 16;
+        p.transposeType = TransposeType::TRANSPOSE_ND2ND_ONLY;
+        Transpose(ly, lx, bt.Get<uint8_t>(), p);
+    }
+    DataCopy(gy, ly, 512);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def trans_kernel():
+    return build_kernel(_TRANS, "ktrans")
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_transpose_family(trans_kernel, mode):
+    x = np.arange(512).astype(np.float16)
+    y = np.zeros(512, np.float16)
+    trans_kernel.run([x, y, mode], block_dim=1, soc="ascend910b2")
+    if mode in (0, 2):  # each 256-element block transposed as 16 x 16
+        expect = x.reshape(2, 16, 16).transpose(0, 2, 1).reshape(-1)
+    else:
+        expect = x.reshape(2, 4, 8, 8).transpose(0, 2, 3, 1).reshape(-1)
+    np.testing.assert_array_equal(y, expect)
+
+
+def test_transpose_refuses_unemulated_type(trans_kernel):
+    with pytest.raises(EmulationError, match="transposeType 7 is not emulated"):
+        trans_kernel.run([np.zeros(512, np.float16), np.zeros(512, np.float16), 3], block_dim=1, soc="ascend910b2")

@@ -42,4 +42,5 @@
 #include "megafuse_emu/int4.h"
 #include "megafuse_emu/basic_move.h"
 #include "megafuse_emu/cube_basic.h"
+#include "megafuse_emu/vec_transpose.h"
 #include "megafuse_emu/kernel_assert.h"
