@@ -43,4 +43,5 @@
 #include "megafuse_emu/basic_move.h"
 #include "megafuse_emu/cube_basic.h"
 #include "megafuse_emu/vec_transpose.h"
+#include "megafuse_emu/vec_sort.h"
 #include "megafuse_emu/kernel_assert.h"
