@@ -13,7 +13,8 @@ with a host main) is run the way its README says, in a scratch copy:
 
 The -D definitions are the CMakeLists' add_definitions / target_compile_definitions with the
 README's cmake cache values (else the CMakeLists defaults); shell variables of the README's
-block (SCENARIO_NUM=1) are substituted. Verdicts: pass (the verifier printed its pass line, or
+block (SCENARIO_NUM=1) are substituted (and CMake string(REGEX MATCH) results). A sample whose
+CMakeLists builds only for dav-2002 (Atlas inference AI Core) runs on ascend310p3. Verdicts: pass (the verifier printed its pass line, or
 the program exited 0 when the sample has no verifier: "ran, unverified"), fail (wrong result),
 refused (the emulator stopped the kernel: the reason), compile error (the first missing API),
 error (the generator failed). Excluded, with the reason: samples whose README lists only Ascend
@@ -235,8 +236,10 @@ def run_sample(sample: Path, rel: Path, soc: str, timeout: float) -> dict:
             if g.returncode != 0:
                 tail = (g.stderr.strip().splitlines() or ["?"])[-1][:200]
                 return {"sample": str(rel), "verdict": "error", "reason": f"data generator failed: {tail}"}
+        # a sample built for dav-2002 only (Atlas inference AI Core) runs on that chip, 310P3
+        run_soc = "ascend310p3" if p["arch"] == "dav-2002" else soc
         cmd = [sys.executable, "-m", "fusion.cli.main", "emu", "run", *[str(work / s) for s in p["sources"]],
-               "--soc", soc, "--workdir", str(build), "--timeout", str(timeout)]
+               "--soc", run_soc, "--workdir", str(build), "--timeout", str(timeout)]
         for d in p["defines"]:
             cmd += ["-D", d[2:]]
         for a in p["program_args"]:

@@ -368,3 +368,39 @@ def test_mrgsort_exhausted_suspension_stops_at_the_first_empty_list(sort_kernel)
     cnt = np.zeros(8, np.int32)
     sort_kernel.run([x, np.zeros(256, np.float32), cnt, 1], block_dim=1, soc="ascend910b2")
     assert list(cnt[:4]) == [32, 0, 0, 0]  # list 1 (all 9.0) runs dry first
+
+
+_BRC = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void kbrc(GM_ADDR x, GM_ADDR y)
+{
+    GlobalTensor<float> gx, gy;
+    gx.SetGlobalBuffer((__gm__ float*)x, 64); gy.SetGlobalBuffer((__gm__ float*)y, 1024);
+    LocalTensor<float> u(TPosition::VECIN, 0, 64);
+    LocalTensor<float> c(TPosition::CO1, 0, 1024);
+    LocalTensor<float> o(TPosition::CO2, 4096, 1024);
+    DataCopy(u, gx, 64);
+    // two blocks of 16 elements, 16 elements (2 x 32 B) skipped between them in src
+    BroadCastVecToMM(c, u, 2, 1, 2, 0);
+    DataCopyParams p(1, 2, 0, 0);
+    DataCopyEnhancedParams e;
+    e.blockMode = BlockMode::BLOCK_MODE_MATRIX;
+    Duplicate(o, 0.0f, 1024);
+    DataCopy(o, c, p, e);
+    DataCopy(gy, o, 1024);
+}
+"""
+
+
+def test_broadcast_vec_to_mm_fills_fractals_with_equal_rows():
+    k = build_kernel(_BRC, "kbrc")
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros(1024, np.float32)
+    k.run([x, y], block_dim=1, soc="ascend310p3")
+    f = y.reshape(4, 16, 16)
+    np.testing.assert_array_equal(f[0], np.tile(x[0:16], (16, 1)))
+    np.testing.assert_array_equal(f[1], np.tile(x[32:48], (16, 1)))
+    assert (f[2:] == 0).all()
+    with pytest.raises(EmulationError, match="a buffer in L0C cannot be used on a vector-core"):
+        k.run([x, y], block_dim=1, soc="ascend910b2")  # no core of arch 2201 holds both UB and L0C

@@ -191,3 +191,49 @@ void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Fixpipe
 }
 
 }  // namespace AscendC
+
+namespace AscendC {
+
+// BroadCastVecToMM (devkit BroadCastVecToMM(ISASI) page, Atlas inference AI Core = arch 2002):
+// UB (VECIN / VECCALC / VECOUT) -> CO1; every 16 elements of a block are copied 16 times, i.e.
+// each 16-element group fills one 16 x 16 fractal with 16 equal rows. blockLen counts 16-element
+// groups, srcGap 32-byte blocks, dstGap 256-element fractals (end-to-start gaps).
+template <typename T, typename U>
+void BroadCastVecToMM(const LocalTensor<T>& dst, const LocalTensor<U>& src, const int32_t blockCount,
+                      const uint8_t blockLen, const uint8_t srcGap, const uint8_t dstGap,
+                      megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    using namespace megafuse_emu;
+    const char* api = "BroadCastVecToMM";
+    static_assert(std::is_same_v<T, U>, "BroadCastVecToMM: dst and src of one type");
+    static_assert(std::is_same_v<T, half> || std::is_same_v<T, float> || std::is_same_v<T, int32_t>,
+                  "BroadCastVecToMM: half, float or int32_t");
+    CoreState& c = Core(loc);
+    if (IsArch2201()) Fail(loc, Str(api, " is not available on ", c.soc_name, " (Atlas inference AI Core only)"));
+    LocalAccess(src.ref_, sizeof(U), 0, 0, api, "src", loc);
+    LocalAccess(dst.ref_, sizeof(T), 0, 0, api, "dst", loc);
+    CheckMem(src.ref_, Mem::UB, api, "src", loc);
+    CheckMem(dst.ref_, Mem::L0C, api, "dst", loc);
+    CheckLocalAlign(src.ref_, 32, api, "src", loc);
+    CheckLocalAlign(dst.ref_, 256 * sizeof(T), api, "dst", loc);
+    if (blockCount < 1 || blockCount > 255) Fail(loc, Str(api, ": blockCount ", blockCount, " is outside [1, 255]"));
+    if (blockLen == 0) Fail(loc, Str(api, ": blockLen 0 is outside [1, 255]"));
+    const uint64_t src_pitch = blockLen * 16ull + srcGap * 32ull / sizeof(U);
+    const uint64_t dst_pitch = (blockLen + uint64_t(dstGap)) * 256ull;
+    const uint64_t n_src = (blockCount - 1) * src_pitch + blockLen * 16ull;
+    const uint64_t n_dst = (blockCount - 1) * dst_pitch + blockLen * 256ull;
+    const uint8_t* s = LocalAccess(src.ref_, sizeof(U), 0, n_src, api, "src", loc);
+    uint8_t* d = LocalAccess(dst.ref_, sizeof(T), 0, n_dst, api, "dst", loc);
+    for (int32_t b = 0; b < blockCount; ++b)
+        for (uint64_t g = 0; g < blockLen; ++g)
+            for (uint64_t r = 0; r < 16; ++r) {
+                const uint8_t* from = s + (b * src_pitch + g * 16) * sizeof(U);
+                uint8_t* to = d + (b * dst_pitch + g * 256 + r * 16) * sizeof(T);
+                PropagateCopy(to, from, 16 * sizeof(T), api, "src", loc);
+                std::memcpy(to, from, 16 * sizeof(T));
+            }
+    Count(VECTOR_INSTRUCTIONS);
+    Count(VECTOR_REPEATS, static_cast<uint64_t>(blockCount) * blockLen);
+}
+
+}  // namespace AscendC
