@@ -404,3 +404,38 @@ def test_broadcast_vec_to_mm_fills_fractals_with_equal_rows():
     assert (f[2:] == 0).all()
     with pytest.raises(EmulationError, match="a buffer in L0C cannot be used on a vector-core"):
         k.run([x, y], block_dim=1, soc="ascend910b2")  # no core of arch 2201 holds both UB and L0C
+
+
+_PROP = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+// 64 scores -> proposals (score field) -> 4 sorted groups of 16 -> one merged list -> scores
+extern "C" __global__ __aicore__ void kprop(GM_ADDR x, GM_ADDR y, uint32_t mode)
+{
+    GlobalTensor<half> gx, gy;
+    gx.SetGlobalBuffer((__gm__ half*)x, 64); gy.SetGlobalBuffer((__gm__ half*)y, 64);
+    LocalMemAllocator<Hardware::UB> ub;
+    LocalTensor<half> s = ub.Alloc<half, 64>(), w = ub.Alloc<half, 512>(), m = ub.Alloc<half, 512>();
+    LocalTensor<half> o = ub.Alloc<half, 64>();
+    DataCopy(s, gx, 64);
+    ProposalConcat(w, s, 4, 4);
+    RpSort16(w, w, 4);
+    MrgSortSrcList<half> l(w[0], w[128], w[256], w[384]);
+    uint16_t len[4] = {16, 16, 16, 16};
+    MrgSort4(m, l, MrgSort4Info(len, false, 15, 1));
+    ProposalExtract(o, m, mode == 1 ? 32 : 4, 4);  // mode 1: 512 proposals from a 64-proposal list
+    DataCopy(gy, o, 64);
+}
+"""
+
+
+def test_region_proposal_pipeline_sorts_scores_descending():
+    k = build_kernel(_PROP, "kprop")
+    x = np.random.default_rng(2).uniform(-100, 100, 64).astype(np.float16)
+    y = np.zeros(64, np.float16)
+    k.run([x, y, 0], block_dim=1, soc="ascend310p3")
+    np.testing.assert_array_equal(y, np.sort(x)[::-1])
+    with pytest.raises(EmulationError, match=r"ProposalExtract accesses dst elements \[0, 512\) but the LocalTensor holds 64"):
+        k.run([x, y, 1], block_dim=1, soc="ascend310p3")
+    with pytest.raises(EmulationError, match="ProposalConcat is not available on ascend910b2"):
+        k.run([x, y, 0], block_dim=1, soc="ascend910b2")

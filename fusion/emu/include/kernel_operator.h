@@ -44,4 +44,5 @@
 #include "megafuse_emu/cube_basic.h"
 #include "megafuse_emu/vec_transpose.h"
 #include "megafuse_emu/vec_sort.h"
+#include "megafuse_emu/vec_proposal.h"
 #include "megafuse_emu/kernel_assert.h"
