@@ -13,7 +13,8 @@ with a host main) is run the way its README says, in a scratch copy:
 
 The -D definitions are the CMakeLists' add_definitions / target_compile_definitions with the
 README's cmake cache values (else the CMakeLists defaults); shell variables of the README's
-block (SCENARIO_NUM=1) are substituted. Verdicts: pass (the verifier printed its pass line, or
+block (SCENARIO_NUM=1) are substituted (and CMake string(REGEX MATCH) results). A sample whose
+CMakeLists builds only for dav-2002 (Atlas inference AI Core) runs on ascend310p3. Verdicts: pass (the verifier printed its pass line, or
 the program exited 0 when the sample has no verifier: "ran, unverified"), fail (wrong result),
 refused (the emulator stopped the kernel: the reason), compile error (the first missing API),
 error (the generator failed). Excluded, with the reason: samples whose README lists only Ascend
@@ -51,6 +52,7 @@ _SET_CACHE = re.compile(r'set\(\s*(\w+)\s+"?([^"\s)]*)"?\s+CACHE', re.I)
 _OPTION = re.compile(r'option\(\s*(\w+)\s+"[^"]*"\s+(ON|OFF)\s*\)', re.I)
 _COND = re.compile(r"^\s*(if|elseif|else|endif)\s*\((.*)\)\s*$", re.I)
 _PLAIN_SET = re.compile(r'^\s*set\(\s*(\w+)\s+"?([^"\s)]*)"?\s*\)\s*$', re.I)
+_STRING_MATCH = re.compile(r'^\s*string\(\s*REGEX\s+MATCH\s+"([^"]*)"\s+(\w+)\s+"([^"]*)"\s*\)', re.I)
 _DEFS = re.compile(r"(?:add_definitions|target_compile_definitions\s*\(\s*[\w${}]+)\s*\(?([^)]*)\)", re.I | re.S)
 _EXE = re.compile(r"add_executable\s*\(\s*[\w${}]+\s+([^)]*)\)", re.I | re.S)
 _LIB = re.compile(r"add_library\s*\(\s*[\w${}]+\s+(?:SHARED|STATIC|OBJECT)?\s*([^)]*)\)", re.I | re.S)
@@ -138,6 +140,10 @@ def _active_lines(cmake: str, var: dict[str, str]) -> str:
             s = _PLAIN_SET.match(ln)
             if s and "CACHE" not in ln.upper():
                 var[s.group(1)] = s.group(2)
+            r = _STRING_MATCH.match(ln)  # string(REGEX MATCH "re" NAME "input"): NAME = the match
+            if r:
+                found = re.search(r.group(1), _subst(r.group(3), var))
+                var[r.group(2)] = found.group(0) if found else ""
             out.append(ln)
     return "\n".join(out)
 
@@ -241,8 +247,10 @@ def run_sample(sample: Path, rel: Path, soc: str, timeout: float) -> dict:
             if g.returncode != 0:
                 tail = (g.stderr.strip().splitlines() or ["?"])[-1][:200]
                 return {"sample": str(rel), "verdict": "error", "reason": f"data generator failed: {tail}"}
+        # a sample built for dav-2002 only (Atlas inference AI Core) runs on that chip, 310P3
+        run_soc = "ascend310p3" if p["arch"] == "dav-2002" else soc
         cmd = [sys.executable, "-m", "fusion.cli.main", "emu", "run", *[str(work / s) for s in p["sources"]],
-               "--soc", soc, "--workdir", str(build), "--timeout", str(timeout)]
+               "--soc", run_soc, "--workdir", str(build), "--timeout", str(timeout)]
         for d in p["defines"]:
             cmd += ["-D", d[2:]]
         for a in p["program_args"]:

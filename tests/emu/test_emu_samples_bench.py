@@ -100,3 +100,10 @@ def test_wrong_result_is_a_fail_and_950_only_is_excluded(tmp_path):
     (s / "README.md").write_text(_README.replace("Atlas A2 训练系列产品", "Ascend 950PR"))
     res = emu_samples.run_sample(s, s.relative_to(tmp_path), "ascend910b2", 60)
     assert res == {"sample": str(s.relative_to(tmp_path)), "verdict": "excluded", "reason": "Ascend 950 only"}
+
+
+def test_plan_evaluates_string_regex_match(tmp_path):
+    s = _sample(tmp_path)
+    (s / "CMakeLists.txt").write_text(_CMAKE + 'string(REGEX MATCH "([0-9]+)" ARCH_NUM "${CMAKE_ASC_ARCHITECTURES}")\n'
+                                      "add_definitions(-DASC_ARCHITECTURES=${ARCH_NUM})\n")
+    assert emu_samples.plan(s)["defines"] == ["-DSCENARIO_NUM=2", "-DASC_ARCHITECTURES=2201"]

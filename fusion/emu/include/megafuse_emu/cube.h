@@ -298,8 +298,8 @@ void MmadOperands(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor
 namespace AscendC {
 
 // Initial C as the devkit computes it on arch 2201 and 2002 alike: C starts at 0 when
-// cmatrixInitVal && !isBias; otherwise from L0C (cmatrixSource = false). cmatrixSource = true
-// (C from the bias table, no bias tensor given) is refused: use the overload with the bias.
+// cmatrixInitVal && !isBias; otherwise from L0C (cmatrixSource = false) or, with cmatrixSource =
+// true (arch 2201), from the bias row at the start of the bias table (C2 address 0).
 template <typename T, typename U, typename S>
 void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter, const MmadParams& p,
           megafuse_emu::Loc loc = megafuse_emu::Loc::current())
@@ -312,8 +312,16 @@ void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor
         if (!IsArch2201())
             Fail(loc, Str("Mmad: cmatrixSource = true (initial C from the bias table) is not available on ", c.soc_name,
                           " (arch ", c.soc.arch, " has no bias table)"));
-        Fail(loc, "Mmad: cmatrixSource = true without a bias tensor is not emulated; pass the C2 tensor: "
-                  "Mmad(dst, fm, filter, bias, params) with cmatrixInitVal = false");
+        // No tensor names the bias: it is read from the start of the bias table (C2 address 0),
+        // where the devkit's mmad sample (SCENARIO_NUM=1) puts it; the address is not documented.
+        std::vector<uint8_t>& bt = c.mem[static_cast<int>(Mem::BT)];
+        const uint64_t need = static_cast<uint64_t>(p.n) * sizeof(T);
+        if (bt.empty()) Fail(loc, "Mmad: cmatrixSource = true but this core has no bias table");
+        if (need > bt.size())
+            Fail(loc, Str("Mmad: cmatrixSource = true reads ", p.n, " bias elements (", need, " B) from the bias table "
+                          "of ", bt.size(), " B"));
+        MmadCore(dst, fm, filter, p, MmadInit::Bias, p.m && p.k ? bt.data() : nullptr, loc);
+        return;
     }
     MmadCore(dst, fm, filter, p, zero ? MmadInit::Zero : MmadInit::L0C, nullptr, loc);
 }

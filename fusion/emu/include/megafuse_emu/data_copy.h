@@ -122,9 +122,12 @@ inline Counter GmToLocalPath(const TensorRef& dst, const char* api, const Loc& l
 inline void LocalToGmPath(const TensorRef& src, const char* api, const Loc& loc)
 {
     LocalAccess(src, 1, 0, 0, api, "src", loc);
+    // A1 / B1 -> GM on arch 2201: the devkit's data_copy_l1togm compatibility sample (Ascend 950
+    // lacks it). Counted as GM bytes only (no transfer counter of its own).
+    if (src.block->mem == Mem::L1 && IsArch2201()) return;
     if (src.block->mem != Mem::UB)
         Fail(loc, Str(api, ": ", PosName(src.block->pos), " -> GM is not a DataCopy path in this emulation "
-                      "(UB -> GM only; L0C leaves through Fixpipe)"));
+                      "(UB -> GM, and L1 -> GM on arch 2201; L0C leaves through Fixpipe)"));
 }
 
 // Checks a DataCopyParams and returns the span in bytes of one side, or 0 for a no-op.
@@ -325,7 +328,7 @@ void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint3
     const uint8_t* s = LocalAccess(src.ref_, sizeof(T), 0, count, "DataCopy", "src", loc);
     CheckWritten(s, bytes, "DataCopy", "src", loc);
     GmStore(dst.Access(0, count, "DataCopy", loc), s, bytes, "DataCopy", loc);
-    Count(DMA_UB_TO_GM);
+    if (src.ref_.block->mem == Mem::UB) Count(DMA_UB_TO_GM);
     Count(GM_WRITE_BYTES, bytes);
 }
 
@@ -383,7 +386,7 @@ void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataC
         CheckWritten(s + i * (len + p.srcGap * 32ull), len, "DataCopy", "src", loc);
         GmStore(d + i * (len + p.dstGap * 32ull), s + i * (len + p.srcGap * 32ull), len, "DataCopy", loc);
     }
-    Count(DMA_UB_TO_GM);
+    if (src.ref_.block->mem == Mem::UB) Count(DMA_UB_TO_GM);
     Count(GM_WRITE_BYTES, len * p.blockCount);
 }
 
@@ -564,6 +567,7 @@ void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const Da
     CoreState& c = Core(loc);
     if (!IsArch2201()) Fail(loc, Str("DataCopyPad is not available on ", c.soc_name, " (arch ", c.soc.arch, ")"));
     LocalToGmPath(src.ref_, "DataCopyPad", loc);
+    if (src.ref_.block->mem != Mem::UB) Fail(loc, "DataCopyPad: the local -> GM path is VECOUT (UB) -> GM only");
     if (p.blockCount > 4095) Fail(loc, Str("DataCopyPad: blockCount ", p.blockCount, " exceeds 4095"));
     if (p.blockLen % sizeof(T) != 0)
         Fail(loc, Str("DataCopyPad: blockLen ", p.blockLen, " B is not a multiple of sizeof(", TypeName<T>(), ")"));
