@@ -192,8 +192,6 @@ class Int8Plan:
     tw: int                  # output columns per tile
     cob: int                 # 16-column N fractals per PW co-step
     double_buffer: bool = False   # the emitted kernels serialize their pipes (single buffers)
-    w_outer: bool = False    # weight-stationary: a cube core keeps A of all its tiles in L1 and
-                             # walks co-steps outside tiles (each weight block loaded once a core)
 
     @property
     def ih(self) -> int:
@@ -309,8 +307,7 @@ class Int8Plan:
         return None
 
     def describe(self) -> str:
-        return (f"{self.th}x{self.tw} cob{self.cob}{' db' if self.double_buffer else ' sb'}"
-                f"{' w-outer' if self.w_outer else ''} {self.cores} cores")
+        return f"{self.th}x{self.tw} cob{self.cob}{' db' if self.double_buffer else ' sb'} {self.cores} cores"
 
 
 def tile_widths(out_w: int) -> list[int]:
@@ -336,7 +333,7 @@ def int8_candidates(wl: Int8Workload, soc: SocSpec) -> list[Int8Plan]:
             for cob in range(wl.n16, 0, -1):
                 if cob % 2 and cob < wl.n16:
                     continue
-                p = Int8Plan(wl, soc, th, tw, cob, False, False)
+                p = Int8Plan(wl, soc, th, tw, cob, False)
                 if p.over_budget() is None:
                     out.append(p)
                     break

@@ -88,33 +88,30 @@ def _thw(plan: Int8Plan, t: int) -> tuple[int, int]:
     return thw, ceil_div(thw, N0) * N0
 
 
-def a_stages(plan: Int8Plan, t: int, to_l0a: bool) -> tuple[I8Stage, ...]:
-    """Tile t's DW result into L1 (310P: UB -> L1; 910B: the hand-off read) and, to_l0a, on into L0A."""
+def a_stages(plan: Int8Plan, t: int) -> tuple[I8Stage, ...]:
+    """Tile t's DW result into L1 (310P: UB -> L1; 910B: the hand-off read) and on into L0A."""
     wl, soc = plan.wl, plan.soc
     thw, thw_al = _thw(plan, t)
     a_bytes = wl.c1 * C0_I8 * thw_al
-    buf = None if plan.w_outer else "a"       # weight-stationary: every tile's A has its own L1 slot
     if soc.coupled:
-        st = [I8Stage("MTE3", "dw_q UB->L1", buf, moves=(("UB->L1", a_bytes),))]
+        st = [I8Stage("MTE3", "dw_q UB->L1", "a", moves=(("UB->L1", a_bytes),))]
     else:
-        st = [I8Stage("MTE2", "hand-off read", buf, dma=(wl.c1 * C0_I8 * thw, wl.c1, "in", "handoff"))]
-    if to_l0a:
-        st.append(I8Stage("cube", "L1->L0A", moves=(("L1->L0A", a_bytes),)))
+        st = [I8Stage("MTE2", "hand-off read", "a", dma=(wl.c1 * C0_I8 * thw, wl.c1, "in", "handoff"))]
+    st.append(I8Stage("cube", "L1->L0A", moves=(("L1->L0A", a_bytes),)))
     return tuple(st)
 
 
-def co_stages(plan: Int8Plan, t: int, j: int, load_w: bool, load_a: bool) -> tuple[I8Stage, ...]:
-    """Co-step j of tile t: [the weight block GM -> L1 and L1 -> L0B], [A L1 -> L0A], mmad,
-    epilogue. load_w: this tile is the first to use the block (tile-outer: every tile)."""
+def co_stages(plan: Int8Plan, t: int, j: int) -> tuple[I8Stage, ...]:
+    """Co-step j of tile t: [the weight block GM -> L1 when not resident], L1 -> L0B, mmad,
+    epilogue (310P) or the int32 Fixpipe write (910B)."""
     wl, soc = plan.wl, plan.soc
-    thw, thw_al = _thw(plan, t)
+    thw = _thw(plan, t)[0]
     cols = min(plan.cob, wl.n16 - j * plan.cob) * N0
     w_bytes = wl.c1 * C0_I8 * cols
     st = []
-    if load_w and not plan.w_resident:
+    if not plan.w_resident:
         st.append(I8Stage("MTE2", "w_pw block", "w", dma=(w_bytes, 1, "in", "weights")))
-    moves = ((("L1->L0B", w_bytes),) if load_w else ()) + (   # both kernels load L0B every co-step
-        (("L1->L0A", wl.c1 * C0_I8 * thw_al),) if load_a else ())
+    moves = (("L1->L0B", w_bytes),)   # both kernels load L0B every co-step
     fr = ceil_div(thw, soc.cube_int8_fractal[0]) * wl.c1 * ceil_div(cols, soc.cube_int8_fractal[2])
     st.append(I8Stage("cube", "mmad int8", "c", fractals=fr, moves=moves))
     if not soc.coupled:   # 910B: L0C (int32, NZ) -> the GM workspace, the tile's thw rows
@@ -171,19 +168,11 @@ def cube_tiles(plan: Int8Plan, order=None) -> dict[int, list[int]]:
 
 
 def _cube_side(plan: Int8Plan, tiles: list[int], phase: int) -> list[I8Step]:
-    """A cube core's PW steps over `tiles` in the plan's loop order."""
-    pos = {t: i for i, t in enumerate(tiles)}
+    """A cube core's PW steps over `tiles`, tile-outer: A into L0A, then every co-step."""
     steps = []
-    if not plan.w_outer:
-        for t in tiles:
-            steps.append(I8Step(t, a_stages(plan, t, True), phase, pos[t]))
-            steps += [I8Step(t, co_stages(plan, t, j, True, False), phase, pos[t]) for j in range(plan.co_steps)]
-        return steps
-    for t in tiles:
-        steps.append(I8Step(t, a_stages(plan, t, False), phase, pos[t]))
-    for j in range(plan.co_steps):
-        for i, t in enumerate(tiles):
-            steps.append(I8Step(t, co_stages(plan, t, j, i == 0, True), phase, pos[t]))
+    for i, t in enumerate(tiles):
+        steps.append(I8Step(t, a_stages(plan, t), phase, i))
+        steps += [I8Step(t, co_stages(plan, t, j), phase, i) for j in range(plan.co_steps)]
     return steps
 
 
@@ -194,17 +183,14 @@ def core_program(plan: Int8Plan, side: str, core: int, tiles: list[int] | None =
         # its resident PW weights load while the AIVs run phase 0
         return ([I8Step(-1, resident_stages(plan, side))] if mine else []) + _cube_side(plan, mine, 1)
     mine = vector_tiles(plan).get(core, [])
-    res = [I8Step(-1, resident_stages(plan, side))] if mine else []
+    steps = [I8Step(-1, resident_stages(plan, side))] if mine else []
     if side == "aiv":
-        return (res + [I8Step(t, dw_stages(plan, t), 0, i) for i, t in enumerate(mine)]
+        return (steps + [I8Step(t, dw_stages(plan, t), 0, i) for i, t in enumerate(mine)]
                 + [I8Step(t, epi_stages(plan, t, j), 2, i) for i, t in enumerate(mine) for j in range(plan.co_steps)])
-    if not plan.w_outer:
-        steps = res
-        for i, t in enumerate(mine):
-            steps.append(I8Step(t, dw_stages(plan, t), index=i))
-            steps += _cube_side(plan, [t], 0)
-        return steps
-    return res + [I8Step(t, dw_stages(plan, t), index=i) for i, t in enumerate(mine)] + _cube_side(plan, mine, 0)
+    for i, t in enumerate(mine):
+        steps.append(I8Step(t, dw_stages(plan, t), index=i))
+        steps += [I8Step(t, s.stages, index=i) for s in _cube_side(plan, [t], 0)]
+    return steps
 
 
 def program_counts(plan: Int8Plan) -> dict:

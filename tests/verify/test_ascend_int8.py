@@ -116,4 +116,4 @@ def test_plans_are_the_kernels(soc):
     cm = compile_model(dwsep_int8(per_channel=True, cin=1000, cout=99, h=3, w=5), target=SOC)
     n = next(x for x in cm.graph.nodes if x.op_type == "QDwSep")
     for p in int8_candidates(int8_workload(cm.graph, n), SOCS[soc]):
-        assert not p.double_buffer and not p.w_outer and (p.cob % 2 == 0 or p.cob == p.wl.n16)
+        assert not p.double_buffer and (p.cob % 2 == 0 or p.cob == p.wl.n16)

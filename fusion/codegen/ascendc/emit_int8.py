@@ -121,7 +121,7 @@ def emit_int8(g: Graph, n: Node, plan: Int8Plan, soc: SocSpec, index: int) -> In
     x_dtype = g.types[n.inputs[0]].dtype
     y_dtype = ap["y_dtype"]
     cob = plan.cob
-    if plan.double_buffer or plan.w_outer or (cob % 2 and cob < wl.n16):
+    if plan.double_buffer or (cob % 2 and cob < wl.n16):
         raise MegafuseError(f"int8 plan {plan.describe()} is not one the int8 kernels run "
                             "(schedules/quant_plan.int8_candidates makes those)")
     c1, n16 = wl.c1, wl.n16
