@@ -1,14 +1,15 @@
 """The fused int8 DW->PW block with the Ascend kernel's arithmetic (schedules/quant_plan.py's module
 doc), in NumPy: the exactness claims of the modeled kernel, checked against ONNX Runtime by
-tests/schedules/test_quant_ascend_ref.py. The 310P kernel that is emitted
-(fusion/codegen/ascendc/emit_int8.py) uses "fixpipe"'s float32 order for its epilogue: exact.
+tests/schedules/test_quant_ascend_ref.py. The kernels that are emitted for 310P and 910B
+(fusion/codegen/ascendc/emit_int8.py) use "fixpipe"'s float32 order for their epilogue: exact.
 
   DW      the stored integers as float32 (x and w - w_zp), one fused multiply-add per tap in tap
           order (MulAddDst), Cast -> int32, + the int32 bias with x_zp folded in (as
           schedules/quant_ops.conv_constants), requant in float32: * mult, clamp, rint, + zp
   PW      int32 accumulation (the int8 cube), + bias; the epilogue
-            "fixpipe" (910B VREQ8): float32 * mult, clamp, rint, + zp -- ORT's order, assuming the
-                      Fixpipe keeps the float32 scale (not published; the modeled kernel says 1 step)
+            "fixpipe" float32 * mult, clamp, rint, + zp -- ORT's order (the emitted kernels' vector
+                      epilogue; a 910B Fixpipe VREQ8 would match it only if it kept the float32
+                      scale and rounded half to even, which is not published)
             "vector"  (310P): L0C -> UB dequantized to half (float32 * mult, rounded to half), + zp
                       in half, Cast half -> int8/uint8 with rint and saturation
 """

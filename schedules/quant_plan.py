@@ -18,10 +18,12 @@ kernel's (fusion/codegen/ascendc/templates/int8_dwsep_310p.cpp), instruction for
           L0C, fractals 16 x 32 x 16 [soc.py: tbe-guide].
     310P  UB -> L1 -> L0A on chip; L0C -> UB (int32), + bias (int32), Cast -> float, * mult and the
           same exact requant, + zp into the pixel-major y tile, Cast -> half -> int8: exact.
-    910B  the AIV writes the int8 DW result to GM (L2), the AIC reads it after a cross-core flag;
-          the Fixpipe writes y requantized (VREQ8) [soc.py: fixpipe]; its scale format may round
-          one step differently (at most 1 step). A clamp narrower than the output dtype's range
-          (an absorbed Relu6) costs the AIV a read-clamp-write of y through L2. Modeled only.
+    910B  a MIX kernel (templates/int8_dwsep_910b.cpp), instruction for instruction: phase 1 the
+          AIVs run the DW above and write the int8 DW result to a GM workspace; SyncAll; phase 2
+          the AIC reads it GM -> L1 -> L0A, int8 Mmad -> int32 L0C, Fixpipe NoQuant int32 -> GM
+          workspace; SyncAll; phase 3 the AIVs read the int32 tile into UB and run the 310P
+          epilogue (bias, Cast, * mult, the exact requant, + zp, Cast -> int8). The Fixpipe's own
+          requant (VREQ8, soc.int8_requant) is not used: its rounding is not ORT's.
 """
 
 from __future__ import annotations
@@ -170,19 +172,15 @@ def pw_epilogue_work(soc: SocSpec, thw: int, thw_al: int, nb: int) -> VecWork:
 
 
 def core_init_work(soc: SocSpec, plan: "Int8Plan") -> VecWork:
-    """310P, once a core: Duplicate of the zero rows and of the y tile."""
-    return count_form(soc, 256, 2) + count_form(soc, ceil_div(plan.cob, 2) * plan.thw * C0_I8, ACC)
+    """Once a core (310P) or AIV (910B): Duplicate of the y tile; 310P also of its zero rows."""
+    y = count_form(soc, ceil_div(plan.cob, 2) * plan.thw * C0_I8, ACC)
+    return (count_form(soc, 256, 2) + y) if soc.coupled else y
 
 
 def l0c_requant_work(soc: SocSpec, elems: int, narrow_clamp: bool) -> VecWork:
     """310P: after the dequantizing L0C -> UB move (int32 -> half), + zp and Cast half -> int8
     (RINT) over `elems` outputs; a narrow clamp adds Maxs and Mins (half)."""
     return vec_op(soc, elems, 2) * (2 + (2 if narrow_clamp else 0))
-
-
-def clamp_pass_work(soc: SocSpec, elems: int) -> VecWork:
-    """910B, a clamp narrower than the dtype: Cast int8 -> half, Maxs, Mins, Cast -> int8."""
-    return vec_op(soc, elems, 2) * 4
 
 
 # --- plan ---------------------------------------------------------------------------------
@@ -193,9 +191,7 @@ class Int8Plan:
     th: int                  # output rows per tile
     tw: int                  # output columns per tile
     cob: int                 # 16-column N fractals per PW co-step
-    double_buffer: bool = True
-    w_outer: bool = False    # weight-stationary: a cube core keeps A of all its tiles in L1 and
-                             # walks co-steps outside tiles (each weight block loaded once a core)
+    double_buffer: bool = False   # the emitted kernels serialize their pipes (single buffers)
 
     @property
     def ih(self) -> int:
@@ -251,35 +247,21 @@ class Int8Plan:
 
     @cached_property
     def buffers(self) -> tuple[tuple[str, str, int, int], ...]:
-        """(name, memory, bytes, copies) of every buffer live at once."""
-        if self.soc.coupled:
-            return self._coupled_buffers()
-        wl, k = self.wl, self.wl.kernel[0] * self.wl.kernel[1]
-        c, kb = self.copies, wl.c1 * C0_I8
-        wcopies = 1 if self.w_resident else c
-        bufs = [("x_tile", "UB", kb * self.ih * self.iw, c),
-                ("x_half", "UB", C0_I8 * self.ih * self.iw * 2, 1),
-                ("x_float", "UB", C0_I8 * self.ih * self.iw * ACC, 1),
-                ("dw_acc", "UB", C0_I8 * self.thw * ACC, 1),
-                ("w_dw", "UB", kb * k * ACC * (2 if wl.stride[1] == 1 else 1), 1),
-                ("b_mult_dw", "UB", 2 * kb * ACC, 1),
-                ("dw_q", "UB", kb * self.thw, 1 if self.soc.coupled else c),
-                ("a_l1", "L1", kb * self.thw_al * (self.tiles_per_cube_core if self.w_outer else 1),
-                 1 if self.soc.coupled or self.w_outer else c),
-                ("w_pw_l1", "L1", kb * self.cob * N0, wcopies),
-                ("a_l0a", "L0A", kb * self.thw_al, 1),
-                ("b_l0b", "L0B", kb * self.cob * N0, wcopies),
-                ("acc_l0c", "L0C", self.thw_al * self.cob * N0 * ACC, c)]
-        if self.soc.int8_requant == "vector":
-            bufs += [("pw_half", "UB", self.thw_al * self.cob * N0 * 2, 1),
-                     ("y_tile", "UB", self.thw * self.cob * N0, c),
-                     ("deq_pw", "UB", wl.n16 * N0 * (ACC + 8), 1)]
-        else:
-            bufs += [("deq_pw_l1", "L1", wl.n16 * N0 * 8, 1),      # Fixpipe VREQ8 scales (uint64)
-                     ("bias_bt", "BT", self.cob * N0 * ACC, 1)]
-            if wl.narrow_clamp:
-                bufs += [("y_clamp", "UB", self.thw * wl.co1 * C0_I8, c)]
-        return tuple(bufs)
+        """(name, memory, bytes, copies) of every buffer live at once: the emitted kernel's."""
+        return self._coupled_buffers() if self.soc.coupled else self._mix_buffers()
+
+    def _mix_buffers(self) -> tuple[tuple[str, str, int, int], ...]:
+        """910B: the MIX kernel's buffers (templates/int8_dwsep_910b.cpp Init): the AIV's UB holds
+        the DW's and the epilogue's (the 310P kernel's minus its zero rows), the AIC's L1 / L0 the
+        GEMM's; each single (the kernel serializes its pipes)."""
+        ub = tuple(b for b in self._coupled_buffers() if b[1] == "UB" and b[0] != "zeros")
+        wl, kb = self.wl, self.wl.c1 * C0_I8
+        ncols = self.cob * N0
+        return ub + (("a_l1", "L1", kb * self.thw_al, 1),
+                     ("w_pw_l1", "L1", kb * (wl.n16 if self.w_resident else self.cob) * N0, 1),
+                     ("a_l0a", "L0A", kb * self.thw_al, 1),
+                     ("b_l0b", "L0B", kb * ncols, 1),
+                     ("acc_l0c", "L0C", self.thw_al * ncols * ACC, 1))
 
     def _coupled_buffers(self) -> tuple[tuple[str, str, int, int], ...]:
         """310P: the emitted kernel's buffers (templates/int8_dwsep_310p.cpp Init), one channel
@@ -325,8 +307,7 @@ class Int8Plan:
         return None
 
     def describe(self) -> str:
-        return (f"{self.th}x{self.tw} cob{self.cob}{' db' if self.double_buffer else ' sb'}"
-                f"{' w-outer' if self.w_outer else ''} {self.cores} cores")
+        return f"{self.th}x{self.tw} cob{self.cob}{' db' if self.double_buffer else ' sb'} {self.cores} cores"
 
 
 def tile_widths(out_w: int) -> list[int]:
@@ -340,26 +321,20 @@ def tile_heights(out_h: int) -> list[int]:
 
 
 def int8_candidates(wl: Int8Workload, soc: SocSpec) -> list[Int8Plan]:
-    """Every tile that fits (tile_heights x tile_widths, both loop orders when the weights are
-    not resident), each with the largest co-step that fits, double-buffered where any tile fits
-    so, else single-buffered. 310P: the emitted kernel's plans (single-buffered, tile-outer, an even
-    co-step when there are several: each 32-channel output block written by one co-step)."""
+    """Every tile that fits (tile_heights x tile_widths), each with the largest co-step that fits:
+    the emitted kernels' plans on both SoCs (single-buffered, tile-outer, an even co-step when there
+    are several: each 32-channel output block written by one co-step; at most 510 columns at
+    stride 1, 255 at stride 2: the taps' uint8 repeat count)."""
     out = []
-    coupled = soc.coupled
-    for db in ((False,) if coupled else (True, False)):
-        for tw in tile_widths(wl.out_w):
-            if coupled and tw > (510 if wl.stride[1] == 1 else 255):    # the taps' uint8 repeat count
-                continue
-            for th in tile_heights(wl.out_h):
-                for w_outer in ((False,) if coupled else (False, True)):
-                    for cob in range(wl.n16, 0, -1):
-                        if coupled and cob % 2 and cob < wl.n16:
-                            continue
-                        p = Int8Plan(wl, soc, th, tw, cob, db, w_outer)
-                        if p.over_budget() is None:
-                            if not (w_outer and p.w_resident):
-                                out.append(p)
-                            break
-        if out:
-            return out
+    for tw in tile_widths(wl.out_w):
+        if tw > (510 if wl.stride[1] == 1 else 255):
+            continue
+        for th in tile_heights(wl.out_h):
+            for cob in range(wl.n16, 0, -1):
+                if cob % 2 and cob < wl.n16:
+                    continue
+                p = Int8Plan(wl, soc, th, tw, cob, False)
+                if p.over_budget() is None:
+                    out.append(p)
+                    break
     return out

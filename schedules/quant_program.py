@@ -1,13 +1,13 @@
 """The lowered program of the fused int8 DW->PW kernel (plan: schedules/quant_plan.py): per core,
 its steps in issue order, each a tuple of stages with their counts. The cost model
 (fusion/cost/int8.py) times these steps and `program_counts` folds them; nothing else counts.
+Both SoCs' programs are the emitted kernels' (templates/int8_dwsep_310p.cpp, int8_dwsep_910b.cpp).
 
-Cores: tiles go round-robin to the vector cores (AIVs on 910B, AI cores on 310P). On 910B AIC k
-serves AIVs k*r .. k*r + r - 1 (r = AIV:AIC); a tile's PW half starts after its hand-off.
-
-Loop orders on the cube side: tile-outer (per tile: A into L0A, then every co-step's weight
-block, mmad, epilogue) or, w_outer, weight-stationary (A of every tile of the core stays in L1;
-per co-step one weight block load, then each tile's L1 -> L0A, mmad, epilogue).
+Cores: tiles go round-robin to the vector cores (AIVs on 910B, AI cores on 310P). 310P: one core
+runs a tile's DW, then per co-step its mmad and epilogue. 910B: three phases with a SyncAll
+between them (a step's `phase`): 0 the AIVs' DW and hand-off writes, 1 AIC k's GEMMs of the
+tiles of AIVs k*r .. k*r + r - 1 (r = AIV:AIC) with the int32 Fixpipe writes, 2 every AIV's
+epilogue of its own tiles (int32 in, requant, y out).
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from dataclasses import dataclass
 
 from fusion.core.ir import ceil_div
 from schedules.isa import VecWork
-from schedules.quant_plan import (ACC, C0_I8, N0, Int8Plan, clamp_pass_work, core_init_work, dw_int8_work,
-                                  pw_epilogue_work)
+from schedules.quant_plan import ACC, C0_I8, N0, Int8Plan, core_init_work, dw_int8_work, pw_epilogue_work
 
 
 @dataclass(frozen=True)
@@ -37,7 +36,7 @@ class I8Stage:
 class I8Step:
     tile: int                      # the tile it belongs to (-1: the core's resident loads)
     stages: tuple[I8Stage, ...]
-    waits_handoff: bool = False    # 910B AIC: starts after the tile's hand-off (+ a cross-core flag)
+    phase: int = 0                 # 910B: the kernel phase (after `phase` SyncAlls)
     index: int = 0                 # position of the tile on its core (timeline cap)
 
 
@@ -89,72 +88,69 @@ def _thw(plan: Int8Plan, t: int) -> tuple[int, int]:
     return thw, ceil_div(thw, N0) * N0
 
 
-def a_stages(plan: Int8Plan, t: int, to_l0a: bool) -> tuple[I8Stage, ...]:
-    """Tile t's DW result into L1 (310P: UB -> L1; 910B: the hand-off read) and, to_l0a, on into L0A."""
+def a_stages(plan: Int8Plan, t: int) -> tuple[I8Stage, ...]:
+    """Tile t's DW result into L1 (310P: UB -> L1; 910B: the hand-off read) and on into L0A."""
     wl, soc = plan.wl, plan.soc
     thw, thw_al = _thw(plan, t)
     a_bytes = wl.c1 * C0_I8 * thw_al
-    buf = None if plan.w_outer else "a"       # weight-stationary: every tile's A has its own L1 slot
     if soc.coupled:
-        st = [I8Stage("MTE3", "dw_q UB->L1", buf, moves=(("UB->L1", a_bytes),))]
+        st = [I8Stage("MTE3", "dw_q UB->L1", "a", moves=(("UB->L1", a_bytes),))]
     else:
-        st = [I8Stage("MTE2", "hand-off read", buf, dma=(wl.c1 * C0_I8 * thw, wl.c1, "in", "handoff"))]
-    if to_l0a:
-        st.append(I8Stage("cube", "L1->L0A", moves=(("L1->L0A", a_bytes),)))
+        st = [I8Stage("MTE2", "hand-off read", "a", dma=(wl.c1 * C0_I8 * thw, wl.c1, "in", "handoff"))]
+    st.append(I8Stage("cube", "L1->L0A", moves=(("L1->L0A", a_bytes),)))
     return tuple(st)
 
 
-def co_stages(plan: Int8Plan, t: int, j: int, load_w: bool, load_a: bool) -> tuple[I8Stage, ...]:
-    """Co-step j of tile t: [the weight block GM -> L1 and L1 -> L0B], [A L1 -> L0A], mmad,
-    epilogue. load_w: this tile is the first to use the block (tile-outer: every tile)."""
+def co_stages(plan: Int8Plan, t: int, j: int) -> tuple[I8Stage, ...]:
+    """Co-step j of tile t: [the weight block GM -> L1 when not resident], L1 -> L0B, mmad,
+    epilogue (310P) or the int32 Fixpipe write (910B)."""
     wl, soc = plan.wl, plan.soc
-    thw, thw_al = _thw(plan, t)
+    thw = _thw(plan, t)[0]
     cols = min(plan.cob, wl.n16 - j * plan.cob) * N0
     w_bytes = wl.c1 * C0_I8 * cols
     st = []
-    if load_w and not plan.w_resident:
+    if not plan.w_resident:
         st.append(I8Stage("MTE2", "w_pw block", "w", dma=(w_bytes, 1, "in", "weights")))
-    moves = ((("L1->L0B", w_bytes),) if load_w and not plan.w_resident else ()) + (
-        (("L1->L0A", wl.c1 * C0_I8 * thw_al),) if load_a else ())
+    moves = (("L1->L0B", w_bytes),)   # both kernels load L0B every co-step
     fr = ceil_div(thw, soc.cube_int8_fractal[0]) * wl.c1 * ceil_div(cols, soc.cube_int8_fractal[2])
     st.append(I8Stage("cube", "mmad int8", "c", fractals=fr, moves=moves))
-    y_bytes = thw * min(cols, wl.cout - j * plan.cob * N0)
-    if soc.int8_requant == "vector":   # whole 32-channel output blocks (an even co-step, the y tile's layout)
-        y_bytes = thw * ceil_div(cols // N0, 2) * C0_I8
-        st.append(I8Stage("vector", "L0C->UB + requant", "y", vec=pw_epilogue_work(soc, thw, thw_al, cols // N0),
-                          moves=(("L0C->UB", thw_al * cols * ACC),)))
-        st.append(I8Stage("MTE3", "y out", dma=(y_bytes, 1, "out", "output")))
-    else:
-        st.append(I8Stage("MTE3", "Fixpipe VREQ8 y out", dma=(y_bytes, 1, "out", "output")))
+    if not soc.coupled:   # 910B: L0C (int32, NZ) -> the GM workspace, the tile's thw rows
+        st.append(I8Stage("MTE3", "Fixpipe int32 out", dma=(thw * cols * ACC, 1, "out", "handoff")))
+        return tuple(st)
+    st.extend(epi_stages(plan, t, j))
     return tuple(st)
 
 
-def clamp_stages(plan: Int8Plan, t: int) -> tuple[I8Stage, ...]:
-    """910B with a narrow clamp: the AIV reads y back, clamps it, writes it."""
-    wl = plan.wl
-    nbytes = tile_rows(plan, t) * tile_cols(plan, t) * wl.co1 * C0_I8
-    return (I8Stage("MTE2", "y read back", "yc", dma=(nbytes, wl.co1, "in", "handoff")),
-            I8Stage("vector", "clamp", "yc2", vec=clamp_pass_work(plan.soc, nbytes)),
-            I8Stage("MTE3", "y clamped", dma=(nbytes, wl.co1, "out", "output")))
+def epi_stages(plan: Int8Plan, t: int, j: int) -> tuple[I8Stage, ...]:
+    """The epilogue of co-step j of tile t (whole 32-channel output blocks: an even co-step, the y
+    tile's layout). 310P: L0C -> UB on chip; 910B (phase 2, the AIV): the int32 tile from the
+    workspace."""
+    wl, soc = plan.wl, plan.soc
+    thw, thw_al = _thw(plan, t)
+    nb = min(plan.cob, wl.n16 - j * plan.cob)
+    st = []
+    if soc.coupled:
+        moves = (("L0C->UB", thw_al * nb * N0 * ACC),)
+    else:
+        moves = ()
+        st.append(I8Stage("MTE2", "int32 tile in", "c", dma=(thw * nb * N0 * ACC, nb, "in", "handoff")))
+    st.append(I8Stage("vector", "requant", "y", vec=pw_epilogue_work(soc, thw, thw_al, nb), moves=moves))
+    st.append(I8Stage("MTE3", "y out", dma=(thw * ceil_div(nb, 2) * C0_I8, 1, "out", "output")))
+    return tuple(st)
 
 
 def resident_stages(plan: Int8Plan, side: str) -> tuple[I8Stage, ...]:
-    """Per core, once: the DW weights, biases and scales (vector side); the PW weights when
-    resident and the PW bias / scales (cube side)."""
+    """Per core with tiles, once: the DW weights, biases and scales, the PW bias and scales and the
+    y tile's zeroing (vector side); the PW weights when resident (cube side)."""
     wl, kb = plan.wl, plan.wl.c1 * C0_I8
     st = []
     if side in ("core", "aiv"):
         k = wl.kernel[0] * wl.kernel[1] * (2 if wl.stride[1] == 1 else 1)   # stride 1: each tap twice
-        st.append(I8Stage("MTE2", "w_dw b_dw mult", dma=(kb * k * ACC + 2 * kb * ACC, 3, "in", "weights")))
-    if side == "core":
+        st.append(I8Stage("MTE2", "w_dw b_dw mult", dma=(kb * k * ACC + 2 * kb * ACC, 2, "in", "weights")))
+        st.append(I8Stage("MTE2", "b_pw mult", dma=(wl.n16 * N0 * 2 * ACC, 2, "in", "weights")))
         st.append(I8Stage("vector", "zero rows, y tile", vec=core_init_work(plan.soc, plan)))
-    if side in ("core", "aic"):   # int32 bias + float32 mult (310P), + uint64 Fixpipe scales (910B)
-        per_ch = ACC + (ACC if plan.soc.coupled else 8)
-        st.append(I8Stage("MTE2", "b_pw deq", dma=(wl.n16 * N0 * per_ch, 2, "in", "weights")))
-        if plan.w_resident:
-            wb = kb * wl.n16 * N0
-            st.append(I8Stage("MTE2", "w_pw resident", dma=(wb, 1, "in", "weights")))
-            st.append(I8Stage("cube", "L1->L0B resident", moves=(("L1->L0B", wb),)))
+    if side in ("core", "aic") and plan.w_resident:
+        st.append(I8Stage("MTE2", "w_pw resident", dma=(kb * wl.n16 * N0, 1, "in", "weights")))
     return tuple(st)
 
 
@@ -171,45 +167,37 @@ def cube_tiles(plan: Int8Plan, order=None) -> dict[int, list[int]]:
             for a in range(plan.cube_cores)}
 
 
-def _cube_side(plan: Int8Plan, tiles: list[int], handoff: bool) -> list[I8Step]:
-    """A cube core's PW steps over `tiles` in the plan's loop order."""
-    pos = {t: i for i, t in enumerate(tiles)}
+def _cube_side(plan: Int8Plan, tiles: list[int], phase: int) -> list[I8Step]:
+    """A cube core's PW steps over `tiles`, tile-outer: A into L0A, then every co-step."""
     steps = []
-    if not plan.w_outer:
-        for t in tiles:
-            steps.append(I8Step(t, a_stages(plan, t, True), handoff, pos[t]))
-            steps += [I8Step(t, co_stages(plan, t, j, True, False), index=pos[t])
-                      for j in range(plan.co_steps)]
-        return steps
-    for t in tiles:
-        steps.append(I8Step(t, a_stages(plan, t, False), handoff, pos[t]))
-    for j in range(plan.co_steps):
-        for i, t in enumerate(tiles):
-            steps.append(I8Step(t, co_stages(plan, t, j, i == 0, True), index=pos[t]))
+    for i, t in enumerate(tiles):
+        steps.append(I8Step(t, a_stages(plan, t), phase, i))
+        steps += [I8Step(t, co_stages(plan, t, j), phase, i) for j in range(plan.co_steps)]
     return steps
 
 
 def core_program(plan: Int8Plan, side: str, core: int, tiles: list[int] | None = None) -> list[I8Step]:
     """The steps of one core in issue order. side: "core" (310P AI core), "aiv", "aic" (910B)."""
-    res = I8Step(-1, resident_stages(plan, side))
     if side == "aic":
-        return [res] + _cube_side(plan, tiles if tiles is not None else cube_tiles(plan)[core], True)
-    mine = vector_tiles(plan)[core]
+        mine = tiles if tiles is not None else cube_tiles(plan)[core]
+        # its resident PW weights load while the AIVs run phase 0
+        return ([I8Step(-1, resident_stages(plan, side))] if mine else []) + _cube_side(plan, mine, 1)
+    mine = vector_tiles(plan).get(core, [])
+    steps = [I8Step(-1, resident_stages(plan, side))] if mine else []
     if side == "aiv":
-        return [res] + [I8Step(t, dw_stages(plan, t), index=i) for i, t in enumerate(mine)]
-    if not plan.w_outer:
-        steps = [res]
-        for i, t in enumerate(mine):
-            steps.append(I8Step(t, dw_stages(plan, t), index=i))
-            steps += _cube_side(plan, [t], False)
-        return steps
-    return [res] + [I8Step(t, dw_stages(plan, t), index=i) for i, t in enumerate(mine)] + _cube_side(plan, mine, False)
+        return (steps + [I8Step(t, dw_stages(plan, t), 0, i) for i, t in enumerate(mine)]
+                + [I8Step(t, epi_stages(plan, t, j), 2, i) for i, t in enumerate(mine) for j in range(plan.co_steps)])
+    for i, t in enumerate(mine):
+        steps.append(I8Step(t, dw_stages(plan, t), index=i))
+        steps += [I8Step(t, s.stages, index=i) for s in _cube_side(plan, [t], 0)]
+    return steps
 
 
 def program_counts(plan: Int8Plan) -> dict:
-    """What the program issues over all cores: DMA bytes per traffic kind, vector instructions and
-    repeats, cube fractals, on-chip move bytes per path."""
-    c = {"dma": {}, "vector_instrs": 0, "vector_repeats": 0, "fractals": 0, "moves": {}}
+    """What the program issues over all cores: DMA bytes per traffic kind and per direction
+    (gm_in / gm_out: the emulator's GM read / write bytes), vector instructions and repeats, cube
+    fractals, on-chip move bytes per path."""
+    c = {"dma": {}, "gm_in": 0, "gm_out": 0, "vector_instrs": 0, "vector_repeats": 0, "fractals": 0, "moves": {}}
     sides = [("core", k) for k in range(plan.cores)] if plan.soc.coupled else (
         [("aiv", k) for k in range(plan.cores)] + [("aic", a) for a in range(plan.cube_cores)])
     vt, ct = vector_tiles(plan), ({} if plan.soc.coupled else cube_tiles(plan))
@@ -218,13 +206,11 @@ def program_counts(plan: Int8Plan) -> dict:
         key = (side, tuple(tile_key(plan, t) for t in (ct[k] if side == "aic" else vt[k])))
         times.setdefault(key, [side, k, 0])[2] += 1
     for side, k, n in times.values():
-        steps = core_program(plan, side, k)
-        if side == "aiv" and plan.wl.narrow_clamp:
-            steps += [I8Step(t, clamp_stages(plan, t)) for t in vt[k]]
-        for step in steps:
+        for step in core_program(plan, side, k):
             for st in step.stages:
                 if st.dma:
                     c["dma"][st.dma[3]] = c["dma"].get(st.dma[3], 0) + st.dma[0] * n
+                    c["gm_in" if st.dma[2] == "in" else "gm_out"] += st.dma[0] * n
                 c["vector_instrs"] += st.vec.instrs * n
                 c["vector_repeats"] += st.vec.repeats * n
                 c["fractals"] += st.fractals * n

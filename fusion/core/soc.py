@@ -137,9 +137,11 @@ class SocSpec:
     # --- int8 (the fused int8 DW->PW kernel, fusion/cost/int8.py) -------------------------
     # int8 cube fractal m x k x n per cycle: 16 x 32 x 16, twice the fp16 MACs [tbe-guide]
     cube_int8_fractal: tuple[int, int, int] = (16, 32, 16)
-    # how an int32 L0C result becomes int8: "fixpipe" = requantized by the Fixpipe on its way to
-    # GM (VREQ8) [fixpipe]; "vector" = moved L0C -> UB as int32 and requantized on the vector unit
-    # (no Fixpipe quantization on the inference series) [fixpipe, co1co2]
+    # how the hardware turns an int32 L0C result into int8: "fixpipe" = requantized by the
+    # Fixpipe on its way to GM (VREQ8) [fixpipe]; "vector" = moved L0C -> UB and requantized on
+    # the vector unit (no Fixpipe quantization on the inference series) [fixpipe, co1co2]. The
+    # vendor-like int8 kernels use it; the fused int8 kernels requantize on the vector unit on
+    # both SoCs (910B: Fixpipe NoQuant int32 -> GM -> AIV), ORT's rounding exactly.
     int8_requant: str = "fixpipe"
     # activations Fixpipe applies on the fly when moving L0C out (besides bias and fp32->fp16)
     # [devkit Fixpipe: on-the-fly ReLU and conversion]; anything else needs a vector epilogue

@@ -6,10 +6,10 @@ pipes of fusion/cost/pipes.simulate (TQue rings: ping/pong when double-buffered)
 
   310P (coupled)  one core runs a tile's DW, its UB -> L1 -> L0A move, every co-step's mmad and
                   epilogue; tiles go round-robin to the AI cores.
-  910B (MIX)      the AIVs run the DW halves; AIC k serves AIVs k*r .. k*r + r - 1 (r = AIV:AIC),
-                  each tile's PW half ready a cross-core flag after its AIV wrote the hand-off.
-                  A narrow clamp's read-clamp-write runs on the AIV after the AIC (an upper bound:
-                  it is replayed after the AIV's DW steps).
+  910B (MIX)      three phases, a SyncAll (soc.sync_all_cycles) after each of the first two: the
+                  AIVs' DW halves; AIC k's GEMMs of the tiles of AIVs k*r .. k*r + r - 1 (r =
+                  AIV:AIC); every AIV's epilogues (each phase starts when the slowest core of the
+                  one before it is done).
 
 L2: the block's input was written by the kernel before it and is read from L2 when it fits
 (schedules/l2.produced_in_l2, the rule of the vendor-like kernels too); weights are read from HBM
@@ -28,8 +28,7 @@ from fusion.cost.primitives import MODELED, PIPES, cycles_to_us, dma_us
 from fusion.cost.vendor_baseline import launch_us
 from schedules.l2 import produced_in_l2, write_hit
 from schedules.quant_plan import Int8Plan, Int8Workload, int8_candidates
-from schedules.quant_program import (I8Stage, clamp_stages, core_program, cube_tiles, program_counts, tile_key,
-                                     vector_tiles)
+from schedules.quant_program import I8Stage, core_program, cube_tiles, program_counts, tile_key, vector_tiles
 
 
 @dataclass(frozen=True)
@@ -85,9 +84,10 @@ class _Timer:
         return Stage(st.pipe, self.us(st, cube_core), st.label, st.buf, self.plan.copies)
 
 
-def _steps(tm: "_Timer", prog, cube: bool, ready: dict | None = None) -> list[PipeStep]:
+def _steps(tm: "_Timer", prog, cube: bool, starts: dict | None = None) -> list[PipeStep]:
+    """The steps as the pipe simulator's; starts: phase -> the time its SyncAll releases it."""
     return [PipeStep(st.index, [tm.stage(s, cube or s.pipe == "cube") for s in st.stages],
-                     ready_at=ready[st.tile] if st.waits_handoff and ready is not None else 0.0)
+                     ready_at=(starts or {}).get(st.phase, 0.0))
             for st in prog]
 
 
@@ -112,26 +112,23 @@ def model_int8(plan: Int8Plan, name: str = "fused_int8") -> Int8Cost:
         busiest = max(runs.values(), key=lambda r: r.end)
         per_pipe, end, launched = dict(busiest.busy), busiest.end, plan.cores
     else:
-        sync = cycles_to_us(soc, soc.cross_core_sync_cycles)
-        aiv, ready, memo = {}, {}, {}
-        for k, tiles in vt.items():
+        sync = cycles_to_us(soc, soc.sync_all_cycles)
+        progs = {k: core_program(plan, "aiv", k) for k in vt}
+        memo = {}
+        for k, tiles in vt.items():   # phase 0: the DW halves
             key = _shape_key(plan, tiles)
             if key not in memo:
-                memo[key] = simulate(_steps(tm, core_program(plan, "aiv", k), False), db)
-            aiv[k] = run = memo[key]
-            for i, t in enumerate(tiles):
-                ready[t] = run.step_end[1 + i] + sync
-        aic = {}
-        for a, tiles in cube_tiles(plan, order=lambda t: ready[t]).items():
-            aic[a] = simulate(_steps(tm, core_program(plan, "aic", a, tiles), True, ready), db)
-            if plan.wl.narrow_clamp:
-                ratio = max(1, soc.vector_cores // soc.cube_cores)
-                for k in range(a * ratio, min(plan.cores, (a + 1) * ratio)):
-                    clamp = [PipeStep(i, [tm.stage(s, False) for s in clamp_stages(plan, t)], ready_at=aic[a].end)
-                             for i, t in enumerate(vt[k])]
-                    aiv[k] = simulate(clamp, db, prev=aiv[k].copy())
-                notes.append("narrow clamp: y read back, clamped and written by the AIV after the AIC "
-                             "(serialised: an upper bound)")
+                memo[key] = simulate(_steps(tm, [s for s in progs[k] if s.phase == 0], False), db)
+        starts = {1: max(r.end for r in memo.values()) + sync}
+        aic = {a: simulate(_steps(tm, core_program(plan, "aic", a, tiles), True, starts), db)
+               for a, tiles in cube_tiles(plan).items()}
+        starts[2] = max([r.end for r in aic.values()] + [starts[1]]) + sync
+        aiv = {}
+        for k, tiles in vt.items():   # phase 2: the epilogues, after the second SyncAll
+            run = memo[_shape_key(plan, tiles)].copy()
+            aiv[k] = simulate(_steps(tm, [s for s in progs[k] if s.phase == 2], False, starts), db, prev=run)
+        notes.append("three phases (DW on the AIVs, GEMM on the AICs, requant on the AIVs) with a SyncAll "
+                     "between each: the emitted MIX kernel's structure")
         end = max([r.end for r in aiv.values()] + [r.end for r in aic.values()])
         bv = max(aiv.values(), key=lambda r: r.end)
         bc = max(aic.values(), key=lambda r: r.end)

@@ -268,14 +268,11 @@ INT8_TARGETS = ("llvm", "sim")
 
 def _check_int8(tgt: Target, dtype: str) -> None:
     """What an int8 (QDQ) model runs on today: one line naming what is not supported. On Ascend
-    the int8 kernel is emitted for coupled AI cores (310P: fusion/codegen/ascendc/emit_int8.py)."""
-    if tgt.kind == "ascend" and not tgt.soc.coupled:
-        raise MegafuseError(f"int8 (QDQ) models: no Ascend C int8 kernel for {tgt.soc.name} yet (its AIC has no UB: "
-                            "the PW epilogue needs a Fixpipe requant or an AIV pass, not emitted); "
-                            "-t ascend:ascend310p3 runs them, bench -t sim:SOC models both SoCs")
+    the int8 kernels are emitted for both SoC kinds (fusion/codegen/ascendc/emit_int8.py)."""
     if tgt.kind not in INT8_TARGETS and tgt.kind != "ascend":
         raise MegafuseError(f"int8 (QDQ) models are not supported on -t {tgt.name} yet (they run on "
-                            f"{' and '.join(INT8_TARGETS)}; bench -t sim:SOC models their Ascend kernels)")
+                            f"{', '.join(INT8_TARGETS)} and ascend[:SOC]; bench -t sim:SOC models their Ascend "
+                            "kernels)")
     if dtype != "float32":
         raise MegafuseError(f"int8 (QDQ) models keep their float parts in float32; --dtype {dtype} "
                             f"is not supported for them")

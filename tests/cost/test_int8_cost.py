@@ -5,7 +5,7 @@ at twice the fp16 rate, and the report adds up."""
 import pytest
 
 from fusion.core.soc import get_soc, move_rate
-from fusion.cost.int8 import best_int8_plan, model_int8
+from fusion.cost.int8 import _Timer, best_int8_plan, model_int8
 from fusion.cost.primitives import cycles_to_us
 from fusion.cost.vendor_baseline import gemm_kernel
 from fusion.cost.vendor_int8 import block_int8_kernels, int8_network
@@ -14,7 +14,7 @@ from fusion.report.bench_int8 import bench_int8, int8_plan_line
 from models.quantized import dwsep_int8
 from passes.quant_fuse import quant_fuse
 from schedules.quant_plan import Int8Plan, Int8Workload
-from schedules.quant_program import program_counts
+from schedules.quant_program import core_program, program_counts
 from schedules.targets import parse_target
 
 B910, P310 = get_soc("910b2"), get_soc("310p3")
@@ -33,6 +33,26 @@ def test_one_core_busy_time_is_the_program_at_the_soc_rates():
     assert cost.per_pipe_us["vector"] == pytest.approx(cycles_to_us(P310, vec), rel=1e-12)
     assert cost.per_pipe_us["cube"] == pytest.approx(cycles_to_us(P310, cube), rel=1e-12)
     assert cost.time_us == pytest.approx(cost.launch_us + max(cost.busiest_us, cost.hbm_floor_us))
+
+
+def test_910b_is_three_phases_with_a_sync_all_between():
+    """910B, one tile: the AIV's DW, the AIC's GEMM and the AIV's requant run one after the other
+    (the emitted MIX kernel's SyncAlls), each its stages in sequence (single buffers); the AIC's
+    resident weights load during phase 0."""
+    wl = Int8Workload(1, 40, 72, 5, 11, (3, 3), (1, 1), (1, 1, 1, 1))
+    p = Int8Plan(wl, B910, th=wl.out_h, tw=wl.out_w, cob=wl.n16)
+    assert p.tiles == 1 and p.cores == 1 and p.cube_cores == 1 and p.over_budget() is None
+    tm = _Timer(p)
+
+    def phase(side, k):
+        steps = [s for s in core_program(p, side, 0) if s.phase == k and s.tile >= 0]
+        return sum(tm.us(st, side == "aic" or st.pipe == "cube") for s in steps for st in s.stages)
+
+    res = [s for s in core_program(p, "aiv", 0) if s.tile < 0]
+    aiv0 = sum(tm.us(st, False) for s in res for st in s.stages) + phase("aiv", 0)
+    sync = cycles_to_us(B910, B910.sync_all_cycles)
+    cost = model_int8(p)
+    assert cost.busiest_us == pytest.approx(aiv0 + sync + phase("aic", 1) + sync + phase("aiv", 2), rel=1e-9)
 
 
 def test_int8_cube_is_twice_fp16():

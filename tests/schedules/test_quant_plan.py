@@ -25,15 +25,18 @@ def test_soc_int8_facts():
     assert B910.int8_requant == "fixpipe" and P310.int8_requant == "vector"
 
 
-def test_buffers_use_int8_c0_and_double_buffering():
-    p = Int8Plan(WL, B910, th=3, tw=11, cob=5, double_buffer=True)
+def test_910b_buffers_are_the_mix_kernels():
+    # templates/int8_dwsep_910b.cpp: the AIV's UB holds the DW's and the epilogue's buffers (the
+    # 310P kernel's UB minus its zero rows), the AIC's L1 / L0 the int8 GEMM's; single buffers
+    p = Int8Plan(WL, B910, th=3, tw=11, cob=5)
     bufs = {b[0]: b for b in p.buffers}
     assert WL.c1 == 2 and WL.n16 == 5 and WL.co1 == 3
-    assert bufs["x_tile"][2] == 2 * 32 * 5 * 13 and bufs["x_tile"][3] == 2     # c1*C0*ih*iw int8, ping/pong
+    assert bufs["x_tile"][2] == 32 * 5 * 13 and bufs["x_tile"][1] == "UB"     # one 32-channel block of int8
     assert bufs["a_l0a"][2] == 2 * 32 * 48                                       # K = 64 int8, m = 33 -> 48
     assert bufs["acc_l0c"][2] == 48 * 80 * 4                                     # int32 accumulator
-    sb = Int8Plan(WL, B910, th=3, tw=11, cob=5, double_buffer=False)
-    assert sb.bytes_in("UB") < p.bytes_in("UB")
+    assert bufs["pw_int32"][1] == "UB" and "zeros" not in bufs and all(b[3] == 1 or b[0] == "b_mult_pw" for b in p.buffers)
+    p310 = Int8Plan(WL, P310, th=3, tw=11, cob=5)
+    assert p.bytes_in("UB") == p310.bytes_in("UB") - 512 and p.bytes_in("L0C") == p310.bytes_in("L0C")
 
 
 def test_310p_buffers_are_the_emitted_kernels():
@@ -63,13 +66,15 @@ def test_program_counts_match_hand_totals(soc, wl):
         tiles = range(p.tiles)
         px = [tile_rows(p, t) * tile_cols(p, t) for t in tiles]
         assert sum(px) == wl.out_h * wl.out_w
-        # every output byte written once (int8; 310P in whole 32-channel blocks); the cube's fractals
-        assert c["dma"]["output"] == wl.out_h * wl.out_w * (wl.co1 * 32 if soc.coupled else wl.cout)
+        # every output byte written once, in whole 32-channel blocks; the cube's fractals
+        assert c["dma"]["output"] == wl.out_h * wl.out_w * wl.co1 * 32
         assert c["fractals"] == sum(ceil_div(n, 16) * wl.c1 * wl.n16 for n in px)
         assert c["dma"]["input"] >= wl.batch * wl.c1 * 32 * wl.height * wl.width
+        assert c["gm_in"] + c["gm_out"] == sum(c["dma"].values())
         if soc.coupled:
             assert "handoff" not in c["dma"] and c["moves"]["L0C->UB"] > 0
             assert c["moves"]["UB->L1"] == sum(wl.c1 * 32 * ceil_div(n, 16) * 16 for n in px)
-        else:   # the AIV writes and the AIC reads the int8 DW result once
-            assert c["dma"]["handoff"] == 2 * wl.c1 * 32 * wl.out_h * wl.out_w
-            assert "L0C->UB" not in c["moves"]
+        else:   # the int8 DW result and the int32 accumulators are written and read once
+            px_all = wl.out_h * wl.out_w
+            assert c["dma"]["handoff"] == 2 * wl.c1 * 32 * px_all + 2 * px_all * wl.n16 * 16 * 4
+            assert "L0C->UB" not in c["moves"] and "UB->L1" not in c["moves"]

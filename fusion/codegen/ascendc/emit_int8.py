@@ -1,13 +1,14 @@
-"""Ascend C of the fused int8 DW->PW block (a QDwSep, passes/quant_fuse.py) on a coupled AI core
-(Ascend 310P, arch 2002): templates/int8_dwsep_310p.cpp filled with the block's geometry, its
-tile (the modeled plan's, schedules/quant_plan.py) and the host-packed constants the kernel reads.
+"""Ascend C of the fused int8 DW->PW block (a QDwSep, passes/quant_fuse.py): on a coupled AI core
+(Ascend 310P, arch 2002) templates/int8_dwsep_310p.cpp, on a split one (Ascend 910B, arch 2201)
+the MIX kernel templates/int8_dwsep_910b.cpp (DW on the AIVs, the int8 GEMM on the AIC, the
+requant back on the AIVs, a SyncAll between the phases), each filled with the block's geometry,
+its tile (the modeled plan's, schedules/quant_plan.py) and the host-packed constants the kernel
+reads. Both share the DW (templates/int8_dw.h) and the epilogue (int8_epi.h) text.
 
 The kernel's arithmetic is ONNX Runtime's QLinearConv, exact (the template's header says how:
 float taps on exact integers, the requant in float32 with round half to even by the 1.5 * 2^23
 addition, the PW in int8 on the cube with the zero points folded into its int32 bias). The host
 packing here is that folding; what cannot be folded exactly is refused in one line.
-
-910B (AIC without a UB) is not emitted: `check` refuses it (fusion/verify/ascend_int8.py).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ EXACT_BIAS = 2 ** 23        # |DW bias| below this: acc + bias stays an exact fl
 @dataclass(frozen=True)
 class Int8Kernel:
     """One emitted int8 block: its source, launch and the packed constants (kernel argument
-    order: x, w_dw, c_dw, w_pw, b_pw, m_pw, y)."""
+    order: x, w_dw, c_dw, w_pw, b_pw, m_pw, y[, workspace on 910B])."""
     symbol: str
     source: str
     plan: Int8Plan
@@ -45,6 +46,8 @@ class Int8Kernel:
     cout: int
     cob: int                            # 16-column fractals a co-step
     notes: tuple[str, ...] = ()
+    kernel_type: str | None = None      # 910B: "mix_aic_1_2" (block_dim counts AIC + 2 AIV blocks)
+    workspace_bytes: int = 0            # 910B: the int8 DW results and int32 accumulators of every tile
 
 
 def _attrs(n: Node, prefix: str) -> dict:
@@ -98,10 +101,17 @@ def _pw_consts(w: np.ndarray, b: np.ndarray, a: dict, x_dtype: str, c1: int, n16
     return w_pw, bp, mp
 
 
-def emit_int8_310p(g: Graph, n: Node, plan: Int8Plan, soc: SocSpec, index: int) -> Int8Kernel:
-    """The kernel of QDwSep `n` with `plan` (from schedules/quant_plan.py) on a coupled SoC."""
-    if not soc.coupled:
-        raise MegafuseError(f"the int8 Ascend C kernel is emitted for coupled AI cores (310P), not {soc.name}")
+def workspace_bytes(plan: Int8Plan) -> int:
+    """910B: the GM workspace of the MIX kernel (templates/int8_dwsep_910b.cpp WS_Q, C_SLOT)."""
+    wl = plan.wl
+    q = ceil_div(plan.tiles * wl.c1 * plan.th * plan.tw * C0_I8, 64) * 64
+    return q + plan.tiles * wl.n16 * plan.thw_al * N0 * 4
+
+
+def emit_int8(g: Graph, n: Node, plan: Int8Plan, soc: SocSpec, index: int) -> Int8Kernel:
+    """The kernel of QDwSep `n` with `plan` (from schedules/quant_plan.py) on `soc`."""
+    if plan.soc != soc:
+        raise MegafuseError(f"int8 plan is for {plan.soc.name}, not {soc.name}")
     ad, ap = _attrs(n, "dw_"), _attrs(n, "pw_")
     if tuple(ad["dilations"]) != (1, 1):
         raise MegafuseError("int8 DW with dilation is not emitted for Ascend")
@@ -111,8 +121,8 @@ def emit_int8_310p(g: Graph, n: Node, plan: Int8Plan, soc: SocSpec, index: int) 
     x_dtype = g.types[n.inputs[0]].dtype
     y_dtype = ap["y_dtype"]
     cob = plan.cob
-    if plan.double_buffer or plan.w_outer or (cob % 2 and cob < wl.n16):
-        raise MegafuseError(f"int8 plan {plan.describe()} is not one the 310P kernel runs "
+    if plan.double_buffer or (cob % 2 and cob < wl.n16):
+        raise MegafuseError(f"int8 plan {plan.describe()} is not one the int8 kernels run "
                             "(schedules/quant_plan.int8_candidates makes those)")
     c1, n16 = wl.c1, wl.n16
     w_dw, c_dw = _dw_consts(g.constants[n.inputs[1]], g.constants[n.inputs[2]], ad, c1, plan.wl.stride[1])
@@ -127,17 +137,21 @@ def emit_int8_310p(g: Graph, n: Node, plan: Int8Plan, soc: SocSpec, index: int) 
     plo, phi = max(QRANGE[y_dtype][0], ap["lo"]), min(QRANGE[y_dtype][1], ap["hi"])
     key = hashlib.sha256(f"{index}:{wl}:{plan.describe()}:{x_dtype}:{y_dtype}".encode()).hexdigest()[:10]
     sym = f"mf_int8_dwsep_{key}"
-    src = fill(template("int8_dwsep_310p.cpp"), VERSION=VERSION, SYM=sym, NS=f"i8_{key}", LOOP_FNS=loop_functions(),
+    mix = not soc.coupled
+    src = fill(template("int8_dwsep_910b.cpp" if mix else "int8_dwsep_310p.cpp"), VERSION=VERSION, SYM=sym, NS=f"i8_{key}", LOOP_FNS=loop_functions(),
                XT=CTYPE[x_dtype], YT=CTYPE[y_dtype], N=wl.batch, C1=c1, H=wl.height, W=wl.width,
                OH=wl.out_h, OW=wl.out_w, KH=kh, KW=kw, SH=sh, SW=sw, PT=wl.pads[0], PL=wl.pads[1],
                TH=th, TW=tw, TWP=ceil_div(tw, 2) * 2, IH=(th - 1) * sh + kh, IW=(tw - 1) * sw + kw,
                NH=plan.tiles_hw[0], NW=plan.tiles_hw[1], THW_AL=plan.thw_al, N16=n16, COB=cob, CO1=wl.co1,
                X_ZP=_f(ad["x_zp"]), DW_LO=_f(dlo - ad["y_zp"]), DW_HI=_f(dhi - ad["y_zp"]),
                DW_ZP=_f(ad["y_zp"] - (128 if ad["y_dtype"] == "uint8" else 0)),
-               PW_LO=_f(plo - ap["y_zp"]), PW_HI=_f(phi - ap["y_zp"]), PW_ZP=_f(ap["y_zp"]))
-    notes = ()
-    return Int8Kernel(sym, src, plan, plan.cores, (w_dw, c_dw, w_pw, b_pw, m_pw), x_dtype, y_dtype,
-                      int(g.types[n.inputs[0]].shape[1]), int(g.types[n.outputs[0]].shape[1]), cob, notes)
+               PW_LO=_f(plo - ap["y_zp"]), PW_HI=_f(phi - ap["y_zp"]), PW_ZP=_f(ap["y_zp"]),
+               CORES=plan.cores, I8_DW=template("int8_dw.h"), I8_EPI=template("int8_epi.h"))
+    notes = ((f"MIX kernel: DW on {plan.cores} AIVs, SyncAll, int8 GEMM on {plan.cube_cores} AICs (Fixpipe int32 "
+              "to the workspace), SyncAll, requant on the AIVs",) if mix else ())
+    return Int8Kernel(sym, src, plan, plan.cube_cores if mix else plan.cores, (w_dw, c_dw, w_pw, b_pw, m_pw),
+                      x_dtype, y_dtype, int(g.types[n.inputs[0]].shape[1]), int(g.types[n.outputs[0]].shape[1]),
+                      cob, notes, "mix_aic_1_2" if mix else None, workspace_bytes(plan) if mix else 0)
 
 
 def to_nc1hwc0(x: np.ndarray, c1: int) -> np.ndarray:
