@@ -317,6 +317,14 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, b
     key = (wl, target.soc, override.double_buffer, body)
     if key in _TWO_PHASE_BEST:
         return _TWO_PHASE_BEST[key]
+    if wl.ln_eps is not None and override.double_buffer is None:
+        # a norm's unit holds all of C1 (schedules/channel_norm.py), so double buffering halves the
+        # pixels a unit may hold, and the DW's instructions per unit do not shrink with its pixels:
+        # the single-buffered tiles of twice the pixels compete too (the faster modeled wins)
+        found = [b for b in (_two_phase_best(wl, target, replace(override, double_buffer=d), body)
+                             for d in (True, False)) if b is not None]
+        _TWO_PHASE_BEST[key] = min(found, key=lambda b: b[1]) if found else None
+        return _TWO_PHASE_BEST[key]
 
     soc = target.soc
     db = override.double_buffer is not False

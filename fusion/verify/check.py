@@ -85,6 +85,12 @@ class CheckResult:
     int8: object = field(default=None, kw_only=True)   # fusion.verify.quant_check.Int8Tolerance of a QDQ model
 
     @property
+    def fp16_overflow(self) -> bool:
+        """ONNX Runtime itself, with float16 storage, gives non-finite outputs: the model overflows
+        float16 (fusion.verify.reference.fp16_storage_shift), whatever the kernels do."""
+        return self.fp16_shift is not None and math.isinf(self.fp16_shift)
+
+    @property
     def max_rel(self) -> float:
         return max(o.max_rel for o in self.outputs)
 

@@ -47,3 +47,18 @@ def test_fp16_tolerance_follows_the_measured_fp16_shift():
     m = _scaled_chain(5.0)   # intermediates over 65504: fp16 overflows
     r = check_model(m, compile_model(m, target="llvm", fuse=False))
     assert not r.passed and r.tolerance == 2e-2
+
+
+def test_an_fp16_overflow_of_the_model_itself_says_so_in_one_line(tmp_path, capsys):
+    """Intermediates over 65504 overflow in ONNX Runtime's own fp16 storage: `check` says the model
+    overflows float16 (one FAIL line, exit 1), not an error of 'nan' that blames the kernels; the
+    same model at scale 3 still passes."""
+    p = tmp_path / "big.onnx"
+    onnx.save(_scaled_chain(5.0), p)
+    code = main(["check", str(p), "-t", "llvm", "--no-fuse"])
+    out = capsys.readouterr().out
+    assert code == 1 and out.count("\n") == 1 and out.startswith("FAIL ")
+    assert "overflows float16 itself" in out and "nan" not in out
+    onnx.save(_scaled_chain(3.0), p)
+    assert main(["check", str(p), "-t", "llvm", "--no-fuse"]) == 0
+    assert "overflows" not in capsys.readouterr().out
