@@ -100,6 +100,26 @@ class TwoPhaseProgram:
                 count_steps(soc, pre, 1, out)
         return out
 
+    @cached_property
+    def weight_reads(self) -> Counter:
+        """GM weight tensor (w_dw, b_dw, w_pw, ...) -> the bytes its copies read over every core and
+        phase, counted as `counts` counts them (fusion/cost/block_l2.py: the per-tensor L2 hit)."""
+        out: Counter = Counter()
+
+        def add(steps, times: int) -> None:
+            for s in steps:
+                if isinstance(s, Copy) and s.kind == "weights" and s.direction == "in":
+                    out[s.gm] += s.nbytes * times
+
+        for ph in self.phases:
+            for ui, n in Counter(u for core in ph.assignment for u in core).items():
+                for it in ph.units[ui]:
+                    add(it, n)
+            add(ph.prologue, sum(1 for core in ph.assignment if core))
+            for pre in ph.preload:
+                add(pre, 1)
+        return out
+
     def describe(self) -> str:
         p = self.plan
         lines = [f"program {p.workload.describe()} tile {p.tile.describe()}: {self.variant}, GEMM tiles "
