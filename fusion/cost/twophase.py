@@ -28,11 +28,14 @@ def sync_all_us(soc) -> float:
     return cycles_to_us(soc, soc.sync_all_cycles)
 
 
-def _l2(plan: KernelPlan, counts: Counter, in_l2: tuple[str, ...] = ()):
-    """L2 of the two-phase kernel: the workspace (each byte written once) is its hand-off."""
+def _l2(plan: KernelPlan, prog, in_l2: tuple[str, ...] = ()):
+    """L2 of the two-phase kernel: the workspace (each byte written once) is its hand-off; each
+    weight tensor its own hit fraction (block_l2)."""
+    counts = prog.counts
     mins = fused_min_bytes(plan.workload)
     reads = {k: counts[f"read:{k}"] for k in ("input", "weights", "residual")}
-    return block_l2(plan, reads, mins["output"], mins["residual"], counts["write:handoff"], True, in_l2)
+    return block_l2(plan, reads, mins["output"], mins["residual"], counts["write:handoff"], True, in_l2,
+                    prog.weight_reads)
 
 
 class _Timer:
@@ -50,7 +53,8 @@ class _Timer:
         """(MTE2, cube, vector, MTE3) µs of one iteration; counts go to acc x times."""
         def copy_us(s) -> float:
             d = s.direction
-            hit = (self.hit_in if d == "in" else self.hit_out).get(s.kind, 0.0)
+            hits = self.hit_in if d == "in" else self.hit_out
+            hit = hits.get(f"{s.kind}:{s.gm}", hits.get(s.kind, 0.0))   # per tensor where block_l2 gives one
             side = self.l1_side if (to_l1 and d == "in") else self.soc
             return acc.dma(side, s.kind, s.nbytes, s.bursts, d, self.active, times, hit)
 
@@ -100,7 +104,7 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
     wl, soc = plan.workload, plan.soc
     db = plan.tile.double_buffer
     prog = build_program(plan)
-    l2 = _l2(plan, prog.counts, in_l2)
+    l2 = _l2(plan, prog, in_l2)
     # a gemm_only plan still launches its MIX kernel's AIVs (the plan's cores)
     n_vec = max((len(ph.assignment) for ph in prog.phases if ph.role in ("aiv", "core")), default=plan.cores)
     n_aic = sum(len(ph.assignment) for ph in prog.phases if ph.role == "aic")
@@ -112,7 +116,8 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
     # loads a phase's cores issue while the phase before runs (the resident PW weights): on the
     # same cores (310P) queued on MTE2 after the core's first unit's first step, so the barrier
     # (a soft SyncAll polls with DMA on that queue) waits for them; on other cores (910B AICs, or
-    # no phase before) at the kernel's start, the barrier not waiting
+    # no phase before: the DW phase's taps of its units' channel blocks) at the kernel's start,
+    # the barrier not waiting
     pre_us: dict[str, float] = {}
     for k, ph in enumerate(prog.phases):
         if not ph.preload:
@@ -121,12 +126,13 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
         timer.active = (sum(1 for c in prog.phases[k - 1].assignment if c) if inline else launched)
         for ci, pre in enumerate(ph.preload):
             if pre:
-                t = timer.iteration(acc, pre, 1, True)[0]
+                t = timer.iteration(acc, pre, 1, ph.name == "gemm")[0]   # the AIC's B -> L1, the AIV's taps -> UB
                 if inline:
                     pre_us[f"{ph.role}{ci}"] = t
                 else:
-                    runs[f"{ph.role}{ci}"] = _sim([(0, 0.0, ((_st("MTE2", t, "PW weights -> L1 (resident)"),),))], db)
-    preload_end = max((r.end for r in runs.values()), default=0.0)
+                    what = "PW weights -> L1 (resident)" if ph.name == "gemm" else "the units' DW taps -> UB"
+                    runs[f"{ph.role}{ci}"] = _sim([(0, 0.0, ((_st("MTE2", t, what),),))], db)
+    preload_end = max((r.end for name_, r in runs.items() if name_.startswith("aic")), default=0.0)
     spans = []   # (phase, start, end): where the body's time goes (the note below)
     ready = 0.0
     for k, ph in enumerate(prog.phases):

@@ -51,6 +51,11 @@ def test_bodies_both_sides_one_launch(reports, soc, capsys):
     for x, k in zip(b["blocks"], r["kernels"]):
         assert x["fused_body_us"] == pytest.approx(k.get("in_chain_body_us", x["fused_body_us"]))
         assert x["speedup"] == pytest.approx(x["vendor_body_us"] / x["fused_body_us"])
+        # like for like: the pair in one launch pays a SyncAll between its kernels, as the fused
+        # body pays its phases' (inside fused_body_us)
+        assert x["vendor_body_us"] == pytest.approx(sum(v["body_us"] for v in x["vendor_kernels"])
+                                                    + (len(x["vendor_kernels"]) - 1) * b["sync_all_us"])
+        assert x["vendor_barriers_us"] > 0 and len(x["vendor_kernels"]) >= 2
     assert b["blocks_slower_than_pair"] == [x["name"] for x in b["blocks"] if x["speedup"] < 1]
 
 
