@@ -33,7 +33,6 @@ from functools import cached_property
 
 from fusion.core.ir import C0, Graph, Node, c0_of, ceil_div
 from fusion.core.soc import SocSpec
-from fusion.frontend.onnx_ops_quant import QRANGE
 from schedules.isa import VecWork, count_form, vec_op
 
 I8 = "int8"
@@ -53,7 +52,6 @@ class Int8Workload:
     kernel: tuple[int, int] = (3, 3)
     stride: tuple[int, int] = (1, 1)
     pads: tuple[int, int, int, int] = (1, 1, 1, 1)
-    narrow_clamp: bool = False     # the PW output clamp is narrower than its dtype's range
 
     @property
     def out_h(self) -> int:
@@ -109,9 +107,7 @@ def int8_workload(g: Graph, n: Node) -> Int8Workload:
     a = dict(n.attrs)
     b, cin, h, w = (int(v) for v in g.types[n.inputs[0]].shape)
     cout = int(g.types[n.outputs[0]].shape[1])
-    qlo, qhi = QRANGE[a["pw_y_dtype"]]
-    return Int8Workload(b, cin, cout, h, w, tuple(a["dw_kernel"]), tuple(a["dw_strides"]), tuple(a["dw_pads"]),
-                        narrow_clamp=(a["pw_lo"], a["pw_hi"]) != (qlo, qhi))
+    return Int8Workload(b, cin, cout, h, w, tuple(a["dw_kernel"]), tuple(a["dw_strides"]), tuple(a["dw_pads"]))
 
 
 # --- vector-op counts (one source for the fused kernel and the vendor-like int8 kernels) ------

@@ -98,7 +98,7 @@ def run_int8_block(k: Int8Kernel, kern, x: np.ndarray) -> tuple[np.ndarray, dict
     """The kernel on NCHW int8/uint8 x: (y NCHW, counters)."""
     wl = k.plan.wl
     y = np.zeros((wl.batch, wl.co1, wl.out_h, wl.out_w, 32), k.y_dtype)
-    # the 910B workspace NaN-free but not zero: a slot read before it is written shows as garbage
+    # the 910B workspace filled with 0x5A, not zeros: a slot read before it is written shows in y
     ws = [np.full(k.workspace_bytes, 0x5A, np.uint8)] if k.workspace_bytes else []
     res = kern.run([to_nc1hwc0(np.asarray(x, k.x_dtype), wl.c1), *k.consts, y, *ws], block_dim=k.block_dim,
                    soc=k.plan.soc, kernel_type=k.kernel_type)
