@@ -34,6 +34,7 @@ from functools import cached_property
 from fusion.core.ir import C0, Graph, Node, c0_of, ceil_div
 from fusion.core.soc import SocSpec
 from schedules.isa import VecWork, count_form, vec_op
+from schedules.workload import conv_out
 
 I8 = "int8"
 C0_I8 = c0_of(I8)            # 32 channels a DataBlock
@@ -55,11 +56,11 @@ class Int8Workload:
 
     @property
     def out_h(self) -> int:
-        return (self.height + self.pads[0] + self.pads[2] - self.kernel[0]) // self.stride[0] + 1
+        return conv_out(self.height, self.pads[0], self.pads[2], self.kernel[0], self.stride[0])
 
     @property
     def out_w(self) -> int:
-        return (self.width + self.pads[1] + self.pads[3] - self.kernel[1]) // self.stride[1] + 1
+        return conv_out(self.width, self.pads[1], self.pads[3], self.kernel[1], self.stride[1])
 
     @property
     def c1(self) -> int:

@@ -12,6 +12,11 @@ from schedules.activations import parse
 ACTIVATIONS = ("relu", "relu6", "hardswish", "none")
 
 
+def conv_out(size: int, pad_lo: int, pad_hi: int, k: int, stride: int) -> int:
+    """Output extent of an undilated convolution window along one axis (ONNX Conv, floor mode)."""
+    return (size + pad_lo + pad_hi - k) // stride + 1
+
+
 @dataclass(frozen=True)
 class DwSepWorkload:
     """DW conv (k×k, group=C) → bias → act1 → PW 1×1 → bias → act2 → [+ residual].
@@ -59,11 +64,11 @@ class DwSepWorkload:
 
     @property
     def out_height(self) -> int:
-        return (self.height + self.pads[0] + self.pads[2] - self.kernel[0]) // self.stride[0] + 1
+        return conv_out(self.height, self.pads[0], self.pads[2], self.kernel[0], self.stride[0])
 
     @property
     def out_width(self) -> int:
-        return (self.width + self.pads[1] + self.pads[3] - self.kernel[1]) // self.stride[1] + 1
+        return conv_out(self.width, self.pads[1], self.pads[3], self.kernel[1], self.stride[1])
 
     @property
     def c1(self) -> int:
