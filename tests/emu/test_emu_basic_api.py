@@ -215,6 +215,16 @@ extern "C" __global__ __aicore__ void kcube(GM_ADDR a, GM_ADDR b, GM_ADDR bias, 
     }
     Mmad(co1, a2, b2, p);
     FixpipeParamsV220 f(32, 16, 16, 32, false);
+    if (mode == 5 || mode == 6) {  // DataCopy CO1 -> GM, DEQF16 by 0.5 with ReLU, NZ2ND
+        GlobalTensor<half> gh;
+        gh.SetGlobalBuffer((__gm__ half*)c, 16 * 32);
+        float scale = 0.5f;
+        if (mode == 5) SetFixpipePreQuantFlag(static_cast<uint64_t>(*reinterpret_cast<uint32_t*>(&scale)));
+        SetFixpipeNz2ndFlag(1, 0, 0);
+        DataCopyCO12DstParams q(32, 16, 32, 16, QuantMode_t::DEQF16, 1, false, true);
+        DataCopy(gh, co1, q);
+        return;
+    }
     if (mode == 4) {  // L0C -> L1 (ND rows of 32), then L1 -> GM
         LocalTensor<int32_t> out1(TPosition::C1, 8192, 512);
         Fixpipe<int32_t, int32_t, CFG_ROW_MAJOR>(out1, co1, f);
@@ -244,6 +254,18 @@ def test_load_data_with_transpose_int8_and_bias_table_source(cube_kernel, mode):
     cube_kernel.run([a, b, bias, c, mode], block_dim=1, soc="ascend910b2")
     expect = a.astype(np.int32) @ b.astype(np.int32) + (bias if mode == 1 else 0)
     np.testing.assert_array_equal(c, expect)
+
+
+def test_co1_to_gm_copy_dequantises_with_the_scalar_register(cube_kernel):
+    rng = np.random.default_rng(4)
+    a = rng.integers(-20, 20, (16, 64), dtype=np.int8)
+    b = rng.integers(-20, 20, (64, 32), dtype=np.int8)
+    c = np.zeros((16, 32), np.int32)
+    cube_kernel.run([a, b, np.zeros(32, np.int32), c, 5], block_dim=1, soc="ascend910b2")
+    ref = np.maximum(a.astype(np.int32) @ b.astype(np.int32) * 0.5, 0).astype(np.float16)
+    np.testing.assert_array_equal(c.view(np.float16).reshape(-1)[:512].reshape(16, 32), ref)
+    with pytest.raises(EmulationError, match="DEQF16 reads the scalar of SetFixpipePreQuantFlag, never set on this core"):
+        cube_kernel.run([a, b, np.zeros(32, np.int32), c, 6], block_dim=1, soc="ascend910b2")
 
 
 def test_set_fixpipe_config_checks_its_tensor(cube_kernel):
