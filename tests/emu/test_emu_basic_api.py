@@ -461,3 +461,41 @@ def test_region_proposal_pipeline_sorts_scores_descending():
         k.run([x, y, 1], block_dim=1, soc="ascend310p3")
     with pytest.raises(EmulationError, match="ProposalConcat is not available on ascend910b2"):
         k.run([x, y, 0], block_dim=1, soc="ascend910b2")
+
+
+_MM4 = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+// int4 C (16 x 32) = A (16 x 128) x B (128 x 32), B given as B^T (32 x 128) so both load with Load2D
+extern "C" __global__ __aicore__ void kmm4(GM_ADDR a, GM_ADDR bt, GM_ADDR c)
+{
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
+    GlobalTensor<int4b_t> ga, gb;
+    GlobalTensor<int32_t> gc;
+    ga.SetGlobalBuffer((__gm__ int4b_t*)a); gb.SetGlobalBuffer((__gm__ int4b_t*)bt);
+    gc.SetGlobalBuffer((__gm__ int32_t*)c, 16 * 32);
+    LocalTensor<int4b_t> a1(TPosition::A1, 0, 2048), b1(TPosition::B1, 2048, 4096);
+    LocalTensor<int4b_t> a2(TPosition::A2, 0, 2048), b2(TPosition::B2, 0, 4096);
+    LocalTensor<int32_t> co1(TPosition::CO1, 0, 512);
+    // ND -> NZ on the packed bytes: 64 bytes (128 int4) per row
+    DataCopy(a1, ga, Nd2NzParams(1, 16, 64, 0, 64, 16, 1, 0));
+    DataCopy(b1, gb, Nd2NzParams(1, 32, 64, 0, 64, 32, 1, 0));
+    LoadData(a2, a1, LoadData2DParams(0, 2, 1, 0, 0, false, 0));   // A: k blocks of 64
+    for (int kb = 0; kb < 2; ++kb)                                  // B: per k block, the two n blocks
+        LoadData(b2[kb * 2048], b1[kb * 2048], LoadData2DParams(0, 2, 1, 0, 0, false, 0));
+    MmadParams p;
+    p.m = 16; p.n = 32; p.k = 128;
+    Mmad(co1, a2, b2, p);
+    Fixpipe<int32_t, int32_t, CFG_ROW_MAJOR>(gc, co1, FixpipeParamsV220(32, 16, 16, 32, false));
+}
+"""
+
+
+def test_int4_mmad_matches_numpy():
+    k = build_kernel(_MM4, "kmm4")
+    rng = np.random.default_rng(8)
+    a = rng.integers(-8, 8, (16, 128))
+    bt = rng.integers(-8, 8, (32, 128))
+    c = np.zeros((16, 32), np.int32)
+    k.run([_pack(a.reshape(-1)), _pack(bt.reshape(-1)), c], block_dim=1, soc="ascend910b2")
+    np.testing.assert_array_equal(c, a @ bt.T)
