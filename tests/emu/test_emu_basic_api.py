@@ -499,3 +499,37 @@ def test_int4_mmad_matches_numpy():
     c = np.zeros((16, 32), np.int32)
     k.run([_pack(a.reshape(-1)), _pack(bt.reshape(-1)), c], block_dim=1, soc="ascend910b2")
     np.testing.assert_array_equal(c, a @ bt.T)
+
+
+_GM4 = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void kgm4(GM_ADDR x, GM_ADDR y, uint32_t mode)
+{
+    GlobalTensor<int4b_t> g;
+    GlobalTensor<int32_t> gy;
+    g.SetGlobalBuffer((__gm__ int4b_t*)x, 64); gy.SetGlobalBuffer((__gm__ int32_t*)y, 8);
+    GlobalTensor<int4b_t> v = g[10];
+    gy.SetValue(0, (int32_t)g.GetSize());
+    gy.SetValue(1, (int)v.GetValue(1));  // element 11
+    v.SetValue(0, int4b_t(-3));          // element 10
+    if (mode == 1) g[11].GetValue(0);    // a view starting inside a byte
+    if (mode == 2) g.GetValue(64);
+}
+"""
+
+
+def test_int4_global_tensor_counts_nibbles():
+    k = build_kernel(_GM4, "kgm4")
+    vals = np.arange(64) % 16 - 8
+    x = _pack(vals).copy()
+    y = np.zeros(8, np.int32)
+    k.run([x, y, 0], block_dim=1, soc="ascend910b2")
+    assert y[0] == 64 and y[1] == vals[11]
+    expect = vals.copy()
+    expect[10] = -3
+    np.testing.assert_array_equal(x, _pack(expect))
+    with pytest.raises(EmulationError, match="operator\\[\\] offset 11"):
+        k.run([_pack(vals).copy(), y, 1], block_dim=1, soc="ascend910b2")
+    with pytest.raises(EmulationError, match="past its SetGlobalBuffer size"):
+        k.run([_pack(vals).copy(), y, 2], block_dim=1, soc="ascend910b2")

@@ -2,9 +2,9 @@
 // byte i, 2i + 1 in the high nibble; sizeof(int4b_t) = 1 as the devkit's samples note, one
 // storage byte holding one value when used as a scalar).
 //
-// A LocalTensor<int4b_t> counts elements of half a byte: its GetSize, SetSize, operator[]
-// (even offsets: a view starts on a byte), the static-tensor constructor, GetValue and SetValue
-// are specialised here; ReinterpretCast to and from int4b_t keeps the bytes. Cast between half
+// A LocalTensor<int4b_t> / GlobalTensor<int4b_t> counts elements of half a byte: GetSize, SetSize,
+// SetGlobalBuffer(ptr, size), operator[] (even offsets: a view starts on a byte), the static-tensor
+// constructor, GetValue and SetValue are specialised here; ReinterpretCast keeps the bytes. Cast between half
 // and int4b_t is emulated (count and both mask forms; lane count of the half side, 64 int4 per
 // 32-byte block; saturating to [-8, 7]) and Mmad int4b_t x int4b_t -> int32_t (16 x 64 A and
 // 64 x 16 B fractals of 512 B, C0 = 64). APIs that move whole fractals or 32-byte blocks
@@ -116,6 +116,54 @@ inline void LocalTensor<int4b_t>::SetValue(uint32_t index, const int4b_t& value,
     uint8_t* p = megafuse_emu::LocalAccess(ref_, 1, index / 2, 1, "SetValue", "tensor", loc);
     megafuse_emu::StoreInt4(p, index % 2, value.Value());
     megafuse_emu::MarkWritten(p, 1);
+}
+
+// GlobalTensor<int4b_t>: sizes and offsets count int4 elements (internally the packed bytes).
+template <>
+inline void GlobalTensor<int4b_t>::SetGlobalBuffer(__gm__ int4b_t* buffer, uint64_t bufferSize, megafuse_emu::Loc loc)
+{
+    set_line_ = loc.line();
+    ptr_ = origin_ = buffer;
+    off_ = 0;
+    size_ = (bufferSize + 1) / 2;
+    set_ = true;
+    bad_ = false;
+}
+
+template <>
+inline uint64_t GlobalTensor<int4b_t>::GetSize() const { return size_ * 2; }
+
+template <>
+inline GlobalTensor<int4b_t> GlobalTensor<int4b_t>::operator[](uint64_t offset) const
+{
+    GlobalTensor v = *this;
+    if (bad_ || !set_) return v;
+    if (offset > size_ * 2 || offset % 2 != 0) {  // an odd offset would start inside a byte
+        v.bad_ = true;
+        v.bad_index_ = off_ * 2 + offset;
+        v.bad_size_ = (off_ + size_) * 2;
+        return v;
+    }
+    v.ptr_ += offset / 2;
+    v.off_ += offset / 2;
+    v.size_ -= offset / 2;
+    return v;
+}
+
+template <>
+inline int4b_t GlobalTensor<int4b_t>::GetValue(uint64_t offset, megafuse_emu::Loc loc) const
+{
+    const uint8_t* p = AccessBytes(offset / 2, 1, "GlobalTensor::GetValue", loc);
+    megafuse_emu::Count(megafuse_emu::GM_SCALAR_READS);
+    return int4b_t(megafuse_emu::LoadInt4(p, offset % 2));
+}
+
+template <>
+inline void GlobalTensor<int4b_t>::SetValue(uint64_t offset, const int4b_t& value, megafuse_emu::Loc loc) const
+{
+    uint8_t* p = AccessBytes(offset / 2, 1, "GlobalTensor::SetValue", loc);
+    megafuse_emu::StoreInt4(p, offset % 2, value.Value());
+    megafuse_emu::Count(megafuse_emu::GM_SCALAR_WRITES);
 }
 
 // The count forms would move count bytes instead of count / 2: not emulated.
