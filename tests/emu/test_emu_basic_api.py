@@ -215,6 +215,16 @@ extern "C" __global__ __aicore__ void kcube(GM_ADDR a, GM_ADDR b, GM_ADDR bias, 
     }
     Mmad(co1, a2, b2, p);
     FixpipeParamsV220 f(32, 16, 16, 32, false);
+    if (mode == 5 || mode == 6) {  // DataCopy CO1 -> GM, DEQF16 by 0.5 with ReLU, NZ2ND
+        GlobalTensor<half> gh;
+        gh.SetGlobalBuffer((__gm__ half*)c, 16 * 32);
+        float scale = 0.5f;
+        if (mode == 5) SetFixpipePreQuantFlag(static_cast<uint64_t>(*reinterpret_cast<uint32_t*>(&scale)));
+        SetFixpipeNz2ndFlag(1, 0, 0);
+        DataCopyCO12DstParams q(32, 16, 32, 16, QuantMode_t::DEQF16, 1, false, true);
+        DataCopy(gh, co1, q);
+        return;
+    }
     if (mode == 4) {  // L0C -> L1 (ND rows of 32), then L1 -> GM
         LocalTensor<int32_t> out1(TPosition::C1, 8192, 512);
         Fixpipe<int32_t, int32_t, CFG_ROW_MAJOR>(out1, co1, f);
@@ -244,6 +254,18 @@ def test_load_data_with_transpose_int8_and_bias_table_source(cube_kernel, mode):
     cube_kernel.run([a, b, bias, c, mode], block_dim=1, soc="ascend910b2")
     expect = a.astype(np.int32) @ b.astype(np.int32) + (bias if mode == 1 else 0)
     np.testing.assert_array_equal(c, expect)
+
+
+def test_co1_to_gm_copy_dequantises_with_the_scalar_register(cube_kernel):
+    rng = np.random.default_rng(4)
+    a = rng.integers(-20, 20, (16, 64), dtype=np.int8)
+    b = rng.integers(-20, 20, (64, 32), dtype=np.int8)
+    c = np.zeros((16, 32), np.int32)
+    cube_kernel.run([a, b, np.zeros(32, np.int32), c, 5], block_dim=1, soc="ascend910b2")
+    ref = np.maximum(a.astype(np.int32) @ b.astype(np.int32) * 0.5, 0).astype(np.float16)
+    np.testing.assert_array_equal(c.view(np.float16).reshape(-1)[:512].reshape(16, 32), ref)
+    with pytest.raises(EmulationError, match="DEQF16 reads the scalar of SetFixpipePreQuantFlag, never set on this core"):
+        cube_kernel.run([a, b, np.zeros(32, np.int32), c, 6], block_dim=1, soc="ascend910b2")
 
 
 def test_set_fixpipe_config_checks_its_tensor(cube_kernel):
@@ -439,3 +461,75 @@ def test_region_proposal_pipeline_sorts_scores_descending():
         k.run([x, y, 1], block_dim=1, soc="ascend310p3")
     with pytest.raises(EmulationError, match="ProposalConcat is not available on ascend910b2"):
         k.run([x, y, 0], block_dim=1, soc="ascend910b2")
+
+
+_MM4 = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+// int4 C (16 x 32) = A (16 x 128) x B (128 x 32), B given as B^T (32 x 128) so both load with Load2D
+extern "C" __global__ __aicore__ void kmm4(GM_ADDR a, GM_ADDR bt, GM_ADDR c)
+{
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
+    GlobalTensor<int4b_t> ga, gb;
+    GlobalTensor<int32_t> gc;
+    ga.SetGlobalBuffer((__gm__ int4b_t*)a); gb.SetGlobalBuffer((__gm__ int4b_t*)bt);
+    gc.SetGlobalBuffer((__gm__ int32_t*)c, 16 * 32);
+    LocalTensor<int4b_t> a1(TPosition::A1, 0, 2048), b1(TPosition::B1, 2048, 4096);
+    LocalTensor<int4b_t> a2(TPosition::A2, 0, 2048), b2(TPosition::B2, 0, 4096);
+    LocalTensor<int32_t> co1(TPosition::CO1, 0, 512);
+    // ND -> NZ on the packed bytes: 64 bytes (128 int4) per row
+    DataCopy(a1, ga, Nd2NzParams(1, 16, 64, 0, 64, 16, 1, 0));
+    DataCopy(b1, gb, Nd2NzParams(1, 32, 64, 0, 64, 32, 1, 0));
+    LoadData(a2, a1, LoadData2DParams(0, 2, 1, 0, 0, false, 0));   // A: k blocks of 64
+    for (int kb = 0; kb < 2; ++kb)                                  // B: per k block, the two n blocks
+        LoadData(b2[kb * 2048], b1[kb * 2048], LoadData2DParams(0, 2, 1, 0, 0, false, 0));
+    MmadParams p;
+    p.m = 16; p.n = 32; p.k = 128;
+    Mmad(co1, a2, b2, p);
+    Fixpipe<int32_t, int32_t, CFG_ROW_MAJOR>(gc, co1, FixpipeParamsV220(32, 16, 16, 32, false));
+}
+"""
+
+
+def test_int4_mmad_matches_numpy():
+    k = build_kernel(_MM4, "kmm4")
+    rng = np.random.default_rng(8)
+    a = rng.integers(-8, 8, (16, 128))
+    bt = rng.integers(-8, 8, (32, 128))
+    c = np.zeros((16, 32), np.int32)
+    k.run([_pack(a.reshape(-1)), _pack(bt.reshape(-1)), c], block_dim=1, soc="ascend910b2")
+    np.testing.assert_array_equal(c, a @ bt.T)
+
+
+_GM4 = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void kgm4(GM_ADDR x, GM_ADDR y, uint32_t mode)
+{
+    GlobalTensor<int4b_t> g;
+    GlobalTensor<int32_t> gy;
+    g.SetGlobalBuffer((__gm__ int4b_t*)x, 64); gy.SetGlobalBuffer((__gm__ int32_t*)y, 8);
+    GlobalTensor<int4b_t> v = g[10];
+    gy.SetValue(0, (int32_t)g.GetSize());
+    gy.SetValue(1, (int)v.GetValue(1));  // element 11
+    v.SetValue(0, int4b_t(-3));          // element 10
+    if (mode == 1) g[11].GetValue(0);    // a view starting inside a byte
+    if (mode == 2) g.GetValue(64);
+}
+"""
+
+
+def test_int4_global_tensor_counts_nibbles():
+    k = build_kernel(_GM4, "kgm4")
+    vals = np.arange(64) % 16 - 8
+    x = _pack(vals).copy()
+    y = np.zeros(8, np.int32)
+    k.run([x, y, 0], block_dim=1, soc="ascend910b2")
+    assert y[0] == 64 and y[1] == vals[11]
+    expect = vals.copy()
+    expect[10] = -3
+    np.testing.assert_array_equal(x, _pack(expect))
+    with pytest.raises(EmulationError, match="operator\\[\\] offset 11"):
+        k.run([_pack(vals).copy(), y, 1], block_dim=1, soc="ascend910b2")
+    with pytest.raises(EmulationError, match="past its SetGlobalBuffer size"):
+        k.run([_pack(vals).copy(), y, 2], block_dim=1, soc="ascend910b2")

@@ -53,4 +53,5 @@
 #include "megafuse_emu/vec_transpose.h"
 #include "megafuse_emu/vec_sort.h"
 #include "megafuse_emu/vec_proposal.h"
+#include "megafuse_emu/co1_copy.h"
 #include "megafuse_emu/kernel_assert.h"

@@ -113,7 +113,7 @@ namespace AscendC {
 // Logical buffer positions. VECIN/VECOUT/VECCALC(LCM) live in the Unified Buffer, A1/B1 in
 // L1, A2 in L0A, B2 in L0B, CO1 in L0C (devkit "TPosition" page).
 enum class TPosition : uint8_t {
-    GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, LCM = VECCALC, SPM, SHM, TSCM, MAX
+    GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, LCM = VECCALC, SPM, SHM, TSCM, C2PIPE2GM, MAX
 };
 using QuePosition = TPosition;
 

@@ -2,13 +2,15 @@
 // byte i, 2i + 1 in the high nibble; sizeof(int4b_t) = 1 as the devkit's samples note, one
 // storage byte holding one value when used as a scalar).
 //
-// A LocalTensor<int4b_t> counts elements of half a byte: its GetSize, SetSize, operator[]
-// (even offsets: a view starts on a byte), the static-tensor constructor, GetValue and SetValue
-// are specialised here; ReinterpretCast to and from int4b_t keeps the bytes. Cast between half
+// A LocalTensor<int4b_t> / GlobalTensor<int4b_t> counts elements of half a byte: GetSize, SetSize,
+// SetGlobalBuffer(ptr, size), operator[] (even offsets: a view starts on a byte), the static-tensor
+// constructor, GetValue and SetValue are specialised here; ReinterpretCast keeps the bytes. Cast between half
 // and int4b_t is emulated (count and both mask forms; lane count of the half side, 64 int4 per
-// 32-byte block; saturating to [-8, 7]). Other APIs do not take int4b_t operands here: the
-// count forms of DataCopy are deleted (they would move sizeof-sized elements), and Mmad,
-// LoadData and the vector ops refuse the type at compile time.
+// 32-byte block; saturating to [-8, 7]) and Mmad int4b_t x int4b_t -> int32_t (16 x 64 A and
+// 64 x 16 B fractals of 512 B, C0 = 64). APIs that move whole fractals or 32-byte blocks
+// (LoadData with LoadData2DParams, DataCopy with DataCopyParams / Nd2NzParams, whose sizes are
+// in bytes for a 1-byte T) work on the packed bytes unchanged; the count forms of DataCopy are
+// deleted (they would move count bytes, not count / 2); other vector ops do not take int4b_t.
 //
 // Self-contained on purpose (other emulator headers may include it for their int4 paths).
 #pragma once
@@ -18,6 +20,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "cube.h"
 #include "data_copy.h"
 #include "init_check.h"
 #include "tensor.h"
@@ -113,6 +116,54 @@ inline void LocalTensor<int4b_t>::SetValue(uint32_t index, const int4b_t& value,
     uint8_t* p = megafuse_emu::LocalAccess(ref_, 1, index / 2, 1, "SetValue", "tensor", loc);
     megafuse_emu::StoreInt4(p, index % 2, value.Value());
     megafuse_emu::MarkWritten(p, 1);
+}
+
+// GlobalTensor<int4b_t>: sizes and offsets count int4 elements (internally the packed bytes).
+template <>
+inline void GlobalTensor<int4b_t>::SetGlobalBuffer(__gm__ int4b_t* buffer, uint64_t bufferSize, megafuse_emu::Loc loc)
+{
+    set_line_ = loc.line();
+    ptr_ = origin_ = buffer;
+    off_ = 0;
+    size_ = (bufferSize + 1) / 2;
+    set_ = true;
+    bad_ = false;
+}
+
+template <>
+inline uint64_t GlobalTensor<int4b_t>::GetSize() const { return size_ * 2; }
+
+template <>
+inline GlobalTensor<int4b_t> GlobalTensor<int4b_t>::operator[](uint64_t offset) const
+{
+    GlobalTensor v = *this;
+    if (bad_ || !set_) return v;
+    if (offset > size_ * 2 || offset % 2 != 0) {  // an odd offset would start inside a byte
+        v.bad_ = true;
+        v.bad_index_ = off_ * 2 + offset;
+        v.bad_size_ = (off_ + size_) * 2;
+        return v;
+    }
+    v.ptr_ += offset / 2;
+    v.off_ += offset / 2;
+    v.size_ -= offset / 2;
+    return v;
+}
+
+template <>
+inline int4b_t GlobalTensor<int4b_t>::GetValue(uint64_t offset, megafuse_emu::Loc loc) const
+{
+    const uint8_t* p = AccessBytes(offset / 2, 1, "GlobalTensor::GetValue", loc);
+    megafuse_emu::Count(megafuse_emu::GM_SCALAR_READS);
+    return int4b_t(megafuse_emu::LoadInt4(p, offset % 2));
+}
+
+template <>
+inline void GlobalTensor<int4b_t>::SetValue(uint64_t offset, const int4b_t& value, megafuse_emu::Loc loc) const
+{
+    uint8_t* p = AccessBytes(offset / 2, 1, "GlobalTensor::SetValue", loc);
+    megafuse_emu::StoreInt4(p, offset % 2, value.Value());
+    megafuse_emu::Count(megafuse_emu::GM_SCALAR_WRITES);
 }
 
 // The count forms would move count bytes instead of count / 2: not emulated.
@@ -289,6 +340,60 @@ void Cast(const LocalTensor<half>& dst, const LocalTensor<int4b_t>& src, const R
     megafuse_emu::RequireSetMask<isSetMask>();
     megafuse_emu::Int4CastRepeat(false, src, dst, roundMode, megafuse_emu::BitMask(mask, 2, "Cast", loc), repeatTime,
                                  p, loc);
+}
+
+}  // namespace AscendC
+
+namespace AscendC {
+
+// Mmad with int4b_t A and B (devkit Mmad page: int4b_t -> int32_t on Atlas A2): C0 = 64 elements
+// (32 B), fractal layouts as for the other types (cube.h), C in 16 x 16 int32 NZ fractals.
+// Initial C as Mmad's: 0 when cmatrixInitVal && !isBias, else the accumulated L0C.
+inline void Mmad(const LocalTensor<int32_t>& dst, const LocalTensor<int4b_t>& fm, const LocalTensor<int4b_t>& filter,
+                 const MmadParams& p, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    using namespace megafuse_emu;
+    const char* api = "Mmad (int4b_t)";
+    CoreState& c = Core(loc);
+    if (!IsArch2201()) Fail(loc, Str(api, " is emulated on arch 2201 only, not on ", c.soc_name));
+    MmadOperands(dst, fm, filter, loc);
+    if (p.cmatrixSource && !(p.cmatrixInitVal && !p.isBias)) Fail(loc, Str(api, ": cmatrixSource = true is not emulated"));
+    if (p.m == 0 || p.n == 0 || p.k == 0) return;
+    if (p.m == 1) Fail(loc, Str(api, ": GEMV (m = 1) is not emulated"));
+    CheckLocalAlign(fm.ref_, 512, api, "fm", loc);
+    CheckLocalAlign(filter.ref_, 512, api, "filter", loc);
+    CheckLocalAlign(dst.ref_, 1024, api, "dst", loc);
+    constexpr uint64_t c0 = 64;
+    const uint64_t m1 = (p.m + 15) / 16, k1 = (p.k + c0 - 1) / c0, n1 = (p.n + 15) / 16;
+    const uint8_t* a = LocalAccessBytes(fm.ref_, 0, m1 * k1 * 512, api, "fm", loc);
+    const uint8_t* b = LocalAccessBytes(filter.ref_, 0, k1 * n1 * 512, api, "filter", loc);
+    uint8_t* out = LocalAccess(dst.ref_, 4, 0, m1 * n1 * 256, api, "dst", loc);
+    const bool zero = p.cmatrixInitVal && !p.isBias;
+    for (uint64_t i = 0; i < m1 * 16; ++i)
+        for (uint64_t j = 0; j < n1 * 16; ++j) {
+            const uint64_t ci = ((j / 16) * m1 + i / 16) * 256 + (i % 16) * 16 + j % 16;
+            const bool valid = i < p.m && j < p.n;
+            uint8_t st = zero ? kWritten : ElemState(out + ci * 4, 4);
+            if (st == kNeverWritten) st = kDerived;
+            int32_t acc = zero || !valid ? 0 : Ld<int32_t>(out, ci);
+            for (uint64_t kk = 0; kk < p.k; ++kk) {
+                const uint64_t ai = ((i / 16) * k1 + kk / c0) * 16 * c0 + (i % 16) * c0 + kk % c0;
+                const uint64_t bi = ((kk / c0) * n1 + j / 16) * c0 * 16 + (j % 16) * c0 + kk % c0;
+                const uint8_t sa = ElemState(a + ai / 2, 1), sb = ElemState(b + bi / 2, 1);
+                if (sa != kWritten || sb != kWritten) {
+                    if (sa == kNeverWritten) NoteOrigin(a + ai / 2, 1, api, "fm (A2 / L0A)", loc);
+                    if (sb == kNeverWritten) NoteOrigin(b + bi / 2, 1, api, "filter (B2 / L0B)", loc);
+                    st = kDerived;
+                }
+                if (valid) acc += LoadInt4(a, ai) * LoadInt4(b, bi);
+            }
+            // fractal padding (rows past m, columns past n) holds whatever the cube computes from
+            // the padding; here 0, marked derived when the padding was never written
+            St<int32_t>(out, ci, acc);
+            SetState(out + ci * 4, 4, st);
+        }
+    Count(MMAD_INSTRUCTIONS);
+    Count(CUBE_FRACTALS, m1 * k1 * n1);
 }
 
 }  // namespace AscendC
