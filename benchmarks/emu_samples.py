@@ -19,7 +19,8 @@ refused (the emulator stopped the kernel: the reason), compile error (the first 
 error (the generator failed). Excluded, with the reason: samples whose README lists only Ascend
 950 products (or that build only for dav-3510), and framework-integration samples that need a
 framework runtime (PyTorch / TensorFlow / ONNX / GE / aclgraph, aclnn / aclop op packages,
-the profiler). The results file names the devkit commit.
+the profiler); a README without a product section counts as Ascend 950 only when its CMakeLists
+builds for dav-3510 alone. The results file names the devkit commit.
 """
 
 from __future__ import annotations
@@ -150,6 +151,7 @@ def plan(sample: Path) -> dict:
     prog_args: list[str] = []
     for ln in _bash_block(readme):
         for stmt in [s.strip() for s in re.split(r"[;&]+", ln) if s.strip()]:
+            stmt = re.sub(r"^export\s+", "", stmt)  # export NAME=VAL sets the variable too
             assigns = [re.fullmatch(r"(\w+)=(\S*)", tok) for tok in stmt.split()]
             if all(assigns):  # NAME=VAL [NAME=VAL ...]
                 for m in assigns:
@@ -195,7 +197,10 @@ def excluded(rel: Path, p: dict) -> str | None:
                 "roduct" in sec.split("\n")[0]]
     products = sections[0] if sections else p["readme"]
     a2 = "Atlas A2" in products or "Atlas A3" in products
-    if (not a2 and "950" in products) or (p["arch"] == "dav-3510" and not a2):
+    # Without a product section the CMakeLists' architecture is the sample's only statement of
+    # its target: a README that merely mentions A2 in its prose does not make it an A2 sample.
+    only_3510 = p["arch"] == "dav-3510" and (not sections or not a2)
+    if (not a2 and "950" in products) or only_3510:
         return "Ascend 950 only"
     return None
 

@@ -100,3 +100,23 @@ def test_wrong_result_is_a_fail_and_950_only_is_excluded(tmp_path):
     (s / "README.md").write_text(_README.replace("Atlas A2 训练系列产品", "Ascend 950PR"))
     res = emu_samples.run_sample(s, s.relative_to(tmp_path), "ascend910b2", 60)
     assert res == {"sample": str(s.relative_to(tmp_path)), "verdict": "excluded", "reason": "Ascend 950 only"}
+
+
+def test_exported_readme_variable_is_substituted(tmp_path):
+    s = _sample(tmp_path)
+    (s / "README.md").write_text(_README.replace("SCENARIO_NUM=2\n", "export SCENARIO_NUM=3   # 1-3\n"))
+    p = emu_samples.plan(s)
+    assert p["gen"][-2:] == ["-scenarioNum", "3"] and p["defines"] == ["-DSCENARIO_NUM=3"]
+
+
+def test_dav3510_only_cmake_without_product_section_is_excluded(tmp_path):
+    s = _sample(tmp_path)
+    (s / "CMakeLists.txt").write_text('set(CMAKE_ASC_ARCHITECTURES "dav-3510" CACHE STRING "arch")\n' + _CMAKE)
+    no_products = "# scale\nAtlas A2 系列产品中多个读操作同时访问同一个bank group就会引发冲突。\n" + \
+        _README.split("## 支持的产品\n| Atlas A2 训练系列产品 | >= CANN 9.0.0 |\n")[1].replace(
+            "-DCMAKE_ASC_ARCHITECTURES=dav-2201 ", "")
+    (s / "README.md").write_text(no_products)
+    p = emu_samples.plan(s)
+    assert emu_samples.excluded(s.relative_to(tmp_path), p) == "Ascend 950 only"
+    (s / "README.md").write_text(_README.replace("-DCMAKE_ASC_ARCHITECTURES=dav-2201 ", ""))  # A2 product listed
+    assert emu_samples.excluded(s.relative_to(tmp_path), emu_samples.plan(s)) is None
