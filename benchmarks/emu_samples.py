@@ -16,7 +16,8 @@ README's cmake cache values (else the CMakeLists defaults); shell variables of t
 block (SCENARIO_NUM=1) are substituted. Verdicts: pass (the verifier printed its pass line, or
 the program exited 0 when the sample has no verifier: "ran, unverified"), fail (wrong result),
 refused (the emulator stopped the kernel: the reason), compile error (the first missing API),
-error (the generator failed). Excluded, with the reason: samples whose README lists only Ascend
+error (the generator failed). A sample whose README shows a kernel assertion failing as its
+result passes when the emulator stops the kernel at that same assertion. Excluded, with the reason: samples whose README lists only Ascend
 950 products (or that build only for dav-3510), and framework-integration samples that need a
 framework runtime (PyTorch / TensorFlow / ONNX / GE / aclgraph, aclnn / aclop op packages,
 the profiler); a README without a product section counts as Ascend 950 only when its CMakeLists
@@ -217,6 +218,16 @@ def first_missing(err: str) -> str:
     return err.strip().splitlines()[0][:200] if err.strip() else "?"
 
 
+_ASSERTION = re.compile(r"Assertion `(.+?)' failed")
+
+
+def expected_assertion(readme: str, stop_line: str) -> bool:
+    """The emulator stopped the kernel at an assertion that the README's expected output shows
+    failing (a sample that demonstrates a kernel assert: that failure is its documented result)."""
+    got = _ASSERTION.search(stop_line)
+    return bool(got) and got.group(1) in {m.group(1) for m in _ASSERTION.finditer(readme)}
+
+
 def run_sample(sample: Path, rel: Path, soc: str, timeout: float) -> dict:
     p = plan(sample)
     why = excluded(rel, p)
@@ -250,6 +261,9 @@ def run_sample(sample: Path, rel: Path, soc: str, timeout: float) -> dict:
             return {"sample": str(rel), "verdict": "compile error", "missing": first_missing(last), "line": last[:400],
                     "seconds": secs}
         if r.returncode != 0:
+            if expected_assertion(p["readme"], last):
+                return {"sample": str(rel), "verdict": "pass", "seconds": secs,
+                        "how": "the kernel assertion failure the README shows as the sample's result: " + last[:300]}
             return {"sample": str(rel), "verdict": "refused", "reason": last[:400], "seconds": secs}
         if not p["verify"]:
             if re.search(r"test fail|\[ERROR\]|result error", r.stdout, re.I):

@@ -120,3 +120,18 @@ def test_dav3510_only_cmake_without_product_section_is_excluded(tmp_path):
     assert emu_samples.excluded(s.relative_to(tmp_path), p) == "Ascend 950 only"
     (s / "README.md").write_text(_README.replace("-DCMAKE_ASC_ARCHITECTURES=dav-2201 ", ""))  # A2 product listed
     assert emu_samples.excluded(s.relative_to(tmp_path), emu_samples.plan(s)) is None
+
+
+def test_kernel_assert_stops_the_kernel_and_matches_a_readme_expected_assertion(tmp_path):
+    """A kernel `assert` that fails is the kernel's error at its line (not a SIGABRT of the run);
+    a README that shows that very assertion failing as the sample's result makes it a pass."""
+    s = _sample(tmp_path)
+    (s / "scale.asc").write_text("#include <cassert>\n#include \"kernel_operator.h\"\n" + _ASC.replace(
+        "    for (int i", '    assert(SCENARIO_NUM < 2 && "scenario too large");\n    for (int i'))
+    res = emu_samples.run_sample(s, s.relative_to(tmp_path), "ascend910b2", 60)
+    assert res["verdict"] == "refused", res
+    assert res["reason"].endswith("line 9: Assertion `SCENARIO_NUM < 2 && \"scenario too large\"' failed "
+                                  "[block 0/1, scale.asc]"), res
+    (s / "README.md").write_text(_README + "\n```\n[ASSERT] scale.asc:9: Assertion `SCENARIO_NUM < 2 && "
+                                 "\"scenario too large\"' failed.\n```\n")
+    assert emu_samples.run_sample(s, s.relative_to(tmp_path), "ascend910b2", 60)["verdict"] == "pass"

@@ -38,4 +38,5 @@
 #include "megafuse_emu/adv_softmax.h"
 #include "megafuse_emu/adv_select.h"
 #include "megafuse_emu/adv_broadcast.h"
+#include "megafuse_emu/kernel_assert.h"
 #include "utils/debug/asc_printf.h"
