@@ -39,4 +39,5 @@
 #include "megafuse_emu/adv_select.h"
 #include "megafuse_emu/adv_broadcast.h"
 #include "megafuse_emu/kernel_assert.h"
+#include "megafuse_emu/debug_dump.h"
 #include "utils/debug/asc_printf.h"
