@@ -40,4 +40,5 @@
 #include "megafuse_emu/adv_broadcast.h"
 #include "megafuse_emu/kernel_assert.h"
 #include "megafuse_emu/debug_dump.h"
+#include "megafuse_emu/group_barrier.h"
 #include "utils/debug/asc_printf.h"
