@@ -13,12 +13,14 @@ with a host main) is run the way its README says, in a scratch copy:
 
 The -D definitions are the CMakeLists' add_definitions / target_compile_definitions with the
 README's cmake cache values (else the CMakeLists defaults); shell variables of the README's
-block (SCENARIO_NUM=1) are substituted. Verdicts: pass (the verifier printed its pass line, or
-the program exited 0 when the sample has no verifier: "ran, unverified"), fail (wrong result),
-refused (the emulator stopped the kernel: the reason), compile error (the first missing API),
-error (the generator failed). A sample whose README shows a kernel assertion failing as its
-result passes when the emulator stops the kernel at that same assertion. Excluded, with the reason: samples whose README lists only Ascend
-950 products (or that build only for dav-3510), and framework-integration samples that need a
+block (SCENARIO_NUM=1, export NAME=VAL) are substituted. Verdicts: pass (the verifier printed its
+pass line; without a verifier, the program printed its own pass line or every line of the
+README's expected-result block, the device printf's "[AIV Block i/N]" tag aside), ran
+(unverified) (no verifier and nothing to compare with), fail (wrong result), refused (the
+emulator stopped the kernel: the reason), compile error (the first missing API), error (the
+generator failed). A sample whose README shows a kernel assertion failing as its result passes
+when the emulator stops the kernel at that same assertion. Excluded, with the reason: samples
+whose README lists only Ascend 950 products (or that build only for dav-3510), and framework-integration samples that need a
 framework runtime (PyTorch / TensorFlow / ONNX / GE / aclgraph, aclnn / aclop op packages,
 the profiler); a README without a product section counts as Ascend 950 only when its CMakeLists
 builds for dav-3510 alone. The results file names the devkit commit.
@@ -218,6 +220,45 @@ def first_missing(err: str) -> str:
     return err.strip().splitlines()[0][:200] if err.strip() else "?"
 
 
+_CORE_TAG = re.compile(r"^\[AI[CV] Block \d+/\d+\]\s*")  # the device printf's per-core tag
+
+
+def expected_output(readme: str) -> list[str]:
+    """The lines of the README's expected-result block (the first fenced block after a line that
+    names the execution result), without placeholder lines; [] when there is none."""
+    lines = readme.splitlines()
+    for i, ln in enumerate(lines):
+        if not re.search(r"执行结果|运行结果", ln):
+            continue
+        j = next((k for k in range(i + 1, min(i + 6, len(lines))) if lines[k].strip().startswith("```")), None)
+        if j is None:
+            continue
+        block = []
+        for ln2 in lines[j + 1:]:
+            if ln2.strip().startswith("```"):
+                break
+            block.append(ln2.strip())
+        return [b for b in block if b and not re.search(r"<[^>]+>|\.\.\.|…", b)]
+    return []
+
+
+def _missing_lines(want: list[str], stdout: str) -> list[str]:
+    """Expected lines the program did not print (each counted as often as expected; the device
+    printf's "[AIV Block i/N]" tag, which the emulator's printf does not print, is ignored)."""
+    have: dict[str, int] = {}
+    for ln in stdout.splitlines():
+        key = _CORE_TAG.sub("", ln.strip())
+        have[key] = have.get(key, 0) + 1
+    missing = []
+    for w in want:
+        key = _CORE_TAG.sub("", w)
+        if have.get(key, 0) > 0:
+            have[key] -= 1
+        else:
+            missing.append(w)
+    return missing
+
+
 _ASSERTION = re.compile(r"Assertion `(.+?)' failed")
 
 
@@ -266,11 +307,19 @@ def run_sample(sample: Path, rel: Path, soc: str, timeout: float) -> dict:
                         "how": "the kernel assertion failure the README shows as the sample's result: " + last[:300]}
             return {"sample": str(rel), "verdict": "refused", "reason": last[:400], "seconds": secs}
         if not p["verify"]:
-            if re.search(r"test fail|\[ERROR\]|result error", r.stdout, re.I):
+            if re.search(r"test fail|\[ERROR\]|result error|\[Failed\]", r.stdout, re.I):
                 return {"sample": str(rel), "verdict": "fail", "reason": " ".join(r.stdout.split())[-300:],
                         "seconds": secs}
-            if re.search(r"test pass", r.stdout, re.I):
+            if re.search(r"test pass|\[Success\].*verification passed", r.stdout, re.I):
                 return {"sample": str(rel), "verdict": "pass", "how": "the program's own check", "seconds": secs}
+            want = expected_output(p["readme"])
+            if want:
+                missing = _missing_lines(want, r.stdout)
+                if not missing:
+                    return {"sample": str(rel), "verdict": "pass", "seconds": secs,
+                            "how": f"the README's expected output ({len(want)} lines)"}
+                return {"sample": str(rel), "verdict": "fail", "seconds": secs,
+                        "reason": f"the README's expected output lacks {missing[0]!r} ({len(missing)} lines missing)"}
             return {"sample": str(rel), "verdict": "ran (unverified)", "how": "no verifier, no check", "seconds": secs}
         v = run_confined(_python_cmd(p["verify"]), cwd=build, timeout=timeout, env=env)
         out = v.stdout + v.stderr

@@ -135,3 +135,34 @@ def test_kernel_assert_stops_the_kernel_and_matches_a_readme_expected_assertion(
     (s / "README.md").write_text(_README + "\n```\n[ASSERT] scale.asc:9: Assertion `SCENARIO_NUM < 2 && "
                                  "\"scenario too large\"' failed.\n```\n")
     assert emu_samples.run_sample(s, s.relative_to(tmp_path), "ascend910b2", 60)["verdict"] == "pass"
+
+
+_HELLO = r"""
+#include "acl/acl.h"
+#include "utils/debug/asc_printf.h"
+__global__ __vector__ void hello() { printf("Hello %d\n", (int)AscendC::GetBlockIdx() / 2); }
+int main()
+{
+    hello<<<4, nullptr, nullptr>>>();
+    return 0;
+}
+"""
+
+
+def test_readme_expected_output_is_the_check_of_a_sample_without_verifier(tmp_path):
+    """No verifier, no pass line: the README's expected-result block is compared line by line
+    (as a multiset, the device printf's core tag ignored); a missing line is a fail."""
+    s = tmp_path / "examples" / "01_simd_cpp_api" / "00_introduction" / "hello"
+    s.mkdir(parents=True)
+    (s / "CMakeLists.txt").write_text("add_executable(demo hello.asc)\n")
+    (s / "hello.asc").write_text(_HELLO)
+    block = "\n".join(f"  [AIV Block {b}/4] Hello {b // 2}" for b in range(4))
+    readme = ("# hello\n## 支持的产品\n| Atlas A2 训练系列产品 | >= CANN 9.0.0 |\n```bash\nmkdir -p build && cd build;\n"
+              "cmake ..;make -j;\n./demo\n```\n- 执行结果\n  执行结果如下。\n  ```bash\n" + block + "\n  ```\n")
+    (s / "README.md").write_text(readme)
+    assert emu_samples.expected_output(readme)[0] == "[AIV Block 0/4] Hello 0"
+    res = emu_samples.run_sample(s, s.relative_to(tmp_path), "ascend910b2", 60)
+    assert res["verdict"] == "pass" and res["how"] == "the README's expected output (4 lines)", res
+    (s / "README.md").write_text(readme.replace("Block 3/4] Hello 1", "Block 3/4] Hello 2"))
+    res = emu_samples.run_sample(s, s.relative_to(tmp_path), "ascend910b2", 60)
+    assert res["verdict"] == "fail" and "'[AIV Block 3/4] Hello 2'" in res["reason"], res
