@@ -42,4 +42,5 @@
 #include "megafuse_emu/debug_dump.h"
 #include "megafuse_emu/group_barrier.h"
 #include "megafuse_emu/buf_pool.h"
+#include "megafuse_emu/aot.h"
 #include "utils/debug/asc_printf.h"
