@@ -174,12 +174,15 @@ def plan(sample: Path) -> dict:
         ver = ["python3", "../scripts/verify_result.py", "output/output.bin", "output/golden.bin"]
     for m in _OPTION.finditer(cmake):
         cache.setdefault(m.group(1), m.group(2))
-    cache.setdefault("CMAKE_ASC_ARCHITECTURES", "dav-2201")
+    arch = cache.get("CMAKE_ASC_ARCHITECTURES", "dav-2201")  # the README's (or CMakeLists') choice: exclusion
+    cache["CMAKE_ASC_ARCHITECTURES"] = "dav-2201"  # the build itself is for the emulated 910B's arch
     cmake = _active_lines(cmake, cache)
     defines = []
     for m in _DEFS.finditer(cmake):
         for tok in m.group(1).split():
-            tok = _subst(tok, cache).strip('"')
+            tok = _subst(tok, cache)
+            if len(tok) > 1 and tok[0] == tok[-1] == '"':  # "NAME=VAL" (a NAME="VAL" keeps its string quotes)
+                tok = tok[1:-1]
             if tok.startswith("-D"):
                 defines.append(tok)
             elif re.fullmatch(r"\w+(=\S*)?", tok) and tok.upper() not in ("PRIVATE", "PUBLIC", "INTERFACE") \
@@ -188,7 +191,7 @@ def plan(sample: Path) -> dict:
     listed = [tok for m in [_EXE.search(cmake), *_LIB.finditer(cmake)] if m for tok in m.group(1).split()]
     sources = [re.sub(r"^\$\{CMAKE_CURRENT_SOURCE_DIR\}/", "", s) for s in listed if s.endswith((".asc", ".cpp"))]
     return {"sources": sources, "defines": [d for d in defines if "$" not in d and "<" not in d],
-            "gen": gen, "verify": ver, "program_args": prog_args, "arch": cache.get("CMAKE_ASC_ARCHITECTURES", ""),
+            "gen": gen, "verify": ver, "program_args": prog_args, "arch": arch,
             "readme": readme}
 
 

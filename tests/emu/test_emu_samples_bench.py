@@ -166,3 +166,14 @@ def test_readme_expected_output_is_the_check_of_a_sample_without_verifier(tmp_pa
     (s / "README.md").write_text(readme.replace("Block 3/4] Hello 1", "Block 3/4] Hello 2"))
     res = emu_samples.run_sample(s, s.relative_to(tmp_path), "ascend910b2", 60)
     assert res["verdict"] == "fail" and "'[AIV Block 3/4] Hello 2'" in res["reason"], res
+
+
+def test_quoted_definition_and_the_910b_arch_for_an_a2_sample(tmp_path):
+    """A string definition keeps its quotes; a README that builds for dav-3510 in its example
+    while listing A2 products is built for dav-2201 (the emulated SoC), not excluded."""
+    s = _sample(tmp_path)
+    (s / "CMakeLists.txt").write_text(_CMAKE + 'target_compile_definitions(demo PRIVATE ARCH_NAME="${CMAKE_ASC_ARCHITECTURES}")\n')
+    (s / "README.md").write_text(_README.replace("-DCMAKE_ASC_ARCHITECTURES=dav-2201", "-DCMAKE_ASC_ARCHITECTURES=dav-3510"))
+    p = emu_samples.plan(s)
+    assert '-DARCH_NAME="dav-2201"' in p["defines"] and p["arch"] == "dav-3510"
+    assert emu_samples.excluded(s.relative_to(tmp_path), p) is None
