@@ -85,6 +85,10 @@ extern "C" __global__ __aicore__ void pools(GM_ADDR x, GM_ADDR y, GM_ADDR z, int
         pipe.InitBufPool(p0, 8 * N * 2);
         p0.InitBuffer(op.a, 4, N * 2);
         p0.InitBuffer(op.b, 1, N * 2);
+    } else if (mode >= 4) {     // a pool of the whole UB (192 KiB), or 32 B more
+        pipe.InitBufPool(p0, 192 * 1024 + (mode - 4) * 32);
+        p0.InitBuffer(op.a, 1, N * 2); p0.InitBuffer(op.b, 1, N * 2); p0.InitBuffer(op.o, 1, N * 2);
+        op.Add(0);
     } else {                    // a tensor of a reset pool
         pipe.InitBufPool(p1, 3 * N * 2);
         p1.InitBuffer(op.a, 1, N * 2);
@@ -128,3 +132,12 @@ def test_buffer_ids_beyond_bufidsize_are_refused(kernel):
 def test_tensor_of_a_reset_pool_is_stale(kernel):
     with pytest.raises(EmulationError, match=r"DataCopy: dst refers to a buffer released by"):
         _run(kernel, 3)
+
+
+def test_a_pool_may_take_the_whole_ub_but_no_more(kernel):
+    """The devkit's own InitBufPool check is the whole 192 KiB (its tbufpool sample reserves it
+    all), not InitBuffer's usable budget."""
+    x, y, z = _run(kernel, 4)
+    np.testing.assert_array_equal(z[:256], x + y)
+    with pytest.raises(EmulationError, match=r"InitBufPool\(len=196640\) needs 196640 B of UB .* > the 196608 B"):
+        _run(kernel, 5)
