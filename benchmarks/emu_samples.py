@@ -13,14 +13,19 @@ with a host main) is run the way its README says, in a scratch copy:
 
 The -D definitions are the CMakeLists' add_definitions / target_compile_definitions with the
 README's cmake cache values (else the CMakeLists defaults); shell variables of the README's
-block (SCENARIO_NUM=1) are substituted (and CMake string(REGEX MATCH) results). A sample whose
-CMakeLists builds only for dav-2002 (Atlas inference AI Core) runs on ascend310p3. Verdicts: pass (the verifier printed its pass line, or
-the program exited 0 when the sample has no verifier: "ran, unverified"), fail (wrong result),
-refused (the emulator stopped the kernel: the reason), compile error (the first missing API),
-error (the generator failed). Excluded, with the reason: samples whose README lists only Ascend
-950 products (or that build only for dav-3510), and framework-integration samples that need a
+block (SCENARIO_NUM=1, export NAME=VAL) are substituted (and CMake string(REGEX MATCH) results).
+A sample whose CMakeLists builds only for dav-2002 (Atlas inference AI Core) runs on ascend310p3.
+Verdicts: pass (the verifier printed its
+pass line; without a verifier, the program printed its own pass line or every line of the
+README's expected-result block, the device printf's "[AIV Block i/N]" tag aside), ran
+(unverified) (no verifier and nothing to compare with), fail (wrong result), refused (the
+emulator stopped the kernel: the reason), compile error (the first missing API), error (the
+generator failed). A sample whose README shows a kernel assertion failing as its result passes
+when the emulator stops the kernel at that same assertion. Excluded, with the reason: samples
+whose README lists only Ascend 950 products (or that build only for dav-3510), and framework-integration samples that need a
 framework runtime (PyTorch / TensorFlow / ONNX / GE / aclgraph, aclnn / aclop op packages,
-the profiler). The results file names the devkit commit.
+the profiler); a README without a product section counts as Ascend 950 only when its CMakeLists
+builds for dav-3510 alone. The results file names the devkit commit.
 """
 
 from __future__ import annotations
@@ -158,6 +163,7 @@ def plan(sample: Path) -> dict:
     prog_args: list[str] = []
     for ln in _bash_block(readme):
         for stmt in [s.strip() for s in re.split(r"[;&]+", ln) if s.strip()]:
+            stmt = re.sub(r"^export\s+", "", stmt)  # export NAME=VAL sets the variable too
             assigns = [re.fullmatch(r"(\w+)=(\S*)", tok) for tok in stmt.split()]
             if all(assigns):  # NAME=VAL [NAME=VAL ...]
                 for m in assigns:
@@ -177,12 +183,15 @@ def plan(sample: Path) -> dict:
         ver = ["python3", "../scripts/verify_result.py", "output/output.bin", "output/golden.bin"]
     for m in _OPTION.finditer(cmake):
         cache.setdefault(m.group(1), m.group(2))
-    cache.setdefault("CMAKE_ASC_ARCHITECTURES", "dav-2201")
+    arch = cache.get("CMAKE_ASC_ARCHITECTURES", "dav-2201")  # the README's (or CMakeLists') choice: exclusion
+    cache["CMAKE_ASC_ARCHITECTURES"] = "dav-2201"  # the build itself is for the emulated 910B's arch
     cmake = _active_lines(cmake, cache)
     defines = []
     for m in _DEFS.finditer(cmake):
         for tok in m.group(1).split():
-            tok = _subst(tok, cache).strip('"')
+            tok = _subst(tok, cache)
+            if len(tok) > 1 and tok[0] == tok[-1] == '"':  # "NAME=VAL" (a NAME="VAL" keeps its string quotes)
+                tok = tok[1:-1]
             if tok.startswith("-D"):
                 defines.append(tok)
             elif re.fullmatch(r"\w+(=\S*)?", tok) and tok.upper() not in ("PRIVATE", "PUBLIC", "INTERFACE") \
@@ -191,7 +200,7 @@ def plan(sample: Path) -> dict:
     listed = [tok for m in [_EXE.search(cmake), *_LIB.finditer(cmake)] if m for tok in m.group(1).split()]
     sources = [re.sub(r"^\$\{CMAKE_CURRENT_SOURCE_DIR\}/", "", s) for s in listed if s.endswith((".asc", ".cpp"))]
     return {"sources": sources, "defines": [d for d in defines if "$" not in d and "<" not in d],
-            "gen": gen, "verify": ver, "program_args": prog_args, "arch": cache.get("CMAKE_ASC_ARCHITECTURES", ""),
+            "gen": gen, "verify": ver, "program_args": prog_args, "arch": arch,
             "readme": readme}
 
 
@@ -203,7 +212,10 @@ def excluded(rel: Path, p: dict) -> str | None:
                 "roduct" in sec.split("\n")[0]]
     products = sections[0] if sections else p["readme"]
     a2 = "Atlas A2" in products or "Atlas A3" in products
-    if (not a2 and "950" in products) or (p["arch"] == "dav-3510" and not a2):
+    # Without a product section the CMakeLists' architecture is the sample's only statement of
+    # its target: a README that merely mentions A2 in its prose does not make it an A2 sample.
+    only_3510 = p["arch"] == "dav-3510" and (not sections or not a2)
+    if (not a2 and "950" in products) or only_3510:
         return "Ascend 950 only"
     return None
 
@@ -227,6 +239,55 @@ def first_missing(err: str) -> str:
         if m:
             return "::".join(reversed(m.groups())) if len(m.groups()) == 2 else m.group(1)
     return err.strip().splitlines()[0][:200] if err.strip() else "?"
+
+
+_CORE_TAG = re.compile(r"^\[AI[CV] Block \d+/\d+\]\s*")  # the device printf's per-core tag
+
+
+def expected_output(readme: str) -> list[str]:
+    """The lines of the README's expected-result block (the first fenced block after a line that
+    names the execution result), without placeholder lines; [] when there is none."""
+    lines = readme.splitlines()
+    for i, ln in enumerate(lines):
+        if not re.search(r"执行结果|运行结果", ln):
+            continue
+        j = next((k for k in range(i + 1, min(i + 6, len(lines))) if lines[k].strip().startswith("```")), None)
+        if j is None:
+            continue
+        block = []
+        for ln2 in lines[j + 1:]:
+            if ln2.strip().startswith("```"):
+                break
+            block.append(ln2.strip())
+        return [b for b in block if b and not re.search(r"<[^>]+>|\.\.\.|…", b)]
+    return []
+
+
+def _missing_lines(want: list[str], stdout: str) -> list[str]:
+    """Expected lines the program did not print (each counted as often as expected; the device
+    printf's "[AIV Block i/N]" tag, which the emulator's printf does not print, is ignored)."""
+    have: dict[str, int] = {}
+    for ln in stdout.splitlines():
+        key = _CORE_TAG.sub("", ln.strip())
+        have[key] = have.get(key, 0) + 1
+    missing = []
+    for w in want:
+        key = _CORE_TAG.sub("", w)
+        if have.get(key, 0) > 0:
+            have[key] -= 1
+        else:
+            missing.append(w)
+    return missing
+
+
+_ASSERTION = re.compile(r"Assertion `(.+?)' failed")
+
+
+def expected_assertion(readme: str, stop_line: str) -> bool:
+    """The emulator stopped the kernel at an assertion that the README's expected output shows
+    failing (a sample that demonstrates a kernel assert: that failure is its documented result)."""
+    got = _ASSERTION.search(stop_line)
+    return bool(got) and got.group(1) in {m.group(1) for m in _ASSERTION.finditer(readme)}
 
 
 def run_sample(sample: Path, rel: Path, soc: str, timeout: float) -> dict:
@@ -264,13 +325,24 @@ def run_sample(sample: Path, rel: Path, soc: str, timeout: float) -> dict:
             return {"sample": str(rel), "verdict": "compile error", "missing": first_missing(last), "line": last[:400],
                     "seconds": secs}
         if r.returncode != 0:
+            if expected_assertion(p["readme"], last):
+                return {"sample": str(rel), "verdict": "pass", "seconds": secs,
+                        "how": "the kernel assertion failure the README shows as the sample's result: " + last[:300]}
             return {"sample": str(rel), "verdict": "refused", "reason": last[:400], "seconds": secs}
         if not p["verify"]:
-            if re.search(r"test fail|\[ERROR\]|result error", r.stdout, re.I):
+            if re.search(r"test fail|\[ERROR\]|result error|\[Failed\]", r.stdout, re.I):
                 return {"sample": str(rel), "verdict": "fail", "reason": " ".join(r.stdout.split())[-300:],
                         "seconds": secs}
-            if re.search(r"test pass", r.stdout, re.I):
+            if re.search(r"test pass|\[Success\].*verification passed", r.stdout, re.I):
                 return {"sample": str(rel), "verdict": "pass", "how": "the program's own check", "seconds": secs}
+            want = expected_output(p["readme"])
+            if want:
+                missing = _missing_lines(want, r.stdout)
+                if not missing:
+                    return {"sample": str(rel), "verdict": "pass", "seconds": secs,
+                            "how": f"the README's expected output ({len(want)} lines)"}
+                return {"sample": str(rel), "verdict": "fail", "seconds": secs,
+                        "reason": f"the README's expected output lacks {missing[0]!r} ({len(missing)} lines missing)"}
             return {"sample": str(rel), "verdict": "ran (unverified)", "how": "no verifier, no check", "seconds": secs}
         v = run_confined(_python_cmd(p["verify"]), cwd=build, timeout=timeout, env=_script_env())
         out = v.stdout + v.stderr

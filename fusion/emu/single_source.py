@@ -18,6 +18,7 @@ AIC_ONLY, and a KERNEL_TASK_TYPE_DEFAULT(...) in its body wins over both; it app
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -76,6 +77,9 @@ def build_program(source: str | os.PathLike | Sequence[str | os.PathLike], soc: 
         os.replace(tmp, unit)
         units.append(str(unit))
     includes = ["-I", str(harness.INCLUDE_DIR)] + [a for d in dirs for a in ("-iquote", str(d))]
+    # aclrtc (acl/acl_rt_compile.h) compiles kernel strings at run time with this same build
+    rtc_argv = [harness.CXX, *harness.CXX_FLAGS, *flags, "-I", str(harness.INCLUDE_DIR), str(runtime)]
+    flags = [*flags, "-DMEGAFUSE_EMU_RTC_ARGV=" + ",".join(json.dumps(a) for a in rtc_argv)]
     names = " + ".join(p.name for p in src_paths)
     harness._atomic_build(
         exe, lambda out: [harness.CXX, *harness.CXX_FLAGS, *flags, *includes, "-x", "c++", *units, "-x", "none",

@@ -107,3 +107,80 @@ def test_plan_evaluates_string_regex_match(tmp_path):
     (s / "CMakeLists.txt").write_text(_CMAKE + 'string(REGEX MATCH "([0-9]+)" ARCH_NUM "${CMAKE_ASC_ARCHITECTURES}")\n'
                                       "add_definitions(-DASC_ARCHITECTURES=${ARCH_NUM})\n")
     assert emu_samples.plan(s)["defines"] == ["-DSCENARIO_NUM=2", "-DASC_ARCHITECTURES=2201"]
+
+
+def test_exported_readme_variable_is_substituted(tmp_path):
+    s = _sample(tmp_path)
+    (s / "README.md").write_text(_README.replace("SCENARIO_NUM=2\n", "export SCENARIO_NUM=3   # 1-3\n"))
+    p = emu_samples.plan(s)
+    assert p["gen"][-2:] == ["-scenarioNum", "3"] and p["defines"] == ["-DSCENARIO_NUM=3"]
+
+
+def test_dav3510_only_cmake_without_product_section_is_excluded(tmp_path):
+    s = _sample(tmp_path)
+    (s / "CMakeLists.txt").write_text('set(CMAKE_ASC_ARCHITECTURES "dav-3510" CACHE STRING "arch")\n' + _CMAKE)
+    no_products = "# scale\nAtlas A2 系列产品中多个读操作同时访问同一个bank group就会引发冲突。\n" + \
+        _README.split("## 支持的产品\n| Atlas A2 训练系列产品 | >= CANN 9.0.0 |\n")[1].replace(
+            "-DCMAKE_ASC_ARCHITECTURES=dav-2201 ", "")
+    (s / "README.md").write_text(no_products)
+    p = emu_samples.plan(s)
+    assert emu_samples.excluded(s.relative_to(tmp_path), p) == "Ascend 950 only"
+    (s / "README.md").write_text(_README.replace("-DCMAKE_ASC_ARCHITECTURES=dav-2201 ", ""))  # A2 product listed
+    assert emu_samples.excluded(s.relative_to(tmp_path), emu_samples.plan(s)) is None
+
+
+def test_kernel_assert_stops_the_kernel_and_matches_a_readme_expected_assertion(tmp_path):
+    """A kernel `assert` that fails is the kernel's error at its line (not a SIGABRT of the run);
+    a README that shows that very assertion failing as the sample's result makes it a pass."""
+    s = _sample(tmp_path)
+    (s / "scale.asc").write_text("#include <cassert>\n#include \"kernel_operator.h\"\n" + _ASC.replace(
+        "    for (int i", '    assert(SCENARIO_NUM < 2 && "scenario too large");\n    for (int i'))
+    res = emu_samples.run_sample(s, s.relative_to(tmp_path), "ascend910b2", 60)
+    assert res["verdict"] == "refused", res
+    assert res["reason"].endswith("line 9: Assertion `SCENARIO_NUM < 2 && \"scenario too large\"' failed "
+                                  "[block 0/1, scale.asc]"), res
+    (s / "README.md").write_text(_README + "\n```\n[ASSERT] scale.asc:9: Assertion `SCENARIO_NUM < 2 && "
+                                 "\"scenario too large\"' failed.\n```\n")
+    assert emu_samples.run_sample(s, s.relative_to(tmp_path), "ascend910b2", 60)["verdict"] == "pass"
+
+
+_HELLO = r"""
+#include "acl/acl.h"
+#include "utils/debug/asc_printf.h"
+__global__ __vector__ void hello() { printf("Hello %d\n", (int)AscendC::GetBlockIdx() / 2); }
+int main()
+{
+    hello<<<4, nullptr, nullptr>>>();
+    return 0;
+}
+"""
+
+
+def test_readme_expected_output_is_the_check_of_a_sample_without_verifier(tmp_path):
+    """No verifier, no pass line: the README's expected-result block is compared line by line
+    (as a multiset, the device printf's core tag ignored); a missing line is a fail."""
+    s = tmp_path / "examples" / "01_simd_cpp_api" / "00_introduction" / "hello"
+    s.mkdir(parents=True)
+    (s / "CMakeLists.txt").write_text("add_executable(demo hello.asc)\n")
+    (s / "hello.asc").write_text(_HELLO)
+    block = "\n".join(f"  [AIV Block {b}/4] Hello {b // 2}" for b in range(4))
+    readme = ("# hello\n## 支持的产品\n| Atlas A2 训练系列产品 | >= CANN 9.0.0 |\n```bash\nmkdir -p build && cd build;\n"
+              "cmake ..;make -j;\n./demo\n```\n- 执行结果\n  执行结果如下。\n  ```bash\n" + block + "\n  ```\n")
+    (s / "README.md").write_text(readme)
+    assert emu_samples.expected_output(readme)[0] == "[AIV Block 0/4] Hello 0"
+    res = emu_samples.run_sample(s, s.relative_to(tmp_path), "ascend910b2", 60)
+    assert res["verdict"] == "pass" and res["how"] == "the README's expected output (4 lines)", res
+    (s / "README.md").write_text(readme.replace("Block 3/4] Hello 1", "Block 3/4] Hello 2"))
+    res = emu_samples.run_sample(s, s.relative_to(tmp_path), "ascend910b2", 60)
+    assert res["verdict"] == "fail" and "'[AIV Block 3/4] Hello 2'" in res["reason"], res
+
+
+def test_quoted_definition_and_the_910b_arch_for_an_a2_sample(tmp_path):
+    """A string definition keeps its quotes; a README that builds for dav-3510 in its example
+    while listing A2 products is built for dav-2201 (the emulated SoC), not excluded."""
+    s = _sample(tmp_path)
+    (s / "CMakeLists.txt").write_text(_CMAKE + 'target_compile_definitions(demo PRIVATE ARCH_NAME="${CMAKE_ASC_ARCHITECTURES}")\n')
+    (s / "README.md").write_text(_README.replace("-DCMAKE_ASC_ARCHITECTURES=dav-2201", "-DCMAKE_ASC_ARCHITECTURES=dav-3510"))
+    p = emu_samples.plan(s)
+    assert '-DARCH_NAME="dav-2201"' in p["defines"] and p["arch"] == "dav-3510"
+    assert emu_samples.excluded(s.relative_to(tmp_path), p) is None

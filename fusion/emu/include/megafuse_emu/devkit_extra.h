@@ -102,7 +102,9 @@ inline int64_t GetSystemCycle()
 // (devkit ReadGmByPassDCache / WriteGmByPassDCache / DataCacheCleanAndInvalid / DataSyncBarrier;
 // enum values from the devkit's kernel_event.h / kernel_reg.h). The host has one coherent memory
 // and runs one core at a time, so the cache operations and barriers order nothing here; the
-// scalar accesses are checked against the kernel argument buffers like GlobalTensor's.
+// scalar accesses are checked against the kernel argument buffers like GlobalTensor's. A GM
+// cache invalidate or bypass read is how a core polls for another core's write, so both hand
+// control to the next core of a cooperative launch that can run (a spin loop then terminates).
 enum class MemDsbT : uint8_t { ALL = 0, DDR, UB, SEQ };
 enum class CacheLine : uint64_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
 enum class DcciDst : uint64_t { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };
@@ -112,6 +114,7 @@ T ReadGmByPassDCache(__gm__ T* addr, megafuse_emu::Loc loc = megafuse_emu::Loc::
 {
     const auto* p = reinterpret_cast<const uint8_t*>(addr);
     megafuse_emu::CheckGmRegion(p, p, sizeof(T), "ReadGmByPassDCache", loc);
+    megafuse_emu::LaunchYield(megafuse_emu::Core(loc));
     T v;
     std::memcpy(&v, p, sizeof(T));
     return v;
@@ -131,7 +134,7 @@ void DataSyncBarrier(megafuse_emu::Loc loc = megafuse_emu::Loc::current())
 template <typename T, CacheLine entireType, DcciDst dcciDst>
 void DataCacheCleanAndInvalid(const GlobalTensor<T>&, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
 {
-    megafuse_emu::Core(loc);
+    megafuse_emu::LaunchYield(megafuse_emu::Core(loc));
 }
 template <typename T, CacheLine entireType, DcciDst dcciDst>
 void DataCacheCleanAndInvalid(const LocalTensor<T>&, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
@@ -141,7 +144,7 @@ void DataCacheCleanAndInvalid(const LocalTensor<T>&, megafuse_emu::Loc loc = meg
 template <typename T, CacheLine entireType>
 void DataCacheCleanAndInvalid(const GlobalTensor<T>&, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
 {
-    megafuse_emu::Core(loc);
+    megafuse_emu::LaunchYield(megafuse_emu::Core(loc));
 }
 
 }  // namespace AscendC

@@ -310,6 +310,21 @@ public:
         ++b->gen;
     }
 
+    // A custom TBufPool (EXTERN_IMPL_BUFPOOL, buf_pool.h) sets the queue's buffers up one by one.
+    template <class H>
+    void InitStartBufHandle(H start, uint8_t num, uint32_t, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        start.pool->StartHandles(*this, start, num, loc);
+    }
+    template <class P, class H>
+    void InitBufHandle(P* pool, uint32_t index, H, uint32_t addr, uint32_t len, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        if (index >= slots_.size())
+            megafuse_emu::Fail(loc, megafuse_emu::Str("InitBufHandle(", index, "): InitStartBufHandle set up ",
+                                                      slots_.size(), " buffers"));
+        slots_[index] = pool->MfEmuPool().NewBlock(kPos, addr, len, this, true, "InitBufHandle", loc);
+    }
+
     // emulator internals
     static constexpr TPosition kPos = (src == TPosition::GM) ? dst : src;
     std::vector<megafuse_emu::BlockInfo*> slots_;
@@ -325,6 +340,10 @@ private:
         if (slots_.empty())
             megafuse_emu::Fail(loc, megafuse_emu::Str(api, " on a ", megafuse_emu::PosName(kPos),
                                                       " queue that TPipe::InitBuffer has not set up"));
+        for (size_t i = 0; i < slots_.size(); ++i)
+            if (slots_[i] == nullptr)
+                megafuse_emu::Fail(loc, megafuse_emu::Str(api, " on a queue whose buffer ", i, " no InitBufHandle "
+                                                          "has set up"));
     }
 
     template <typename T>
@@ -417,6 +436,21 @@ public:
         t.ref_.off = bufOffset;
         t.ref_.len = static_cast<uint64_t>(size) * sizeof(T);
         return t;
+    }
+
+    template <class H>  // custom TBufPool (buf_pool.h)
+    void InitStartBufHandle(H start, uint8_t num, uint32_t, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        if (num != 1) megafuse_emu::Fail(loc, "TBuf::InitStartBufHandle: a TBuf has one buffer (num 1)");
+        start.pool->Check("InitStartBufHandle", loc);
+        block_ = nullptr;
+    }
+    template <class P, class H>
+    void InitBufHandle(P* pool, uint32_t index, H, uint32_t addr, uint32_t len, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        if (index != 0) megafuse_emu::Fail(loc, "TBuf::InitBufHandle: a TBuf has one buffer (index 0)");
+        block_ = pool->MfEmuPool().NewBlock(pos, addr, len, this, false, "InitBufHandle", loc);
+        serial_ = megafuse_emu::Core(loc).serial;
     }
 
     megafuse_emu::BlockInfo* block_ = nullptr;  // emulator internals
@@ -516,6 +550,22 @@ public:
             megafuse_emu::Fail(loc, "InitBuffer called twice for the same TBuf");
         buf.block_ = megafuse_emu::AllocateBuffers(bufPos, 1, len, &buf, false, loc).front();
         buf.serial_ = serial;
+        return true;
+    }
+
+    // TBufPool (buf_pool.h): len bytes of the pool's position, or shareBuf's start and length.
+    template <class P>
+    bool InitBufPool(P& pool, uint32_t len, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        CheckPipe(loc);
+        pool.MfEmuPool().FromPipe(len, loc);
+        return true;
+    }
+    template <class P, class S>
+    bool InitBufPool(P& pool, uint32_t len, S& shareBuf, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        CheckPipe(loc);
+        pool.MfEmuPool().Shared(shareBuf.MfEmuPool(), len, nullptr, loc);
         return true;
     }
 

@@ -277,6 +277,10 @@ void MixWaitFlag(CoreState& c, int flag, const char* api, const Loc& loc);
 // matching SyncAll; members: the launch's AIVs (aiv_only) or all its cores, the first
 // used_cores of them when used_cores > 0. A member that finishes first is a reported deadlock.
 void LaunchSyncAll(CoreState& c, bool aiv_only, int used_cores, const char* api, const Loc& loc);
+// Gives control of a cooperative launch to the next core that can run (a core polling GM for
+// another core's write: DataCacheCleanAndInvalid); returns at once when none can, or when the
+// launch runs its blocks one after the other.
+void LaunchYield(CoreState& c);
 // Blocks the calling core of a cooperative launch until ready() holds (checked whenever another
 // core gives control away); `what` names the condition in the deadlock report (mm_sync.h).
 void LaunchWaitUntil(CoreState& c, const std::function<bool()>& ready, const char* api, const std::string& what,
