@@ -14,6 +14,7 @@
 #pragma once
 
 #include "adv_softmax_ext.h"  // SmOperand
+#include "vec_transpose.h"     // TransposeType
 
 struct ConfusionTransposeTiling {
     uint32_t transposeType = 0, b = 0, n = 0, s = 0, hnDiv = 0, stackBufferSize = 0, typeSize = 0, reserved = 0;
@@ -27,25 +28,7 @@ using ::ConfusionTransposeTiling;
 
 namespace AscendC {
 
-enum class TransposeType : uint8_t {
-    TRANSPOSE_TYPE_NONE,
-    TRANSPOSE_NZ2ND_0213,
-    TRANSPOSE_NZ2NZ_0213,
-    TRANSPOSE_NZ2NZ_012_WITH_N,
-    TRANSPOSE_NZ2ND_012_WITH_N,
-    TRANSPOSE_NZ2ND_012_WITHOUT_N,
-    TRANSPOSE_NZ2NZ_012_WITHOUT_N,
-    TRANSPOSE_ND2ND_ONLY,
-    TRANSPOSE_ND_UB_GM,
-    TRANSPOSE_GRAD_ND_UB_GM,
-    TRANSPOSE_ND2ND_B16,
-    TRANSPOSE_NCHW2NHWC,
-    TRANSPOSE_NHWC2NCHW,
-    TRANSPOSE_ND2ND_021,
-    TRANSPOSE_ND2ND_102,
-    TRANSPOSE_ND2ND_210,
-};
-
+// TransposeType: megafuse_emu/vec_transpose.h (the basic Transpose shares it)
 inline void GetTransposeMaxMinTmpSize(const TensorShape& s, const uint32_t typeSize, const uint32_t,
                                       uint32_t& maxValue, uint32_t& minValue)
 {
