@@ -17,6 +17,7 @@ so KernelProgram.counts-style totals and the cost model's timing read the same s
 from __future__ import annotations
 
 from collections import Counter
+from math import gcd
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -134,7 +135,8 @@ class TwoPhaseProgram:
                          f"{ph.role}0: {len(ph.assignment[0])})")
             lines += [f"  prologue {_fmt(s)}" for s in ph.prologue]
             if ph.preload:
-                lines += [f"  preload ({ph.role}0, during the phase before) {_fmt(s)}" for s in ph.preload[0]]
+                when = "before its first unit" if k == 0 else "during the phase before"
+                lines += [f"  preload ({ph.role}0, {when}) {_fmt(s)}" for s in ph.preload[0]]
             if ph.units:
                 for j, it in enumerate(ph.units[0]):
                     lines.append(f"  unit0 step{j}")
@@ -176,11 +178,24 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
                  rows_bursts(cb, r[0], c[0] == wl.out_width)),
         ),))
     kh, kw = wl.kernel
-    pro = (Copy("weights", "in", "w_dw", "w_dw", wl.c1 * kh * kw * C0 * b, 1),
-           Copy("weights", "in", "b_dw", "b_dw", wl.c1 * C0 * ACC_BYTES, 1))
+    pro = (Copy("weights", "in", "b_dw", "b_dw", wl.c1 * C0 * ACC_BYTES, 1),)
     if plan.dw_post16:   # the bias added in the storage dtype: one Cast per core
         pro += (bias_cast(soc, "b_dw16", wl.c1),)
-    return Phase("dw", role, tuple(units), round_robin(len(units), plan.cores), pro)
+    assignment = round_robin(len(units), plan.cores)
+    # the taps of the channel blocks a core's units touch, each once, before its first unit (at
+    # their places in the resident w_dw): its units' ci-blocks repeat with period dw_tap_loads
+    n_loads = dw_tap_loads(plan)
+    preload = tuple(tuple(Copy("weights", "in", "w_dw", "w_dw", block_len(unit_inner(u, plan.ci_steps), plan.cib,
+                                                                            wl.c1) * kh * kw * C0 * b, 1)
+                          for u in core[:n_loads]) for core in assignment)
+    return Phase("dw", role, tuple(units), assignment, pro, preload)
+
+
+def dw_tap_loads(plan: KernelPlan) -> int:
+    """P: DW units of a core whose ci-blocks are distinct -- unit k of core c is c + k x cores, its
+    ci-block (c + k x cores) mod ciSteps, periodic in k with period ciSteps / gcd(cores, ciSteps).
+    A core loads the taps of its first min(its units, P) units' blocks only (the tiling's dwLoads)."""
+    return plan.ci_steps // gcd(plan.cores, plan.ci_steps)
 
 
 def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, int, int]:

@@ -116,7 +116,8 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
     # loads a phase's cores issue while the phase before runs (the resident PW weights): on the
     # same cores (310P) queued on MTE2 after the core's first unit's first step, so the barrier
     # (a soft SyncAll polls with DMA on that queue) waits for them; on other cores (910B AICs, or
-    # no phase before) at the kernel's start, the barrier not waiting
+    # no phase before: the DW phase's taps of its units' channel blocks) at the kernel's start,
+    # the barrier not waiting
     pre_us: dict[str, float] = {}
     for k, ph in enumerate(prog.phases):
         if not ph.preload:
@@ -125,12 +126,13 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
         timer.active = (sum(1 for c in prog.phases[k - 1].assignment if c) if inline else launched)
         for ci, pre in enumerate(ph.preload):
             if pre:
-                t = timer.iteration(acc, pre, 1, True)[0]
+                t = timer.iteration(acc, pre, 1, ph.name == "gemm")[0]   # the AIC's B -> L1, the AIV's taps -> UB
                 if inline:
                     pre_us[f"{ph.role}{ci}"] = t
                 else:
-                    runs[f"{ph.role}{ci}"] = _sim([(0, 0.0, ((_st("MTE2", t, "PW weights -> L1 (resident)"),),))], db)
-    preload_end = max((r.end for r in runs.values()), default=0.0)
+                    what = "PW weights -> L1 (resident)" if ph.name == "gemm" else "the units' DW taps -> UB"
+                    runs[f"{ph.role}{ci}"] = _sim([(0, 0.0, ((_st("MTE2", t, what),),))], db)
+    preload_end = max((r.end for name_, r in runs.items() if name_.startswith("aic")), default=0.0)
     spans = []   # (phase, start, end): where the body's time goes (the note below)
     ready = 0.0
     for k, ph in enumerate(prog.phases):

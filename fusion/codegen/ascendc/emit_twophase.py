@@ -20,7 +20,7 @@ from fusion.codegen.ascendc.forms16 import cube_bias_values, dw16_values, epi16_
 from fusion.codegen.ascendc.kernel_types import ArgSpec, Launch
 from fusion.core.ir import C0
 from schedules.plan import KernelPlan
-from schedules.program_twophase import build_twophase
+from schedules.program_twophase import build_twophase, dw_tap_loads
 from schedules.twophase import fixpipe, gemm_m, workspace_bytes
 from schedules.workload import ceil_div
 
@@ -68,7 +68,8 @@ def tiling_fields(plan: KernelPlan) -> tuple[tuple[str, int], ...]:
     return (("m", gemm_m(wl)), ("mAl", ceil_div(gemm_m(wl), frac) * frac), ("bm", prog.bm), ("kb", prog.kb),
             ("kSteps", ceil_div(wl.c1, prog.kb)),
             ("mTiles", prog.m_tiles), ("gemmCores", gemm), ("epiCores", epi),
-            ("wsSync", ws["sync_ws"]), ("wsPre", ws["pre_ws"])) + emit_se.tiling_fields(plan)
+            ("wsSync", ws["sync_ws"]), ("wsPre", ws["pre_ws"]), ("dwLoads", dw_tap_loads(plan))) \
+        + emit_se.tiling_fields(plan)
 
 
 def workspace_total(plan: KernelPlan) -> int:
@@ -127,6 +128,8 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                   TP_RES_IN=res_in, TP_RES_ARG="resT[j * rows * C0], " if res else "", TP_RES_FREE=res_free,
                   DW_GM="(__gm__ T*)x" if plan.gemm_only else "(__gm__ T*)(usr + t.wsSync@WS_SE@)",
                   A_LOAD=snippet("A_LOAD_X") if plan.gemm_only else snippet("A_LOAD_WS"),
+                  # phase 1 loads only its units' channel blocks of w_dw (program_twophase.dw_phase)
+                  RESIDENT_UB=template("twophase_taps_ub.h"),
                   **resident_values(plan))
     common.update(grouped_values(plan))   # the DW form's slots (may replace TAP_ACC)
     if wl.se and plan.gemm_only:
