@@ -74,7 +74,10 @@ def test_every_fused_block_wins_alone_or_in_its_chain(tmp_path, capsys):
             assert row["in_chain_us"] <= row["vendor_us"]
         else:
             assert row["fused_us"] <= row["vendor_us"]
-    assert any("chain" in row and row["fused_us"] > row["vendor_us"] for row in r["kernels"])
+    # since phase 1 loads only its units' taps, no block of this network loses launched alone any
+    # more (the head was 18.76 vs 18.05 us, now 17.94, MODELED); the gate's keep-it-for-the-chain
+    # path is test_the_gate_credits_a_chain_only_where_one_takes_the_block's
+    assert all(row["fused_us"] <= row["vendor_us"] for row in r["kernels"])
 
 
 @pytest.fixture(scope="module")
