@@ -236,7 +236,9 @@ def write(args, rows: dict) -> None:
     Path(args.out + ".md").write_text(f"Exported at {args.resolution}x{args.resolution}, batch 1, opset 17, random "
                                       f"weights (seed 0), BN statistics calibrated on N(0, 1) images "
                                       f"(EXPORT in benchmarks/timm_zoo.py); default target "
-                                      f"sim:ascend910b2, fallback on.\n\n" + markdown(rows))
+                                      f"sim:ascend910b2; the fused columns with the fallback on (`explain`), the "
+                                      f"checks with it off (compile_model's default: every block that can fuse "
+                                      f"does, so every fused kernel is checked).\n\n" + markdown(rows))
 
 
 def merge(args) -> int:
