@@ -1,5 +1,6 @@
 """Today's efficient networks as real exporters write them: timm / torchvision models exported with
-torch.onnx.export (opset 17, batch 1, random weights, eval mode), then what megafuse makes of them.
+torch.onnx.export (opset 17, batch 1, random weights, BN statistics calibrated, eval mode), then what
+megafuse makes of them.
 
   python benchmarks/timm_zoo.py --torch-python /tmp/zoo-venv/bin/python            # the default list
   python benchmarks/timm_zoo.py --torch-python ... --models efficientnet_b0,mnasnet_100 --no-check
