@@ -1,5 +1,6 @@
 """Today's efficient networks as real exporters write them: timm / torchvision models exported with
-torch.onnx.export (opset 17, batch 1, random weights, eval mode), then what megafuse makes of them.
+torch.onnx.export (opset 17, batch 1, random weights, BN statistics calibrated, eval mode), then what
+megafuse makes of them.
 
   python benchmarks/timm_zoo.py --torch-python /tmp/zoo-venv/bin/python            # the default list
   python benchmarks/timm_zoo.py --torch-python ... --models efficientnet_b0,mnasnet_100 --no-check
@@ -202,7 +203,12 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(RESULTS / "timm_zoo"))
     ap.add_argument("--update", action="store_true",
                     help="keep the other models' rows of OUT.json (same resolution) and replace these models' rows")
+    ap.add_argument("--merge", default=None, metavar="A.json,B.json",
+                    help="no runs: the rows of these results (runs of disjoint --models in parallel, same resolution) "
+                         "into OUT.json / OUT.md, in the order of --models")
     args = ap.parse_args(argv)
+    if args.merge:
+        return merge(args)
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     rows: dict = {}
@@ -222,12 +228,35 @@ def main(argv=None) -> int:
         checked = not args.no_check and (args.check_models is None or name in args.check_models.split(","))
         rows[name] = analyse(path, checked)
         print(name, json.dumps(rows[name]), flush=True)
-        Path(args.out + ".json").write_text(json.dumps({"resolution": args.resolution, "models": rows}, indent=1))
-        Path(args.out + ".md").write_text(f"Exported at {args.resolution}x{args.resolution}, batch 1, opset 17, random "
-                                          f"weights (seed 0), BN statistics calibrated on N(0, 1) images "
-                                          f"(EXPORT in benchmarks/timm_zoo.py); default target "
-                                          f"sim:ascend910b2, fallback on.\n\n"
-                                          + markdown(rows))
+        write(args, rows)
+    return 0
+
+
+def write(args, rows: dict) -> None:
+    Path(args.out + ".json").write_text(json.dumps({"resolution": args.resolution, "models": rows}, indent=1))
+    Path(args.out + ".md").write_text(f"Exported at {args.resolution}x{args.resolution}, batch 1, opset 17, random "
+                                      f"weights (seed 0), BN statistics calibrated on N(0, 1) images "
+                                      f"(EXPORT in benchmarks/timm_zoo.py); default target "
+                                      f"sim:ascend910b2; the fused columns with the fallback on (`explain`), the "
+                                      f"checks with it off (compile_model's default: every block that can fuse "
+                                      f"does, so every fused kernel is checked).\n\n" + markdown(rows))
+
+
+def merge(args) -> int:
+    found: dict = {}
+    for part in args.merge.split(","):
+        doc = json.loads(Path(part).read_text())
+        if doc.get("resolution") != args.resolution:
+            print(f"megafuse: error: {part} was run at {doc.get('resolution')} px, not {args.resolution}",
+                  file=sys.stderr)
+            return 2
+        found.update(doc["models"])
+    rows = {name: found[name] for name in args.models.split(",") if name in found}
+    missing = [name for name in args.models.split(",") if name not in found]
+    if missing:
+        print(f"megafuse: error: no rows for {', '.join(missing)}", file=sys.stderr)
+        return 2
+    write(args, rows)
     return 0
 
 

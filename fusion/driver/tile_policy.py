@@ -306,6 +306,15 @@ def grouped_shapes(wl: DwSepWorkload, soc, fit_w: int) -> list[tuple[int, int]]:
     return list(dict.fromkeys(out))
 
 
+def _one_round_cib(wl: DwSepWorkload, soc, th: int, tw: int) -> int:
+    """The fewest channel blocks a DW unit of th x tw may hold so that the units (tiles x channel
+    groups) fill the vector cores in one round: a few big tiles with many channels (MnasNet's
+    1152 -> 320 at 4x4 on 310P3: one tile, 72 blocks, 8 cores -> 9 blocks a unit) otherwise run
+    c1 / 2 units of two blocks in c1 / (2 x cores) rounds."""
+    tiles = wl.batch * ceil_div(wl.out_height, th) * ceil_div(wl.out_width, tw)
+    return min(wl.c1, ceil_div(wl.c1, max(1, soc.vector_cores // tiles)))
+
+
 def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, body: bool = False):
     """(plan, modeled µs) of the fastest two-phase candidate, or None. body: rank by the time
     without the launch (the µs returned are still the whole time)."""
@@ -365,7 +374,7 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, b
     # and of the grouped ones (a group of blocks a unit), then cib x cores for each: a shape that
     # loses on all cores can win on fewer (fewer cores launch faster)
     group = min(GROUP_BLOCKS, wl.c1)
-    top = [(hw, cob, (1, min(2, wl.c1))) for hw, cob in
+    top = [(hw, cob, (1, min(2, wl.c1), _one_round_cib(wl, soc, *hw))) for hw, cob in
            sorted(pairs, key=lambda p: cost(TileConfig(*p[0], p[1], 1, db, "twophase")))[:TWO_PHASE_FINALISTS]]
     top += [(hw, cob, (group,)) for hw, cob in
             sorted(grouped, key=lambda p: cost(TileConfig(*p[0], p[1], group, db, "twophase")))
