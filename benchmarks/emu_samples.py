@@ -20,6 +20,11 @@ error (the generator failed). Excluded, with the reason: samples whose README li
 950 products (or that build only for dav-3510), and framework-integration samples that need a
 framework runtime (PyTorch / TensorFlow / ONNX / GE / aclgraph, aclnn / aclop op packages,
 the profiler). The results file names the devkit commit.
+
+Several samples' NumPy scripts import tensorflow only for `tf.bfloat16.as_numpy_dtype`; when
+tensorflow is not installed the scripts run with emu_samples_shim/ on PYTHONPATH, whose
+`tensorflow` offers exactly that dtype (ml_dtypes.bfloat16, where TensorFlow takes it from) and
+raises on any other name, so a script that computes with TensorFlow still fails honestly.
 """
 
 from __future__ import annotations
