@@ -26,6 +26,11 @@ whose README lists only Ascend 950 products (or that build only for dav-3510), a
 framework runtime (PyTorch / TensorFlow / ONNX / GE / aclgraph, aclnn / aclop op packages,
 the profiler); a README without a product section counts as Ascend 950 only when its CMakeLists
 builds for dav-3510 alone. The results file names the devkit commit.
+
+Several samples' NumPy scripts import tensorflow only for `tf.bfloat16.as_numpy_dtype`; when
+tensorflow is not installed the scripts run with emu_samples_shim/ on PYTHONPATH, whose
+`tensorflow` offers exactly that dtype (ml_dtypes.bfloat16, where TensorFlow takes it from) and
+raises on any other name, so a script that computes with TensorFlow still fails honestly.
 """
 
 from __future__ import annotations

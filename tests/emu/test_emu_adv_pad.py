@@ -25,7 +25,7 @@ extern "C" __global__ __aicore__ void padk(GM_ADDR x, GM_ADDR y, uint32_t mode)
     DataCopy(ls, gx, 64);
     Duplicate(ld, (half)0, 64);
     uint32_t w = (mode == 0 || mode == 100) ? 13 : 16, ow = (mode == 1 || mode == 101) ? (mode == 1 ? 12 : 16) : w;
-    PadTiling pt; UnPadTiling ut;
+    AscendC::tiling::PadTiling pt; AscendC::tiling::UnPadTiling ut;  // the samples spelling
     uint32_t mx = 0, mn = 0;
     GetPadMaxMinTmpSize(TensorShape({4, w}), 2, mx, mn);
     PadTilingFunc(TensorShape({4, w}), TensorShape({4, ow}), mn, 2, pt);

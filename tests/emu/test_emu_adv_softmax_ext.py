@@ -43,10 +43,18 @@ extern "C" __global__ __aicore__ void smx(GM_ADDR x, GM_ADDR g, GM_ADDR y, GM_AD
         SoftmaxFlashV2<float, true>(lg, ls, lm, lg, le, ls, lm, tiling, half);
         DataCopy(gy, lg, 128);
     }
+    if (mode == 5) {  // the page's mixed-type spelling: half data, float statistics
+        LocalTensor<half> hx = bg.Get<half>(), hy = by.Get<half>(), he = be.Get<half>();
+        Cast(hx, lx, RoundMode::CAST_NONE, 256);
+        SoftmaxFlashV2<half, float, false>(hy, ls, lm, hx, he, ls, lm, tiling, SoftMaxShapeInfo{8, 32, 8, 32});
+        Cast(ly.ReinterpretCast<float>()[128], hy, RoundMode::CAST_NONE, 128);
+        Cast(lg, hy[128], RoundMode::CAST_NONE, 128);
+        DataCopy(gy, ly[128], 128); DataCopy(gy[128], lg, 128);
+    }
     if (mode == 100) LogSoftMax<float>(lx, ls, lm, lx, bt.Get<uint8_t>(minTmp), tiling, info);
     if (mode == 101) { SoftMaxShapeInfo bad{8, 30, 8, 30}; SoftmaxGrad<float>(ly, lg, lx, tiling, false, bad); }
     if (mode == 102) SoftmaxFlashV2<float, false>(ly, ls, lm, lx, le, ls, lm, bt.Get<uint8_t>(minTmp - 32), tiling, info);
-    if (mode != 4) DataCopy(gy, ly, 256);
+    if (mode != 4 && mode != 5) DataCopy(gy, ly, 256);
     DataCopy(gst, ls, 64); DataCopy(gst[64], lm, 64); DataCopy(gst[128], le, 64);
 }
 """
@@ -109,6 +117,15 @@ def test_flash_v2_without_and_with_update(kernel):
     # the full-row softmax from the two halves: the FlashAttention-2 identity
     np.testing.assert_allclose(st[0][:, 0], np.exp(x - x.max(axis=1, keepdims=True)).sum(axis=1)
                                * np.exp(x.max(axis=1) - m2[:, 0]), rtol=1e-6)
+
+
+def test_flash_v2_mixed_types(kernel):
+    x, _, y, st = _run(kernel, 5)
+    xh = x.astype(np.float16).astype(np.float64)
+    m = xh.max(axis=1, keepdims=True)
+    np.testing.assert_allclose(y, np.exp(xh - m), rtol=2e-3)  # half dst
+    np.testing.assert_allclose(st[0], _blk(np.exp(xh - m).sum(axis=1)), rtol=1e-6)  # float sums
+    np.testing.assert_array_equal(st[1], _blk(m).astype(np.float32))
 
 
 @pytest.mark.parametrize("mode,msg", [

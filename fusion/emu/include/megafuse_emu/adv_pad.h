@@ -16,20 +16,20 @@
 
 #include "adv_softmax_ext.h"  // SmOperand
 
+// Not at global scope: the samples name them AscendC::tiling::PadTiling (kernel) and, inside
+// namespace optiling, PadTiling (host), and a kernel may have a PadTiling struct of its own.
+namespace AscendC::tiling {
 struct PadTiling {
     uint32_t srcHeight = 0, srcWidth = 0, srcOriWidth = 0, tmpBufSize = 0;
 };
 struct UnPadTiling {
     uint32_t srcHeight = 0, srcWidth = 0, tmpBufSize = 0, reserved = 0;
 };
-namespace optiling {
-using ::PadTiling;
-using ::UnPadTiling;
-}  // namespace optiling
-namespace AscendC::tiling {
-using ::PadTiling;
-using ::UnPadTiling;
 }  // namespace AscendC::tiling
+namespace optiling {
+using AscendC::tiling::PadTiling;
+using AscendC::tiling::UnPadTiling;
+}  // namespace optiling
 
 namespace AscendC {
 
@@ -48,9 +48,9 @@ inline void GetPadMaxMinTmpSize(const TensorShape& s, const uint32_t typeSize, u
     megafuse_emu::AdvTmpSizes(static_cast<uint64_t>(s.GetShapeSize()), typeSize, 1, maxValue, minValue);
 }
 inline void PadTilingFunc(const TensorShape& s, const TensorShape& ori, const uint32_t stackBufferSize,
-                          const uint32_t, PadTiling& t)
+                          const uint32_t, tiling::PadTiling& t)
 {
-    t = PadTiling{};
+    t = tiling::PadTiling{};
     t.srcHeight = static_cast<uint32_t>(s.GetDim(0));
     t.srcWidth = static_cast<uint32_t>(s.GetDim(1));
     t.srcOriWidth = static_cast<uint32_t>(ori.GetDim(1));
@@ -62,9 +62,9 @@ void GetUnPadMaxMinTmpSize(const Platform&, const TensorShape& s, const uint32_t
 {
     megafuse_emu::AdvTmpSizes(static_cast<uint64_t>(s.GetShapeSize()), typeSize, 1, maxValue, minValue);
 }
-inline void UnPadTilingFunc(const TensorShape& s, const uint32_t stackBufferSize, const uint32_t, UnPadTiling& t)
+inline void UnPadTilingFunc(const TensorShape& s, const uint32_t stackBufferSize, const uint32_t, tiling::UnPadTiling& t)
 {
-    t = UnPadTiling{};
+    t = tiling::UnPadTiling{};
     t.srcHeight = static_cast<uint32_t>(s.GetDim(0));
     t.srcWidth = static_cast<uint32_t>(s.GetDim(1));
     t.tmpBufSize = stackBufferSize;
@@ -80,7 +80,7 @@ constexpr bool kPadType = std::is_same_v<T, int16_t> || std::is_same_v<T, uint16
 
 template <typename T>
 void PadImpl(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, const AscendC::PadParams& p,
-             const AscendC::LocalTensor<uint8_t>* tmp, const PadTiling& t, const Loc& loc)
+             const AscendC::LocalTensor<uint8_t>* tmp, const AscendC::tiling::PadTiling& t, const Loc& loc)
 {
     static_assert(kPadType<T>, "Pad takes int16_t, uint16_t, half, int32_t, uint32_t or float");
     const char* api = "Pad";
@@ -119,7 +119,7 @@ void PadImpl(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& 
 
 template <typename T>
 void UnPadImpl(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, const AscendC::UnPadParams& p,
-               const AscendC::LocalTensor<uint8_t>* tmp, const UnPadTiling& t, const Loc& loc)
+               const AscendC::LocalTensor<uint8_t>* tmp, const AscendC::tiling::UnPadTiling& t, const Loc& loc)
 {
     static_assert(kPadType<T>, "UnPad takes int16_t, uint16_t, half, int32_t, uint32_t or float");
     const char* api = "UnPad";
@@ -151,25 +151,25 @@ namespace AscendC {
 
 template <typename T>
 void Pad(const LocalTensor<T>& dst, const LocalTensor<T>& src, PadParams& padParams,
-         const LocalTensor<uint8_t>& sharedTmpBuffer, PadTiling& tiling,
+         const LocalTensor<uint8_t>& sharedTmpBuffer, tiling::PadTiling& tiling,
          megafuse_emu::Loc loc = megafuse_emu::Loc::current())
 {
     megafuse_emu::PadImpl(dst, src, padParams, &sharedTmpBuffer, tiling, loc);
 }
 template <typename T>
-void Pad(const LocalTensor<T>& dst, const LocalTensor<T>& src, PadParams& padParams, PadTiling& tiling,
+void Pad(const LocalTensor<T>& dst, const LocalTensor<T>& src, PadParams& padParams, tiling::PadTiling& tiling,
          megafuse_emu::Loc loc = megafuse_emu::Loc::current())
 {
     megafuse_emu::PadImpl(dst, src, padParams, static_cast<const LocalTensor<uint8_t>*>(nullptr), tiling, loc);
 }
 template <typename T>
 void UnPad(const LocalTensor<T>& dst, const LocalTensor<T>& src, UnPadParams& unPadParams,
-           LocalTensor<uint8_t>& sharedTmpBuffer, UnPadTiling& tiling, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+           LocalTensor<uint8_t>& sharedTmpBuffer, tiling::UnPadTiling& tiling, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
 {
     megafuse_emu::UnPadImpl(dst, src, unPadParams, &sharedTmpBuffer, tiling, loc);
 }
 template <typename T>
-void UnPad(const LocalTensor<T>& dst, const LocalTensor<T>& src, UnPadParams& unPadParams, UnPadTiling& tiling,
+void UnPad(const LocalTensor<T>& dst, const LocalTensor<T>& src, UnPadParams& unPadParams, tiling::UnPadTiling& tiling,
            megafuse_emu::Loc loc = megafuse_emu::Loc::current())
 {
     megafuse_emu::UnPadImpl(dst, src, unPadParams, static_cast<const LocalTensor<uint8_t>*>(nullptr), tiling, loc);

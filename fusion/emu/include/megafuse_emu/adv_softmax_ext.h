@@ -276,4 +276,27 @@ void SoftmaxFlashV2(const LocalTensor<T>& dst, const LocalTensor<U>& expSum, con
                                static_cast<const LocalTensor<uint8_t>*>(nullptr), shapeInfo, loc);
 }
 
+// The page's mixed-type spelling SoftmaxFlashV2<T, U, isUpdate, ...> (half data, float statistics).
+template <typename T, typename U, bool isUpdate = false, bool isReuseSource = false, bool isBasicBlock = false,
+          bool isDataFormatNZ = false, const SoftmaxConfig& config = SOFTMAX_DEFAULT_CFG>
+void SoftmaxFlashV2(const LocalTensor<T>& dst, const LocalTensor<U>& expSum, const LocalTensor<U>& max,
+                    const LocalTensor<T>& src, const LocalTensor<T>& expMax, const LocalTensor<U>& inExpSum,
+                    const LocalTensor<U>& inMax, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                    const SoftMaxTiling& tiling, const SoftMaxShapeInfo& shapeInfo = {},
+                    megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    SoftmaxFlashV2<T, isUpdate, isReuseSource, isBasicBlock, isDataFormatNZ, config, U>(
+        dst, expSum, max, src, expMax, inExpSum, inMax, sharedTmpBuffer, tiling, shapeInfo, loc);
+}
+template <typename T, typename U, bool isUpdate = false, bool isReuseSource = false, bool isBasicBlock = false,
+          bool isDataFormatNZ = false, const SoftmaxConfig& config = SOFTMAX_DEFAULT_CFG>
+void SoftmaxFlashV2(const LocalTensor<T>& dst, const LocalTensor<U>& expSum, const LocalTensor<U>& max,
+                    const LocalTensor<T>& src, const LocalTensor<T>& expMax, const LocalTensor<U>& inExpSum,
+                    const LocalTensor<U>& inMax, const SoftMaxTiling& tiling, const SoftMaxShapeInfo& shapeInfo = {},
+                    megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+{
+    SoftmaxFlashV2<T, isUpdate, isReuseSource, isBasicBlock, isDataFormatNZ, config, U>(
+        dst, expSum, max, src, expMax, inExpSum, inMax, tiling, shapeInfo, loc);
+}
+
 }  // namespace AscendC
