@@ -21,6 +21,10 @@ struct TensorRef {
     uint64_t bad_size = 0;
 };
 
+// A memory the core of a MIX launch does not have (UB on the AIC, L1/L0/BT on an AIV): shared
+// code may declare buffers there (pipe.h CheckCoreKind), but their data exists on the other core.
+inline bool ForeignMem(const CoreState& c, Mem m) { return c.mix != nullptr && c.mem[static_cast<int>(m)].empty(); }
+
 // Checks that a LocalTensor may be used now and that elements [first, first + count) of
 // size esize exist in it; returns the address of element `first`.
 inline uint8_t* LocalAccess(const TensorRef& r, size_t esize, uint64_t first, uint64_t count,
@@ -49,6 +53,15 @@ inline uint8_t* LocalAccess(const TensorRef& r, size_t esize, uint64_t first, ui
     if (b.state == S::Enqueued)
         Fail(loc, Str(api, ": ", operand, " is used after EnQue and before DeQue (the ",
                       PosName(b.pos), " buffer belongs to the queue's consumer)"));
+    if (ForeignMem(c, b.mem)) {
+        const bool ub = b.mem == Mem::UB;
+        Fail(loc, Str(api, ": ", operand, " is a ", PosName(b.pos), " tensor in ", MemName(b.mem), ", which ",
+                      c.kind == CoreKind::Cube ? "the AIC" : "an AIV", " of a MIX kernel does not have (its "
+                      "InitBuffer at line ", b.line, " only reserved addresses, as in the devkit's build for this "
+                      "core type): ", ub ? "the vector instructions and UB copies run on the AIVs; guard them with "
+                      "`if ASCEND_IS_AIV { ... }`" : "the cube instructions and L1/L0 copies run on the AIC; guard "
+                      "them with `if ASCEND_IS_AIC { ... }`"));
+    }
     const uint64_t elems = r.len / esize;
     if (first + count > elems)
         Fail(loc, Str(api, " accesses ", operand, " ", unit, " [", first, ", ", first + count,
