@@ -170,6 +170,11 @@ def plan(sample: Path) -> dict:
     for m in _OPTION.finditer(cmake):
         cache.setdefault(m.group(1), m.group(2))
     cache.setdefault("CMAKE_ASC_ARCHITECTURES", "dav-2201")
+    readme_arch = cache["CMAKE_ASC_ARCHITECTURES"]
+    # The benchmark emulates a 910B (dav-2201): a sample whose CMake offers dav-2201 is built for
+    # it even where the README's first command line names another architecture.
+    if "dav-2201" in cmake:
+        cache["CMAKE_ASC_ARCHITECTURES"] = "dav-2201"
     cmake = _active_lines(cmake, cache)
     defines = []
     for m in _DEFS.finditer(cmake):
@@ -183,7 +188,7 @@ def plan(sample: Path) -> dict:
     listed = [tok for m in [_EXE.search(cmake), *_LIB.finditer(cmake)] if m for tok in m.group(1).split()]
     sources = [re.sub(r"^\$\{CMAKE_CURRENT_SOURCE_DIR\}/", "", s) for s in listed if s.endswith((".asc", ".cpp"))]
     return {"sources": sources, "defines": [d for d in defines if "$" not in d and "<" not in d],
-            "gen": gen, "verify": ver, "program_args": prog_args, "arch": cache.get("CMAKE_ASC_ARCHITECTURES", ""),
+            "gen": gen, "verify": ver, "program_args": prog_args, "arch": readme_arch,
             "readme": readme}
 
 

@@ -239,24 +239,36 @@ private:
         const uint8_t* a = a_.Access(0, aSpan, "Matmul (A)", loc);
         const uint8_t* b = b_.Access(0, bSpan, "Matmul (B)", loc);
         const uint8_t* bias = hasBias_ ? bias_.Access(0, n_, "Matmul (bias)", loc) : nullptr;
-        std::vector<Acc> bt(static_cast<size_t>(k_) * n_);
+        // B as Acc, row kk = B[kk][0..n); C row by row: c[i][j] = bias[j] + sum over kk in order of
+        // a[i][kk] * b[kk][j] -- the same additions in the same order as a dot product per element,
+        // arranged so the innermost loop runs over j (contiguous, vectorisable without reassociation).
+        std::vector<Acc> bk(static_cast<size_t>(k_) * n_);
         for (int kk = 0; kk < k_; ++kk)
             for (int j = 0; j < n_; ++j)
-                bt[size_t(j) * k_ + kk] = static_cast<Acc>(static_cast<megafuse_emu::CalcT<B>>(
+                bk[size_t(kk) * n_ + j] = static_cast<Acc>(static_cast<megafuse_emu::CalcT<B>>(
                     megafuse_emu::Ld<B>(b, transB_ ? uint64_t(j) * orgKb_ + kk : uint64_t(kk) * orgN_ + j)));
-        std::vector<Acc> arow(k_);
+        std::vector<Acc> brow(n_, Acc(0));
+        if (bias)
+            for (int j = 0; j < n_; ++j)
+                brow[j] = static_cast<Acc>(static_cast<megafuse_emu::CalcT<Bias>>(megafuse_emu::Ld<Bias>(bias, j)));
         c_.assign(size_t(m_) * n_, Acc(0));
         for (int i = 0; i < m_; ++i) {
-            for (int kk = 0; kk < k_; ++kk)
-                arow[kk] = static_cast<Acc>(static_cast<megafuse_emu::CalcT<A>>(
+            Acc* crow = &c_[size_t(i) * n_];
+            for (int j = 0; j < n_; ++j) crow[j] = brow[j];
+            for (int kk = 0; kk < k_; ++kk) {
+                const Acc av = static_cast<Acc>(static_cast<megafuse_emu::CalcT<A>>(
                     megafuse_emu::Ld<A>(a, transA_ ? uint64_t(kk) * orgM_ + i : uint64_t(i) * orgKa_ + kk)));
-            for (int j = 0; j < n_; ++j) {
-                Acc s = bias ? static_cast<Acc>(static_cast<megafuse_emu::CalcT<Bias>>(megafuse_emu::Ld<Bias>(bias, j))) : Acc(0);
-                const Acc* bj = &bt[size_t(j) * k_];
-                for (int kk = 0; kk < k_; ++kk) s += arow[kk] * bj[kk];
-                c_[size_t(i) * n_ + j] = s;
+                AxpyRow(crow, av, &bk[size_t(kk) * n_], n_);
             }
         }
+    }
+
+    // crow[j] += av * b[j], one rounding per product and per sum as before (no contraction: the
+    // emulator builds for plain x86-64, which has no FMA).
+    __attribute__((optimize("tree-vectorize"))) static void AxpyRow(Acc* __restrict crow, Acc av,
+                                                                   const Acc* __restrict b, int n)
+    {
+        for (int j = 0; j < n; ++j) crow[j] += av * b[j];
     }
 
     void Store(const GlobalTensor<C>& gm, int r0, int c0, int rows, int cols, int ld, uint8_t enAtomic,
