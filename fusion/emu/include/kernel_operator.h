@@ -39,3 +39,4 @@
 #include "megafuse_emu/adv_select.h"
 #include "megafuse_emu/adv_broadcast.h"
 #include "utils/debug/asc_printf.h"
+#include "megafuse_emu/tiling_bytes.h"

@@ -20,6 +20,7 @@
 #include "kernel_tiling/kernel_tiling.h"
 
 #include "lib/matmul/matmul_config.h"
+#include "lib/matmul/matmul_utils.h"
 
 // The devkit marks the kernel's workspace parameter with it (the KFC message area of a MIX
 // Matmul); it changes nothing for the emulation.
@@ -75,9 +76,10 @@ public:
         static_assert(A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM && (C_TYPE::pos == TPosition::GM || kCInUb),
                       "the emulated Matmul takes A and B in GM, C in GM or UB (VECIN / VECCALC / VECOUT)");
         if ((A_TYPE::format != CubeFormat::ND && A_TYPE::format != CubeFormat::VECTOR) || B_TYPE::format != CubeFormat::ND ||
-            (C_TYPE::format != CubeFormat::ND && C_TYPE::format != CubeFormat::ND_ALIGN))
-            megafuse_emu::Fail(loc, "Matmul: only ND matrices (A also VECTOR, C also ND_ALIGN) are emulated (NZ / scalar "
-                                    "formats are not)");
+            (C_TYPE::format != CubeFormat::ND && C_TYPE::format != CubeFormat::ND_ALIGN &&
+             !(C_TYPE::format == CubeFormat::NZ && C_TYPE::pos == TPosition::GM)))
+            megafuse_emu::Fail(loc, "Matmul: only ND matrices (A also VECTOR, C also ND_ALIGN or NZ in GM) are emulated "
+                                    "(other NZ / scalar formats are not)");
         if (tiling == nullptr) megafuse_emu::Fail(loc, "Matmul: null tiling");
         CheckConfig(loc);
         t_ = *tiling;
@@ -204,8 +206,10 @@ private:
     static void CheckConfig(const megafuse_emu::Loc& loc)
     {
         if constexpr (std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulConfig>) {
+            // Channel split is the 16 x 8 fractal of a float NZ output (devkit MatmulConfig page).
+            const bool splitOk = C_TYPE::format == CubeFormat::NZ && std::is_same_v<C, float>;
             const char* what = MM_CFG.isPartialOutput        ? "isPartialOutput"
-                               : MM_CFG.isEnableChannelSplit ? "isEnableChannelSplit"
+                               : MM_CFG.isEnableChannelSplit && !splitOk ? "isEnableChannelSplit (other than a float NZ C)"
                                : MM_CFG.enableRelu           ? "enableRelu"
                                : MM_CFG.intraBlockPartSum    ? "intraBlockPartSum"
                                : MM_CFG.isNBatch             ? "isNBatch (IterateNBatch)"
@@ -275,6 +279,10 @@ private:
                const megafuse_emu::Loc& loc, bool sequential = false)
     {
         if (rows <= 0 || cols <= 0) return;
+        if constexpr (C_TYPE::format == CubeFormat::NZ) {
+            StoreNz(gm, r0, c0, rows, cols, enAtomic, sequential, loc);
+            return;
+        }
         const uint64_t first = sequential ? 0 : uint64_t(r0) * ld + c0;
         const uint64_t span = uint64_t(rows - 1) * ld + cols;
         uint8_t* d = gm.Access(first, span, "Matmul (C)", loc);
@@ -290,6 +298,37 @@ private:
             }
         megafuse_emu::Core(loc).atomic = saved;
         megafuse_emu::Count(megafuse_emu::GM_WRITE_BYTES, uint64_t(rows) * cols * sizeof(C));
+    }
+
+    // C in NZ (GM): column blocks of W columns (16, or 8 for a float C with isEnableChannelSplit),
+    // each holding the org M rows rounded up to 16, row-major inside: element (i, j) of the org
+    // matrix sits at ((j / W) * alignM + i) * W + j % W. Only the valid m x n elements are written.
+    void StoreNz(const GlobalTensor<C>& gm, int r0, int c0, int rows, int cols, uint8_t enAtomic, bool sequential,
+                 const megafuse_emu::Loc& loc)
+    {
+        if (sequential) megafuse_emu::Fail(loc, "Matmul::GetTensorC: enSequentialWrite with an NZ C is not emulated");
+        constexpr uint64_t w = ChannelSplit() ? 8 : 16;
+        const uint64_t alignM = (uint64_t(orgM_) + 15) / 16 * 16;
+        auto at = [&](int i, int j) { return (uint64_t(j) / w * alignM + uint64_t(i)) * w + uint64_t(j) % w; };
+        const uint64_t first = at(r0, c0), last = at(r0 + rows - 1, c0 + cols - 1);
+        uint8_t* d = gm.Access(first, last - first + 1, "Matmul (C)", loc);
+        megafuse_emu::AtomicState saved = megafuse_emu::Core(loc).atomic;
+        if (enAtomic == 1) SetAtomicAdd<C>(loc);
+        if (enAtomic == 2) SetAtomicMax<C>(loc);
+        if (enAtomic == 3) SetAtomicMin<C>(loc);
+        for (int i = 0; i < rows; ++i)
+            for (int j = 0; j < cols; ++j) {
+                const C v = static_cast<C>(c_[size_t(r0 + i) * n_ + c0 + j]);
+                megafuse_emu::GmStore(d + (at(r0 + i, c0 + j) - first) * sizeof(C), reinterpret_cast<const uint8_t*>(&v),
+                                      sizeof(C), "Matmul", loc);
+            }
+        megafuse_emu::Core(loc).atomic = saved;
+        megafuse_emu::Count(megafuse_emu::GM_WRITE_BYTES, uint64_t(rows) * cols * sizeof(C));
+    }
+    static constexpr bool ChannelSplit()
+    {
+        if constexpr (std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulConfig>) return MM_CFG.isEnableChannelSplit;
+        else return false;
     }
 
     TCubeTiling t_{};

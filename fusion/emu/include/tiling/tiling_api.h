@@ -77,7 +77,7 @@ public:
         if (m_ <= 0 || n_ <= 0 || ka_ <= 0) return -1;
         // ND everywhere; A may be a VECTOR (GEMV, M = 1), C may be ND_ALIGN (rows padded to 32 B)
         if ((aFmt_ != CubeFormat::ND && !(aFmt_ == CubeFormat::VECTOR && m_ == 1)) || bFmt_ != CubeFormat::ND ||
-            (cFmt_ != CubeFormat::ND && cFmt_ != CubeFormat::ND_ALIGN))
+            (cFmt_ != CubeFormat::ND && cFmt_ != CubeFormat::ND_ALIGN && cFmt_ != CubeFormat::NZ))
             return -1;
         const int m = sm_ > 0 ? sm_ : m_, n = sn_ > 0 ? sn_ : n_, k = sk_ > 0 ? sk_ : ka_;
         const int cores = std::max(1, cores_);

@@ -3,18 +3,20 @@
 // limit; output order is the emulator's sequential core order).
 #pragma once
 
-#include <cstdarg>
 #include <cstdio>
 
 namespace AscendC {
 
-inline int printf(const char* fmt, ...)
+// A template, as in the devkit, so that code seeing both ::printf and AscendC::printf (after
+// `using namespace AscendC`) still resolves an unqualified call.
+template <class... Args>
+inline int printf(const char* fmt, Args&&... args)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    const int n = std::vprintf(fmt, ap);
-    va_end(ap);
-    return n;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-security"
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    return std::printf(fmt, args...);
+#pragma GCC diagnostic pop
 }
 
 }  // namespace AscendC
