@@ -21,6 +21,7 @@
 
 #include "lib/matmul/matmul_config.h"
 #include "lib/matmul/matmul_utils.h"
+#include "lib/matmul/matmul_static_tiling.h"
 
 // The devkit marks the kernel's workspace parameter with it (the KFC message area of a MIX
 // Matmul); it changes nothing for the emulation.
@@ -80,9 +81,26 @@ public:
              !(C_TYPE::format == CubeFormat::NZ && C_TYPE::pos == TPosition::GM)))
             megafuse_emu::Fail(loc, "Matmul: only ND matrices (A also VECTOR, C also ND_ALIGN or NZ in GM) are emulated "
                                     "(other NZ / scalar formats are not)");
-        if (tiling == nullptr) megafuse_emu::Fail(loc, "Matmul: null tiling");
         CheckConfig(loc);
-        t_ = *tiling;
+        if constexpr (kStatic) {
+            // A constant tiling: its fields replace the runtime ones (a null tiling takes them all).
+            constexpr const MatmulApiStaticTiling& st = MM_CFG;
+            if (tiling == nullptr && (st.singleCoreM < 0 || st.singleCoreN < 0 || st.singleCoreK < 0 || st.baseM < 0 ||
+                                      st.baseN < 0 || st.baseK < 0))
+                megafuse_emu::Fail(loc, "Matmul: a null tiling needs a constant tiling with singleCoreM/N/K and "
+                                        "baseM/N/K fixed (GetMatmulApiTiling of a config that sets them)");
+            if (tiling != nullptr) t_ = *tiling;
+            auto take = [](int32_t& f, int32_t v) { if (v >= 0) f = v; };
+            take(t_.M, st.M); take(t_.N, st.N); take(t_.Ka, st.Ka); take(t_.Kb, st.Kb);
+            take(t_.singleCoreM, st.singleCoreM); take(t_.singleCoreN, st.singleCoreN);
+            take(t_.singleCoreK, st.singleCoreK);
+            take(t_.baseM, st.baseM); take(t_.baseN, st.baseN); take(t_.baseK, st.baseK);
+            take(t_.iterateOrder, st.iterateOrder);
+            if (tiling == nullptr) { t_.M = t_.singleCoreM; t_.N = t_.singleCoreN; t_.Ka = t_.Kb = t_.singleCoreK; }
+        } else {
+            if (tiling == nullptr) megafuse_emu::Fail(loc, "Matmul: null tiling");
+            t_ = *tiling;
+        }
         if (CfgOrder() != IterateOrder::UNDEF) t_.iterateOrder = CfgOrder() == IterateOrder::ORDER_M ? 0 : 1;
         orgM_ = t_.M; orgN_ = t_.N; orgKa_ = t_.Ka; orgKb_ = t_.Kb;
         m_ = t_.singleCoreM; n_ = t_.singleCoreN; k_ = t_.singleCoreK;
@@ -197,30 +215,38 @@ private:
         bn_ = t_.iterateOrder == 0 ? iter_ / mb : iter_ % nb;
     }
 
+    static constexpr bool kStatic = std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulApiStaticTiling>;
+    // The MatmulConfig: the template argument itself, or the cfg of a constant tiling.
+    static constexpr const MatmulConfig& Cfg()
+    {
+        if constexpr (kStatic) return MM_CFG.cfg;
+        else return MM_CFG;
+    }
     static constexpr IterateOrder CfgOrder()
     {
-        if constexpr (std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulConfig>) return MM_CFG.iterateOrder;
+        if constexpr (std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulConfig> || kStatic) return Cfg().iterateOrder;
         else return IterateOrder::UNDEF;
     }
     // The MatmulConfig fields that change the result and are not emulated (matmul_config.h).
     static void CheckConfig(const megafuse_emu::Loc& loc)
     {
-        if constexpr (std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulConfig>) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulConfig> || kStatic) {
+            constexpr const MatmulConfig& cfg = Cfg();
             // Channel split is the 16 x 8 fractal of a float NZ output (devkit MatmulConfig page).
             const bool splitOk = C_TYPE::format == CubeFormat::NZ && std::is_same_v<C, float>;
-            const char* what = MM_CFG.isPartialOutput        ? "isPartialOutput"
-                               : MM_CFG.isEnableChannelSplit && !splitOk ? "isEnableChannelSplit (other than a float NZ C)"
-                               : MM_CFG.enableRelu           ? "enableRelu"
-                               : MM_CFG.intraBlockPartSum    ? "intraBlockPartSum"
-                               : MM_CFG.isNBatch             ? "isNBatch (IterateNBatch)"
-                               : MM_CFG.decompMode != DecompressionMode::DECOMP_NONE ? "decompMode"
+            const char* what = cfg.isPartialOutput        ? "isPartialOutput"
+                               : cfg.isEnableChannelSplit && !splitOk ? "isEnableChannelSplit (other than a float NZ C)"
+                               : cfg.enableRelu           ? "enableRelu"
+                               : cfg.intraBlockPartSum    ? "intraBlockPartSum"
+                               : cfg.isNBatch             ? "isNBatch (IterateNBatch)"
+                               : cfg.decompMode != DecompressionMode::DECOMP_NONE ? "decompMode"
                                                                                      : nullptr;
             if (what != nullptr)
                 megafuse_emu::Fail(loc, megafuse_emu::Str("Matmul: MatmulConfig.", what, " changes the result and is "
                                                           "not emulated"));
         } else {
             static_assert(std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulConfig>,
-                          "the emulated Matmul takes a MatmulConfig (constant tilings are not emulated)");
+                          "the emulated Matmul takes a MatmulConfig or a MatmulApiStaticTiling");
         }
     }
 
@@ -327,7 +353,7 @@ private:
     }
     static constexpr bool ChannelSplit()
     {
-        if constexpr (std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulConfig>) return MM_CFG.isEnableChannelSplit;
+        if constexpr (std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulConfig> || kStatic) return Cfg().isEnableChannelSplit;
         else return false;
     }
 

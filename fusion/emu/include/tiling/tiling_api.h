@@ -60,6 +60,7 @@ public:
     int32_t SetFixSplit(int bm = -1, int bn = -1, int bk = -1) { fixM_ = bm; fixN_ = bn; fixK_ = bk; return 0; }
     int32_t SetTraverse(MatrixTraverse t) { order_ = t == MatrixTraverse::FIRSTN ? 1 : 0; return 0; }
     int32_t SetDim(int cores) { cores_ = cores; return 0; }
+    void EnableMultiCoreSplitK(bool on) { splitK_ = on; }
     void SetMatmulConfigParams(const MatmulConfigParams& p)
     {
         if (p.traverse != MatrixTraverse::NOSET) SetTraverse(p.traverse);
@@ -95,26 +96,39 @@ public:
                 }
             }
         if (cm_ > 0 && cn_ > 0) { bestM = cm_; bestN = cn_; used = ((m + cm_ - 1) / cm_) * ((n + cn_ - 1) / cn_); }
+        // EnableMultiCoreSplitK: the cores left over cut K too, into equal parts of whole
+        // 16-element steps (each core then adds its partial C, the kernel's enAtomic).
+        int singleK = ck_ > 0 ? ck_ : k, kDim = 1;
+        if (splitK_ && ck_ <= 0)
+            for (int d = std::max(1, cores / used); d > 1; --d)
+                if (k % d == 0 && (k / d) % 16 == 0) { kDim = d; singleK = k / d; break; }
         t = TCubeTiling{};
-        t.usedCoreNum = std::min(used, cores);
+        t.usedCoreNum = std::min(used * kDim, cores);
         t.M = m_; t.N = n_; t.Ka = ka_; t.Kb = kb_;
-        t.singleCoreM = bestM; t.singleCoreN = bestN; t.singleCoreK = ck_ > 0 ? ck_ : k;
+        t.singleCoreM = bestM; t.singleCoreN = bestN; t.singleCoreK = singleK;
         t.baseM = fixM_ > 0 ? fixM_ : std::min(128, Align16(bestM));
         t.baseN = fixN_ > 0 ? fixN_ : std::min(256, Align16(bestN));
-        t.baseK = fixK_ > 0 ? fixK_ : std::min(64, Align16(k));
+        t.baseK = fixK_ > 0 ? fixK_ : std::min(64, Align16(singleK));
         t.depthA1 = t.depthB1 = 1; t.stepM = t.stepN = 1; t.stepKa = t.stepKb = 1;
         t.isBias = bias_ ? 1 : 0; t.iterateOrder = order_;
         t.dbL0A = t.dbL0B = 2; t.dbL0C = 1;
         t.batchM = t.batchN = t.singleBatchM = t.singleBatchN = 1; t.BatchNum = 1;
+        gotM_ = t.singleCoreM; gotN_ = t.singleCoreN; gotK_ = t.singleCoreK;
         return 0;
+    }
+    // The single-core shape of the last GetTiling (-1 before one).
+    int32_t GetSingleShape(int32_t& m, int32_t& n, int32_t& k) const
+    {
+        m = gotM_; n = gotN_; k = gotK_;
+        return gotM_ < 0 ? -1 : 0;
     }
     int64_t GetTiling(optiling::TCubeTiling* t) { return GetTiling(*t); }
 
 protected:
     static int Align16(int v) { return (v + 15) / 16 * 16; }
     int cores_ = 1, m_ = 0, n_ = 0, ka_ = 0, kb_ = 0, sm_ = -1, sn_ = -1, sk_ = -1, cm_ = -1, cn_ = -1, ck_ = -1;
-    int fixM_ = -1, fixN_ = -1, fixK_ = -1, order_ = 0;
-    bool bias_ = false, transA_ = false, transB_ = false;
+    int fixM_ = -1, fixN_ = -1, fixK_ = -1, order_ = 0, gotM_ = -1, gotN_ = -1, gotK_ = -1;
+    bool splitK_ = false, bias_ = false, transA_ = false, transB_ = false;
     CubeFormat aFmt_ = CubeFormat::ND, bFmt_ = CubeFormat::ND, cFmt_ = CubeFormat::ND;
 };
 
