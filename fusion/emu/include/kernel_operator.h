@@ -40,3 +40,4 @@
 #include "megafuse_emu/adv_broadcast.h"
 #include "utils/debug/asc_printf.h"
 #include "megafuse_emu/tiling_bytes.h"
+#include "megafuse_emu/utils_macros.h"
