@@ -101,6 +101,15 @@ def _cond_true(cond: str, var: dict[str, str]) -> bool | None:
             if val is None:
                 return None
             return val == m.group(3) if m.group(2).upper() == "STREQUAL" else re.search(m.group(3), val) is not None
+        m = re.fullmatch(r'\$?\{?(\w+)\}?\s+(EQUAL|LESS|GREATER)\s+"?(-?\d+)"?', t, re.I)
+        if m:  # numeric comparison (CMake: false when the variable is not a number)
+            val = var.get(m.group(1))
+            if val is None:
+                return None
+            if not re.fullmatch(r"-?\d+", val.strip()):
+                return False
+            a, b = int(val), int(m.group(3))
+            return {"EQUAL": a == b, "LESS": a < b, "GREATER": a > b}[m.group(2).upper()]
         m = re.fullmatch(r"\w+", t)
         if m and t in var:
             return var[t].upper() not in ("OFF", "0", "FALSE", "NO", "N", "") and not var[t].upper().endswith("-NOTFOUND")

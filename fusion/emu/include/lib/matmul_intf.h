@@ -22,6 +22,7 @@
 #include "lib/matmul/matmul_config.h"
 #include "lib/matmul/matmul_utils.h"
 #include "lib/matmul/matmul_static_tiling.h"
+#include "lib/matmul/matmul_policy.h"
 
 // The devkit marks the kernel's workspace parameter with it (the KFC message area of a MIX
 // Matmul); it changes nothing for the emulation.
@@ -61,8 +62,11 @@ inline __gm__ uint8_t*& SysWorkspace()
 }
 
 template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM,
-          class MM_CB = void, class MM_POLICY = void>
+          class MM_CB = MatmulCallBackFunc<nullptr, nullptr, nullptr>,
+          template <const auto& = MM_CFG, typename...> class MM_POLICY = Impl::Detail::MatmulPolicy>
 class Matmul {
+    static constexpr Impl::Detail::EmuPolicy kPolicy = MM_POLICY<MM_CFG>::kEmuPolicy;
+
     using A = typename A_TYPE::T;
     using B = typename B_TYPE::T;
     using C = typename C_TYPE::T;
@@ -82,6 +86,9 @@ public:
             megafuse_emu::Fail(loc, "Matmul: only ND matrices (A also VECTOR, C also ND_ALIGN or NZ in GM) are emulated "
                                     "(other NZ / scalar formats are not)");
         CheckConfig(loc);
+        if constexpr (MM_CB::kUserCopy)
+            megafuse_emu::Fail(loc, "Matmul: MatmulCallBackFunc with user copy functions (DataCopyOut / CopyA1 / CopyB1) "
+                                    "is not emulated (the emulated Matmul has no L1 data path to call them on)");
         if constexpr (kStatic) {
             // A constant tiling: its fields replace the runtime ones (a null tiling takes them all).
             constexpr const MatmulApiStaticTiling& st = MM_CFG;
@@ -134,7 +141,18 @@ public:
     {
         (void)enSequentialWrite; (void)waitIterateAll; (void)fakeMsg;
         Compute(loc);
-        Store(gm, 0, 0, m_, n_, RowStrideC(), enAtomic, loc);
+        if constexpr (kPolicy == Impl::Detail::EmuPolicy::TrianUpper || kPolicy == Impl::Detail::EmuPolicy::TrianLower) {
+            // Only the base blocks on one side of the block diagonal (matmul_policy.h).
+            const int mb = (m_ + t_.baseM - 1) / t_.baseM, nb = (n_ + t_.baseN - 1) / t_.baseN;
+            for (int bm = 0; bm < mb; ++bm)
+                for (int bn = 0; bn < nb; ++bn) {
+                    if (kPolicy == Impl::Detail::EmuPolicy::TrianUpper ? bm > bn : bm < bn) continue;
+                    const int r0 = bm * t_.baseM, c0 = bn * t_.baseN;
+                    Store(gm, r0, c0, std::min(t_.baseM, m_ - r0), std::min(t_.baseN, n_ - c0), RowStrideC(), enAtomic, loc);
+                }
+        } else {
+            Store(gm, 0, 0, m_, n_, RowStrideC(), enAtomic, loc);
+        }
         iter_ = -1;
     }
 
@@ -143,6 +161,8 @@ public:
     bool Iterate(bool enPartialSum = false, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
         (void)enPartialSum;
+        static_assert(kPolicy == Impl::Detail::EmuPolicy::Default,
+                      "Iterate is not supported with this MatmulPolicy (devkit: IterateAll only)");
         if constexpr (!sync) {
             // Asynchronous: one call starts every block; each GetTensorC<false> takes the next one.
             Compute(loc);
