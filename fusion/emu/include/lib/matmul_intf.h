@@ -433,7 +433,14 @@ namespace matmul {
 using namespace AscendC;
 }
 
+#ifdef ASCENDC_CUBE_ONLY
+// Pure Cube mode (devkit: ASCENDC_CUBE_ONLY before lib/matmul_intf.h): the Matmul runs on the
+// core that registers it, e.g. the AIC of a MIX kernel that then syncs its AIVs by hand.
+#define REGIST_MATMUL_OBJ(pipe, workspace, ...)                                               \
+    ::megafuse_emu::RegistMatmul(::std::source_location::current(), pipe, (__gm__ uint8_t*)(workspace), __VA_ARGS__)
+#else
 #define REGIST_MATMUL_OBJ(pipe, workspace, ...)                                               \
     ::megafuse_emu::MatmulDeclareMix(::std::source_location::current());                      \
     if (::megafuse_emu::MatmulServerCore()) return;                                           \
     ::megafuse_emu::RegistMatmul(::std::source_location::current(), pipe, (__gm__ uint8_t*)(workspace), __VA_ARGS__)
+#endif

@@ -44,8 +44,10 @@ struct MatmulConfigParams {
 
 class MatmulApiTiling {
 public:
+    // MatmulApiTiling is the single-core tiling (devkit "Matmul Tiling类": singleCore = the shape);
+    // MultiCoreMatmulTiling splits over SetDim cores (by default the platform's AIC count).
     MatmulApiTiling() = default;
-    explicit MatmulApiTiling(const platform_ascendc::PlatformAscendC& p) : cores_(static_cast<int>(p.GetCoreNumAic())) {}
+    explicit MatmulApiTiling(const platform_ascendc::PlatformAscendC&) {}
     int32_t SetAType(TPosition, CubeFormat f, DataType, bool trans = false) { aFmt_ = f; transA_ = trans; return 0; }
     int32_t SetBType(TPosition, CubeFormat f, DataType, bool trans = false) { bFmt_ = f; transB_ = trans; return 0; }
     int32_t SetCType(TPosition, CubeFormat f, DataType) { cFmt_ = f; return 0; }
@@ -134,7 +136,8 @@ protected:
 
 class MultiCoreMatmulTiling : public MatmulApiTiling {
 public:
-    using MatmulApiTiling::MatmulApiTiling;
+    MultiCoreMatmulTiling() = default;
+    explicit MultiCoreMatmulTiling(const platform_ascendc::PlatformAscendC& p) { cores_ = static_cast<int>(p.GetCoreNumAic()); }
 };
 
 }  // namespace matmul_tiling
