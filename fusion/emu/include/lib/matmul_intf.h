@@ -76,7 +76,6 @@ class Matmul {
 public:
     void Init(const TCubeTiling* tiling, TPipe* pipe = nullptr, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
-        (void)pipe;
         megafuse_emu::Core(loc);
         static_assert(A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM && (C_TYPE::pos == TPosition::GM || kCInUb),
                       "the emulated Matmul takes A and B in GM, C in GM or UB (VECIN / VECCALC / VECOUT)");
@@ -86,9 +85,13 @@ public:
             megafuse_emu::Fail(loc, "Matmul: only ND matrices (A also VECTOR, C also ND_ALIGN or NZ in GM) are emulated "
                                     "(other NZ / scalar formats are not)");
         CheckConfig(loc);
-        if constexpr (MM_CB::kUserCopy)
-            megafuse_emu::Fail(loc, "Matmul: MatmulCallBackFunc with user copy functions (DataCopyOut / CopyA1 / CopyB1) "
-                                    "is not emulated (the emulated Matmul has no L1 data path to call them on)");
+        if constexpr (MM_CB::kCopyOut)
+            megafuse_emu::Fail(loc, "Matmul: a MatmulCallBackFunc DataCopyOut (L0C -> GM) callback is not emulated "
+                                    "(the emulated Matmul has no L0C result to hand it)");
+        if constexpr (MM_CB::kCopyA1 || MM_CB::kCopyB1) {
+            if (pipe == nullptr) megafuse_emu::Fail(loc, "Matmul: CopyA1 / CopyB1 callbacks need the TPipe of REGIST_MATMUL_OBJ");
+            pipe_ = pipe;
+        }
         if constexpr (kStatic) {
             // A constant tiling: its fields replace the runtime ones (a null tiling takes them all).
             constexpr const MatmulApiStaticTiling& st = MM_CFG;
@@ -129,6 +132,9 @@ public:
     void SetTensorB(const GlobalTensor<B>& gm, bool isTransposeB = false) { b_ = gm; transB_ = isTransposeB; hasB_ = true; }
     void SetBias(const GlobalTensor<Bias>& gm) { bias_ = gm; hasBias_ = true; }
     void DisableBias() { hasBias_ = false; }
+    // The two values handed to the CopyA1 / CopyB1 callbacks (tilingPtr, dataPtr).
+    void SetUserDefInfo(uint64_t v) { userDefInfo_ = v; }
+    void SetSelfDefineData(uint64_t v) { selfDefineData_ = v; }
     void ClearBias() { hasBias_ = false; }
     void SetWorkspace(__gm__ const uint8_t*, int) {}
     // The GM area the devkit's async Iterate / GetTensorC<false> stage blocks in; unused here.
@@ -286,8 +292,14 @@ private:
         if (m_ <= 0 || n_ <= 0 || k_ <= 0) megafuse_emu::Fail(loc, "Matmul: empty single-core shape");
         const uint64_t aSpan = transA_ ? uint64_t(k_ - 1) * orgM_ + m_ : uint64_t(m_ - 1) * orgKa_ + k_;
         const uint64_t bSpan = transB_ ? uint64_t(n_ - 1) * orgKb_ + k_ : uint64_t(k_ - 1) * orgN_ + n_;
-        const uint8_t* a = a_.Access(0, aSpan, "Matmul (A)", loc);
-        const uint8_t* b = b_.Access(0, bSpan, "Matmul (B)", loc);
+        // With a CopyA1 / CopyB1 callback the operand comes from what the callback left in L1.
+        std::vector<uint8_t> aL1, bL1;
+        if constexpr (MM_CB::kCopyA1) aL1 = ThroughL1<A, TPosition::A1>(MM_CB::CopyA1Ptr, m_, k_, t_.baseM * std::max(1, t_.stepM),
+                                                                    t_.baseK * std::max(1, t_.stepKa), a_.GetPhyAddr(), loc);
+        if constexpr (MM_CB::kCopyB1) bL1 = ThroughL1<B, TPosition::B1>(MM_CB::CopyB1Ptr, k_, n_, t_.baseK * std::max(1, t_.stepKb),
+                                                                    t_.baseN * std::max(1, t_.stepN), b_.GetPhyAddr(), loc);
+        const uint8_t* a = MM_CB::kCopyA1 ? aL1.data() : a_.Access(0, aSpan, "Matmul (A)", loc);
+        const uint8_t* b = MM_CB::kCopyB1 ? bL1.data() : b_.Access(0, bSpan, "Matmul (B)", loc);
         const uint8_t* bias = hasBias_ ? bias_.Access(0, n_, "Matmul (bias)", loc) : nullptr;
         // B as Acc, row kk = B[kk][0..n); C row by row: c[i][j] = bias[j] + sum over kk in order of
         // a[i][kk] * b[kk][j] -- the same additions in the same order as a dot product per element,
@@ -295,8 +307,8 @@ private:
         std::vector<Acc> bk(static_cast<size_t>(k_) * n_);
         for (int kk = 0; kk < k_; ++kk)
             for (int j = 0; j < n_; ++j)
-                bk[size_t(kk) * n_ + j] = static_cast<Acc>(static_cast<megafuse_emu::CalcT<B>>(
-                    megafuse_emu::Ld<B>(b, transB_ ? uint64_t(j) * orgKb_ + kk : uint64_t(kk) * orgN_ + j)));
+                bk[size_t(kk) * n_ + j] = static_cast<Acc>(static_cast<megafuse_emu::CalcT<B>>(megafuse_emu::Ld<B>(
+                    b, MM_CB::kCopyB1 ? uint64_t(kk) * n_ + j : transB_ ? uint64_t(j) * orgKb_ + kk : uint64_t(kk) * orgN_ + j)));
         std::vector<Acc> brow(n_, Acc(0));
         if (bias)
             for (int j = 0; j < n_; ++j)
@@ -306,11 +318,50 @@ private:
             Acc* crow = &c_[size_t(i) * n_];
             for (int j = 0; j < n_; ++j) crow[j] = brow[j];
             for (int kk = 0; kk < k_; ++kk) {
-                const Acc av = static_cast<Acc>(static_cast<megafuse_emu::CalcT<A>>(
-                    megafuse_emu::Ld<A>(a, transA_ ? uint64_t(kk) * orgM_ + i : uint64_t(i) * orgKa_ + kk)));
+                const Acc av = static_cast<Acc>(static_cast<megafuse_emu::CalcT<A>>(megafuse_emu::Ld<A>(
+                    a, MM_CB::kCopyA1 ? uint64_t(i) * k_ + kk : transA_ ? uint64_t(kk) * orgM_ + i : uint64_t(i) * orgKa_ + kk)));
                 AxpyRow(crow, av, &bk[size_t(kk) * n_], n_);
             }
         }
+    }
+
+    // A user copy callback (MatmulCallBackFunc CopyA1 / CopyB1): the rows x cols operand is cut
+    // into blocks of tileR x tileC (baseM * stepM x baseK * stepKa for A, baseK * stepKb x
+    // baseN * stepN for B); for block (r, c) the callback gets an L1 buffer, the operand's GM
+    // address, the block indices and valid sizes, and the SetUserDefInfo / SetSelfDefineData
+    // values, and must leave the block in L1 as NZ (C0-wide column blocks of the row count
+    // rounded up to 16, as DataCopy with Nd2NzParams writes it). Returns the operand row-major.
+    template <typename T, TPosition POS, typename F>
+    std::vector<uint8_t> ThroughL1(F fn, int rows, int cols, int tileR, int tileC, const __gm__ T* gm,
+                                   const megafuse_emu::Loc& loc)
+    {
+        constexpr int c0 = static_cast<int>(32 / sizeof(T));
+        const int aR = (tileR + 15) / 16 * 16, aC = (tileC + c0 - 1) / c0 * c0;
+        TBuf<POS>& buf = [this]() -> TBuf<POS>& {
+            if constexpr (POS == TPosition::A1) return l1A_;
+            else return l1B_;
+        }();
+        bool& ready = POS == TPosition::A1 ? l1AInit_ : l1BInit_;
+        if (!ready) {
+            pipe_->InitBuffer(buf, static_cast<uint32_t>(aR * aC * sizeof(T)), loc);
+            ready = true;
+        }
+        std::vector<uint8_t> out(size_t(rows) * cols * sizeof(T));
+        for (int r = 0; r * tileR < rows; ++r)
+            for (int c = 0; c * tileC < cols; ++c) {
+                const int useR = std::min(tileR, rows - r * tileR), useC = std::min(tileC, cols - c * tileC);
+                LocalTensor<T> l1 = buf.template Get<T>();
+                fn(l1.template ReinterpretCast<int8_t>(), reinterpret_cast<const __gm__ void*>(gm), r, c, useR, useC,
+                   userDefInfo_, selfDefineData_);
+                const int alignR = (useR + 15) / 16 * 16;
+                const uint8_t* p = megafuse_emu::LocalAccess(l1.ref_, sizeof(T), 0, uint64_t(aR) * aC,
+                                                             "Matmul (CopyA1/CopyB1 result in L1)", "L1", loc);
+                for (int i = 0; i < useR; ++i)
+                    for (int j = 0; j < useC; ++j)
+                        std::memcpy(&out[(size_t(r * tileR + i) * cols + c * tileC + j) * sizeof(T)],
+                                    p + ((size_t(j / c0) * alignR + i) * c0 + j % c0) * sizeof(T), sizeof(T));
+            }
+        return out;
     }
 
     // crow[j] += av * b[j], one rounding per product and per sum as before (no contraction: the
@@ -377,6 +428,11 @@ private:
         else return false;
     }
 
+    TPipe* pipe_ = nullptr;
+    TBuf<TPosition::A1> l1A_;
+    TBuf<TPosition::B1> l1B_;
+    bool l1AInit_ = false, l1BInit_ = false;
+    uint64_t userDefInfo_ = 0, selfDefineData_ = 0;
     TCubeTiling t_{};
     bool init_ = false, hasA_ = false, hasB_ = false, hasBias_ = false, transA_ = false, transB_ = false;
     int orgM_ = 0, orgN_ = 0, orgKa_ = 0, orgKb_ = 0, m_ = 0, n_ = 0, k_ = 0;

@@ -295,6 +295,8 @@ public:
 
     uint64_t GetSize() const { return size_; }
     __gm__ T* GetPhyAddr() const { return ptr_; }
+    // The address of element `offset` (devkit GetPhyAddr(offset)); an address only, not checked.
+    __gm__ T* GetPhyAddr(uint64_t offset) const { return ptr_ + offset; }
 
     // Checks elements [first, first + count) against SetGlobalBuffer's size and the kernel's
     // argument buffers; returns the address of element `first`.

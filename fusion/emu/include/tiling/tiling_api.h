@@ -111,7 +111,11 @@ public:
         t.baseM = fixM_ > 0 ? fixM_ : std::min(128, Align16(bestM));
         t.baseN = fixN_ > 0 ? fixN_ : std::min(256, Align16(bestN));
         t.baseK = fixK_ > 0 ? fixK_ : std::min(64, Align16(singleK));
-        t.depthA1 = t.depthB1 = 1; t.stepM = t.stepN = 1; t.stepKa = t.stepKb = 1;
+        // L1 holds up to 4 baseK steps of K per operand (what a user CopyA1 / CopyB1 callback
+        // receives as one block); one baseM / baseN step.
+        t.stepM = t.stepN = 1;
+        t.stepKa = t.stepKb = std::max(1, std::min(4, (singleK + t.baseK - 1) / t.baseK));
+        t.depthA1 = t.stepKa; t.depthB1 = t.stepKb;
         t.isBias = bias_ ? 1 : 0; t.iterateOrder = order_;
         t.dbL0A = t.dbL0B = 2; t.dbL0C = 1;
         t.batchM = t.batchN = t.singleBatchM = t.singleBatchN = 1; t.BatchNum = 1;

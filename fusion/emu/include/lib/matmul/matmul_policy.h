@@ -1,6 +1,6 @@
 // The Matmul's last two template parameters (devkit matmul_intf / Matmul模板参数 page):
 // MM_CB = MatmulCallBackFunc<DataCopyOut, CopyA1, CopyB1> (user copy functions; nullptr = the
-// library's own) and MM_POLICY, a template `template <const auto& CFG, typename...> class` from
+// library's own; CopyA1 / CopyB1 are emulated in matmul_intf.h, DataCopyOut is refused) and MM_POLICY, a template `template <const auto& CFG, typename...> class` from
 // AscendC::Impl::Detail. Emulated policies: MatmulPolicy (default) and NBuffer33MatmulPolicy
 // (a data path of the MDL template: same result; Iterate is not allowed with it, as in the
 // devkit), TrianUpperMatmulPolicy / TrianLowerMatmulPolicy (IterateAll computes only the base
@@ -16,9 +16,11 @@ namespace AscendC {
 
 template <auto DataCopyOut = nullptr, auto CopyA1 = nullptr, auto CopyB1 = nullptr>
 struct MatmulCallBackFunc {
-    static constexpr bool kUserCopy = !std::is_same_v<decltype(DataCopyOut), std::nullptr_t> ||
-                                      !std::is_same_v<decltype(CopyA1), std::nullptr_t> ||
-                                      !std::is_same_v<decltype(CopyB1), std::nullptr_t>;
+    static constexpr bool kCopyOut = !std::is_same_v<decltype(DataCopyOut), std::nullptr_t>;
+    static constexpr bool kCopyA1 = !std::is_same_v<decltype(CopyA1), std::nullptr_t>;
+    static constexpr bool kCopyB1 = !std::is_same_v<decltype(CopyB1), std::nullptr_t>;
+    static constexpr auto CopyA1Ptr = CopyA1;
+    static constexpr auto CopyB1Ptr = CopyB1;
 };
 
 namespace Impl::Detail {
