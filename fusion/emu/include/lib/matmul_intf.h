@@ -23,6 +23,7 @@
 #include "lib/matmul/matmul_utils.h"
 #include "lib/matmul/matmul_static_tiling.h"
 #include "lib/matmul/matmul_policy.h"
+#include "lib/matmul/matmul_batch.h"
 
 // The devkit marks the kernel's workspace parameter with it (the KFC message area of a MIX
 // Matmul); it changes nothing for the emulation.
@@ -52,6 +53,8 @@ struct MatmulType {
     constexpr static CubeFormat format = FORMAT;
     using T = TYPE;
     constexpr static bool isTrans = ISTRANS;
+    constexpr static LayoutMode layout = LAYOUT;
+    constexpr static bool ibShare = IBSHARE;
 };
 
 inline __gm__ uint8_t*& SysWorkspace()
@@ -159,6 +162,38 @@ public:
         } else {
             Store(gm, 0, 0, m_, n_, RowStrideC(), enAtomic, loc);
         }
+        iter_ = -1;
+    }
+
+    // IterateBatch: batchC = max(batchA, batchB) matmuls of the single-core shape, each from its
+    // batch's place in A, B, C (and bias) by the MatmulTypes' layouts (matmul_batch.h).
+    void IterateBatch(const GlobalTensor<C>& gm, uint32_t batchA, uint32_t batchB, bool enSequentialWrite,
+                      uint32_t matrixStrideA = 0, uint32_t matrixStrideB = 0, uint32_t matrixStrideC = 0,
+                      bool enPartialSum = false, uint8_t enAtomic = 0, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        (void)matrixStrideA; (void)matrixStrideB; (void)matrixStrideC; (void)enPartialSum;
+        if (batchA == 0 || batchB == 0 || (std::max(batchA, batchB) % std::min(batchA, batchB)) != 0)
+            megafuse_emu::Fail(loc, megafuse_emu::Str("Matmul::IterateBatch: batchA ", batchA, " and batchB ", batchB,
+                                                      " must be non-zero and one a multiple of the other"));
+        const GlobalTensor<A> a0 = a_;
+        const GlobalTensor<B> b0 = b_;
+        const GlobalTensor<Bias> bias0 = bias_;
+        const int saved[5] = {orgM_, orgKa_, orgN_, orgKb_, ldc_};
+        for (uint32_t i = 0; i < std::max(batchA, batchB); ++i) {
+            const megafuse_emu::BatchView v = megafuse_emu::BatchAt(
+                A_TYPE::layout, B_TYPE::layout, C_TYPE::layout, t_, m_, n_, k_, transA_, transB_, Cfg().isBiasBatch,
+                int(i), int(batchA), int(batchB));
+            a_ = a0[v.aOff];
+            b_ = b0[v.bOff];
+            if (hasBias_) bias_ = bias0[v.biasOff];
+            (transA_ ? orgM_ : orgKa_) = v.lda;
+            (transB_ ? orgKb_ : orgN_) = v.ldb;
+            ldc_ = enSequentialWrite ? n_ : v.ldc;
+            Compute(loc);
+            Store(gm[enSequentialWrite ? uint64_t(i) * m_ * n_ : v.cOff], 0, 0, m_, n_, RowStrideC(), enAtomic, loc);
+        }
+        a_ = a0; b_ = b0; bias_ = bias0;
+        orgM_ = saved[0]; orgKa_ = saved[1]; orgN_ = saved[2]; orgKb_ = saved[3]; ldc_ = saved[4];
         iter_ = -1;
     }
 
@@ -279,6 +314,7 @@ private:
     // C's rows in GM: orgN apart, or for ND_ALIGN orgN rounded up to 32 B (devkit "矩阵乘输出的N方向对齐").
     int RowStrideC() const
     {
+        if (ldc_ > 0) return ldc_;  // IterateBatch's batch layout
         constexpr int per32 = static_cast<int>(32 / sizeof(C));
         return C_TYPE::format == CubeFormat::ND_ALIGN ? (orgN_ + per32 - 1) / per32 * per32 : orgN_;
     }
@@ -435,7 +471,7 @@ private:
     uint64_t userDefInfo_ = 0, selfDefineData_ = 0;
     TCubeTiling t_{};
     bool init_ = false, hasA_ = false, hasB_ = false, hasBias_ = false, transA_ = false, transB_ = false;
-    int orgM_ = 0, orgN_ = 0, orgKa_ = 0, orgKb_ = 0, m_ = 0, n_ = 0, k_ = 0;
+    int orgM_ = 0, orgN_ = 0, orgKa_ = 0, orgKb_ = 0, m_ = 0, n_ = 0, k_ = 0, ldc_ = 0;
     int iter_ = -1, bm_ = 0, bn_ = 0, async_ = -1;
     GlobalTensor<A> a_;
     GlobalTensor<B> b_;

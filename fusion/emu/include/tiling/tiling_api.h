@@ -63,6 +63,18 @@ public:
     int32_t SetTraverse(MatrixTraverse t) { order_ = t == MatrixTraverse::FIRSTN ? 1 : 0; return 0; }
     int32_t SetDim(int cores) { cores_ = cores; return 0; }
     void EnableMultiCoreSplitK(bool on) { splitK_ = on; }
+    // Batch matmul (devkit SetALayout / SetBLayout / SetCLayout / SetBatchNum /
+    // SetBatchInfoForNormal): the layouts reach TCubeTiling's *LayoutInfo* fields and BatchNum.
+    int32_t SetALayout(int b, int s, int n, int g, int d) { aL_[0] = b; aL_[1] = s; aL_[2] = n; aL_[3] = g; aL_[4] = d; return 0; }
+    int32_t SetBLayout(int b, int s, int n, int g, int d) { bL_[0] = b; bL_[1] = s; bL_[2] = n; bL_[3] = g; bL_[4] = d; return 0; }
+    int32_t SetCLayout(int b, int s1, int n, int g, int s2) { cL_[0] = b; cL_[1] = s1; cL_[2] = n; cL_[3] = g; cL_[4] = s2; return 0; }
+    int32_t SetBatchNum(int num) { batchNum_ = num; return 0; }
+    int32_t SetBatchInfoForNormal(int batchA, int batchB, int m, int n, int k)
+    {
+        batchNum_ = std::max(batchA, batchB);
+        SetOrgShape(m, n, k);
+        return SetShape(m, n, k);
+    }
     void SetMatmulConfigParams(const MatmulConfigParams& p)
     {
         if (p.traverse != MatrixTraverse::NOSET) SetTraverse(p.traverse);
@@ -120,6 +132,11 @@ public:
         t.dbL0A = t.dbL0B = 2; t.dbL0C = 1;
         t.batchM = t.batchN = t.singleBatchM = t.singleBatchN = 1; t.BatchNum = 1;
         gotM_ = t.singleCoreM; gotN_ = t.singleCoreN; gotK_ = t.singleCoreK;
+        t.ALayoutInfoB = aL_[0]; t.ALayoutInfoS = aL_[1]; t.ALayoutInfoN = aL_[2]; t.ALayoutInfoG = aL_[3]; t.ALayoutInfoD = aL_[4];
+        t.BLayoutInfoB = bL_[0]; t.BLayoutInfoS = bL_[1]; t.BLayoutInfoN = bL_[2]; t.BLayoutInfoG = bL_[3]; t.BLayoutInfoD = bL_[4];
+        t.CLayoutInfoB = cL_[0]; t.CLayoutInfoS1 = cL_[1]; t.CLayoutInfoN = cL_[2]; t.CLayoutInfoG = cL_[3];
+        t.CLayoutInfoS2 = cL_[4];
+        t.BatchNum = std::max(1, batchNum_);
         return 0;
     }
     // The single-core shape of the last GetTiling (-1 before one).
@@ -133,6 +150,7 @@ public:
 protected:
     static int Align16(int v) { return (v + 15) / 16 * 16; }
     int cores_ = 1, m_ = 0, n_ = 0, ka_ = 0, kb_ = 0, sm_ = -1, sn_ = -1, sk_ = -1, cm_ = -1, cn_ = -1, ck_ = -1;
+    int aL_[5] = {1, 1, 1, 1, 1}, bL_[5] = {1, 1, 1, 1, 1}, cL_[5] = {1, 1, 1, 1, 1}, batchNum_ = 1;
     int fixM_ = -1, fixN_ = -1, fixK_ = -1, order_ = 0, gotM_ = -1, gotN_ = -1, gotK_ = -1;
     bool splitK_ = false, bias_ = false, transA_ = false, transB_ = false;
     CubeFormat aFmt_ = CubeFormat::ND, bFmt_ = CubeFormat::ND, cFmt_ = CubeFormat::ND;
@@ -142,6 +160,12 @@ class MultiCoreMatmulTiling : public MatmulApiTiling {
 public:
     MultiCoreMatmulTiling() = default;
     explicit MultiCoreMatmulTiling(const platform_ascendc::PlatformAscendC& p) { cores_ = static_cast<int>(p.GetCoreNumAic()); }
+};
+
+// The batch tiling: one core's batches (SetDim splits nothing here unless called).
+class BatchMatmulTiling : public MatmulApiTiling {
+public:
+    using MatmulApiTiling::MatmulApiTiling;
 };
 
 }  // namespace matmul_tiling
