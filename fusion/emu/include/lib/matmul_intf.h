@@ -141,8 +141,12 @@ public:
     void ClearBias() { hasBias_ = false; }
     void SetWorkspace(__gm__ const uint8_t*, int) {}
     // The GM area the devkit's async Iterate / GetTensorC<false> stage blocks in; unused here.
+    // (IterateNBatch writes C there.)
     template <typename W>
-    void SetWorkspace(const GlobalTensor<W>&) {}
+    void SetWorkspace(const GlobalTensor<W>& w)
+    {
+        if constexpr (std::is_same_v<W, C>) { ws_ = w; hasWs_ = true; }
+    }
 
     template <bool sync = true>
     void IterateAll(const GlobalTensor<C>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
@@ -172,6 +176,36 @@ public:
                       bool enPartialSum = false, uint8_t enAtomic = 0, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
         (void)matrixStrideA; (void)matrixStrideB; (void)matrixStrideC; (void)enPartialSum;
+        Batches(gm, 1, batchA, batchB, enSequentialWrite, enAtomic, loc);
+    }
+    // IterateNBatch (MatmulConfig.isNBatch): batchLoop IterateBatch calls over consecutive batches,
+    // C into the SetWorkspace tensor; the asynchronous form computes at the call too, and each
+    // GetBatchTensorC<false> then takes one loop's result (already in the workspace).
+    template <bool sync = true>
+    void IterateNBatch(uint32_t batchLoop, uint32_t batchA, uint32_t batchB, bool enSequentialWrite,
+                       uint32_t matrixStrideA = 0, uint32_t matrixStrideB = 0, uint32_t matrixStrideC = 0,
+                       megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        (void)matrixStrideA; (void)matrixStrideB; (void)matrixStrideC;
+        if constexpr (!Cfg().isNBatch)
+            megafuse_emu::Fail(loc, "Matmul::IterateNBatch needs a MatmulConfig with isNBatch = true");
+        if (!hasWs_) megafuse_emu::Fail(loc, "Matmul::IterateNBatch: SetWorkspace(GlobalTensor) must give the C area first");
+        Batches(ws_, int(batchLoop), batchA, batchB, enSequentialWrite, 0, loc);
+        nbatchLeft_ = sync ? 0 : int(batchLoop);
+    }
+    template <bool sync = true>
+    void GetBatchTensorC(uint32_t batchA, uint32_t batchB, bool enSequentialWrite = false,
+                         megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        (void)batchA; (void)batchB; (void)enSequentialWrite;
+        if (nbatchLeft_ <= 0)
+            megafuse_emu::Fail(loc, "Matmul::GetBatchTensorC<false> without a pending IterateNBatch<false> loop");
+        --nbatchLeft_;
+    }
+
+    void Batches(const GlobalTensor<C>& gm, int loops, uint32_t batchA, uint32_t batchB, bool enSequentialWrite,
+                 uint8_t enAtomic, const megafuse_emu::Loc& loc)
+    {
         if (batchA == 0 || batchB == 0 || (std::max(batchA, batchB) % std::min(batchA, batchB)) != 0)
             megafuse_emu::Fail(loc, megafuse_emu::Str("Matmul::IterateBatch: batchA ", batchA, " and batchB ", batchB,
                                                       " must be non-zero and one a multiple of the other"));
@@ -179,10 +213,11 @@ public:
         const GlobalTensor<B> b0 = b_;
         const GlobalTensor<Bias> bias0 = bias_;
         const int saved[5] = {orgM_, orgKa_, orgN_, orgKb_, ldc_};
-        for (uint32_t i = 0; i < std::max(batchA, batchB); ++i) {
+        const uint32_t batchC = std::max(batchA, batchB);
+        for (uint32_t i = 0; i < batchC * uint32_t(loops); ++i) {
             const megafuse_emu::BatchView v = megafuse_emu::BatchAt(
                 A_TYPE::layout, B_TYPE::layout, C_TYPE::layout, t_, m_, n_, k_, transA_, transB_, Cfg().isBiasBatch,
-                int(i), int(batchA), int(batchB));
+                int(i / batchC), int(i % batchC), int(batchA), int(batchB));
             a_ = a0[v.aOff];
             b_ = b0[v.bOff];
             if (hasBias_) bias_ = bias0[v.biasOff];
@@ -299,7 +334,6 @@ private:
                                : cfg.isEnableChannelSplit && !splitOk ? "isEnableChannelSplit (other than a float NZ C)"
                                : cfg.enableRelu           ? "enableRelu"
                                : cfg.intraBlockPartSum    ? "intraBlockPartSum"
-                               : cfg.isNBatch             ? "isNBatch (IterateNBatch)"
                                : cfg.decompMode != DecompressionMode::DECOMP_NONE ? "decompMode"
                                                                                      : nullptr;
             if (what != nullptr)
@@ -469,6 +503,9 @@ private:
     TBuf<TPosition::B1> l1B_;
     bool l1AInit_ = false, l1BInit_ = false;
     uint64_t userDefInfo_ = 0, selfDefineData_ = 0;
+    GlobalTensor<C> ws_;
+    bool hasWs_ = false;
+    int nbatchLeft_ = 0;
     TCubeTiling t_{};
     bool init_ = false, hasA_ = false, hasB_ = false, hasBias_ = false, transA_ = false, transB_ = false;
     int orgM_ = 0, orgN_ = 0, orgKa_ = 0, orgKb_ = 0, m_ = 0, n_ = 0, k_ = 0, ldc_ = 0;

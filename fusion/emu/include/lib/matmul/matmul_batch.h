@@ -19,11 +19,14 @@ struct BatchView {
     int lda = 0, ldb = 0, ldc = 0;  // row strides of the stored A, B (as stored, i.e. transposed if so) and C
 };
 
+// Batch l of loop j (IterateNBatch runs `loop` IterateBatch calls one after the other; IterateBatch is loop 0).
 inline BatchView BatchAt(LayoutMode la, LayoutMode lb, LayoutMode lc, const TCubeTiling& t, int m, int n, int k,
-                         bool transA, bool transB, bool biasPerBatch, int i, int batchA, int batchB)
+                         bool transA, bool transB, bool biasPerBatch, int j, int l, int batchA, int batchB)
 {
     const int batchC = std::max(batchA, batchB);
-    const int ia = i / std::max(1, batchC / std::max(1, batchA)), ib = i / std::max(1, batchC / std::max(1, batchB));
+    const int ia = j * batchA + l / std::max(1, batchC / std::max(1, batchA));
+    const int ib = j * batchB + l / std::max(1, batchC / std::max(1, batchB));
+    const int i = j * batchC + l;
     BatchView v;
     auto bsngd = [](int idx, int s, int ng, int d, uint64_t& off, int& ld) {
         off = uint64_t(idx / ng) * s * ng * d + uint64_t(idx % ng) * d;
