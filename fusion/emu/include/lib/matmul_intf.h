@@ -135,6 +135,12 @@ public:
     void SetTensorB(const GlobalTensor<B>& gm, bool isTransposeB = false) { b_ = gm; transB_ = isTransposeB; hasB_ = true; }
     void SetBias(const GlobalTensor<Bias>& gm) { bias_ = gm; hasBias_ = true; }
     void DisableBias() { hasBias_ = false; }
+    // Dequantisation of an int32 result on its way out (devkit SetQuantScalar / SetQuantVector):
+    // C = int32 * scale, the scale a float in the low 32 bits of each uint64 (one for all
+    // columns, or one per column from GM); the fixpipe keeps its top 19 bits (sign, exponent,
+    // 10 mantissa bits: the 0xFFFFE000 mask the devkit's quant sample applies to its golden).
+    void SetQuantScalar(uint64_t scalar) { quant_ = 1; quantScalar_ = scalar; }
+    void SetQuantVector(const GlobalTensor<uint64_t>& v) { quant_ = 2; quantVec_ = v; }
     // The two values handed to the CopyA1 / CopyB1 callbacks (tilingPtr, dataPtr).
     void SetUserDefInfo(uint64_t v) { userDefInfo_ = v; }
     void SetSelfDefineData(uint64_t v) { selfDefineData_ = v; }
@@ -288,7 +294,7 @@ public:
         const int rows = std::min(t_.baseM, m_ - r0), cols = std::min(t_.baseN, n_ - c0);
         for (int i = 0; i < rows; ++i)
             for (int j = 0; j < cols; ++j)
-                ub.SetValue(static_cast<uint32_t>(i * t_.baseN + j), static_cast<C>(c_[size_t(r0 + i) * n_ + c0 + j]), loc);
+                ub.SetValue(static_cast<uint32_t>(i * t_.baseN + j), Out(r0 + i, c0 + j, loc), loc);
     }
     void End() { iter_ = -1; async_ = -1; }
 
@@ -434,6 +440,26 @@ private:
         return out;
     }
 
+    // Element (i, j) of C in C's type (after the dequantisation, if one is set).
+    C Out(int i, int j, const megafuse_emu::Loc& loc) const
+    {
+        const Acc v = c_[size_t(i) * n_ + j];
+        if constexpr (std::is_same_v<Acc, int32_t>) {
+            if (quant_ != 0) {
+                uint64_t bits = quantScalar_;
+                if (quant_ == 2) {
+                    const uint8_t* q = quantVec_.Access(uint64_t(j), 1, "Matmul (quant vector)", loc);
+                    std::memcpy(&bits, q, sizeof(bits));
+                }
+                const uint32_t f = static_cast<uint32_t>(bits) & 0xFFFFE000u;
+                float scale;
+                std::memcpy(&scale, &f, sizeof(scale));
+                return static_cast<C>(static_cast<float>(v) * scale);
+            }
+        }
+        return static_cast<C>(v);
+    }
+
     // crow[j] += av * b[j], one rounding per product and per sum as before (no contraction: the
     // emulator builds for plain x86-64, which has no FMA).
     __attribute__((optimize("tree-vectorize"))) static void AxpyRow(Acc* __restrict crow, Acc av,
@@ -459,7 +485,7 @@ private:
         if (enAtomic == 3) SetAtomicMin<C>(loc);
         for (int i = 0; i < rows; ++i)
             for (int j = 0; j < cols; ++j) {
-                const C v = static_cast<C>(c_[size_t(r0 + i) * n_ + c0 + j]);
+                const C v = Out(r0 + i, c0 + j, loc);
                 megafuse_emu::GmStore(d + (uint64_t(i) * ld + j) * sizeof(C), reinterpret_cast<const uint8_t*>(&v),
                                       sizeof(C), "Matmul", loc);
             }
@@ -485,7 +511,7 @@ private:
         if (enAtomic == 3) SetAtomicMin<C>(loc);
         for (int i = 0; i < rows; ++i)
             for (int j = 0; j < cols; ++j) {
-                const C v = static_cast<C>(c_[size_t(r0 + i) * n_ + c0 + j]);
+                const C v = Out(r0 + i, c0 + j, loc);
                 megafuse_emu::GmStore(d + (at(r0 + i, c0 + j) - first) * sizeof(C), reinterpret_cast<const uint8_t*>(&v),
                                       sizeof(C), "Matmul", loc);
             }
@@ -503,6 +529,9 @@ private:
     TBuf<TPosition::B1> l1B_;
     bool l1AInit_ = false, l1BInit_ = false;
     uint64_t userDefInfo_ = 0, selfDefineData_ = 0;
+    int quant_ = 0;
+    uint64_t quantScalar_ = 0;
+    GlobalTensor<uint64_t> quantVec_;
     GlobalTensor<C> ws_;
     bool hasWs_ = false;
     int nbatchLeft_ = 0;

@@ -24,6 +24,7 @@ enum class DataType {
     DT_UINT32 = 8, DT_INT64 = 9, DT_UINT64 = 10, DT_DOUBLE = 11, DT_BOOL = 12, DT_BF16 = 27, DT_INT4 = 29,
     DT_FLOAT8_E5M2 = 35, DT_FLOAT8_E4M3FN = 36
 };
+enum class DequantType { SCALAR = 0, TENSOR = 1 };  // SetDequantType: chosen in the kernel, no tiling field
 enum class MatrixTraverse { NOSET = 0, FIRSTM = 1, FIRSTN = 2 };
 enum class ScheduleType { INNER_PRODUCT = 0, OUTER_PRODUCT = 1, N_BUFFER_33 = 2 };
 
@@ -63,6 +64,7 @@ public:
     int32_t SetTraverse(MatrixTraverse t) { order_ = t == MatrixTraverse::FIRSTN ? 1 : 0; return 0; }
     int32_t SetDim(int cores) { cores_ = cores; return 0; }
     void EnableMultiCoreSplitK(bool on) { splitK_ = on; }
+    int32_t SetDequantType(DequantType) { return 0; }
     // Batch matmul (devkit SetALayout / SetBLayout / SetCLayout / SetBatchNum /
     // SetBatchInfoForNormal): the layouts reach TCubeTiling's *LayoutInfo* fields and BatchNum.
     int32_t SetALayout(int b, int s, int n, int g, int d) { aL_[0] = b; aL_[1] = s; aL_[2] = n; aL_[3] = g; aL_[4] = d; return 0; }
