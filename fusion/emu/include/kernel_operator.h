@@ -41,3 +41,4 @@
 #include "utils/debug/asc_printf.h"
 #include "megafuse_emu/tiling_bytes.h"
 #include "megafuse_emu/utils_macros.h"
+#include "megafuse_emu/coord_layout.h"
