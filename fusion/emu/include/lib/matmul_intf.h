@@ -57,6 +57,20 @@ struct MatmulType {
     constexpr static bool ibShare = IBSHARE;
 };
 
+// B of a 4:2 sparse Matmul (devkit SparseMatmulType): a MatmulType with the position of its
+// index matrix (SetSparseIndex).
+template <TPosition POSITION, TPosition INDEX_POSITION, CubeFormat FORMAT, typename TYPE, bool ISTRANS = false,
+          LayoutMode LAYOUT = LayoutMode::NONE, bool IBSHARE = false>
+struct SparseMatmulType : public MatmulType<POSITION, FORMAT, TYPE, ISTRANS, LAYOUT, IBSHARE> {
+    constexpr static TPosition indexPosition = INDEX_POSITION;
+    constexpr static bool isSparse = true;
+};
+
+template <class T, class = void>
+struct IsSparseType : std::false_type {};
+template <class T>
+struct IsSparseType<T, std::void_t<decltype(T::isSparse)>> : std::bool_constant<T::isSparse> {};
+
 inline __gm__ uint8_t*& SysWorkspace()
 {
     static uint8_t token[32];
@@ -135,6 +149,8 @@ public:
     void SetTensorB(const GlobalTensor<B>& gm, bool isTransposeB = false) { b_ = gm; transB_ = isTransposeB; hasB_ = true; }
     void SetBias(const GlobalTensor<Bias>& gm) { bias_ = gm; hasBias_ = true; }
     void DisableBias() { hasBias_ = false; }
+    // The index matrix of a sparse B (SparseMatmulType): 2-bit positions, NZ in 16 x 8-byte fractals.
+    void SetSparseIndex(const GlobalTensor<uint8_t>& index) { index_ = index; hasIndex_ = true; }
     // Dequantisation of an int32 result on its way out (devkit SetQuantScalar / SetQuantVector):
     // C = int32 * scale, the scale a float in the low 32 bits of each uint64 (one for all
     // columns, or one per column from GM); the fixpipe keeps its top 19 bits (sign, exponent,
@@ -367,7 +383,8 @@ private:
         if (!hasA_ || !hasB_) megafuse_emu::Fail(loc, "Matmul: SetTensorA and SetTensorB must come before Iterate");
         if (m_ <= 0 || n_ <= 0 || k_ <= 0) megafuse_emu::Fail(loc, "Matmul: empty single-core shape");
         const uint64_t aSpan = transA_ ? uint64_t(k_ - 1) * orgM_ + m_ : uint64_t(m_ - 1) * orgKa_ + k_;
-        const uint64_t bSpan = transB_ ? uint64_t(n_ - 1) * orgKb_ + k_ : uint64_t(k_ - 1) * orgN_ + n_;
+        const uint64_t bSpan = IsSparseType<B_TYPE>::value ? uint64_t(n_ - 1) * (orgKb_ / 2) + k_ / 2
+                               : transB_ ? uint64_t(n_ - 1) * orgKb_ + k_ : uint64_t(k_ - 1) * orgN_ + n_;
         // With a CopyA1 / CopyB1 callback the operand comes from what the callback left in L1.
         std::vector<uint8_t> aL1, bL1;
         if constexpr (MM_CB::kCopyA1) aL1 = ThroughL1<A, TPosition::A1>(MM_CB::CopyA1Ptr, m_, k_, t_.baseM * std::max(1, t_.stepM),
@@ -381,6 +398,9 @@ private:
         // a[i][kk] * b[kk][j] -- the same additions in the same order as a dot product per element,
         // arranged so the innermost loop runs over j (contiguous, vectorisable without reassociation).
         std::vector<Acc> bk(static_cast<size_t>(k_) * n_);
+        if constexpr (IsSparseType<B_TYPE>::value) {
+            SparseB(bk, b, loc);
+        } else
         for (int kk = 0; kk < k_; ++kk)
             for (int j = 0; j < n_; ++j)
                 bk[size_t(kk) * n_ + j] = static_cast<Acc>(static_cast<megafuse_emu::CalcT<B>>(megafuse_emu::Ld<B>(
@@ -438,6 +458,32 @@ private:
                                     p + ((size_t(j / c0) * alignR + i) * c0 + j % c0) * sizeof(T), sizeof(T));
             }
         return out;
+    }
+
+    // A 4:2 sparse B (the devkit's matmul_sparse data layout): B^T is stored dense as n rows of k/2
+    // values (two per group of 4 k positions); the index matrix gives, per group, idx1 (place of
+    // the first value among the group's first three) and idx2 (the second one's place among the
+    // last three, i.e. at 1 + idx2), 2 bits each, four per byte from the low bits, bytes NZ in
+    // fractals of 16 rows x 8 bytes: byte (r, c) at ((c / 8) * alignN + r) * 8 + c % 8.
+    void SparseB(std::vector<Acc>& bk, const uint8_t* b, const megafuse_emu::Loc& loc)
+    {
+        if (!transB_ || k_ % 4 != 0)
+            megafuse_emu::Fail(loc, "Matmul (sparse B): only a transposed B with K a multiple of 4 is emulated");
+        if (!hasIndex_) megafuse_emu::Fail(loc, "Matmul (sparse B): SetSparseIndex must come before Iterate");
+        const uint64_t alignN = (uint64_t(orgN_) + 15) / 16 * 16, ldb = uint64_t(orgKb_) / 2;
+        const int bytesPerRow = (k_ / 2 + 3) / 4;
+        const uint64_t idxSpan = (uint64_t(bytesPerRow - 1) / 8 * alignN + (n_ - 1)) * 8 + (bytesPerRow - 1) % 8 + 1;
+        const uint8_t* idx = index_.Access(0, idxSpan, "Matmul (sparse index)", loc);
+        std::fill(bk.begin(), bk.end(), Acc(0));
+        for (int j = 0; j < n_; ++j)
+            for (int d = 0; d < k_ / 2; ++d) {
+                const int c = d / 4;
+                const uint8_t byte = idx[(uint64_t(c / 8) * alignN + j) * 8 + c % 8];
+                const int code = (byte >> (2 * (d % 4))) & 3;
+                const int kk = (d / 2) * 4 + (d % 2 == 0 ? code : code + 1);
+                bk[size_t(kk) * n_ + j] = static_cast<Acc>(static_cast<megafuse_emu::CalcT<B>>(
+                    megafuse_emu::Ld<B>(b, uint64_t(j) * ldb + d)));
+            }
     }
 
     // Element (i, j) of C in C's type (after the dequantisation, if one is set).
@@ -529,6 +575,8 @@ private:
     TBuf<TPosition::B1> l1B_;
     bool l1AInit_ = false, l1BInit_ = false;
     uint64_t userDefInfo_ = 0, selfDefineData_ = 0;
+    GlobalTensor<uint8_t> index_;
+    bool hasIndex_ = false;
     int quant_ = 0;
     uint64_t quantScalar_ = 0;
     GlobalTensor<uint64_t> quantVec_;

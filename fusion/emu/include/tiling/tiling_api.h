@@ -65,6 +65,7 @@ public:
     int32_t SetDim(int cores) { cores_ = cores; return 0; }
     void EnableMultiCoreSplitK(bool on) { splitK_ = on; }
     int32_t SetDequantType(DequantType) { return 0; }
+    int32_t SetSparse(bool) { return 0; }  // a 4:2 sparse B: the kernel's SparseMatmulType decides
     // Batch matmul (devkit SetALayout / SetBLayout / SetCLayout / SetBatchNum /
     // SetBatchInfoForNormal): the layouts reach TCubeTiling's *LayoutInfo* fields and BatchNum.
     int32_t SetALayout(int b, int s, int n, int g, int d) { aL_[0] = b; aL_[1] = s; aL_[2] = n; aL_[3] = g; aL_[4] = d; return 0; }
