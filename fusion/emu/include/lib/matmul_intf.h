@@ -5,13 +5,15 @@
 //
 // What it models: the result. C (m x n) = A (m x k) . B (k x n) (+ bias row) over the single-core
 // block (TCubeTiling singleCoreM/N/K, or SetTail / SetSingleShape), accumulated in float (int32 for
-// int8), converted to C's type once, written into GM with the org strides (Ka / N, or M / Kb when
-// transposed). Every GM range is bounds-checked like a GlobalTensor access; enAtomic and the core's
-// SetAtomicAdd combine with GM. What it does not: the L1 / L0 data path the library drives
-// (no cube counters, no buffer budget), NZ / vector / scalar formats and positions other than GM
-// (refused at the call), quantisation, batch and callbacks. On a MIX launch the AIC serves the
-// AIVs' requests in the devkit; here each AIV computes its own request and REGIST_MATMUL_OBJ ends
-// the AIC's part of the kernel, as the devkit's server loop does.
+// int8), converted to C's type once (after SetQuantScalar / SetQuantVector for int32), written into
+// GM with the org strides (ND, ND_ALIGN or NZ) or into UB. Every GM range is bounds-checked like a
+// GlobalTensor access; enAtomic and the core's SetAtomicAdd combine with GM. Also: IterateBatch /
+// IterateNBatch (matmul_batch.h), a 4:2 sparse B (matmul_sparse.h), CopyA1 / CopyB1 callbacks
+// (matmul_callback.h), the triangle / NBuffer33 policies (matmul_policy.h), constant tilings
+// (matmul_static_tiling.h). What it does not: the L1 / L0 data path the library drives (no cube
+// counters, no buffer budget). On a MIX launch the AIC serves the AIVs' requests in the devkit;
+// here each AIV computes its own request and REGIST_MATMUL_OBJ ends the AIC's part of the kernel,
+// as the devkit's server loop does (with ASCENDC_CUBE_ONLY the registering core runs it).
 #pragma once
 
 #include <vector>
@@ -24,6 +26,7 @@
 #include "lib/matmul/matmul_static_tiling.h"
 #include "lib/matmul/matmul_policy.h"
 #include "lib/matmul/matmul_batch.h"
+#include "lib/matmul/matmul_callback.h"
 
 // The devkit marks the kernel's workspace parameter with it (the KFC message area of a MIX
 // Matmul); it changes nothing for the emulation.
@@ -57,19 +60,11 @@ struct MatmulType {
     constexpr static bool ibShare = IBSHARE;
 };
 
-// B of a 4:2 sparse Matmul (devkit SparseMatmulType): a MatmulType with the position of its
-// index matrix (SetSparseIndex).
-template <TPosition POSITION, TPosition INDEX_POSITION, CubeFormat FORMAT, typename TYPE, bool ISTRANS = false,
-          LayoutMode LAYOUT = LayoutMode::NONE, bool IBSHARE = false>
-struct SparseMatmulType : public MatmulType<POSITION, FORMAT, TYPE, ISTRANS, LAYOUT, IBSHARE> {
-    constexpr static TPosition indexPosition = INDEX_POSITION;
-    constexpr static bool isSparse = true;
-};
+}  // namespace AscendC
 
-template <class T, class = void>
-struct IsSparseType : std::false_type {};
-template <class T>
-struct IsSparseType<T, std::void_t<decltype(T::isSparse)>> : std::bool_constant<T::isSparse> {};
+#include "lib/matmul/matmul_sparse.h"  // SparseMatmulType (after MatmulType)
+
+namespace AscendC {
 
 inline __gm__ uint8_t*& SysWorkspace()
 {
@@ -421,69 +416,28 @@ private:
         }
     }
 
-    // A user copy callback (MatmulCallBackFunc CopyA1 / CopyB1): the rows x cols operand is cut
-    // into blocks of tileR x tileC (baseM * stepM x baseK * stepKa for A, baseK * stepKb x
-    // baseN * stepN for B); for block (r, c) the callback gets an L1 buffer, the operand's GM
-    // address, the block indices and valid sizes, and the SetUserDefInfo / SetSelfDefineData
-    // values, and must leave the block in L1 as NZ (C0-wide column blocks of the row count
-    // rounded up to 16, as DataCopy with Nd2NzParams writes it). Returns the operand row-major.
+    // A user copy callback's operand, through an L1 buffer (matmul_callback.h).
     template <typename T, TPosition POS, typename F>
     std::vector<uint8_t> ThroughL1(F fn, int rows, int cols, int tileR, int tileC, const __gm__ T* gm,
                                    const megafuse_emu::Loc& loc)
     {
-        constexpr int c0 = static_cast<int>(32 / sizeof(T));
-        const int aR = (tileR + 15) / 16 * 16, aC = (tileC + c0 - 1) / c0 * c0;
         TBuf<POS>& buf = [this]() -> TBuf<POS>& {
             if constexpr (POS == TPosition::A1) return l1A_;
             else return l1B_;
         }();
-        bool& ready = POS == TPosition::A1 ? l1AInit_ : l1BInit_;
-        if (!ready) {
-            pipe_->InitBuffer(buf, static_cast<uint32_t>(aR * aC * sizeof(T)), loc);
-            ready = true;
-        }
-        std::vector<uint8_t> out(size_t(rows) * cols * sizeof(T));
-        for (int r = 0; r * tileR < rows; ++r)
-            for (int c = 0; c * tileC < cols; ++c) {
-                const int useR = std::min(tileR, rows - r * tileR), useC = std::min(tileC, cols - c * tileC);
-                LocalTensor<T> l1 = buf.template Get<T>();
-                fn(l1.template ReinterpretCast<int8_t>(), reinterpret_cast<const __gm__ void*>(gm), r, c, useR, useC,
-                   userDefInfo_, selfDefineData_);
-                const int alignR = (useR + 15) / 16 * 16;
-                const uint8_t* p = megafuse_emu::LocalAccess(l1.ref_, sizeof(T), 0, uint64_t(aR) * aC,
-                                                             "Matmul (CopyA1/CopyB1 result in L1)", "L1", loc);
-                for (int i = 0; i < useR; ++i)
-                    for (int j = 0; j < useC; ++j)
-                        std::memcpy(&out[(size_t(r * tileR + i) * cols + c * tileC + j) * sizeof(T)],
-                                    p + ((size_t(j / c0) * alignR + i) * c0 + j % c0) * sizeof(T), sizeof(T));
-            }
-        return out;
+        return megafuse_emu::CopyThroughL1<T>(fn, *pipe_, buf, POS == TPosition::A1 ? l1AInit_ : l1BInit_, rows, cols,
+                                               tileR, tileC, gm, userDefInfo_, selfDefineData_, loc);
     }
 
-    // A 4:2 sparse B (the devkit's matmul_sparse data layout): B^T is stored dense as n rows of k/2
-    // values (two per group of 4 k positions); the index matrix gives, per group, idx1 (place of
-    // the first value among the group's first three) and idx2 (the second one's place among the
-    // last three, i.e. at 1 + idx2), 2 bits each, four per byte from the low bits, bytes NZ in
-    // fractals of 16 rows x 8 bytes: byte (r, c) at ((c / 8) * alignN + r) * 8 + c % 8.
+    // A 4:2 sparse B from its dense-packed values and index matrix (matmul_sparse.h).
     void SparseB(std::vector<Acc>& bk, const uint8_t* b, const megafuse_emu::Loc& loc)
     {
         if (!transB_ || k_ % 4 != 0)
             megafuse_emu::Fail(loc, "Matmul (sparse B): only a transposed B with K a multiple of 4 is emulated");
         if (!hasIndex_) megafuse_emu::Fail(loc, "Matmul (sparse B): SetSparseIndex must come before Iterate");
-        const uint64_t alignN = (uint64_t(orgN_) + 15) / 16 * 16, ldb = uint64_t(orgKb_) / 2;
-        const int bytesPerRow = (k_ / 2 + 3) / 4;
-        const uint64_t idxSpan = (uint64_t(bytesPerRow - 1) / 8 * alignN + (n_ - 1)) * 8 + (bytesPerRow - 1) % 8 + 1;
-        const uint8_t* idx = index_.Access(0, idxSpan, "Matmul (sparse index)", loc);
-        std::fill(bk.begin(), bk.end(), Acc(0));
-        for (int j = 0; j < n_; ++j)
-            for (int d = 0; d < k_ / 2; ++d) {
-                const int c = d / 4;
-                const uint8_t byte = idx[(uint64_t(c / 8) * alignN + j) * 8 + c % 8];
-                const int code = (byte >> (2 * (d % 4))) & 3;
-                const int kk = (d / 2) * 4 + (d % 2 == 0 ? code : code + 1);
-                bk[size_t(kk) * n_ + j] = static_cast<Acc>(static_cast<megafuse_emu::CalcT<B>>(
-                    megafuse_emu::Ld<B>(b, uint64_t(j) * ldb + d)));
-            }
+        const uint64_t alignN = (uint64_t(orgN_) + 15) / 16 * 16;
+        const uint8_t* idx = index_.Access(0, megafuse_emu::SparseIndexSpan(k_, n_, alignN), "Matmul (sparse index)", loc);
+        megafuse_emu::DensifySparseB<Acc, B>(bk, b, idx, k_, n_, uint64_t(orgKb_) / 2, alignN);
     }
 
     // Element (i, j) of C in C's type (after the dequantisation, if one is set).
