@@ -123,3 +123,150 @@ def test_nz_channel_split_constant_tiling_and_split_k(tmp_path, capsys):
     # 16 x 16 x 1024 on 8 cores: one M x N block, K cut into 8 parts of 128
     assert out[4:9] == ["splitk", "8", "16", "16", "128"], out
     assert out[9:] == ["ceil", "65"], out
+
+
+_PROGRAM2 = r"""
+#include "kernel_tiling/kernel_tiling.h"
+#include "tiling/platform/platform_ascendc.h"
+#include "tiling/tiling_api.h"
+#include "acl/acl.h"
+#include "kernel_operator.h"
+#define ASCENDC_CUBE_ONLY
+#include "lib/matmul_intf.h"
+#include <cstdio>
+#include <cstring>
+#include <vector>
+constexpr int M = 32, N = 32, K = 32, BATCH = 2;
+using AN = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half, false, LayoutMode::NORMAL>;
+using CN = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float, false, LayoutMode::NORMAL>;
+using A8 = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, int8_t>;
+using CH = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>;
+using BI = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, int32_t>;
+using AT = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>;
+using CT = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>;
+__aicore__ inline void Load(TCubeTiling& t, GM_ADDR g)
+{
+    for (uint32_t i = 0; i < sizeof(TCubeTiling) / 4; ++i) ((uint32_t*)&t)[i] = ((__gm__ uint32_t*)g)[i];
+}
+__global__ __cube__ void batch(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR tg)
+{
+    TCubeTiling t; Load(t, tg);
+    AscendC::TPipe pipe;
+    AscendC::Matmul<AN, AN, CN> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    AscendC::GlobalTensor<half> ag, bg; AscendC::GlobalTensor<float> cg;
+    ag.SetGlobalBuffer((__gm__ half*)a, BATCH * M * K); bg.SetGlobalBuffer((__gm__ half*)b, BATCH * K * N);
+    cg.SetGlobalBuffer((__gm__ float*)c, BATCH * M * N);
+    mm.SetTensorA(ag); mm.SetTensorB(bg);
+    mm.IterateBatch(cg, BATCH, BATCH, false);
+}
+__global__ __cube__ void quant(GM_ADDR a, GM_ADDR b, GM_ADDR q, GM_ADDR c, GM_ADDR tg)
+{
+    TCubeTiling t; Load(t, tg);
+    AscendC::TPipe pipe;
+    AscendC::Matmul<A8, A8, CH, BI> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    AscendC::GlobalTensor<int8_t> ag, bg; AscendC::GlobalTensor<uint64_t> qg; AscendC::GlobalTensor<half> cg;
+    ag.SetGlobalBuffer((__gm__ int8_t*)a, M * K); bg.SetGlobalBuffer((__gm__ int8_t*)b, K * N);
+    qg.SetGlobalBuffer((__gm__ uint64_t*)q, N); cg.SetGlobalBuffer((__gm__ half*)c, M * N);
+    mm.SetQuantVector(qg);
+    mm.SetTensorA(ag); mm.SetTensorB(bg);
+    mm.IterateAll(cg);
+}
+__global__ __cube__ void upper(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR tg)
+{
+    TCubeTiling t; Load(t, tg);
+    AscendC::TPipe pipe;
+    AscendC::Matmul<AT, AT, CT, CT, CFG_NORM, AscendC::MatmulCallBackFunc<nullptr, nullptr, nullptr>,
+                    AscendC::Impl::Detail::TrianUpperMatmulPolicy> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    AscendC::GlobalTensor<half> ag, bg; AscendC::GlobalTensor<float> cg;
+    ag.SetGlobalBuffer((__gm__ half*)a, M * K); bg.SetGlobalBuffer((__gm__ half*)b, K * N);
+    cg.SetGlobalBuffer((__gm__ float*)c, M * N);
+    mm.SetTensorA(ag); mm.SetTensorB(bg);
+    mm.IterateAll(cg);
+}
+static optiling::TCubeTiling Tiling(matmul_tiling::DataType in, matmul_tiling::DataType out, int base)
+{
+    matmul_tiling::MatmulApiTiling api(*platform_ascendc::PlatformAscendCManager::GetInstance());
+    api.SetAType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, in);
+    api.SetBType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, in);
+    api.SetCType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, out);
+    api.SetOrgShape(M, N, K); api.SetShape(M, N, K); api.SetFixSplit(base, base, -1);
+    optiling::TCubeTiling t;
+    api.GetTiling(t);
+    return t;
+}
+template <class T> static uint8_t* Dev(const std::vector<T>& v)
+{
+    uint8_t* d; aclrtMalloc((void**)&d, v.size() * sizeof(T), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(d, v.size() * sizeof(T), v.data(), v.size() * sizeof(T), ACL_MEMCPY_HOST_TO_DEVICE);
+    return d;
+}
+template <class T> static std::vector<T> Host(uint8_t* d, size_t n)
+{
+    std::vector<T> v(n); aclrtMemcpy(v.data(), n * sizeof(T), d, n * sizeof(T), ACL_MEMCPY_DEVICE_TO_HOST); return v;
+}
+int main()
+{
+    // batch: two 32 x 32 x 32 matmuls stored one after the other (NORMAL layout)
+    std::vector<aclFloat16> a(BATCH * M * K), b(BATCH * K * N);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = aclFloatToFloat16(float(int(i * 7 % 13) - 6) / 8);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = aclFloatToFloat16(float(int(i * 5 % 11) - 5) / 4);
+    auto t = Tiling(matmul_tiling::DataType::DT_FLOAT16, matmul_tiling::DataType::DT_FLOAT, 16);
+    uint8_t *ad = Dev(a), *bd = Dev(b), *cd = Dev(std::vector<float>(BATCH * M * N, -1.0f)), *td = Dev(std::vector<optiling::TCubeTiling>{t});
+    batch<<<1, nullptr, nullptr>>>(ad, bd, cd, td);
+    auto c = Host<float>(cd, BATCH * M * N);
+    double eb = 0;
+    for (int q = 0; q < BATCH; ++q)
+        for (int i = 0; i < M; ++i)
+            for (int j = 0; j < N; ++j) {
+                double s = 0;
+                for (int k = 0; k < K; ++k)
+                    s += double(aclFloat16ToFloat(a[q * M * K + i * K + k])) * aclFloat16ToFloat(b[q * K * N + k * N + j]);
+                eb = std::max(eb, std::abs(s - c[q * M * N + i * N + j]));
+            }
+    // upper triangle policy, 16 x 16 blocks: the blocks below the block diagonal keep -1
+    std::vector<float> minus(BATCH * M * N, -1.0f);
+    aclrtMemcpy(cd, minus.size() * 4, minus.data(), minus.size() * 4, ACL_MEMCPY_HOST_TO_DEVICE);
+    upper<<<1, nullptr, nullptr>>>(ad, bd, cd, td);
+    c = Host<float>(cd, BATCH * M * N);
+    const bool lowerKept = c[16 * N + 0] == -1.0f && c[0] != -1.0f && c[16] != -1.0f && c[16 * N + 16] != -1.0f;
+    // quant: int8 x int8 -> int32, times a per-column scale -> half
+    std::vector<int8_t> a8(M * K), b8(K * N);
+    for (int i = 0; i < M * K; ++i) a8[i] = int8_t(i * 7 % 11 - 5);
+    for (int i = 0; i < K * N; ++i) b8[i] = int8_t(i * 3 % 7 - 3);
+    std::vector<uint64_t> qv(N);
+    std::vector<float> sc(N);
+    for (int j = 0; j < N; ++j) {
+        float f = 0.05f * (j + 1); uint32_t bits; std::memcpy(&bits, &f, 4); qv[j] = bits;
+        bits &= 0xFFFFE000u; std::memcpy(&sc[j], &bits, 4);
+    }
+    auto t8 = Tiling(matmul_tiling::DataType::DT_INT8, matmul_tiling::DataType::DT_FLOAT16, 16);
+    uint8_t *a8d = Dev(a8), *b8d = Dev(b8), *qd = Dev(qv), *chd = Dev(std::vector<aclFloat16>(M * N)), *t8d = Dev(std::vector<optiling::TCubeTiling>{t8});
+    quant<<<1, nullptr, nullptr>>>(a8d, b8d, qd, chd, t8d);
+    auto ch = Host<aclFloat16>(chd, M * N);
+    double eq = 0;
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+            int s = 0;
+            for (int k = 0; k < K; ++k) s += a8[i * K + k] * b8[k * N + j];
+            const double want = aclFloat16ToFloat(aclFloatToFloat16(float(s) * sc[j]));
+            eq = std::max(eq, std::abs(want - aclFloat16ToFloat(ch[i * N + j])));
+        }
+    auto lay = AscendC::MakeLayout(AscendC::MakeShape(4, 5), AscendC::MakeStride(5, 1));
+    std::printf("batch %g upper %d quant %g layout %lld\n", eb, int(lowerKept), eq,
+                (long long)lay(AscendC::MakeCoord(2, 3)));
+    return 0;
+}
+"""
+
+
+def test_batch_quant_vector_triangle_policy_and_layout(tmp_path, capsys):
+    (tmp_path / "mm2.asc").write_text(_PROGRAM2)
+    assert cli_main(["emu", "run", str(tmp_path / "mm2.asc"), "--workdir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.split()
+    assert out[0] == "batch" and float(out[1]) < 1e-4, out     # both batches from their own A, B
+    assert out[2:4] == ["upper", "1"], out                     # block (1, 0) skipped, the others written
+    assert out[4] == "quant" and float(out[5]) == 0.0, out     # int32 * 19-bit scale, once to half
+    assert out[6:8] == ["layout", "13"], out                   # (2, 3) with strides (5, 1)
