@@ -13,7 +13,8 @@
 #include "kernel_tiling/kernel_tiling.h"
 #include "register/tilingdata_base.h"
 #include "tiling/platform/platform_ascendc.h"
-#include "megafuse_emu/adv_shape.h"  // TensorShape and the advanced APIs' tmp-size queries
+#include "megafuse_emu/adv_shape.h"
+#include "tiling/matmul_split.h"  // TensorShape and the advanced APIs' tmp-size queries
 
 namespace matmul_tiling {
 
@@ -49,8 +50,8 @@ public:
     // MultiCoreMatmulTiling splits over SetDim cores (by default the platform's AIC count).
     MatmulApiTiling() = default;
     explicit MatmulApiTiling(const platform_ascendc::PlatformAscendC&) {}
-    int32_t SetAType(TPosition, CubeFormat f, DataType, bool trans = false) { aFmt_ = f; transA_ = trans; return 0; }
-    int32_t SetBType(TPosition, CubeFormat f, DataType, bool trans = false) { bFmt_ = f; transB_ = trans; return 0; }
+    int32_t SetAType(TPosition, CubeFormat f, DataType d, bool trans = false) { aFmt_ = f; transA_ = trans; aBits_ = Bits(d); return 0; }
+    int32_t SetBType(TPosition, CubeFormat f, DataType d, bool trans = false) { bFmt_ = f; transB_ = trans; bBits_ = Bits(d); return 0; }
     int32_t SetCType(TPosition, CubeFormat f, DataType) { cFmt_ = f; return 0; }
     int32_t SetBiasType(TPosition, CubeFormat, DataType) { return 0; }
     int32_t SetOrgShape(int m, int n, int k) { return SetOrgShape(m, n, k, k); }
@@ -112,6 +113,15 @@ public:
                     used = blocks; bestM = cm; bestN = cn;
                 }
             }
+        // A 910B's multi-core tiling for a large output follows the devkit's cost model (matmul_split.h).
+        if (devkitSplit_ && cm_ <= 0 && cn_ <= 0 && !splitK_) {
+            const auto [mDim, nDim] = split_detail::DevkitMnSplit(m, n, k, cores, fixM_, fixN_, l0c256k_, aBits_, bBits_);
+            if (mDim > 0) {
+                bestM = Align16((m + mDim - 1) / mDim);
+                bestN = Align16((n + nDim - 1) / nDim);
+                used = ((m + bestM - 1) / bestM) * ((n + bestN - 1) / bestN);
+            }
+        }
         if (cm_ > 0 && cn_ > 0) { bestM = cm_; bestN = cn_; used = ((m + cm_ - 1) / cm_) * ((n + cn_ - 1) / cn_); }
         // EnableMultiCoreSplitK: the cores left over cut K too, into equal parts of whole
         // 16-element steps (each core then adds its partial C, the kernel's enAtomic).
@@ -152,6 +162,18 @@ public:
 
 protected:
     static int Align16(int v) { return (v + 15) / 16 * 16; }
+    static int Bits(DataType d)
+    {
+        switch (d) {
+            case DataType::DT_FLOAT: case DataType::DT_INT32: case DataType::DT_UINT32: return 32;
+            case DataType::DT_INT8: case DataType::DT_UINT8: case DataType::DT_FLOAT8_E5M2:
+            case DataType::DT_FLOAT8_E4M3FN: return 8;
+            case DataType::DT_INT4: return 4;
+            default: return 16;
+        }
+    }
+    bool devkitSplit_ = false, l0c256k_ = false;
+    int aBits_ = 16, bBits_ = 16;
     int cores_ = 1, m_ = 0, n_ = 0, ka_ = 0, kb_ = 0, sm_ = -1, sn_ = -1, sk_ = -1, cm_ = -1, cn_ = -1, ck_ = -1;
     int aL_[5] = {1, 1, 1, 1, 1}, bL_[5] = {1, 1, 1, 1, 1}, cL_[5] = {1, 1, 1, 1, 1}, batchNum_ = 1;
     int fixM_ = -1, fixN_ = -1, fixK_ = -1, order_ = 0, gotM_ = -1, gotN_ = -1, gotK_ = -1;
@@ -162,7 +184,14 @@ protected:
 class MultiCoreMatmulTiling : public MatmulApiTiling {
 public:
     MultiCoreMatmulTiling() = default;
-    explicit MultiCoreMatmulTiling(const platform_ascendc::PlatformAscendC& p) { cores_ = static_cast<int>(p.GetCoreNumAic()); }
+    explicit MultiCoreMatmulTiling(const platform_ascendc::PlatformAscendC& p)
+    {
+        cores_ = static_cast<int>(p.GetCoreNumAic());
+        devkitSplit_ = p.GetSocVersion() == platform_ascendc::SocVersion::ASCEND910B;
+        uint64_t l0c = 0;
+        p.GetCoreMemSize(platform_ascendc::CoreMemType::L0_C, l0c);
+        l0c256k_ = l0c == 256 * 1024;
+    }
 };
 
 // The batch tiling: one core's batches (SetDim splits nothing here unless called).
