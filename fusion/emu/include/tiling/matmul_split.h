@@ -31,18 +31,14 @@ inline bool Better(const Score& a, const Score& b)
     return a.cycles < b.cycles;
 }
 
-// (mDim, nDim), or (0, 0) when the case does not apply.
-inline std::pair<int, int> DevkitMnSplit(int m, int n, int k, int cores, int fixM, int fixN, bool l0c256k, int aBits,
-                                         int bBits)
+// The best of the candidate (mDim, nDim) pairs.
+inline std::pair<int, int> Best(const std::vector<std::pair<int, int>>& dims, int m, int n, int k, int cores, int baseM,
+                                int baseN, int aBits, int bBits)
 {
-    if (m < 128 || int64_t(m) * n <= int64_t(26214) * cores || cores < 1) return {0, 0};
-    const int baseM = fixM > 0 ? fixM : (l0c256k ? 256 : 128), baseN = fixN > 0 ? fixN : 256;
     const int baseK = std::min(128 * 8 / std::max(1, aBits), std::max(16, (k + 15) / 16 * 16));
     auto align16 = [](int v) { return (v + 15) / 16 * 16; };
     std::vector<Score> all;
-    for (int mDim = 1; mDim <= cores; ++mDim) {
-        if (cores % mDim != 0) continue;
-        const int nDim = cores / mDim;
+    for (const auto& [mDim, nDim] : dims) {
         const int sm = align16((m + mDim - 1) / mDim), sn = align16((n + nDim - 1) / nDim);
         const int mainM = sm / baseM, tailM = sm % baseM, mainN = sn / baseN, tailN = sn % baseN;
         double cycles = 0, memory = 0;
@@ -59,6 +55,30 @@ inline std::pair<int, int> DevkitMnSplit(int m, int n, int k, int cores, int fix
     }
     std::stable_sort(all.begin(), all.end(), Better);
     return all.empty() ? std::pair<int, int>{0, 0} : std::pair<int, int>{all[0].mDim, all[0].nDim};
+}
+
+// (mDim, nDim) of the SPLIT_MN case (mDim * nDim = cores), or (0, 0) when it does not apply.
+inline std::pair<int, int> DevkitMnSplit(int m, int n, int k, int cores, int fixM, int fixN, bool l0c256k, int aBits,
+                                         int bBits)
+{
+    if (m < 128 || int64_t(m) * n <= int64_t(26214) * cores || cores < 1) return {0, 0};
+    std::vector<std::pair<int, int>> dims;
+    for (int mDim = 1; mDim <= cores; ++mDim)
+        if (cores % mDim == 0) dims.emplace_back(mDim, cores / mDim);
+    return Best(dims, m, n, k, cores, fixM > 0 ? fixM : (l0c256k ? 256 : 128), fixN > 0 ? fixN : 256, aBits, bBits);
+}
+
+// The N_BUFFER_33 schedule (SetMatmulConfigParams): mDim = ceil(M / (3 baseM)), and nDim the best
+// of 1 .. min(N / baseN, cores / mDim) by the same score.
+inline std::pair<int, int> DevkitNBuffer33Split(int m, int n, int k, int cores, int fixM, int fixN, bool l0c256k,
+                                                int aBits, int bBits)
+{
+    const int baseM = fixM > 0 ? fixM : (l0c256k ? 256 : 128), baseN = fixN > 0 ? fixN : 256;
+    const int mDim = std::max(1, (m + 3 * baseM - 1) / (3 * baseM));
+    if (mDim > cores) return {0, 0};
+    std::vector<std::pair<int, int>> dims;
+    for (int nDim = 1; nDim <= std::max(1, std::min(n / baseN, cores / mDim)); ++nDim) dims.emplace_back(mDim, nDim);
+    return Best(dims, m, n, k, cores, baseM, baseN, aBits, bBits);
 }
 
 }  // namespace split_detail

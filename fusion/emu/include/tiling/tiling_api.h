@@ -82,6 +82,7 @@ public:
     void SetMatmulConfigParams(const MatmulConfigParams& p)
     {
         if (p.traverse != MatrixTraverse::NOSET) SetTraverse(p.traverse);
+        nbuffer33_ = p.scheduleType == ScheduleType::N_BUFFER_33;
     }
     void SetMatmulConfigParams(int32_t type = 1, bool l1CacheUB = false,
                                ScheduleType schedule = ScheduleType::INNER_PRODUCT,
@@ -115,7 +116,9 @@ public:
             }
         // A 910B's multi-core tiling for a large output follows the devkit's cost model (matmul_split.h).
         if (devkitSplit_ && cm_ <= 0 && cn_ <= 0 && !splitK_) {
-            const auto [mDim, nDim] = split_detail::DevkitMnSplit(m, n, k, cores, fixM_, fixN_, l0c256k_, aBits_, bBits_);
+            const auto [mDim, nDim] =
+                nbuffer33_ ? split_detail::DevkitNBuffer33Split(m, n, k, cores, fixM_, fixN_, l0c256k_, aBits_, bBits_)
+                           : split_detail::DevkitMnSplit(m, n, k, cores, fixM_, fixN_, l0c256k_, aBits_, bBits_);
             if (mDim > 0) {
                 bestM = Align16((m + mDim - 1) / mDim);
                 bestN = Align16((n + nDim - 1) / nDim);
@@ -172,7 +175,7 @@ protected:
             default: return 16;
         }
     }
-    bool devkitSplit_ = false, l0c256k_ = false;
+    bool devkitSplit_ = false, l0c256k_ = false, nbuffer33_ = false;
     int aBits_ = 16, bBits_ = 16;
     int cores_ = 1, m_ = 0, n_ = 0, ka_ = 0, kb_ = 0, sm_ = -1, sn_ = -1, sk_ = -1, cm_ = -1, cn_ = -1, ck_ = -1;
     int aL_[5] = {1, 1, 1, 1, 1}, bL_[5] = {1, 1, 1, 1, 1}, cL_[5] = {1, 1, 1, 1, 1}, batchNum_ = 1;
