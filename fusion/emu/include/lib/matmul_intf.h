@@ -34,6 +34,8 @@
 
 namespace AscendC {
 
+struct int4b_t;  // the devkit's 4-bit integer (megafuse_emu/int4.h): two per byte, low nibble first
+
 using ::CubeFormat;
 using ::LayoutMode;
 using ::MatmulConfig;
@@ -83,7 +85,22 @@ class Matmul {
     using B = typename B_TYPE::T;
     using C = typename C_TYPE::T;
     using Bias = typename BIAS_TYPE::T;
-    using Acc = std::conditional_t<std::is_same_v<A, int8_t>, int32_t, float>;
+    static constexpr bool kInt4 = std::is_same_v<A, int4b_t>;
+    using Acc = std::conditional_t<std::is_same_v<A, int8_t> || kInt4, int32_t, float>;
+    // Element idx of an operand as Acc (int4b_t: nibble idx of the packed bytes, sign-extended).
+    template <typename T>
+    static Acc Elem(const uint8_t* base, uint64_t idx)
+    {
+        if constexpr (std::is_same_v<T, int4b_t>) {
+            const int v = (idx % 2 ? base[idx / 2] >> 4 : base[idx / 2]) & 0xF;
+            return static_cast<Acc>(v >= 8 ? v - 16 : v);
+        } else {
+            return static_cast<Acc>(static_cast<megafuse_emu::CalcT<T>>(megafuse_emu::Ld<T>(base, idx)));
+        }
+    }
+    // GM elements of an operand to bounds-check for `elems` values (int4b_t: bytes).
+    template <typename T>
+    static uint64_t Span(uint64_t elems) { return std::is_same_v<T, int4b_t> ? (elems + 1) / 2 : elems; }
 
 public:
     void Init(const TCubeTiling* tiling, TPipe* pipe = nullptr, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
@@ -386,8 +403,8 @@ private:
                                                                     t_.baseK * std::max(1, t_.stepKa), a_.GetPhyAddr(), loc);
         if constexpr (MM_CB::kCopyB1) bL1 = ThroughL1<B, TPosition::B1>(MM_CB::CopyB1Ptr, k_, n_, t_.baseK * std::max(1, t_.stepKb),
                                                                     t_.baseN * std::max(1, t_.stepN), b_.GetPhyAddr(), loc);
-        const uint8_t* a = MM_CB::kCopyA1 ? aL1.data() : a_.Access(0, aSpan, "Matmul (A)", loc);
-        const uint8_t* b = MM_CB::kCopyB1 ? bL1.data() : b_.Access(0, bSpan, "Matmul (B)", loc);
+        const uint8_t* a = MM_CB::kCopyA1 ? aL1.data() : a_.Access(0, Span<A>(aSpan), "Matmul (A)", loc);
+        const uint8_t* b = MM_CB::kCopyB1 ? bL1.data() : b_.Access(0, Span<B>(bSpan), "Matmul (B)", loc);
         const uint8_t* bias = hasBias_ ? bias_.Access(0, n_, "Matmul (bias)", loc) : nullptr;
         // B as Acc, row kk = B[kk][0..n); C row by row: c[i][j] = bias[j] + sum over kk in order of
         // a[i][kk] * b[kk][j] -- the same additions in the same order as a dot product per element,
@@ -398,8 +415,8 @@ private:
         } else
         for (int kk = 0; kk < k_; ++kk)
             for (int j = 0; j < n_; ++j)
-                bk[size_t(kk) * n_ + j] = static_cast<Acc>(static_cast<megafuse_emu::CalcT<B>>(megafuse_emu::Ld<B>(
-                    b, MM_CB::kCopyB1 ? uint64_t(kk) * n_ + j : transB_ ? uint64_t(j) * orgKb_ + kk : uint64_t(kk) * orgN_ + j)));
+                bk[size_t(kk) * n_ + j] = Elem<B>(
+                    b, MM_CB::kCopyB1 ? uint64_t(kk) * n_ + j : transB_ ? uint64_t(j) * orgKb_ + kk : uint64_t(kk) * orgN_ + j);
         std::vector<Acc> brow(n_, Acc(0));
         if (bias)
             for (int j = 0; j < n_; ++j)
@@ -409,8 +426,8 @@ private:
             Acc* crow = &c_[size_t(i) * n_];
             for (int j = 0; j < n_; ++j) crow[j] = brow[j];
             for (int kk = 0; kk < k_; ++kk) {
-                const Acc av = static_cast<Acc>(static_cast<megafuse_emu::CalcT<A>>(megafuse_emu::Ld<A>(
-                    a, MM_CB::kCopyA1 ? uint64_t(i) * k_ + kk : transA_ ? uint64_t(kk) * orgM_ + i : uint64_t(i) * orgKa_ + kk)));
+                const Acc av = Elem<A>(
+                    a, MM_CB::kCopyA1 ? uint64_t(i) * k_ + kk : transA_ ? uint64_t(kk) * orgM_ + i : uint64_t(i) * orgKa_ + kk);
                 AxpyRow(crow, av, &bk[size_t(kk) * n_], n_);
             }
         }
