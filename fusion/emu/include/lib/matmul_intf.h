@@ -106,11 +106,12 @@ public:
     void Init(const TCubeTiling* tiling, TPipe* pipe = nullptr, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
         megafuse_emu::Core(loc);
-        static_assert(A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM && (C_TYPE::pos == TPosition::GM || kCInUb),
-                      "the emulated Matmul takes A and B in GM, C in GM or UB (VECIN / VECCALC / VECOUT)");
+        static_assert(A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM &&
+                          (C_TYPE::pos == TPosition::GM || C_TYPE::pos == TPosition::CO1 || kCInUb),
+                      "the emulated Matmul takes A and B in GM, C in GM, CO1 or UB (VECIN / VECCALC / VECOUT)");
         if ((A_TYPE::format != CubeFormat::ND && A_TYPE::format != CubeFormat::VECTOR) || B_TYPE::format != CubeFormat::ND ||
             (C_TYPE::format != CubeFormat::ND && C_TYPE::format != CubeFormat::ND_ALIGN &&
-             !(C_TYPE::format == CubeFormat::NZ && C_TYPE::pos == TPosition::GM)))
+             !(C_TYPE::format == CubeFormat::NZ && (C_TYPE::pos == TPosition::GM || C_TYPE::pos == TPosition::CO1))))
             megafuse_emu::Fail(loc, "Matmul: only ND matrices (A also VECTOR, C also ND_ALIGN or NZ in GM) are emulated "
                                     "(other NZ / scalar formats are not)");
         CheckConfig(loc);
@@ -295,6 +296,27 @@ public:
         bn_ = t_.iterateOrder == 0 ? iter_ / mb : iter_ % nb;
         return true;
     }
+    // Iterate with C in CO1 (pure Cube mode): the next baseM x baseN block goes into the given L0C
+    // tensor in NZ (16 x 16 fractals, column blocks of Align16(baseM) rows); false when all are done.
+    bool Iterate(bool enPartialSum, const LocalTensor<C>& co1, megafuse_emu::Loc loc = megafuse_emu::Loc::current())
+    {
+        if constexpr (C_TYPE::pos != TPosition::CO1)
+            megafuse_emu::Fail(loc, "Matmul::Iterate(enPartialSum, LocalTensor) needs C's MatmulType in CO1");
+        if (!Iterate<true>(enPartialSum, loc)) return false;
+        megafuse_emu::CheckMem(co1.ref_, megafuse_emu::Mem::L0C, "Matmul::Iterate", "C (CO1)", loc);
+        const int r0 = bm_ * t_.baseM, c0 = bn_ * t_.baseN;
+        const int rows = std::min(t_.baseM, m_ - r0), cols = std::min(t_.baseN, n_ - c0);
+        const uint64_t alignM = (uint64_t(t_.baseM) + 15) / 16 * 16, alignN = (uint64_t(cols) + 15) / 16 * 16;
+        uint8_t* out = megafuse_emu::LocalAccess(co1.ref_, sizeof(C), 0, alignM * alignN, "Matmul::Iterate", "C (CO1)", loc);
+        for (int i = 0; i < rows; ++i)
+            for (int j = 0; j < cols; ++j) {
+                const uint64_t at = (uint64_t(j / 16) * alignM + i) * 16 + j % 16;
+                megafuse_emu::St<C>(out, at, Out(r0 + i, c0 + j, loc));
+                megafuse_emu::MarkWritten(out + at * sizeof(C), sizeof(C));
+            }
+        return true;
+    }
+
     template <bool sync = true>
     void GetTensorC(const GlobalTensor<C>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
                     megafuse_emu::Loc loc = megafuse_emu::Loc::current())

@@ -273,6 +273,8 @@ public:
     TQueBind() = default;
     TQueBind(const TQueBind&) = delete;
     TQueBind& operator=(const TQueBind&) = delete;
+    // Releases the queue's synchronisation events (devkit FreeAllEvent); the emulator keeps none.
+    void FreeAllEvent() {}
 
     template <typename T>
     LocalTensor<T> AllocTensor(megafuse_emu::Loc loc = megafuse_emu::Loc::current())

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 namespace AscendC {
@@ -21,6 +22,18 @@ struct MatmulCallBackFunc {
     static constexpr bool kCopyB1 = !std::is_same_v<decltype(CopyB1), std::nullptr_t>;
     static constexpr auto CopyA1Ptr = CopyA1;
     static constexpr auto CopyB1Ptr = CopyB1;
+};
+
+namespace Impl {
+constexpr int32_t QUEUE_DEPTH = 1;  // the matmul library's queue depth (devkit matmul config utils)
+}
+
+// The L0C (CO1) type of a Matmul whose inputs are T: float for half / bfloat16_t / float, int32_t
+// for int8_t and int4b_t.
+struct int4b_t;
+template <typename T>
+struct GetMmDstType {
+    using Type = std::conditional_t<std::is_same_v<T, int8_t> || std::is_same_v<T, int4b_t>, int32_t, float>;
 };
 
 namespace Impl::Detail {
