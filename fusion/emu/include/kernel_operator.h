@@ -42,3 +42,4 @@
 #include "megafuse_emu/tiling_bytes.h"
 #include "megafuse_emu/utils_macros.h"
 #include "megafuse_emu/coord_layout.h"
+#include "megafuse_emu/symbol_override.h"

@@ -288,12 +288,16 @@ public:
             ++iter_;
         }
         const int mb = (m_ + t_.baseM - 1) / t_.baseM, nb = (n_ + t_.baseN - 1) / t_.baseN;
-        if (iter_ >= mb * nb) {
+        // isPartialOutput: every block in turn, each as baseK-wide partial sums, K chunk by chunk.
+        const int kb = Cfg().isPartialOutput ? (k_ + t_.baseK - 1) / t_.baseK : 1;
+        if (iter_ >= mb * nb * kb) {
             iter_ = -1;
             return false;
         }
-        bm_ = t_.iterateOrder == 0 ? iter_ % mb : iter_ / nb;
-        bn_ = t_.iterateOrder == 0 ? iter_ / mb : iter_ % nb;
+        const int blk = iter_ / kb;
+        bm_ = t_.iterateOrder == 0 ? blk % mb : blk / nb;
+        bn_ = t_.iterateOrder == 0 ? blk / mb : blk % nb;
+        if (Cfg().isPartialOutput) PartialBlock(iter_ % kb, loc);
         return true;
     }
     // Iterate with C in CO1 (pure Cube mode): the next baseM x baseN block goes into the given L0C
@@ -386,8 +390,7 @@ private:
             constexpr const MatmulConfig& cfg = Cfg();
             // Channel split is the 16 x 8 fractal of a float NZ output (devkit MatmulConfig page).
             const bool splitOk = C_TYPE::format == CubeFormat::NZ && std::is_same_v<C, float>;
-            const char* what = cfg.isPartialOutput        ? "isPartialOutput"
-                               : cfg.isEnableChannelSplit && !splitOk ? "isEnableChannelSplit (other than a float NZ C)"
+            const char* what = cfg.isEnableChannelSplit && !splitOk ? "isEnableChannelSplit (other than a float NZ C)"
                                : cfg.enableRelu           ? "enableRelu"
                                : cfg.intraBlockPartSum    ? "intraBlockPartSum"
                                : cfg.decompMode != DecompressionMode::DECOMP_NONE ? "decompMode"
@@ -477,6 +480,25 @@ private:
         const uint64_t alignN = (uint64_t(orgN_) + 15) / 16 * 16;
         const uint8_t* idx = index_.Access(0, megafuse_emu::SparseIndexSpan(k_, n_, alignN), "Matmul (sparse index)", loc);
         megafuse_emu::DensifySparseB<Acc, B>(bk, b, idx, k_, n_, uint64_t(orgKb_) / 2, alignN);
+    }
+
+    // The current block's C as the partial sum over K chunk kc (baseK wide), no bias (isPartialOutput).
+    void PartialBlock(int kc, const megafuse_emu::Loc& loc)
+    {
+        const int r0 = bm_ * t_.baseM, c0 = bn_ * t_.baseN, k0 = kc * t_.baseK;
+        const int rows = std::min(t_.baseM, m_ - r0), cols = std::min(t_.baseN, n_ - c0), ks = std::min(t_.baseK, k_ - k0);
+        const uint64_t aSpan = transA_ ? uint64_t(k_ - 1) * orgM_ + m_ : uint64_t(m_ - 1) * orgKa_ + k_;
+        const uint64_t bSpan = transB_ ? uint64_t(n_ - 1) * orgKb_ + k_ : uint64_t(k_ - 1) * orgN_ + n_;
+        const uint8_t* a = a_.Access(0, Span<A>(aSpan), "Matmul (A)", loc);
+        const uint8_t* b = b_.Access(0, Span<B>(bSpan), "Matmul (B)", loc);
+        for (int i = r0; i < r0 + rows; ++i)
+            for (int j = c0; j < c0 + cols; ++j) {
+                Acc s = Acc(0);
+                for (int kk = k0; kk < k0 + ks; ++kk)
+                    s += Elem<A>(a, transA_ ? uint64_t(kk) * orgM_ + i : uint64_t(i) * orgKa_ + kk) *
+                         Elem<B>(b, transB_ ? uint64_t(j) * orgKb_ + kk : uint64_t(kk) * orgN_ + j);
+                c_[size_t(i) * n_ + j] = s;
+            }
     }
 
     // Element (i, j) of C in C's type (after the dequantisation, if one is set).

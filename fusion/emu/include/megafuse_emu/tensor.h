@@ -149,6 +149,14 @@ class LocalTensor {
 public:
     using PrimType = T;
     LocalTensor() = default;
+    // dst = src0 + src1 and the like (devkit operator overloads; symbol_override.h): the vector op
+    // runs at the assignment, over dst.GetSize() elements.
+    template <typename E, typename = std::enable_if_t<E::kSymbolOverride>>
+    LocalTensor& operator=(const E& expr)
+    {
+        expr.Run(*this);
+        return *this;
+    }
 
     void SetShapeInfo(const ShapeInfo& info) { shape_info_ = info; }
     ShapeInfo GetShapeInfo() const { return shape_info_; }
