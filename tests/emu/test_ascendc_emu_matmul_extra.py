@@ -270,3 +270,128 @@ def test_batch_quant_vector_triangle_policy_and_layout(tmp_path, capsys):
     assert out[2:4] == ["upper", "1"], out                     # block (1, 0) skipped, the others written
     assert out[4] == "quant" and float(out[5]) == 0.0, out     # int32 * 19-bit scale, once to half
     assert out[6:8] == ["layout", "13"], out                   # (2, 3) with strides (5, 1)
+
+
+_PROGRAM3 = r"""
+#include "kernel_tiling/kernel_tiling.h"
+#include "tiling/platform/platform_ascendc.h"
+#include "tiling/tiling_api.h"
+#include "acl/acl.h"
+#include "kernel_operator.h"
+#define ASCENDC_CUBE_ONLY
+#include "lib/matmul_intf.h"
+#include <cstdio>
+#include <vector>
+constexpr int M = 32, N = 32, K = 64;
+using AT = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>;
+using CT = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>;
+constexpr MatmulConfig PartialCfg() { auto c = CFG_MDL; c.isPartialOutput = true; return c; }
+constexpr static MatmulConfig PARTIAL = PartialCfg();
+__global__ __cube__ void partial(GM_ADDR a, GM_ADDR b, GM_ADDR ws, GM_ADDR tg)
+{
+    TCubeTiling t;
+    for (uint32_t i = 0; i < sizeof(TCubeTiling) / 4; ++i) ((uint32_t*)&t)[i] = ((__gm__ uint32_t*)tg)[i];
+    AscendC::TPipe pipe;
+    AscendC::Matmul<AT, AT, CT, CT, PARTIAL> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    AscendC::GlobalTensor<half> ag, bg; AscendC::GlobalTensor<float> wg;
+    ag.SetGlobalBuffer((__gm__ half*)a, M * K); bg.SetGlobalBuffer((__gm__ half*)b, K * N);
+    wg.SetGlobalBuffer((__gm__ float*)ws, 8 * M * N);
+    mm.SetTensorA(ag); mm.SetTensorB(bg);
+    uint32_t off = 0;
+    while (mm.Iterate()) {
+        mm.GetTensorC(wg[off], 0, true);
+        off += t.baseM * t.baseN;
+    }
+    mm.End();
+}
+extern "C" __global__ __aicore__ void plus(GM_ADDR x, GM_ADDR y)
+{
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> b0, b1;
+    pipe.InitBuffer(b0, 256); pipe.InitBuffer(b1, 256);
+    AscendC::LocalTensor<float> u = b0.Get<float>(), v = b1.Get<float>();
+    AscendC::GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, 64); yg.SetGlobalBuffer((__gm__ float*)y, 64);
+    AscendC::DataCopy(u, xg, 64);
+    AscendC::DataCopy(v, xg, 64);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    u = u + v;      // Add over u.GetSize() = 64 elements
+    v = u * u;
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(yg, v, 64);
+}
+static std::pair<int, int> Split(int m, int n, int k, int bm, int bn)
+{
+    matmul_tiling::MultiCoreMatmulTiling api(*platform_ascendc::PlatformAscendCManager::GetInstance());
+    api.SetDim(2);
+    api.SetAType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT16);
+    api.SetBType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT16);
+    api.SetCType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT);
+    api.SetOrgShape(m, n, k); api.SetShape(m, n, k);
+    if (bm > 0) api.SetFixSplit(bm, bn, -1);
+    optiling::TCubeTiling t;
+    api.GetTiling(t);
+    return {t.singleCoreM, t.singleCoreN};
+}
+int main()
+{
+    std::vector<aclFloat16> a(M * K), b(K * N);
+    for (int i = 0; i < M * K; ++i) a[i] = aclFloatToFloat16(float((i * 7) % 13 - 6) / 8);
+    for (int i = 0; i < K * N; ++i) b[i] = aclFloatToFloat16(float((i * 5) % 11 - 5) / 4);
+    matmul_tiling::MatmulApiTiling api(*platform_ascendc::PlatformAscendCManager::GetInstance());
+    api.SetAType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT16);
+    api.SetBType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT16);
+    api.SetCType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT);
+    api.SetOrgShape(M, N, K); api.SetShape(M, N, K); api.SetFixSplit(16, 32, 32);
+    optiling::TCubeTiling t;
+    api.GetTiling(t);
+    uint8_t *ad, *bd, *wd, *td;
+    aclrtMalloc((void**)&ad, M * K * 2, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc((void**)&bd, K * N * 2, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc((void**)&wd, 8 * M * N * 4, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc((void**)&td, sizeof(TCubeTiling), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(ad, M * K * 2, a.data(), M * K * 2, ACL_MEMCPY_HOST_TO_DEVICE);
+    aclrtMemcpy(bd, K * N * 2, b.data(), K * N * 2, ACL_MEMCPY_HOST_TO_DEVICE);
+    aclrtMemcpy(td, sizeof(TCubeTiling), &t, sizeof(TCubeTiling), ACL_MEMCPY_HOST_TO_DEVICE);
+    partial<<<1, nullptr, nullptr>>>(ad, bd, wd, td);
+    std::vector<float> w(8 * M * N);
+    aclrtMemcpy(w.data(), w.size() * 4, wd, w.size() * 4, ACL_MEMCPY_DEVICE_TO_HOST);
+    // blocks of 16 x 32 in M-first order (2 of them), each as 2 partials of K = 32, 512 floats apiece
+    double err = 0;
+    for (int blk = 0; blk < 2; ++blk)
+        for (int kc = 0; kc < 2; ++kc)
+            for (int i = 0; i < 16; ++i)
+                for (int j = 0; j < 32; ++j) {
+                    double s = 0;
+                    for (int k = kc * 32; k < kc * 32 + 32; ++k)
+                        s += double(aclFloat16ToFloat(a[(blk * 16 + i) * K + k])) * aclFloat16ToFloat(b[k * N + j]);
+                    err = std::max(err, std::abs(s - w[(blk * 2 + kc) * 512 + i * 32 + j]));
+                }
+    std::vector<float> x(64), y(64);
+    for (int i = 0; i < 64; ++i) x[i] = float(i) / 8;
+    uint8_t *xd, *yd;
+    aclrtMalloc((void**)&xd, 256, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc((void**)&yd, 256, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(xd, 256, x.data(), 256, ACL_MEMCPY_HOST_TO_DEVICE);
+    plus<<<1, nullptr, nullptr>>>(xd, yd);
+    aclrtMemcpy(y.data(), 256, yd, 256, ACL_MEMCPY_DEVICE_TO_HOST);
+    double errOp = 0;
+    for (int i = 0; i < 64; ++i) errOp = std::max(errOp, std::abs(double(y[i]) - 4.0 * x[i] * x[i]));
+    auto s1 = Split(512, 128, 128, 128, 64), s2 = Split(512, 512, 128, -1, -1);
+    std::printf("partial %g op %g split %d %d %d %d\n", err, errOp, s1.first, s1.second, s2.first, s2.second);
+    return 0;
+}
+"""
+
+
+def test_partial_output_operator_overloads_and_devkit_core_split(tmp_path, capsys):
+    (tmp_path / "mm3.asc").write_text(_PROGRAM3)
+    assert cli_main(["emu", "run", str(tmp_path / "mm3.asc"), "--workdir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.split()
+    assert out[0] == "partial" and float(out[1]) < 1e-4, out   # each block's K chunks, one after the other
+    assert out[2] == "op" and float(out[3]) < 1e-4, out        # u = u + v; v = u * u
+    # the devkit's cost model on 2 cores: 512 x 128 with 128 x 64 base blocks is cut along N,
+    # 512 x 512 (base 128 x 256) along M
+    assert out[4:9] == ["split", "512", "64", "256", "512"], out
