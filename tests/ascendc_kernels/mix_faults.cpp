@@ -22,18 +22,21 @@ extern "C" __global__ __aicore__ void mix_fault(GM_ADDR x, GM_ADDR tiling)
                 CrossCoreWaitFlag(5);  // FAULT:wait_forever
             }
             break;
-        case 2:  // vector code on the AIC
+        case 2:  // vector code on the AIC (declaring the UB buffer is fine: it reserves addresses only)
             if ASCEND_IS_AIC {
                 TBuf<TPosition::VECCALC> buf;
-                pipe.InitBuffer(buf, 1024);  // FAULT:vector_on_aic
+                pipe.InitBuffer(buf, 1024);
                 LocalTensor<half> a = buf.Get<half>();
-                Adds(a, a, (half)1.0, 512);
+                Adds(a, a, (half)1.0, 512);  // FAULT:vector_on_aic
             }
             break;
         case 3:  // cube code on an AIV
             if ASCEND_IS_AIV {
                 TQue<TPosition::A1, 1> a1;
-                pipe.InitBuffer(a1, 1, 1024);  // FAULT:cube_on_aiv
+                pipe.InitBuffer(a1, 1, 1024);
+                LocalTensor<half> l1 = a1.AllocTensor<half>();
+                DataCopy(l1, xGm, 512);  // FAULT:cube_on_aiv
+                a1.FreeTensor(l1);
             }
             break;
         case 4:  // the AIC notifies its AIVs, which never wait

@@ -29,8 +29,8 @@ constexpr MatmulConfig MakeCfg()
 {
     auto c = CFG_MDL;
     c.iterateOrder = IterateOrder::ORDER_N;
-#ifdef PARTIAL
-    c.isPartialOutput = true;
+#ifdef RELU
+    c.enableRelu = true;
 #endif
     return c;
 }
@@ -121,11 +121,11 @@ def test_mix_matmul_async_blocks_into_ub_in_config_order(tmp_path, capsys):
 
 def test_result_changing_config_field_is_refused(tmp_path, capsys):
     (tmp_path / "mmx.asc").write_text(_PROGRAM)
-    rc = cli_main(["emu", "run", str(tmp_path / "mmx.asc"), "-D", "PARTIAL", "--workdir", str(tmp_path)])
+    rc = cli_main(["emu", "run", str(tmp_path / "mmx.asc"), "-D", "RELU", "--workdir", str(tmp_path)])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 1 and len(err) == 1, (rc, err)
     line = 1 + _PROGRAM.splitlines().index("    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mmObj, &t);")
-    assert f"kernel 'mm' line {line}: Matmul: MatmulConfig.isPartialOutput changes the result" in err[0], err
+    assert f"kernel 'mm' line {line}: Matmul: MatmulConfig.enableRelu changes the result" in err[0], err
 
 
 

@@ -167,8 +167,9 @@ MIX_FAULTS = [
     (1, "wait_forever", "AIV0", ("CrossCoreWaitFlag(5) on AIV0 of block 0 waits forever: its flag-5 counter is 0 "
                                  "and no core can raise it any more (the AIC of block 0: finished; AIV1 of block 0: "
                                  "waits in CrossCoreWaitFlag(5)")),
-    (2, "vector_on_aic", "AIC", "a buffer in UB (VECCALC) cannot be allocated on the AIC of a MIX kernel"),
-    (3, "cube_on_aiv", "AIV0", "a buffer in L1 (A1) cannot be allocated on an AIV of a MIX kernel"),
+    (2, "vector_on_aic", "AIC", ("Adds: dst is a VECCALC tensor in UB, which the AIC of a MIX kernel does not have "
+                                 "(its InitBuffer at line")),
+    (3, "cube_on_aiv", "AIV0", "is a A1 tensor in L1, which an AIV of a MIX kernel does not have"),
     (4, "unpaired_set", "AIC", ("CrossCoreSetFlag<2, PIPE_FIX>(2) raised flag 2 of AIV0 of block 0, which "
                                 "finished without a matching CrossCoreWaitFlag(2)")),
     (5, "counter_overflow", "AIC", "the flag-2 counter of AIV0 of block 0 would exceed 15"),

@@ -184,3 +184,24 @@ def test_quoted_definition_and_the_910b_arch_for_an_a2_sample(tmp_path):
     p = emu_samples.plan(s)
     assert '-DARCH_NAME="dav-2201"' in p["defines"] and p["arch"] == "dav-3510"
     assert emu_samples.excluded(s.relative_to(tmp_path), p) is None
+
+
+def test_cmake_numeric_conditions_and_the_910b_architecture(tmp_path):
+    # if (MODE EQUAL 1) ... else(): the sample's README picks MODE 0, so only the else branch's
+    # definition is passed; the README builds for dav-3510 but the CMake offers dav-2201, which
+    # is what the 910B2 benchmark emulates
+    assert emu_samples._cond_true("MODE EQUAL 1", {"MODE": "0"}) is False
+    assert emu_samples._cond_true("MODE EQUAL 1", {"MODE": "1"}) is True
+    assert emu_samples._cond_true("N GREATER 4", {"N": "abc"}) is False
+    assert emu_samples._cond_true("N LESS 4", {}) is None
+    cmake = ('set(CMAKE_ASC_ARCHITECTURES "dav-3510" CACHE STRING "NPU architecture: dav-2201, dav-3510")\n'
+             'if (MODE EQUAL 1)\n  add_definitions(-DLOWER)\nelse()\n  add_definitions(-DUPPER)\nendif()\n'
+             'if(CMAKE_ASC_ARCHITECTURES STREQUAL "dav-2201")\n  add_definitions(-DARCH=2201)\nendif()\n'
+             "add_executable(demo k.asc)\n")
+    readme = ("# k\n## 支持的产品\n| Atlas A2 训练系列产品 |\n```bash\n"
+              "cmake .. -DCMAKE_ASC_ARCHITECTURES=dav-3510 -DMODE=0;make -j;\n./demo\n```\n")
+    (tmp_path / "CMakeLists.txt").write_text(cmake)
+    (tmp_path / "README.md").write_text(readme)
+    (tmp_path / "k.asc").write_text("")
+    p = emu_samples.plan(tmp_path)
+    assert p["defines"] == ["-DUPPER", "-DARCH=2201"], p["defines"]

@@ -19,7 +19,7 @@ using aclrtContext = void*;
 using aclrtEvent = void*;
 
 constexpr aclError ACL_SUCCESS = 0;
-constexpr aclError ACL_ERROR_NONE = 0;  // the older name of ACL_SUCCESS (acl_base.h)
+constexpr aclError ACL_ERROR_NONE = 0;  // the older name of ACL_SUCCESS (acl_base.h), still used by samples
 constexpr aclError ACL_ERROR_INVALID_PARAM = 100000;
 constexpr aclError ACL_ERROR_BAD_ALLOC = 200000;
 

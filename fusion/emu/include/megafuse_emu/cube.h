@@ -231,6 +231,14 @@ inline void PropagateMmad(uint8_t* out, const uint8_t* a, const uint8_t* b, cons
         }
 }
 
+// crow[j] += av * b[j]: one rounding per product and per sum (plain x86-64 has no FMA to contract to).
+template <typename Acc>
+__attribute__((optimize("tree-vectorize"))) inline void MmadAxpy(Acc* __restrict crow, Acc av,
+                                                                 const Acc* __restrict b, uint64_t n)
+{
+    for (uint64_t j = 0; j < n; ++j) crow[j] += av * b[j];
+}
+
 // C (+)= A x B over the valid m x n x k region; fractal padding is ignored, as documented. With
 // MmadInit::Bias, C(i, j) starts at bias[j] (a row vector broadcast over the m rows).
 template <typename T, typename U, typename S>
@@ -263,20 +271,28 @@ void MmadCore(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>&
     // accumulated C or the bias) are, "derived" otherwise. Rows past m computed from never-
     // written padding are harmless until they are copied out, where the check fires.
     PropagateMmad(out, a, b, bias, m1, k1, n1, c0, p.k, sizeof(T), sizeof(U), sizeof(S), init, loc, gemv);
-    for (uint64_t i = 0; i < p.m; ++i)
-        for (uint64_t j = 0; j < p.n; ++j) {
-            const uint64_t ci = ((j / 16) * m1 + i / 16) * 256 + (i % 16) * 16 + j % 16;
-            Acc acc = Acc(0);
-            if (init == MmadInit::L0C) acc = static_cast<Acc>(Ld<T>(out, ci));
-            if (init == MmadInit::Bias) acc = static_cast<Acc>(Ld<T>(bias, j));
-            for (uint64_t kk = 0; kk < p.k; ++kk) {
-                const uint64_t ai = gemv ? kk : ((i / 16) * k1 + kk / c0) * 16 * c0 + (i % 16) * c0 + kk % c0;
-                const uint64_t bi = ((kk / c0) * n1 + j / 16) * c0 * 16 + (j % 16) * c0 + kk % c0;
-                acc += static_cast<Acc>(static_cast<CalcT<U>>(Ld<U>(a, ai))) *
-                       static_cast<Acc>(static_cast<CalcT<S>>(Ld<S>(b, bi)));
-            }
-            St<T>(out, ci, static_cast<T>(acc));
-        }
+    // The operands unpacked once (A as m rows of k, B as k rows of n, in Acc), then C row by row:
+    // c(i, j) = init + sum over kk in increasing order of a(i, kk) * b(kk, j) -- the additions of
+    // one dot product per element in the same order, arranged so the inner loop runs over j.
+    const uint64_t m = p.m, n = p.n, k = p.k;
+    std::vector<Acc> av(m * k), bv(k * n), crow(n);
+    for (uint64_t i = 0; i < m; ++i)
+        for (uint64_t kk = 0; kk < k; ++kk)
+            av[i * k + kk] = static_cast<Acc>(static_cast<CalcT<U>>(Ld<U>(
+                a, gemv ? kk : ((i / 16) * k1 + kk / c0) * 16 * c0 + (i % 16) * c0 + kk % c0)));
+    for (uint64_t kk = 0; kk < k; ++kk)
+        for (uint64_t j = 0; j < n; ++j)
+            bv[kk * n + j] = static_cast<Acc>(static_cast<CalcT<S>>(Ld<S>(
+                b, ((kk / c0) * n1 + j / 16) * c0 * 16 + (j % 16) * c0 + kk % c0)));
+    auto cidx = [&](uint64_t i, uint64_t j) { return ((j / 16) * m1 + i / 16) * 256 + (i % 16) * 16 + j % 16; };
+    for (uint64_t i = 0; i < m; ++i) {
+        for (uint64_t j = 0; j < n; ++j)
+            crow[j] = init == MmadInit::L0C    ? static_cast<Acc>(Ld<T>(out, cidx(i, j)))
+                      : init == MmadInit::Bias ? static_cast<Acc>(Ld<T>(bias, j))
+                                               : Acc(0);
+        for (uint64_t kk = 0; kk < k; ++kk) MmadAxpy(crow.data(), av[i * k + kk], &bv[kk * n], n);
+        for (uint64_t j = 0; j < n; ++j) St<T>(out, cidx(i, j), static_cast<T>(crow[j]));
+    }
     Count(MMAD_INSTRUCTIONS);
     Count(CUBE_FRACTALS, m1 * k1 * n1);
 }

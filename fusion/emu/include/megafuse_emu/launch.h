@@ -156,4 +156,13 @@ KernelLaunch<F> MakeLaunch(F* fn, const char* name, int type, uint32_t block_dim
     return KernelLaunch<F>(fn, name, type, block_dim);
 }
 
+// `ptr<<<...>>>(...)` where ptr is a variable holding a kernel (a function pointer, e.g. chosen
+// by a constexpr lambda): the rewrite takes its address, so launch the kernel it points to.
+template <typename F, typename = std::enable_if_t<std::is_function_v<F>>>
+KernelLaunch<F> MakeLaunch(F* const* fnp, const char* name, int type, uint32_t block_dim, const void* l2ctrl = nullptr,
+                           const void* stream = nullptr)
+{
+    return MakeLaunch(*fnp, name, type, block_dim, l2ctrl, stream);
+}
+
 }  // namespace megafuse_emu

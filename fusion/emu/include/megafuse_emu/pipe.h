@@ -62,9 +62,13 @@ inline void CheckCoreKind(Mem m, AscendC::TPosition pos, const Loc& loc)
     const char* cube_hint = "L1/L0A/L0B/L0C and the bias table are the memories of the AIC, and the cube "
                             "instructions (LoadData, Mmad, Fixpipe) run only there; guard the cube part with "
                             "`if ASCEND_IS_AIC { ... }`";
-    if (c.mix != nullptr)
-        Fail(loc, Str(buf, " cannot be allocated on ", c.kind == CoreKind::Cube ? "the AIC" : "an AIV",
-                      " of a MIX kernel: ", m == Mem::UB ? vec_hint : cube_hint));
+    // A MIX kernel is compiled once per core type from the same source, and TPipe::InitBuffer
+    // only hands out addresses of the position's memory (devkit kernel_tpipe_impl.h: it moves
+    // the pool's address counter and touches no data), so shared code may declare buffers of
+    // the other core's memory. They count against that memory's size; any use of their data on
+    // this core is refused at the access (tensor.h LocalAccess).
+    if (c.mix != nullptr) return;
+    (void)vec_hint; (void)cube_hint;
     if (c.kind_line == 0)
         Fail(loc, Str(buf, " cannot be used in a ", KernelTypeName(static_cast<int>(c.launch_type)),
                       " kernel: it runs on ", c.kind == CoreKind::Vector ? "AIV" : "AIC", " cores only, and ",
@@ -130,6 +134,19 @@ inline void CopyTiling(void* dst, uint64_t bytes, const uint8_t* tiling, const L
     std::memcpy(dst, tiling, bytes);
 }
 
+// The budget of a memory this MIX core does not have (addresses only, see CheckCoreKind).
+inline uint64_t ForeignBudget(const CoreState& c, Mem m)
+{
+    switch (m) {
+        case Mem::UB: return c.soc.ub_usable_bytes;
+        case Mem::L1: return c.soc.l1_bytes;
+        case Mem::L0A: return c.soc.l0a_bytes;
+        case Mem::L0B: return c.soc.l0b_bytes;
+        case Mem::L0C: return c.soc.l0c_bytes;
+        default: return c.soc.bt_bytes;
+    }
+}
+
 // Hands out `num` buffers of `len` bytes (rounded up to 32 B, as the devkit documents) from
 // the memory of `pos`, enforcing the SoC budget and the 64-buffer limit.
 inline std::vector<BlockInfo*> AllocateBuffers(AscendC::TPosition pos, uint32_t num, uint32_t len,
@@ -149,7 +166,8 @@ inline std::vector<BlockInfo*> AllocateBuffers(AscendC::TPosition pos, uint32_t 
     if (c.buffer_count + num > 64)
         Fail(loc, Str(what, " ", PosName(pos), ", num=", num, "): a kernel may hold at most 64 buffers, ",
                       c.buffer_count, " are already initialised"));
-    if (c.used[mi] + need > c.budget[mi]) {
+    const uint64_t budget = ForeignMem(c, m) ? ForeignBudget(c, m) : c.budget[mi];
+    if (c.used[mi] + need > budget) {
         std::string items;
         for (const Allocation& a : c.allocs) {
             if (a.mem != m) continue;
@@ -159,7 +177,7 @@ inline std::vector<BlockInfo*> AllocateBuffers(AscendC::TPosition pos, uint32_t 
         Fail(loc, Str(what, " ", PosName(pos), ", num=", num, ", len=", len, ") needs ", need, " B of ",
                       MemName(m), " but ", c.used[mi], " B are already taken",
                       items.empty() ? "" : Str(" (", items, ")"), ": total ", c.used[mi] + need, " B > ",
-                      c.budget[mi], " B usable on ", c.soc_name,
+                      budget, " B usable on ", c.soc_name,
                       m == Mem::UB ? " (use a smaller tile or single buffering)" : ""));
     }
     std::vector<BlockInfo*> out;
@@ -255,6 +273,8 @@ public:
     TQueBind() = default;
     TQueBind(const TQueBind&) = delete;
     TQueBind& operator=(const TQueBind&) = delete;
+    // Releases the queue's synchronisation events (devkit FreeAllEvent); the emulator keeps none.
+    void FreeAllEvent() {}
 
     template <typename T>
     LocalTensor<T> AllocTensor(megafuse_emu::Loc loc = megafuse_emu::Loc::current())

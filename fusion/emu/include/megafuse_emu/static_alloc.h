@@ -56,7 +56,10 @@ inline TensorRef StaticTensorRef(AscendC::TPosition pos, uint64_t addr, uint64_t
     CoreState& c = Core(loc);
     const Mem m = PositionMem(pos, loc);
     CheckCoreKind(m, pos, loc);
-    const uint64_t size = c.mem[static_cast<int>(m)].size();
+    // On a MIX core without this memory the tensor is an address only (pipe.h CheckCoreKind).
+    const uint64_t size = !ForeignMem(c, m) ? c.mem[static_cast<int>(m)].size()
+                          : m == Mem::UB    ? c.soc.ub_bytes
+                                            : ForeignBudget(c, m);
     if (addr % 32 != 0) Fail(loc, Str(api, ": address ", addr, " is not 32-byte aligned"));
     if (bytes == 0) Fail(loc, Str(api, ": tileSize 0"));
     if (addr + bytes > size)

@@ -21,6 +21,10 @@ struct TensorRef {
     uint64_t bad_size = 0;
 };
 
+// A memory the core of a MIX launch does not have (UB on the AIC, L1/L0/BT on an AIV): shared
+// code may declare buffers there (pipe.h CheckCoreKind), but their data exists on the other core.
+inline bool ForeignMem(const CoreState& c, Mem m) { return c.mix != nullptr && c.mem[static_cast<int>(m)].empty(); }
+
 // Checks that a LocalTensor may be used now and that elements [first, first + count) of
 // size esize exist in it; returns the address of element `first`.
 inline uint8_t* LocalAccess(const TensorRef& r, size_t esize, uint64_t first, uint64_t count,
@@ -49,6 +53,15 @@ inline uint8_t* LocalAccess(const TensorRef& r, size_t esize, uint64_t first, ui
     if (b.state == S::Enqueued)
         Fail(loc, Str(api, ": ", operand, " is used after EnQue and before DeQue (the ",
                       PosName(b.pos), " buffer belongs to the queue's consumer)"));
+    if (ForeignMem(c, b.mem)) {
+        const bool ub = b.mem == Mem::UB;
+        Fail(loc, Str(api, ": ", operand, " is a ", PosName(b.pos), " tensor in ", MemName(b.mem), ", which ",
+                      c.kind == CoreKind::Cube ? "the AIC" : "an AIV", " of a MIX kernel does not have (its "
+                      "InitBuffer at line ", b.line, " only reserved addresses, as in the devkit's build for this "
+                      "core type): ", ub ? "the vector instructions and UB copies run on the AIVs; guard them with "
+                      "`if ASCEND_IS_AIV { ... }`" : "the cube instructions and L1/L0 copies run on the AIC; guard "
+                      "them with `if ASCEND_IS_AIC { ... }`"));
+    }
     const uint64_t elems = r.len / esize;
     if (first + count > elems)
         Fail(loc, Str(api, " accesses ", operand, " ", unit, " [", first, ", ", first + count,
@@ -136,6 +149,14 @@ class LocalTensor {
 public:
     using PrimType = T;
     LocalTensor() = default;
+    // dst = src0 + src1 and the like (devkit operator overloads; symbol_override.h): the vector op
+    // runs at the assignment, over dst.GetSize() elements.
+    template <typename E, typename = std::enable_if_t<E::kSymbolOverride>>
+    LocalTensor& operator=(const E& expr)
+    {
+        expr.Run(*this);
+        return *this;
+    }
 
     void SetShapeInfo(const ShapeInfo& info) { shape_info_ = info; }
     ShapeInfo GetShapeInfo() const { return shape_info_; }
@@ -282,6 +303,8 @@ public:
 
     uint64_t GetSize() const { return size_; }
     __gm__ T* GetPhyAddr() const { return ptr_; }
+    // The address of element `offset` (devkit GetPhyAddr(offset)); an address only, not checked.
+    __gm__ T* GetPhyAddr(uint64_t offset) const { return ptr_ + offset; }
 
     // Checks elements [first, first + count) against SetGlobalBuffer's size and the kernel's
     // argument buffers; returns the address of element `first`.

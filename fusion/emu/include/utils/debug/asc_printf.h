@@ -30,7 +30,11 @@ auto Arg(T&& v)
 template <class... Args>
 inline void printf(const char* fmt, Args&&... args)
 {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-security"
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
     std::printf(fmt, printf_detail::Arg(std::forward<Args>(args))...);
+#pragma GCC diagnostic pop
 }
 template <class... Args>
 inline void PRINTF(const char* fmt, Args&&... args)
