@@ -62,7 +62,6 @@
 #include "megafuse_emu/vec_proposal.h"
 #include "megafuse_emu/co1_copy.h"
 #include "megafuse_emu/kernel_assert.h"
-#include "megafuse_emu/tiling_bytes.h"
 #include "megafuse_emu/utils_macros.h"
 #include "megafuse_emu/coord_layout.h"
 #include "megafuse_emu/symbol_override.h"

@@ -13,49 +13,11 @@
 
 #include "adv_softmax_ext.h"  // SmOperand
 #include "adv_std.h"
+#include "coord_layout.h"
 
 namespace AscendC {
 
-template <typename... Ts>
-using Shape = Std::tuple<Ts...>;
-template <typename... Ts>
-using Stride = Std::tuple<Ts...>;
-
-template <typename... Ts>
-constexpr Shape<Ts...> MakeShape(const Ts&... t)
-{
-    return Shape<Ts...>(t...);
-}
-template <typename... Ts>
-constexpr Stride<Ts...> MakeStride(const Ts&... t)
-{
-    return Stride<Ts...>(t...);
-}
-
-template <typename ShapeType, typename StrideType>
-class Layout {
-public:
-    constexpr Layout(const ShapeType& shape = {}, const StrideType& stride = {}) : shape_(shape), stride_(stride) {}
-    constexpr decltype(auto) layout() { return *this; }
-    constexpr decltype(auto) layout() const { return *this; }
-    constexpr const ShapeType& GetShape() const { return shape_; }
-    constexpr const StrideType& GetStride() const { return stride_; }
-
-private:
-    ShapeType shape_;
-    StrideType stride_;
-};
-
-template <typename ShapeType, typename StrideType>
-constexpr auto MakeLayout(const ShapeType& shape, const StrideType& stride)
-{
-    return Layout<ShapeType, StrideType>(shape, stride);
-}
-
-template <typename T>
-struct is_layout : Std::false_type {};
-template <typename S, typename D>
-struct is_layout<Layout<S, D>> : Std::true_type {};
+// Shape, Stride, Layout, MakeShape / MakeStride / MakeLayout, is_layout: megafuse_emu/coord_layout.h
 
 struct TransDataConfig {
     DataFormat srcFormat;

@@ -50,17 +50,27 @@ constexpr auto Crd2Idx(const C& coord, const S& shape, const D& stride)
 }
 
 template <typename S, typename D>
-struct Layout {
-    S shape_;
-    D stride_;
-    constexpr Layout(const S& s, const D& d) : shape_(s), stride_(d) {}
+class Layout {
+public:
+    constexpr Layout(const S& s = {}, const D& d = {}) : shape_(s), stride_(d) {}
+    constexpr decltype(auto) layout() { return *this; }
+    constexpr decltype(auto) layout() const { return *this; }
     constexpr const S& GetShape() const { return shape_; }
     constexpr const D& GetStride() const { return stride_; }
     template <typename C>
     constexpr auto operator()(const C& coord) const { return Crd2Idx(coord, shape_, stride_); }
+
+private:
+    S shape_;
+    D stride_;
 };
 
 template <typename S, typename D>
 constexpr Layout<S, D> MakeLayout(const S& shape, const D& stride) { return Layout<S, D>(shape, stride); }
+
+template <typename T>
+struct is_layout : Std::false_type {};
+template <typename S, typename D>
+struct is_layout<Layout<S, D>> : Std::true_type {};
 
 }  // namespace AscendC
