@@ -199,9 +199,10 @@ def plan(sample: Path) -> dict:
         cache.setdefault(m.group(1), m.group(2))
     cache.setdefault("CMAKE_ASC_ARCHITECTURES", "dav-2201")
     readme_arch = cache["CMAKE_ASC_ARCHITECTURES"]
-    # The benchmark emulates a 910B (dav-2201): a sample whose CMake offers dav-2201 is built for
-    # it even where the README's first command line names another architecture.
-    if "dav-2201" in cmake:
+    # The benchmark emulates a 910B (dav-2201): every sample is built for it, whatever the README's
+    # command line names (that only decides the Ascend-950 exclusion), except one whose CMake builds
+    # for dav-2002 (Atlas inference AI Core) alone: it runs on 310P3 (run_sample).
+    if not (readme_arch == "dav-2002" and "dav-2201" not in cmake):
         cache["CMAKE_ASC_ARCHITECTURES"] = "dav-2201"
     cmake = _active_lines(cmake, cache)
     defines = []
