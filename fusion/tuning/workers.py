@@ -76,6 +76,7 @@ def start_pool(workers: int):
         stream.flush()
     saved = [os.dup(1), os.dup(2)]
     null = os.open(os.devnull, os.O_WRONLY)
+    ex = None
     try:
         os.dup2(null, 1)
         os.dup2(null, 2)
@@ -90,7 +91,14 @@ def start_pool(workers: int):
         for fd in saved + [null]:
             os.close(fd)
         if old_mask is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)   # a held signal is delivered now
+            try:
+                signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)   # a held signal is delivered now
+            except BaseException:
+                # Ctrl-C / SIGTERM held during the start surfaces here, before the caller owns the
+                # pool: kill it now, or the interpreter's exit would wait forever on its idle workers
+                if ex is not None:
+                    kill_workers(ex)
+                raise
     return ex
 
 
