@@ -1,8 +1,9 @@
 """Worker processes of `megafuse tune` never outlive the run.
 
-The pool is started eagerly (`start_pool`) with SIGINT/SIGTERM held back and the workers'
+The pool's processes are created (`start_pool`) with SIGINT/SIGTERM held back and the workers'
 stdout/stderr pointed at /dev/null: a signal can no longer land in the middle of a worker's
-start-up handshake (which made the half-started worker print a traceback), and no worker (nor
+start-up handshake (which made the half-started worker print a traceback; the workers inherit
+the held mask), the parent takes it as soon as they exist, and no worker (nor
 multiprocessing's resource tracker) holds the caller's pipes — a caller reading our output sees
 EOF as soon as this process is gone. Worker results and exceptions come back through the pool.
 
@@ -82,23 +83,25 @@ def start_pool(workers: int):
         os.dup2(null, 2)
         ex = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
                                  initializer=init_worker, initargs=(os.getpid(),))
-        # one task per worker, submitted at once: each submit starts a process (none is idle yet)
+        # one task per worker, submitted at once: each submit starts a process (none is idle yet),
+        # which inherits /dev/null and the held signals
         futures = [ex.submit(ping) for _ in range(workers)]
-        wait(futures)
     finally:
         os.dup2(saved[0], 1)
         os.dup2(saved[1], 2)
         for fd in saved + [null]:
             os.close(fd)
+        if old_mask is not None and ex is None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+    try:
+        # the workers exist: a held signal is delivered now, not after their start-up (a cold
+        # import of TVM can take tens of seconds), and Ctrl-C while they start kills them
         if old_mask is not None:
-            try:
-                signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)   # a held signal is delivered now
-            except BaseException:
-                # Ctrl-C / SIGTERM held during the start surfaces here, before the caller owns the
-                # pool: kill it now, or the interpreter's exit would wait forever on its idle workers
-                if ex is not None:
-                    kill_workers(ex)
-                raise
+            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        wait(futures)
+    except BaseException:
+        kill_workers(ex)   # the caller never owned this pool: nothing else would stop its workers
+        raise
     return ex
 
 
