@@ -77,7 +77,7 @@ def start_pool(workers: int):
         stream.flush()
     saved = [os.dup(1), os.dup(2)]
     null = os.open(os.devnull, os.O_WRONLY)
-    ex = None
+    ex = futures = None
     try:
         os.dup2(null, 1)
         os.dup2(null, 2)
@@ -91,8 +91,11 @@ def start_pool(workers: int):
         os.dup2(saved[1], 2)
         for fd in saved + [null]:
             os.close(fd)
-        if old_mask is not None and ex is None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        if futures is None:   # the start failed: the exception goes on
+            if old_mask is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+            if ex is not None:
+                kill_workers(ex)
     try:
         # the workers exist: a held signal is delivered now, not after their start-up (a cold
         # import of TVM can take tens of seconds), and Ctrl-C while they start kills them
