@@ -190,22 +190,9 @@ void MrgSort4(const LocalTensor<T>& dst, const MrgSortSrcList<T>& src, const Mrg
                 in[i].push_back(LoadProposal<T>(at));
                 CheckScore(in[i].back(), at, api, loc);
             }
-        std::array<size_t, 4> at{};
         uint64_t out = 0;
-        for (;;) {
-            int best = -1;
-            bool exhausted = false;
-            for (int i = 0; i < lists; ++i) {
-                if (at[i] == in[i].size()) {
-                    exhausted = exhausted || p.elementLengths[i] > 0;
-                    continue;
-                }
-                if (best < 0 || in[i][at[i]].score > in[best][at[best]].score) best = i;
-            }
-            if (best < 0 || (p.ifExhaustedSuspension && exhausted)) break;
-            StoreProposal(d + (r * step + out) * P, in[best][at[best]++]);
-            ++out;
-        }
+        const auto at = MergeSortedLists(in, lists, p.elementLengths, p.ifExhaustedSuspension,
+                                         [&](const auto& e) { StoreProposal(d + (r * step + out++) * P, e); });
         for (int i = 0; i < lists; ++i) taken[i] = static_cast<uint16_t>(at[i]);
     }
     MrgSortCounts() = taken;

@@ -112,6 +112,31 @@ inline void WriteSorted(uint8_t* p, const SortedElem& e, uint32_t score_bytes)
     SetState(p + 4, 4, e.state);
 }
 
+// The merge of MrgSort / MrgSort4 (one repeat): up to 4 lists sorted by descending score into one,
+// the earlier list winning a tie; with `suspend` (ifExhaustedSuspension) it stops as soon as a list
+// that had elements runs out. emit(element) writes each output in order; returns how many elements
+// each list gave.
+template <typename E, typename Lengths, typename Emit>
+std::array<size_t, 4> MergeSortedLists(const std::vector<std::vector<E>>& in, int lists, const Lengths& lengths,
+                                       bool suspend, Emit emit)
+{
+    std::array<size_t, 4> at{};
+    for (;;) {
+        int best = -1;
+        bool exhausted = false;
+        for (int i = 0; i < lists; ++i) {
+            if (at[i] == in[i].size()) {
+                exhausted = exhausted || lengths[i] > 0;
+                continue;
+            }
+            if (best < 0 || in[i][at[i]].score > in[best][at[best]].score) best = i;
+        }
+        if (best < 0 || (suspend && exhausted)) break;
+        emit(in[best][at[best]++]);
+    }
+    return at;
+}
+
 }  // namespace megafuse_emu
 
 namespace AscendC {
@@ -191,23 +216,9 @@ void MrgSort(const LocalTensor<T>& dst, const MrgSortSrcList<T>& src, const MrgS
         for (int i = 0; i < lists; ++i)
             for (uint64_t k = 0; k < p.elementLengths[i]; ++k)
                 in[i].push_back(ReadSorted<T>(base[i] + (r * rep_step + k) * 8, api, loc));
-        std::array<size_t, 4> at{};
         uint64_t out = 0;
-        for (;;) {
-            int best = -1;
-            bool exhausted = false;
-            for (int i = 0; i < lists; ++i) {
-                if (at[i] == in[i].size()) {
-                    exhausted = exhausted || p.elementLengths[i] > 0;
-                    continue;
-                }
-                if (best < 0 || in[i][at[i]].score > in[best][at[best]].score) best = i;
-            }
-            if (best < 0 || (p.ifExhaustedSuspension && exhausted)) break;
-            WriteSorted(d + (r * rep_step + out) * 8, in[best][at[best]], sizeof(T));
-            ++at[best];
-            ++out;
-        }
+        const auto at = MergeSortedLists(in, lists, p.elementLengths, p.ifExhaustedSuspension,
+                                         [&](const SortedElem& e) { WriteSorted(d + (r * rep_step + out++) * 8, e, sizeof(T)); });
         for (int i = 0; i < lists; ++i) taken[i] = static_cast<uint16_t>(at[i]);
     }
     MrgSortCounts() = taken;
