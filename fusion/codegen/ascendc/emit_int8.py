@@ -3,7 +3,7 @@
 the MIX kernel templates/int8_dwsep_910b.cpp (DW on the AIVs, the int8 GEMM on the AIC, the
 requant back on the AIVs, a SyncAll between the phases), each filled with the block's geometry,
 its tile (the modeled plan's, schedules/quant_plan.py) and the host-packed constants the kernel
-reads. Both share the DW (templates/int8_dw.h) and the epilogue (int8_epi.h) text.
+reads. Both share the constants (templates/int8_consts.h), the DW (int8_dw.h) and the epilogue (int8_epi.h) text.
 
 The kernel's arithmetic is ONNX Runtime's QLinearConv, exact (the template's header says how:
 float taps on exact integers, the requant in float32 with round half to even by the 1.5 * 2^23
@@ -146,7 +146,8 @@ def emit_int8(g: Graph, n: Node, plan: Int8Plan, soc: SocSpec, index: int) -> In
                X_ZP=_f(ad["x_zp"]), DW_LO=_f(dlo - ad["y_zp"]), DW_HI=_f(dhi - ad["y_zp"]),
                DW_ZP=_f(ad["y_zp"] - (128 if ad["y_dtype"] == "uint8" else 0)),
                PW_LO=_f(plo - ap["y_zp"]), PW_HI=_f(phi - ap["y_zp"]), PW_ZP=_f(ap["y_zp"]),
-               CORES=plan.cores, I8_DW=template("int8_dw.h"), I8_EPI=template("int8_epi.h"))
+               CORES=plan.cores, I8_CONSTS=template("int8_consts.h"), I8_DW=template("int8_dw.h"),
+               I8_EPI=template("int8_epi.h"))
     notes = ((f"MIX kernel: DW on {plan.cores} AIVs, SyncAll, int8 GEMM on {plan.cube_cores} AICs (Fixpipe int32 "
               "to the workspace), SyncAll, requant on the AIVs",) if mix else ())
     return Int8Kernel(sym, src, plan, plan.cube_cores if mix else plan.cores, (w_dw, c_dw, w_pw, b_pw, m_pw),
