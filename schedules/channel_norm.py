@@ -68,8 +68,13 @@ def _halves(soc, thw: int, cin: int, c1: int) -> VecWork:
 
 def ln_ops(plan) -> tuple[VectorOp, ...]:
     """The norm of one tile (module doc), after the ci loop's last block."""
-    soc, wl = plan.soc, plan.workload
-    thw, c1 = plan.th * plan.tw, wl.c1
+    return ln_ops_px(plan.soc, plan.workload, plan.th * plan.tw, "dw_acc")
+
+
+def ln_ops_px(soc, wl, thw: int, buffer: str) -> tuple[VectorOp, ...]:
+    """The norm of thw pixels x all C1 blocks of fp32 in `buffer` (a DW unit's dw_acc, or a norm
+    phase unit's ln_x: schedules/norm_phase.py), as LayerNormPixels issues it."""
+    c1 = wl.c1
     n = thw * C0
     small = count_form(soc, thw, ACC_BYTES)
     lane, fill, halves = _lane_sum(thw), _fill(soc, thw), _halves(soc, thw, wl.cin, c1)
@@ -79,17 +84,19 @@ def ln_ops(plan) -> tuple[VectorOp, ...]:
     scale = fill + halves                                            # fill, Div per block half
     out = []
     for name, w in (("ln_mean", mean), ("ln_centre", centre), ("ln_var", var), ("ln_scale", scale)):
-        out.append(VectorOp(name, "dw_acc", c1 * n, w.instrs, w.repeats))
+        out.append(VectorOp(name, buffer, c1 * n, w.instrs, w.repeats))
     return tuple(out)
 
 
-def add_ln_buffers(add, th: int, tw: int) -> None:
+def add_ln_buffers(add, th: int, tw: int, kernel_px: int | None = None) -> None:
     """The norm's UB buffers of a th x tw tile, declared through a plan's `add` (schedules/plan.py,
-    schedules/twophase.py): the TE's per-pixel sums (the LLVM build), the Ascend C kernel's ln_blk / ln_stat."""
+    schedules/twophase.py): the TE's per-pixel sums (the LLVM build), the Ascend C kernel's ln_blk /
+    ln_stat -- of the tile's pixels, or of kernel_px where a norm phase holds them (schedules/norm_phase.py)."""
+    px = th * tw if kernel_px is None else kernel_px
     add("ln_sum", "UB", (th, tw), "float32", 1, "channel LayerNorm: each pixel's sum over Cin", in_kernel=False)
     add("ln_sqdev", "UB", (th, tw), "float32", 1, "channel LayerNorm: each pixel's squared deviations",
         in_kernel=False)
-    add("ln_blk", "UB", (ln_blk_elems(th * tw),), "float32", 1,
+    add("ln_blk", "UB", (ln_blk_elems(px),), "float32", 1,
         "channel LayerNorm: block sums, per-pixel fills, squares", in_tir=False)
-    add("ln_stat", "UB", (ln_stat_elems(th * tw),), "float32", 1,
+    add("ln_stat", "UB", (ln_stat_elems(px),), "float32", 1,
         "channel LayerNorm: one mean / deviation a pixel", in_tir=False)

@@ -65,8 +65,10 @@ class BufferPlan:
 def tile_sizes(wl: DwSepWorkload, tile: TileConfig) -> tuple[int, int, int, int]:
     """(th, tw, cob, cib) of a tile on a workload: the TileConfig's sizes clamped to the output
     and channel blocks (cib 0 = all of C1). Every consumer of the loop nest reads these."""
-    # a channel LayerNorm needs every channel of the tile's pixels at once: all of C1 (cib = C1)
-    cib = wl.c1 if wl.ln_eps is not None else min(tile.cib or wl.c1, wl.c1)
+    # a channel LayerNorm in the DW unit needs every channel of the tile's pixels at once: all of
+    # C1 (cib = C1); with a norm phase of its own (tile.norm_phase) the DW tile is free
+    in_unit = wl.ln_eps is not None and not tile.norm_phase
+    cib = wl.c1 if in_unit else min(tile.cib or wl.c1, wl.c1)
     return (min(tile.th, wl.out_height), min(tile.tw, wl.out_width), min(tile.cob, wl.co1), cib)
 
 
@@ -144,6 +146,12 @@ class KernelPlan:
     def two_phase(self) -> bool:
         """The two-phase variant (schedules/twophase.py): DW on all cores, SyncAll, M x N GEMM."""
         return self.tile.pw_engine == "twophase"
+
+    @property
+    def norm_phase(self) -> bool:
+        """Two-phase with a channel LayerNorm: the norm runs in a phase of its own between the DW
+        and the GEMM over the GM workspace (schedules/norm_phase.py), not inside the DW units."""
+        return self.two_phase and self.tile.norm_phase and self.workload.ln_eps is not None
 
     @property
     def dw_grouped(self) -> bool:
@@ -438,7 +446,8 @@ def make_plan(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> KernelPlan:
     th, tw, cob, cib = tile_sizes(wl, tile)
     if tile.pw_engine == "twophase":
         cores = KernelPlan(wl, tile, soc).cores   # from the tile alone (no buffers needed)
-        specs = twophase.twophase_buffer_specs(wl, soc, th, tw, cob, cib, tile.double_buffer, cores)
+        specs = twophase.twophase_buffer_specs(wl, soc, th, tw, cob, cib, tile.double_buffer, cores,
+                                               tile.norm_phase)
         bufs = tuple(BufferPlan(name, scope, tuple(int(d) for d in dims), dtype, int(n), role, **opts)
                      for name, scope, dims, dtype, n, role, opts in specs)
         return KernelPlan(wl, tile, soc, bufs)
@@ -481,21 +490,21 @@ def suggest_tile(wl: DwSepWorkload, soc: SocSpec, like: TileConfig | None = None
                 continue
             if best is not None and (th * tw, tw) <= (best.th * best.tw, best.tw):
                 continue
-            cand = TileConfig(th, tw, 1, 1, base.double_buffer, base.pw_engine, base.cores)
+            cand = TileConfig(th, tw, 1, 1, base.double_buffer, base.pw_engine, base.cores, base.norm_phase)
             if make_plan(wl, cand, soc).fits():
                 best = cand
     if best is None:
         return None
     for cob in range(wl.co1, 0, -1):  # then grow the channel blocks as far as they fit
-        cand = TileConfig(best.th, best.tw, cob, 1, base.double_buffer, base.pw_engine, base.cores)
+        cand = TileConfig(best.th, best.tw, cob, 1, base.double_buffer, base.pw_engine, base.cores, base.norm_phase)
         if make_plan(wl, cand, soc).fits():
             best = cand
             break
     for cib in range(wl.c1, 0, -1):
-        cand = TileConfig(best.th, best.tw, best.cob, cib, base.double_buffer, base.pw_engine, base.cores)
+        cand = TileConfig(best.th, best.tw, best.cob, cib, base.double_buffer, base.pw_engine, base.cores, base.norm_phase)
         if make_plan(wl, cand, soc).fits():
             return TileConfig(best.th, best.tw, best.cob, 0 if cib == wl.c1 else cib,
-                              base.double_buffer, base.pw_engine, base.cores)
+                              base.double_buffer, base.pw_engine, base.cores, base.norm_phase)
     return best
 
 

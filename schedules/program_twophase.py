@@ -8,6 +8,8 @@
                                      block the epilogue: Fixpipe y (910B), the pre-activation to
                                      its workspace (910B, vector epilogue), or L0C -> UB + bias,
                                      act2, residual, y (310P)
+  norm  (aiv / core, a norm phase)   per unit of pixels x all C1 blocks: the channel LayerNorm of
+                                     the workspace's DW result in place (schedules/norm_phase.py)
   epi   (aiv, 910B without Fixpipe)  per (M, N) tile: pre-activation in, epilogue, y out
 
 A SyncAll barrier separates consecutive phases. Every step is a schedules/program.py step type,
@@ -43,6 +45,7 @@ from schedules.program import (
 )
 from schedules.loops import (block_len, block_start, round_robin, row_image, split, tile_col, tile_row,
                              unit_inner, unit_outer, window_valid)
+from schedules.norm_phase import norm_phase_assignment, norm_phase_units
 from schedules.se_program import se_assignment, se_dw_steps, se_phase_units
 from schedules.twophase import VARIANT, fixpipe, phase2_cores, gemm_k, gemm_m, gemm_rows
 from schedules.workload import ceil_div
@@ -172,7 +175,7 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
             Copy("input", "in", "x_tile", "x", cb * r[1] * c[1] * C0 * b,
                  rows_bursts(cb, r[1], c[1] == wl.width), plan.tile.copies),
             *dw_ops(plan, cb, pad),
-            *(ln_ops(plan) if wl.ln_eps is not None else ()),   # MODELED (schedules/channel_norm.py)
+            *(ln_ops(plan) if wl.ln_eps is not None and not plan.norm_phase else ()),   # MODELED (channel_norm.py)
             *(se_dw_steps(plan, cb, r[0], c[0]) if wl.se else ()),
             Copy("handoff", "out", "dw_out", "dw_ws", cb * r[0] * c[0] * C0 * b,
                  rows_bursts(cb, r[0], c[0] == wl.out_width)),
@@ -336,6 +339,9 @@ def build_twophase(plan: KernelPlan) -> TwoPhaseProgram:
     if wl.se and phases:   # squeeze-and-excitation (schedules/se_plan.py): its own phase, a SyncAll each side
         units = se_phase_units(plan)
         phases.append(Phase("se", phases[0].role, units, se_assignment(plan, len(units)), ()))
+    if plan.norm_phase and phases:   # the channel LayerNorm's own phase (schedules/norm_phase.py)
+        units = norm_phase_units(plan)
+        phases.append(Phase("norm", phases[0].role, units, norm_phase_assignment(plan, len(units)), ()))
     gemm, mt, nt = gemm_phase(plan, "core" if coupled else "aic", bm, kb)
     phases.append(gemm)
     if not coupled and not fixpipe(wl, soc):

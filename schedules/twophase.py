@@ -29,6 +29,7 @@ from schedules.activations import needs_scratch
 from schedules.dw_forms import dw_form_work, wide_legal
 from schedules.isa import ACT_OPS, itemsize
 from schedules.channel_norm import add_ln_buffers
+from schedules.norm_phase import add_norm_phase_buffers
 from schedules.loops import window_span
 from schedules.workload import DwSepWorkload, buffer_copies, ceil_div
 from schedules.footprint import fused_min_bytes
@@ -218,11 +219,13 @@ def b_resident(wl: DwSepWorkload, soc: SocSpec, cob: int, db: bool, vec_cores: i
     return l1 <= soc.l1_bytes
 
 
-def twophase_buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, vec_cores: int) -> list[tuple]:
+def twophase_buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, vec_cores: int,
+                          norm_phase: bool = False) -> list[tuple]:
     """Every buffer of the two-phase kernel, as schedules/plan.buffer_specs lists them (scalar
     tile sizes only). Phase 1 lives in UB; phase 2 in L1/L0 (and, on 310P or for a vector
     epilogue, UB). A core runs its phases one after the other but the kernel allocates them all.
-    vec_cores: the DW cores launched (KernelPlan.cores), which decide the GEMM cores."""
+    vec_cores: the DW cores launched (KernelPlan.cores), which decide the GEMM cores. norm_phase:
+    a channel LayerNorm runs in a phase of its own (schedules/norm_phase.py)."""
     dt = wl.dtype
     copies = buffer_copies(db)
     c1, co1 = wl.c1, wl.co1
@@ -255,7 +258,9 @@ def twophase_buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db,
         add("dw_acc", "UB", (cib, th, tw, C0), "float32", 1, "DW accumulator")
         add("dw_out", "UB", (cib, th, tw, C0), dt, copies,
             "DW result after bias+act1, on its way to the GM workspace")
-    if wl.ln_eps is not None:   # schedules/channel_norm.py (a unit holds all of C1)
+    if wl.ln_eps is not None and norm_phase:   # schedules/norm_phase.py
+        add_norm_phase_buffers(add, wl, th, tw, vec_cores)
+    elif wl.ln_eps is not None:   # schedules/channel_norm.py (a unit holds all of C1)
         add_ln_buffers(add, th, tw)
     if needs_scratch(wl.act1):
         add("act_tmp", "UB", (th, tw, C0), "float32", 1, "activation scratch", in_tir=False)

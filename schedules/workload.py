@@ -116,12 +116,17 @@ class TileConfig:
     double_buffer: bool = True
     pw_engine: str = "vector"  # vector | cube | twophase (schedules/twophase.py)
     cores: int = 0        # 0 = as many as there are tiles, up to the SoC's cores
+    # a channel LayerNorm block's norm in a phase of its own between the DW and the GEMM (two-phase
+    # only, schedules/norm_phase.py) instead of inside DW units that hold all of C1
+    norm_phase: bool = False
 
     def __post_init__(self):
         if self.th < 1 or self.tw < 1 or self.cob < 1 or self.cib < 0 or self.cores < 0:
             raise ValueError(f"invalid tile {self}")
         if self.pw_engine not in ("vector", "cube", "twophase"):
             raise ValueError(f"unknown PW engine {self.pw_engine!r}")
+        if self.norm_phase and self.pw_engine != "twophase":
+            raise ValueError(f"a norm phase needs the two-phase kernel, not pw:{self.pw_engine}")
 
     @property
     def copies(self) -> int:
@@ -131,10 +136,13 @@ class TileConfig:
     def describe(self) -> str:
         cib = f" cib{self.cib}" if self.cib else ""
         return (f"{self.th}x{self.tw} cob{self.cob}{cib} "
-                f"{'db' if self.double_buffer else 'sb'} pw:{self.pw_engine}")
+                f"{'db' if self.double_buffer else 'sb'} pw:{self.pw_engine}" + (" ln:phase" if self.norm_phase else ""))
 
     def key(self) -> str:
-        return _digest(asdict(self))
+        d = asdict(self)
+        if not self.norm_phase:   # the keys of tiles without a norm phase stay what they were
+            del d["norm_phase"]
+        return _digest(d)
 
 
 def se_gate_ok(gate: str) -> bool:

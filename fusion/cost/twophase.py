@@ -76,6 +76,10 @@ def _unit_steps(phase, unit, timed, db: bool) -> tuple:
             steps.append((_st("MTE2", mte2, "SE sums / workspace chunk", "se_tile", copies),
                           _st("vector", t_vec, "SE MLP / scale", "se_tile", copies),
                           _st("MTE3", mte3, "scaled chunk -> GM workspace")))
+        elif phase.name == "norm":   # one buffer, in -> norm -> out in series (schedules/norm_phase.py)
+            steps.append((_st("MTE2", mte2, "workspace pixels x C1", "ln_x", 1),
+                          _st("vector", t_vec, "channel LayerNorm", "ln_x", 1),
+                          _st("MTE3", mte3, "normalised pixels -> GM workspace")))
         elif phase.name == "gemm":
             steps.append((_st("MTE2", mte2, f"A + B block k{q}", "ab_l1", copies),
                           _st("cube", t_cube, f"mmad k{q}", "pw_acc" if q == last else None, copies),

@@ -315,23 +315,38 @@ def _one_round_cib(wl: DwSepWorkload, soc, th: int, tw: int) -> int:
     return min(wl.c1, ceil_div(wl.c1, max(1, soc.vector_cores // tiles)))
 
 
-def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, body: bool = False):
+def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, body: bool = False,
+                    norm_phase: bool | None = None):
     """(plan, modeled µs) of the fastest two-phase candidate, or None. body: rank by the time
-    without the launch (the µs returned are still the whole time)."""
+    without the launch (the µs returned are still the whole time). norm_phase (a channel
+    LayerNorm): the norm in the DW units (False) or in a phase of its own (True, schedules/
+    norm_phase.py); None: both, the faster modeled wins."""
     if not two_phase_enabled(target, override) or "cube" not in pw_engines(target, wl.dtype):
         return None
     if target.kind == "ascend" and (needs_slope(wl.act1) or needs_slope(wl.act2)):
         log.info("%s: two-phase not considered: its Ascend C has no per-channel activation", wl.describe())
         return None
-    key = (wl, target.soc, override.double_buffer, body)
+    if wl.ln_eps is None:
+        norm_phase = False
+    key = (wl, target.soc, override.double_buffer, body, norm_phase)
     if key in _TWO_PHASE_BEST:
         return _TWO_PHASE_BEST[key]
-    if wl.ln_eps is not None and override.double_buffer is None:
-        # a norm's unit holds all of C1 (schedules/channel_norm.py), so double buffering halves the
-        # pixels a unit may hold, and the DW's instructions per unit do not shrink with its pixels:
-        # the single-buffered tiles of twice the pixels compete too (the faster modeled wins)
-        found = [b for b in (_two_phase_best(wl, target, replace(override, double_buffer=d), body)
-                             for d in (True, False)) if b is not None]
+    if norm_phase is None or (wl.ln_eps is not None and override.double_buffer is None):
+        # a norm in the DW unit holds all of C1 (schedules/channel_norm.py), so double buffering
+        # halves the pixels a unit may hold, and the DW's instructions per unit do not shrink with its
+        # pixels: the single-buffered tiles of twice the pixels compete too; and the norm phase
+        # (the DW tile free of the norm) competes with both (the faster modeled wins)
+        options = ((False,), (True,)) if norm_phase is None else ((norm_phase,),)
+        dbs = (True, False) if override.double_buffer is None else (override.double_buffer,)
+        found = []
+        for (npf,) in options:
+            for d in dbs:
+                b = _two_phase_best(wl, target, replace(override, double_buffer=d), body, npf)
+                if b is not None:
+                    found.append(b)
+                    if npf:
+                        log.info("%s: norm phase %s, %.2f us modeled", wl.describe(),
+                                 b[0].tile.describe(), b[1])
         _TWO_PHASE_BEST[key] = min(found, key=lambda b: b[1]) if found else None
         return _TWO_PHASE_BEST[key]
 
@@ -350,7 +365,7 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, b
     cobs = [c for c in balanced_sizes(wl.co1) if c <= TWO_PHASE_MAX_COB]
     shapes = []
     for k in TWO_PHASE_TILES_PER_CORE:
-        base = suggest_tile(wl, soc, like=TileConfig(1, 1, pw_engine="twophase"),
+        base = suggest_tile(wl, soc, like=TileConfig(1, 1, pw_engine="twophase", norm_phase=norm_phase),
                             min_tiles=max(1, round(k * soc.vector_cores)))
         if base is not None:
             shapes.append((base.th, base.tw))
@@ -375,14 +390,17 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, b
     # loses on all cores can win on fewer (fewer cores launch faster)
     group = min(GROUP_BLOCKS, wl.c1)
     top = [(hw, cob, (1, min(2, wl.c1), _one_round_cib(wl, soc, *hw))) for hw, cob in
-           sorted(pairs, key=lambda p: cost(TileConfig(*p[0], p[1], 1, db, "twophase")))[:TWO_PHASE_FINALISTS]]
+           sorted(pairs, key=lambda p: cost(TileConfig(*p[0], p[1], 1, db, "twophase", norm_phase=norm_phase)))
+           [:TWO_PHASE_FINALISTS]]
     top += [(hw, cob, (group,)) for hw, cob in
-            sorted(grouped, key=lambda p: cost(TileConfig(*p[0], p[1], group, db, "twophase")))
+            sorted(grouped, key=lambda p: cost(TileConfig(*p[0], p[1], group, db, "twophase",
+                                                         norm_phase=norm_phase)))
             [:TWO_PHASE_GROUPED_FINALISTS]]
     top += [(hw, cob, (1, min(2, wl.c1))) for hw, cob in
             sorted([(hw, c) for hw in dict.fromkeys(wide) for c in cobs],
-                   key=lambda p: cost(TileConfig(*p[0], p[1], 1, db, "twophase")))[:TWO_PHASE_WIDE_FINALISTS]]
-    final = min((TileConfig(*hw, cob, cib, db, "twophase", cores) for hw, cob, cibs in top
+                   key=lambda p: cost(TileConfig(*p[0], p[1], 1, db, "twophase", norm_phase=norm_phase)))
+            [:TWO_PHASE_WIDE_FINALISTS]]
+    final = min((TileConfig(*hw, cob, cib, db, "twophase", cores, norm_phase) for hw, cob, cibs in top
                  for cib, cores in product(dict.fromkeys(cibs), _two_phase_cores(soc))), key=cost)
     best = None if costs[final][1] == float("inf") else costs[final][:2]   # (plan, µs)
     if best is not None:

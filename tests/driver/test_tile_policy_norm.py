@@ -19,9 +19,10 @@ STAGE0 = DwSepWorkload(1, 40, 160, 32, 32, (7, 7), (1, 1), (3, 3, 3, 3), "none",
 def test_norm_block_weighs_single_buffered_two_phase_tiles(monkeypatch):
     monkeypatch.setattr(tp, "_TWO_PHASE_BEST", {})
     target = parse_target("sim")
-    both = tp._two_phase_best(STAGE0, target, tp.TileOverride())
-    db = tp._two_phase_best(STAGE0, target, tp.TileOverride(double_buffer=True))
-    sb = tp._two_phase_best(STAGE0, target, tp.TileOverride(double_buffer=False))
+    # the norm in the DW units (norm_phase=False; the norm phase: test_norm_phase_policy.py)
+    both = tp._two_phase_best(STAGE0, target, tp.TileOverride(), norm_phase=False)
+    db = tp._two_phase_best(STAGE0, target, tp.TileOverride(double_buffer=True), norm_phase=False)
+    sb = tp._two_phase_best(STAGE0, target, tp.TileOverride(double_buffer=False), norm_phase=False)
     assert both[1] == min(db[1], sb[1])
     assert not both[0].tile.double_buffer and sb[1] < db[1]   # here the single-buffered tile wins
     # and with it the fused block beats the vendor-like DW + norm + PW kernels (it did not before)

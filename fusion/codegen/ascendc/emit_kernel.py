@@ -263,7 +263,8 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
     )
     values.update(slope_values(plan))
     if wl.ln_eps is not None:   # the channel LayerNorm in place of act1 (schedules/channel_norm.py)
-        values["DW_POST"] = template("dw_post_ln.h")
+        if not plan.norm_phase:   # (a norm phase normalises the workspace after phase 1: emit_norm_phase.py)
+            values["DW_POST"] = template("dw_post_ln.h")
         values["ACT1_FN"] += sub(template("ln_norm.h"), LN_EPS=repr(float(wl.ln_eps)), LN_PX=LN_PX)
     body, entry, launch = _EMITTERS[variant](plan, ns, values, args, sym)
     values["NS"] = ns

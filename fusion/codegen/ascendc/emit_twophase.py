@@ -14,6 +14,7 @@ blocks of kb channel blocks; so the emulator's GM bytes and cube fractals equal 
 from __future__ import annotations
 
 import fusion.codegen.ascendc.cxx as cxx
+import fusion.codegen.ascendc.emit_norm_phase as emit_norm_phase
 import fusion.codegen.ascendc.emit_se as emit_se
 from fusion.codegen.ascendc.cxx import buffer_field, snippet, sub, template
 from fusion.codegen.ascendc.forms16 import cube_bias_values, dw16_values, epi16_ops, grouped_act1, l0c_to_y16
@@ -38,6 +39,7 @@ MEMBERS = {
     ("y_acc", "UB"): ("yAccBuf", "TBuf<TPosition::VECCALC>", False),
     ("act2_tmp", "UB"): ("act2TmpBuf", "TBuf<TPosition::VECCALC>", False),
     **emit_se.MEMBERS,
+    **emit_norm_phase.MEMBERS,
 }
 
 
@@ -69,7 +71,7 @@ def tiling_fields(plan: KernelPlan) -> tuple[tuple[str, int], ...]:
             ("kSteps", ceil_div(wl.c1, prog.kb)),
             ("mTiles", prog.m_tiles), ("gemmCores", gemm), ("epiCores", epi),
             ("wsSync", ws["sync_ws"]), ("wsPre", ws["pre_ws"]), ("dwLoads", dw_tap_loads(plan))) \
-        + emit_se.tiling_fields(plan)
+        + emit_se.tiling_fields(plan) + emit_norm_phase.tiling_fields(plan)
 
 
 def workspace_total(plan: KernelPlan) -> int:
@@ -137,6 +139,8 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
     se = emit_se.values(plan, common["DW_OUT"])
     values.update(se)   # the entry, Init and SetGm take the SE operands
     common["TP_DW"] += se["TP_SE"]
+    ln = emit_norm_phase.values(plan)
+    common["TP_DW"] += ln["TP_LN"]
     gm_prologue = gm_free = ""
     if soc.coupled:
         bias = cube_bias_values(plan, "rows", "tl.bm")
@@ -145,7 +149,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
             raise ValueError("the 310P two-phase kernel holds UB / L1 / L0 buffers only")
         # gemm_only (an identity DW, x in the A layout): no phase 1, no barrier before the GEMM
         process = ((snippet("TP_PRELOAD_CORE") if plan.b_resident else "") if plan.gemm_only
-                   else snippet("TP_PHASE1_CORE") + se["TP_SE_PHASE"])
+                   else snippet("TP_PHASE1_CORE") + se["TP_SE_PHASE"] + ln["TP_LN_PHASE"])
         body = sub(template("twophase_core.h"), **common, MEMBERS="\n".join(members), INITS="\n".join(inits),
                    TP_PROCESS_CORE=process,
                    TP_INIT_MAIN=sub(template("twophase_init.h"), CLASS="TwoPhase@OPTYPE@",
@@ -174,8 +178,8 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                                    SCOPES="L1 / L0A / L0B / L0C / BT"),
                    AIC_MEMBERS="\n".join(aic_members), AIC_INITS="\n".join(aic_inits), PHASE3=phase3,
                    # gemm_only (an identity DW, x in the A layout): no phase 1, no barrier before the GEMM
-                   TP_PHASE1="" if plan.gemm_only else snippet("TP_PHASE1") + se["TP_SE_PHASE"],
-                   TP_WAIT1="" if plan.gemm_only else snippet("TP_WAIT1") + se["TP_SE_WAIT"],
+                   TP_PHASE1="" if plan.gemm_only else snippet("TP_PHASE1") + se["TP_SE_PHASE"] + ln["TP_LN_PHASE"],
+                   TP_WAIT1="" if plan.gemm_only else snippet("TP_WAIT1") + se["TP_SE_WAIT"] + ln["TP_LN_WAIT"],
                    AIC_PHASE3=snippet("TP_AIC_PHASE3") if not fix else "",
                    TP_EPI=("" if fix else template("twophase_epi_phase.h")
                            + ("" if plan.epi_post16 else template("epilogue_block.h"))),
@@ -216,6 +220,6 @@ def twophase_notes(ek) -> str:
              f"phase 1 runs the {p.n_tiles * p.ci_steps} DW units (tile x ci-block) round-robin on "
              f"{p.cores} vector cores{GROUPED_NOTE if p.dw_grouped else ''} and writes the DW result to the GM "
              f"workspace (C1, M = {gemm_m(p.workload)} pixels padded to 16, C0)")
-    first += emit_se.workspace_note(p)
+    first += emit_se.workspace_note(p) + emit_norm_phase.workspace_note(p)
     return (f"- Two phases, {where}: {first}; phase 2 runs {prog.m_tiles} x {prog.n_tiles} GEMM tiles of {prog.bm} rows x {p.cob} "
             f"output blocks on {gemm} cube cores, K in blocks of {prog.kb} channel blocks through L1 / L0; {tail}.\n")

@@ -244,3 +244,19 @@ __aicore__ inline int32_t LoopMax(int32_t a, int32_t b) { return a > b ? a : b; 
     {
         @BODY@
     }
+//@ TP_LN_PHASE_CORE
+        LnPhase(GetBlockIdx());
+        SyncAll(syncGm, syncUbBuf.Get<int32_t>());  // the normalised DW result is complete
+//@ TP_LN_PHASE_AIV
+        LnPhase(GetBlockIdx());
+        SyncAll<false>();  // the normalised DW result is complete
+//@ TP_LN_WAIT_AIC
+        SyncAll<false>();  // the norm phase's
+//@ LN_WIDEN_HALF
+            Cast(a, io, RoundMode::CAST_NONE, static_cast<int32_t>(n));   // the storage dtype -> fp32
+//@ LN_NARROW_HALF
+            Cast(io, a, RoundMode::CAST_NONE, static_cast<int32_t>(n));   // fp32 -> the storage dtype
+//@ LN_IO_HALF
+        LocalTensor<T> io = lnIoBuf.Get<T>();
+//@ LN_IO_FLOAT
+        LocalTensor<T> io = a;   // fp32: the copies land in ln_x itself
