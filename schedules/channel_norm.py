@@ -5,7 +5,9 @@ is per pixel over all channels), each pixel's channels are normalised, (x - mean
 the norm's scale and shift are folded into the PW (passes/channel_norm.fold_into_pw). The TE
 compute (schedules/dwsep_te.channel_norm) runs on llvm and sim; the NumPy reference is
 schedules/reference.reference_block; the Ascend C is fusion/codegen/ascendc/templates/ln_norm.h,
-in the vector-PW and two-phase kernels (the variants a norm block is planned on).
+in the vector-PW and two-phase kernels (the variants a norm block is planned on). A two-phase plan
+may instead run the norm in a phase of its own over the GM workspace, its DW tile then free of the
+norm (TileConfig.norm_phase, schedules/norm_phase.py); the tile policy weighs both by the simulator.
 
 `ln_ops` counts exactly the instructions ln_norm.h issues on the (C1, th*tw, C0) fp32 DW result
 (`check -t ascend` compares them with the emulator's counters): count-form Adds of the C1 blocks

@@ -15,7 +15,8 @@ from fusion.frontend.onnx_import import load_graph
 from schedules.targets import parse_target, per_channel_acts
 from passes import prepare
 from passes.fuse_dwsep import FUSED_OP, fuse_dwsep, fused_workload, is_depthwise
-from fusion.driver.fallback import FusionGate
+from fusion.driver.compiler import compile_model
+from fusion.driver.fallback import GATED_KINDS, FusionGate
 from fusion.driver.tile_policy import TileOverride
 from passes import optimize
 from passes.conv_epilogue import fold_conv_epilogues
@@ -44,13 +45,29 @@ class Chain:
                 "kind": self.kind}
 
 
+def compiled_gate(model, target: str, input_shapes=None, dtype: str | None = None,
+                  opt_level: int = DEFAULT_LEVEL, tile: TileOverride | None = None) -> FusionGate:
+    """The gate `compile` decides with (fallback on): on sim/ascend with chains, a block that loses
+    alone may fuse for the chain it joins, and one fused for a chain none takes is unfused again --
+    which only a compile settles (fusion/driver/compiler.py), so this compiles (default tiles, no
+    tuning database) and returns that compile's settled gate. Elsewhere the plain gate decides."""
+    tgt = parse_target(target)
+    if not (get_level(opt_level).fuse and tgt.kind in GATED_KINDS):
+        return FusionGate(tgt, tile)
+    return compile_model(model, target, input_shapes, dtype, tile=tile, fallback=True,
+                         opt_level=opt_level).fusion_gate
+
+
 def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = None,
             inputs=None, outputs=None, fallback: bool = False,
-            opt_level: int = DEFAULT_LEVEL, tile: TileOverride | None = None) -> tuple[list[Chain], list, list[str]]:
+            opt_level: int = DEFAULT_LEVEL, tile: TileOverride | None = None,
+            gate: FusionGate | None = None) -> tuple[list[Chain], list, list[str]]:
     """(chains in model order, the other refusals: BN/affine nodes left as kernels, notes).
     tile: the tile options of `compile` (--tile, --no-double-buffer, ...), which decide what fits.
-    A model with operators the importer does not support yet is explained on the rest of it.
-    opt_level < 2: nothing fuses (each chain says so); 0: nothing folds either."""
+    gate (fallback on): the gate to replay, e.g. the settled gate of the compile the same options
+    make (CompiledModel.fusion_gate); None: compiled_gate's. A model with operators the importer
+    does not support yet is explained on the rest of it (its gate without chain credit: such a
+    model does not compile). opt_level < 2: nothing fuses (each chain says so); 0: nothing folds either."""
 
     if inputs or outputs:
         cut = cut_model(model, inputs, outputs, input_shapes)
@@ -66,8 +83,10 @@ def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = N
         notes.append(note)
     dtype = dtype or (g.types[g.inputs[0]].dtype if g.inputs else "float32")
     level = get_level(opt_level)
+    if gate is None:
+        gate = (compiled_gate(model, target, input_shapes, dtype, opt_level, tile) if fallback and not notes
+                else FusionGate(tgt, tile))
     g, others = prepare(g, level.fold)
-    gate = FusionGate(tgt, tile)
     fused_g, refusals = (fuse_dwsep(g, tgt.soc, dtype, gate if fallback else gate.fits, per_channel_acts(tgt))
                          if level.fuse else (g, []))
     if level.note:
@@ -92,17 +111,19 @@ def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = N
 
 
 def level_effects(model, target: str = "sim", input_shapes=None, dtype: str | None = None,
-                  fallback: bool = False) -> list[dict]:
+                  fallback: bool = False, gate: FusionGate | None = None) -> list[dict]:
     """What each fusion level adds for this model, from the graph passes alone (no kernel is built):
     per level the kernels of the program, the fused blocks, the nodes folded away. Block chains
-    form from the compiled plans: `compile` and `bench --opt-level all` count them."""
+    form from the compiled plans: `compile` and `bench --opt-level all` count them. gate: the
+    fallback's (explain's, so that the fusing levels count what it lists); None: the plain gate."""
 
     tgt = parse_target(target)
     g0 = load_graph(model, input_shapes)
     dtype = dtype or (g0.types[g0.inputs[0]].dtype if g0.inputs else "float32")
     rows = []
     for lv, level in LEVELS.items():
-        g, _ = optimize(g0, tgt.soc, dtype, fuse=level.fuse, gate=FusionGate(tgt) if fallback and level.fuse else None,
+        g, _ = optimize(g0, tgt.soc, dtype, fuse=level.fuse,
+                        gate=(gate or FusionGate(tgt)) if fallback and level.fuse else None,
                         per_channel=per_channel_acts(tgt), fold=level.fold)
         if tgt.kind == "llvm" and level.epilogues:
             g = fold_conv_epilogues(convs_write_blocked(g))
@@ -132,10 +153,18 @@ def _supported_part(model, input_shapes, error):
 def cmd_explain(args) -> int:
 
     shapes = dict(parse_input_shape(s) for s in args.input_shape)
+    fallback = getattr(args, "fallback", True)
+    gate = None
+    compile_fn = getattr(args, "compile_from_args", None)
+    if fallback and compile_fn is not None and not (getattr(args, "inputs", None) or getattr(args, "outputs", None)):
+        try:   # the gate of the compile these very options make (its tuning database, chains, DMA cap)
+            gate = compile_fn(args).fusion_gate
+        except UnsupportedModelError:
+            gate = None   # explain lists the supported part (compile refuses the whole model)
     chains, others, notes = explain(args.model, args.target, shapes or None, args.dtype,
-                             getattr(args, "inputs", None), getattr(args, "outputs", None),
-                             getattr(args, "fallback", True), single_level(args), TileOverride.from_args(args))
-    levels = level_effects(args.model, args.target, shapes or None, args.dtype, getattr(args, "fallback", True))
+                                    getattr(args, "inputs", None), getattr(args, "outputs", None),
+                                    fallback, single_level(args), TileOverride.from_args(args), gate)
+    levels = level_effects(args.model, args.target, shapes or None, args.dtype, fallback, gate)
     if args.json:
         print(json.dumps({"chains": [c.to_json() for c in chains],
                           "fused": sum(c.fused for c in chains), "notes": notes,

@@ -337,6 +337,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_check)
     for register in _extra_commands():
         register(sub, _add_model_args)
+    # explain replays the gate of the compile these arguments make (tuning database, chains, DMA cap)
+    sub.choices["explain"].set_defaults(compile_from_args=_compile_from_args)
     return parser
 
 

@@ -89,6 +89,8 @@ class CompiledModel:
     chain_plans: dict = field(default_factory=dict)    # the plan each chain member runs in its chain, by name
     opt_level: int = DEFAULT_LEVEL                     # fusion/core/opt_levels.py
     int8_blocks: list = field(default_factory=list)    # fused int8 DW->PW blocks (QDwSep): (ident, members)
+    fusion_gate: object = None   # the fallback.FusionGate this compile's decisions came from (settled:
+                                 # its unchained set final), which `explain` replays to say the same
 
     def describe_phases(self) -> str:
         parts = ", ".join(f"{k} {v:.2f} s" for k, v in self.phases_s.items())
@@ -257,6 +259,7 @@ def compile_model(model, target="sim", input_shapes=None, dtype: str | None = No
     if level.note:
         cm.notes.append(level.note)
     cm.opt_level = level.level
+    cm.fusion_gate = gate
     if kernel_cache.enabled():
         cm.kernel_cache = (f"{kernel_cache.STATS.hits - hits0} hit(s), {kernel_cache.STATS.misses - miss0} "
                            f"miss(es) in {kernel_cache.cache_dir()}")

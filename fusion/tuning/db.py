@@ -139,7 +139,9 @@ def tuning_key(wl: DwSepWorkload, target, evaluator: str | None = None, options:
 
 
 def tile_to_json(t: TileConfig) -> dict:
-    return {f: getattr(t, f) for f in TILE_FIELDS}
+    """The record's tile; norm_phase (a ConvNeXt block's default two-phase tile) only where set, so
+    the records of every other tile stay what they were."""
+    return {f: getattr(t, f) for f in TILE_FIELDS} | ({"norm_phase": True} if t.norm_phase else {})
 
 
 def tile_from_json(d: dict) -> TileConfig:
@@ -148,7 +150,8 @@ def tile_from_json(d: dict) -> TileConfig:
     why = tile_problem(d)
     if why:
         raise ValueError(why)
-    return TileConfig(d["th"], d["tw"], d["cob"], d["cib"], d["double_buffer"], d["pw_engine"], d["cores"])
+    return TileConfig(d["th"], d["tw"], d["cob"], d["cib"], d["double_buffer"], d["pw_engine"], d["cores"],
+                      d.get("norm_phase", False))
 
 
 # field -> (lowest, highest) of the integer tile fields; cores is also capped by the SoC
@@ -162,7 +165,7 @@ def _is_int(v) -> bool:
 def tile_problem(d, max_cores: int | None = None) -> str | None:
     if not isinstance(d, dict):
         return "tile is not an object"
-    extra = set(d) - set(TILE_FIELDS)
+    extra = set(d) - set(TILE_FIELDS) - {"norm_phase"}
     if extra:
         return f"unknown tile field(s) {sorted(extra)[:3]}"
     for f, (lo, hi) in TILE_INT_RANGES.items():
@@ -177,6 +180,9 @@ def tile_problem(d, max_cores: int | None = None) -> str | None:
         return "tile field double_buffer is not a boolean"
     if d.get("pw_engine") not in ("vector", "cube", "twophase"):   # twophase: the default tile tune records
         return "tile field pw_engine is not 'vector', 'cube' or 'twophase'"
+    norm = d.get("norm_phase", False)
+    if not isinstance(norm, bool) or (norm and d["pw_engine"] != "twophase"):
+        return "tile field norm_phase is not a boolean of a twophase tile"
     return None
 
 
