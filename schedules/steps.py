@@ -80,12 +80,13 @@ def total_work(ops) -> VecWork:
 KINDS = ("input", "weights", "residual", "output", "handoff")
 FIELDS = ("in_bytes", "in_transfers", "out_bytes", "out_transfers", "dma_bursts",
           "vector_instrs", "vector_repeats", "vector_move_cycles", "cube_fractals", "cube_cycles",
-          "mte3_move_cycles", *(f"read:{k}" for k in KINDS), *(f"write:{k}" for k in KINDS))
+          "mte3_move_cycles", *(f"read:{k}" for k in KINDS), *(f"write:{k}" for k in KINDS), "mte1_move_cycles")
 F = {name: i for i, name in enumerate(FIELDS)}
 (IN_BYTES, IN_XFERS, OUT_BYTES, OUT_XFERS, BURSTS, VEC_INSTRS, VEC_REPEATS, VEC_MOVE, FRACTALS,
  CUBE_CYC, MTE3_MOVE) = range(11)
 
-_MOVE_FIELD = {"vector": VEC_MOVE, "MTE3": MTE3_MOVE, "cube": CUBE_CYC}   # a move's cycles, by MOVE_PIPE
+MTE1_MOVE = F["mte1_move_cycles"]
+_MOVE_FIELD = {"vector": VEC_MOVE, "MTE3": MTE3_MOVE, "cube": CUBE_CYC, "MTE1": MTE1_MOVE}   # a move's cycles, by MOVE_PIPE
 _READ = {k: F[f"read:{k}"] for k in KINDS}
 _WRITE = {k: F[f"write:{k}"] for k in KINDS}
 

@@ -21,16 +21,15 @@ from dataclasses import dataclass, field
 
 from fusion.core.soc import SocSpec, cube_side
 from fusion.cost.pipes import CoreRun, _sim
-from fusion.core.soc import move_rate
-from fusion.cost.primitives import PIPES, cycles_to_us, dma_us
+from fusion.cost.primitives import PIPES, dma_us
 from fusion.cost.results import _Acc
-from fusion.cost.steps import iteration_us
+from fusion.cost.steps import iteration_us, mte1_stage
 from schedules.baseline_program import BaselineProgram
 from schedules.l2 import write_hit
-from schedules.steps import Copy, CubeOp, Move, count_steps
+from schedules.steps import Copy, CubeOp, count_steps
 
-MTE1_PATHS = ("L1->L0A", "L1->L0B")
-BASE_PIPES = (*PIPES, "MTE1")
+BASE_PIPES = PIPES   # MTE1 among them (the L1 -> L0A / L0B loads, soc.MOVE_PIPE)
+L0_COPIES = 2        # the vendor-like GEMM's L0A / L0B are double-buffered (ping/pong)
 STEADY_UNITS = 6      # units of a run simulated before its period is checked for steadiness
 MAX_UNITS = 64        # a run that is not steady by then is simulated in full
 
@@ -83,20 +82,16 @@ class _Timer:
 
     def stages(self, it) -> tuple:
         """The compiled stages of one iteration (fusion/cost/pipes.CStage tuples). The L1 -> L0A/L0B
-        loads run on their own pipe (MTE1) beside the Mmads: the calibration point a2_matmul_8192
-        (4012 µs measured for 8192³ fp16 on 910B2) is below what the loads and Mmads take one
-        after the other (5109 µs modeled that way), so the hardware overlaps them."""
+        loads run on their own pipe (MTE1) beside the Mmads, double-buffered (steps.mte1_stage, the
+        rule the fused kernels' timers use too)."""
         got = self.cache.get(it)
         if got is None:
-            mte1 = sum(s.nbytes / move_rate(self.soc, s.path) for s in it
-                       if type(s) is Move and s.path in MTE1_PATHS)
-            rest = tuple(s for s in it if not (type(s) is Move and s.path in MTE1_PATHS))
-            mte2, cube, vec, mte3 = iteration_us(self.soc, self.prog.dtype, self.acc, rest, 1, self.copy_us)
+            mte2, mte1, cube, vec, mte3 = iteration_us(self.soc, self.prog.dtype, self.acc, it, 1, self.copy_us)
             ends = any(type(s) is Copy and s.direction == "out" for s in it)
             l0c = "l0c" if ends and any(type(s) is CubeOp for s in it) else None
             got = self.cache[it] = (
                 ("MTE2", mte2, "in", "in", 2, None),
-                ("MTE1", cycles_to_us(self.soc, mte1), "load", "l0", 2, None),
+                mte1_stage(mte1, L0_COPIES, "load"),
                 ("cube", cube, "mmad", l0c, self.prog.l0c_slots, None),
                 ("vector", vec, "vec", "out" if mte3 > 0 else None, 2, None),
                 ("MTE3", mte3, "out", None, 2, None))

@@ -10,7 +10,7 @@ from fusion.cost.pipes import CoreRun, CStage, _sim, _st, with_prologue
 from fusion.cost.primitives import ACC_BYTES, VecWork, cycles_to_us
 from fusion.cost.results import KernelCost, _Acc, _assemble
 from fusion.cost.block_l2 import block_l2
-from fusion.cost.steps import iteration_us
+from fusion.cost.steps import iteration_us, l0_copies, mte1_stage
 from fusion.core.errors import UBOverflowError
 from fusion.core.soc import SocSpec
 from schedules.program_totals import dma_bytes
@@ -104,6 +104,8 @@ class _Fused:
         self.active = plan.cores + self.n_aic
         self.resident_w = plan.pw_weights_resident
         self.fix_epi = plan.fixpipe_epilogue
+        # the cube variants' L0 queue depth (aic_class.h / cube_class.h: TQue<A2 / B2, 1>)
+        self.l0 = l0_copies(plan) if plan.pw_on_cube else 1
         self.sync_us = cycles_to_us(soc, soc.cross_core_sync_cycles)
         self.tiles = list(self.program.tiles)
         self.set_l2(_fused_l2(self, in_l2) if l2 == "auto" else l2)
@@ -128,8 +130,8 @@ class _Fused:
         """L2 hit fractions (reads, then writes) of the given traffic kinds: part-key material."""
         return (*(self.hit_in.get(k, 0.0) for k in kinds), *(self.hit_out.get(k, 0.0) for k in kinds))
 
-    def iteration_us(self, acc, it, times: int = 1) -> tuple[float, float, float, float]:
-        """(MTE2, cube, vector, MTE3) µs of one program iteration; counts go to acc x times."""
+    def iteration_us(self, acc, it, times: int = 1) -> tuple[float, float, float, float, float]:
+        """(MTE2, MTE1, cube, vector, MTE3) µs of one program iteration; counts go to acc x times."""
         return iteration_us(self.soc, self.wl.dtype, acc, it, times,
                             lambda s: self.dma(acc, s.kind, s.nbytes, s.bursts, s.direction, times))
 
@@ -164,7 +166,7 @@ class _Fused:
         steps = []
         for loop in loops:
             for q, it in enumerate(loop.iters):
-                mte2, t_cube, t_vec, mte3 = timed[it]
+                mte2, mte1, t_cube, t_vec, mte3 = timed[it]
                 if loop.var == "ci":
                     nb = it[0].nbytes
                     taps = f"{wl.kernel[0]}x{wl.kernel[1]} taps+bias+{wl.act1}"
@@ -185,6 +187,7 @@ class _Fused:
                            else f"Fixpipe pre-act -> GM hand-off co{q}")
                     steps.append((_st("MTE2", mte2, "dw hand-off + w_pw co0" if q == 0 else f"w_pw co{q}",
                                       "dw_in_l1", db),
+                                  mte1_stage(mte1, self.l0, f"L1->L0A/B co{q}"),
                                   _st("cube", t_cube, f"pw mmad co{q}", "pw_acc", 1),
                                   _st("MTE3", mte3, lab)))
                 elif role == "aiv":   # the epilogue after the AIC's flag
@@ -196,8 +199,10 @@ class _Fused:
                     res = " + res" if wl.residual else ""
                     nb = it[-1].nbytes
                     if self.pw_on_cube:
+                        gate = -(q + 1 + shift)   # the L0A load (co0) and the Mmads wait for the tile's DW
                         steps.append((_st("MTE2", mte2, f"w_pw co{q}{res}", "w_pw", db),
-                                      _st("cube", t_cube, f"pw mmad co{q}", "pw_acc", 1, after=-(q + 1 + shift)),
+                                      mte1_stage(mte1, self.l0, f"L1->L0A/B co{q}", after=gate),
+                                      _st("cube", t_cube, f"pw mmad co{q}", "pw_acc", 1, after=gate),
                                       _st("vector", t_vec, f"L0C->UB + bias+{wl.act2} co{q}", "y_tile", db),
                                       _st("MTE3", mte3, f"y co{q} {nb}B")))
                     else:

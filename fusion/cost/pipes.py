@@ -127,14 +127,16 @@ def _st(pipe: str, us: float, label: str, buf: str | None = None, copies: int = 
     return (pipe, us, label, buf, copies, after)
 
 
-def with_prologue(steps: tuple, pro: tuple[float, float, float, float], loads_label: str = " + resident",
+def with_prologue(steps: tuple, pro: tuple[float, float, float, float, float], loads_label: str = " + resident",
                   vec_label: str = " + prologue") -> tuple:
-    """A core's first steps with its prologue (compiled stages); pro: its (MTE2, cube, vector,
-    MTE3) µs (steps.iteration_us), each added to the first stage of its pipe: the resident loads
-    to the first MTE2, the bias Casts to the first vector op, the cube operands' constant fills
-    (InitConstValue) to the first cube stage, their UB -> L1 copy to the first MTE3 stage."""
-    left = dict(zip(("MTE2", "cube", "vector", "MTE3"), pro))
-    label = {"MTE2": loads_label, "vector": vec_label, "cube": " + operand setup", "MTE3": " + operand setup"}
+    """A core's first steps with its prologue (compiled stages); pro: its (MTE2, MTE1, cube,
+    vector, MTE3) µs (steps.iteration_us), each added to the first stage of its pipe: the resident
+    loads to the first MTE2, the bias Casts to the first vector op, the cube operands' constant
+    fills (InitConstValue) to the first cube stage, their UB -> L1 copy to the first MTE3 stage,
+    L1 -> L0 loads to the first MTE1 stage."""
+    left = dict(zip(("MTE2", "MTE1", "cube", "vector", "MTE3"), pro))
+    label = {"MTE2": loads_label, "vector": vec_label, "cube": " + operand setup", "MTE3": " + operand setup",
+             "MTE1": " + operand setup"}
     out = []
     for step in steps:
         new = []

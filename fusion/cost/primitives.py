@@ -14,7 +14,7 @@ from schedules.isa import (  # noqa: F401  (re-exported: the cost model's counti
 )
 from schedules.workload import ceil_div
 
-PIPES = ("MTE2", "vector", "cube", "MTE3")
+PIPES = ("MTE2", "MTE1", "vector", "cube", "MTE3")   # MTE1: L1 -> L0A / L0B (soc.MOVE_PIPE)
 MODELED = "modeled"
 TIMELINE_TILES = 2  # timeline events are recorded for the first N tiles of every core
 

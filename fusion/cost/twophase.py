@@ -15,7 +15,7 @@ from fusion.cost.pipes import CoreRun, _sim, _st, with_prologue
 from fusion.cost.primitives import ACC_BYTES, cycles_to_us
 from fusion.cost.results import KernelCost, _Acc, _assemble
 from fusion.cost.block_l2 import block_l2
-from fusion.cost.steps import iteration_us
+from fusion.cost.steps import iteration_us, l0_copies, mte1_stage
 from schedules.footprint import fused_min_bytes
 from schedules.plan import KernelPlan
 from schedules.lowering import build_program
@@ -49,8 +49,8 @@ class _Timer:
         # the AIC's MTE2 (GM -> L1) has its own per-core bandwidth (as the vendor-like GEMM's)
         self.l1_side = cube_side(self.soc)
 
-    def iteration(self, acc: _Acc, it, times: int, to_l1: bool) -> tuple[float, float, float, float]:
-        """(MTE2, cube, vector, MTE3) µs of one iteration; counts go to acc x times."""
+    def iteration(self, acc: _Acc, it, times: int, to_l1: bool) -> tuple[float, float, float, float, float]:
+        """(MTE2, MTE1, cube, vector, MTE3) µs of one iteration; counts go to acc x times."""
         def copy_us(s) -> float:
             d = s.direction
             hits = self.hit_in if d == "in" else self.hit_out
@@ -61,13 +61,15 @@ class _Timer:
         return iteration_us(self.soc, self.dtype, acc, it, times, copy_us)
 
 
-def _unit_steps(phase, unit, timed, db: bool) -> tuple:
-    """One unit's iterations as simulated steps (compiled stages)."""
+def _unit_steps(phase, unit, timed, db: bool, l0: int) -> tuple:
+    """One unit's iterations as simulated steps (compiled stages). l0: the depth of the GEMM's L0
+    queues (templates/twophase_gemm.h aL0Que / bL0Que): with 2 the L1 -> L0 loads of K step k + 1
+    run on MTE1 while the Mmad of step k does."""
     copies = buffer_copies(db)
     steps = []
     last = len(unit) - 1
     for q, it in enumerate(unit):
-        mte2, t_cube, t_vec, mte3 = timed[it]
+        mte2, mte1, t_cube, t_vec, mte3 = timed[it]
         if phase.name == "dw":
             steps.append((_st("MTE2", mte2, "x block", "x_tile", copies),
                           _st("vector", t_vec, "dw taps+bias+act1", "dw_out", copies),
@@ -82,6 +84,7 @@ def _unit_steps(phase, unit, timed, db: bool) -> tuple:
                           _st("MTE3", mte3, "normalised pixels -> GM workspace")))
         elif phase.name == "gemm":
             steps.append((_st("MTE2", mte2, f"A + B block k{q}", "ab_l1", copies),
+                          mte1_stage(mte1, l0, f"L1->L0A/B k{q}"),
                           _st("cube", t_cube, f"mmad k{q}", "pw_acc" if q == last else None, copies),
                           _st("vector", t_vec, "L0C->UB + epilogue", "y_tile", copies),
                           _st("MTE3", mte3, "y" if q == last else "")))
@@ -116,6 +119,7 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
     timer = _Timer(plan, l2, launched)
     acc = _Acc()
     sync = sync_all_us(soc)
+    l0 = l0_copies(plan)
     runs: dict[str, CoreRun] = {}
     # loads a phase's cores issue while the phase before runs (the resident PW weights): on the
     # same cores (310P) queued on MTE2 after the core's first unit's first step, so the barrier
@@ -160,7 +164,7 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
                 for j, u in enumerate(core):
                     st = unit_steps.get(u)
                     if st is None:
-                        st = unit_steps[u] = _unit_steps(ph, ph.units[u], timed, db)
+                        st = unit_steps[u] = _unit_steps(ph, ph.units[u], timed, db, l0)
                     if j == 0 and any(pro):   # the resident loads ride on the core's first load, a
                         st = with_prologue(st, pro)   # prologue op on the first stage of its pipe
                     if j == 0 and t_pre:   # the next phase's resident loads, after the first step

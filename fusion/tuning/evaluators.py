@@ -36,7 +36,7 @@ from schedules.workload import DwSepWorkload, TileConfig
 from fusion.cost import model_block
 from schedules.build import fused_params
 from fusion import cost as cm
-from schedules.program_totals import totals_for
+from schedules.program_totals import F, totals_for
 from schedules.l2 import block_inputs_in_l2
 from schedules.build import build_fused
 
@@ -96,9 +96,12 @@ class _Bound:
         body = 0.0
         for _role, v in firsts:
             in_b, in_x, out_b, out_x, _bursts, instrs, reps, vec_move, _fractals, cube_cyc, mte3_move = v[:11].tolist()
+            # the swept (one-phase) cube variants' L0 queues hold one operand (steps.l0_copies = 1):
+            # their MTE1 loads and Mmads run one after the other
+            mte1_move = float(v[F["mte1_move_cycles"]])
             pipes = (in_x * setup + in_b / bw_in,
                      cyc * (instrs * soc.vector_instr_cycles + reps / soc.vector_repeats_per_cycle + vec_move),
-                     cyc * cube_cyc,
+                     cyc * (cube_cyc + mte1_move),
                      out_x * setup + out_b / bw_out + cyc * mte3_move)
             body = max(body, max(pipes) if tile.double_buffer else sum(pipes))
         return cm._launch_us(soc, active) + max(body, self.min_floor)

@@ -120,14 +120,22 @@ def test_hand_computed_tile_cube_coupled_310p():
     cost = model_fused(plan)
     fractals = 4 * 1 * 2 + 4 * 1 * 2       # ceil(64/16) · C1 · cob, and the bias Mmad: one K block of ones
     assert cost.counts["cube_fractals"] == fractals
-    # cube pipe: L1->L0A (2048 B at 256 B/cycle) + L1->L0B (1024 B at 128) + the bias fractals
-    # L1->L0B (2 x 512 B at 128) + mmad, and once the constant fills of the bias GEMM's operands
-    # (InitConstValue, charged at the L1->L0A rate): the 2 bias fractals in L1 (1024 B) and the
-    # ones in L0A (64 rows x 32 B); the DW result's UB->L1 (2048 B at 64 B/cycle) is an MTE3 move,
-    # beside the y store, and so is the bias row's (2 x 32 B), once
-    cube_cycles = 2048 / 256 + 1024 / 128 + 1024 / 128 + fractals + 1024 / 256 + 2048 / 256
-    assert cube_cycles == 52
+    # MTE1: L1->L0A (2048 B at 256 B/cycle) + L1->L0B (1024 B at 128) + the bias fractals
+    # L1->L0B (2 x 512 B at 128); cube pipe: the mmads, and once the constant fills of the bias
+    # GEMM's operands (InitConstValue, charged at the L1->L0A rate): the 2 bias fractals in L1
+    # (1024 B) and the ones in L0A (64 rows x 32 B); the DW result's UB->L1 (2048 B at 64 B/cycle)
+    # is an MTE3 move, beside the y store, and so is the bias row's (2 x 32 B), once
+    mte1_cycles = 2048 / 256 + 1024 / 128 + 1024 / 128
+    cube_cycles = fractals + 1024 / 256 + 2048 / 256
+    assert (mte1_cycles, cube_cycles) == (24, 28)
+    assert cost.per_pipe_us["MTE1"] == pytest.approx(mte1_cycles / 1080, rel=1e-12)
     assert cost.per_pipe_us["cube"] == pytest.approx(cube_cycles / 1080, rel=1e-12)
+    # cube_class.h's L0 queues hold one operand: its Mmads start after the loads (no overlap)
+    assert plan.buffer("a_l0a").copies == plan.buffer("b_l0b").copies == 1
+    ev = {e.label: e for e in cost.timeline if e.core == "core0" and e.pipe in ("MTE1", "cube")}
+    load = ev["L1->L0A/B co0"]
+    mmad = next(e for lab, e in ev.items() if lab.startswith("pw mmad co0"))
+    assert mmad.start_us >= load.start_us + load.dur_us - 1e-12
     y_store = cm.dma_us(P310, Y_BYTES, 2, "out", 1, hit=1.0)   # one burst per block, absorbed by L2
     assert cost.per_pipe_us["MTE3"] == pytest.approx((2048 + 64) / 64 / 1080 + y_store, rel=1e-12)
     # vector, fp16 forms (relu / relu in fp16: plan.dw_post16, plan.epi_post16): the DW's padding
@@ -849,8 +857,12 @@ def test_310p_cube_kernel_is_pipelined_by_one_tile():
     assert mmad[0].start_us >= end(stage[0]) and mmad[0].start_us < end(dw[1])   # Mmad(0) during DW(1)
     assert dw[1].start_us >= end(stage[0])                                     # dw_out free again
     assert epi[0].start_us >= end(dw[1])                                       # in order on the vector pipe
-    # the last tile's Mmad waits for its own staging and L0C, not for tile 0's y store
+    # the last tile's L1 -> L0 load (MTE1) waits for its own staging and for Mmad(0) to free L0 (one
+    # copy: cube_class.h's A2 / B2 queues), its Mmad for that load and L0C, not for tile 0's y store
     y0 = next(e for e in ev if e.label.startswith("y co0"))
-    assert mmad[1].start_us == pytest.approx(max(end(stage[1]), end(epi[0]), end(mmad[0])), rel=1e-12)
+    load = [e for e in ev if e.pipe == "MTE1"]
+    assert len(load) == 2 and load[0].start_us >= end(stage[0]) and mmad[0].start_us >= end(load[0])
+    assert load[1].start_us == pytest.approx(max(end(stage[1]), end(mmad[0])), rel=1e-12)
+    assert mmad[1].start_us == pytest.approx(max(end(load[1]), end(epi[0])), rel=1e-12)
     assert mmad[1].start_us < end(y0)
     assert [e.label[:5] for e in ev if e.pipe == "vector"] == ["dw ci", "dw ci", "L0C->", "L0C->"]

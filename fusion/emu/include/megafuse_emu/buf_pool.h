@@ -260,6 +260,7 @@ struct PoolCore {
                           h.pool->capacity));
         que.fifo_.clear();
         que.slots_.assign(num, nullptr);
+        que.ResetCursor();
         que.serial_ = h.pool->serial;
     }
 };

@@ -276,13 +276,28 @@ public:
     // Releases the queue's synchronisation events (devkit FreeAllEvent); the emulator keeps none.
     void FreeAllEvent() {}
 
+    // The buffers are handed out in turn, starting after the one handed out last (double
+    // buffering's ping/pong: with InitBuffer num = 2, consecutive AllocTensors alternate even
+    // when the first was freed before the second is taken -- on hardware the FreeTensor only
+    // queues the release after its consumer pipe, so the other buffer is what lets the producer
+    // pipe run ahead). The cube's operand queues (A2 / B2) count their allocations and how many
+    // took another buffer than the one before: the overlap a kernel's L0 queues allow.
     template <typename T>
     LocalTensor<T> AllocTensor(megafuse_emu::Loc loc = megafuse_emu::Loc::current())
     {
         CheckInit("AllocTensor", loc);
-        for (megafuse_emu::BlockInfo* b : slots_) {
+        const size_t n = slots_.size();
+        for (size_t k = 0; k < n; ++k) {
+            const size_t i = (cursor_ + k) % n;
+            megafuse_emu::BlockInfo* b = slots_[i];
             if (b->state == megafuse_emu::BlockInfo::State::Free) {
                 b->state = megafuse_emu::BlockInfo::State::Allocated;
+                if constexpr (kPos == TPosition::A2 || kPos == TPosition::B2) {
+                    megafuse_emu::Count(megafuse_emu::L0_ALLOCS);
+                    if (last_ < n && last_ != i) megafuse_emu::Count(megafuse_emu::L0_ALLOC_SWITCHES);
+                }
+                cursor_ = (i + 1) % n;
+                last_ = i;
                 return megafuse_emu::TensorOf<T>(b, b->bytes);
             }
         }
@@ -350,6 +365,9 @@ public:
     std::vector<megafuse_emu::BlockInfo*> slots_;
     std::deque<megafuse_emu::BlockInfo*> fifo_;
     uint64_t serial_ = 0;
+    size_t cursor_ = 0;            // the slot AllocTensor tries first
+    size_t last_ = SIZE_MAX;       // the slot AllocTensor handed out last (none yet)
+    void ResetCursor() { cursor_ = 0; last_ = SIZE_MAX; }
 
 private:
     void CheckInit(const char* api, const megafuse_emu::Loc& loc) const
@@ -557,6 +575,7 @@ public:
             megafuse_emu::Fail(loc, "InitBuffer called twice for the same queue");
         que.fifo_.clear();
         que.slots_ = megafuse_emu::AllocateBuffers(Q::kPos, num, len, &que, true, loc);
+        que.ResetCursor();
         que.serial_ = serial;
         return true;
     }
