@@ -19,6 +19,7 @@ from fusion.cost.steps import iteration_us
 from schedules.footprint import fused_min_bytes
 from schedules.plan import KernelPlan
 from schedules.lowering import build_program
+from schedules.program import Copy
 from schedules.program_twophase import phase
 from schedules.twophase import EPI_LAG
 from schedules.workload import buffer_copies
@@ -89,6 +90,12 @@ def _unit_steps(phase, unit, timed, db: bool) -> tuple:
     return tuple(steps)
 
 
+def _gm_bytes(ph) -> int:
+    """GM bytes the copies of a phase's units move, over all its cores."""
+    return sum(s.nbytes for core in ph.assignment for u in core for it in ph.units[u] for s in it
+               if isinstance(s, Copy))
+
+
 class _Flagged:
     """A phase gated by cross-core flags (schedules/program_twophase.epi_phase), timed with its
     producer core by core: producer core g's tile j, then each consumer core g x ratio + s's unit
@@ -102,6 +109,13 @@ class _Flagged:
         self.ph, self.nxt, self.db = producer, consumer, db
         self.ratio = max(1, len(consumer.assignment) // max(1, len(producer.assignment)))
         self.n_busy = sum(1 for core in consumer.assignment if core)
+        # the two phases run side by side and the shared GM level carries both one's and the
+        # other's bytes: a consumer core counts in the per-core share (primitives.dma_bandwidth)
+        # in proportion to its GM bytes against a producer core's, so where the share binds, the
+        # pair takes (producer + consumer bytes) / the shared bandwidth -- not as if every
+        # consumer core moved a producer core's bytes all the time
+        per = [_gm_bytes(ph) / max(1, sum(1 for c in ph.assignment if c)) for ph in (producer, consumer)]
+        self.weight = min(1.0, per[1] / per[0]) if per[0] > 0 else 1.0
         self.first = float("inf")   # when the earliest consumer unit may start (the note)
         self.pending = (timer, acc)
         self.timed = self.pro = None
@@ -124,11 +138,11 @@ class _Flagged:
         if self.timed is None:
             self._time()
         nxt, db = self.nxt, self.db
-        names = [f"{nxt.role}{c}" for c in self.members(ci)]
-        cons = {n: (runs[n].copy() if n in runs else None) for n in names}
+        members = {f"{nxt.role}{c}": nxt.assignment[c] for c in self.members(ci)}
+        cons = {n: (runs[n].copy() if n in runs else None) for n in members}
         if any(self.pro):   # the resident bias (and its cast) before the first wait
-            for n in names:
-                if nxt.assignment[int(n[len(nxt.role):])]:
+            for n, units in members.items():
+                if units:
                     cons[n] = _sim([(0, ready, ((_st("MTE2", self.pro[0], "b_pw (resident)"),
                                                  _st("vector", self.pro[2], "b_pw cast")),))], db, cons[n])
         run, answers = base, []
@@ -141,8 +155,7 @@ class _Flagged:
                 signal = max(signal, answers[j - EPI_LAG])
             self.first = min(self.first, signal)
             answer = signal
-            for n in names:
-                units = nxt.assignment[int(n[len(nxt.role):])]
+            for n, units in members.items():
                 steps = _unit_steps(nxt, nxt.units[units[j]], self.timed, db)
                 cons[n] = _sim([(tile, signal, steps)], db, cons[n])
                 answer = max(answer, cons[n].pipe_free["MTE2"])
@@ -213,7 +226,7 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
         n_busy = sum(1 for core in ph.assignment if core)
         # the phase's cores share the GM bandwidth (the others wait at SyncAll); a flag-gated
         # phase runs beside it and shares it too
-        timer.active = n_busy + (flagged.n_busy if flagged else 0)
+        timer.active = n_busy + (flagged.n_busy * flagged.weight if flagged else 0)
         occ = Counter(it for core in ph.assignment for u in core for it in ph.units[u])
         timed = {it: timer.iteration(acc, it, n, to_l1) for it, n in occ.items()}
         pro = timer.iteration(acc, ph.prologue, n_busy, to_l1)
