@@ -50,6 +50,9 @@ FORMULAS = MappingProxyType({
     "WINDOW_VALID": (("lo", "span", "total"), "Max(0, Min(lo + span, total) - Max(lo, 0))"),
     # the image a GEMM row (pixel of the batch) lies in
     "ROW_IMAGE": (("row", "per_image"), "row // per_image"),
+    # rows of each of `parts` parts of a GEMM tile of `rows` rows, whole `frac`-row fractals each
+    # (910B: the AIVs of an AIC's group share each of its tiles' epilogue; part s: BLOCK_LEN(s, ., rows))
+    "PART_ROWS": (("rows", "parts", "frac"), "(rows // frac + parts - 1) // parts * frac"),
 })
 
 
@@ -76,6 +79,7 @@ window_span = _compile("WINDOW_SPAN", *FORMULAS["WINDOW_SPAN"])
 window_first = _compile("WINDOW_FIRST", *FORMULAS["WINDOW_FIRST"])
 window_valid = _compile("WINDOW_VALID", *FORMULAS["WINDOW_VALID"])
 row_image = _compile("ROW_IMAGE", *FORMULAS["ROW_IMAGE"])
+part_rows = _compile("PART_ROWS", *FORMULAS["PART_ROWS"])
 
 
 def split(total: int, step: int) -> tuple[int, ...]:

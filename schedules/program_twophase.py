@@ -3,17 +3,22 @@
   dw    (aiv on 910B, core on 310P)  per (tile, ci-block) unit: x block in, DW ops, DW result out
                                      to the GM workspace (kind handoff); absent for a gemm_only plan
                                      (an identity DW whose x is already the A layout: A reads x)
+  norm  (aiv / core, a norm phase)   per unit of pixels x all C1 blocks: the channel LayerNorm of
+                                     the workspace's DW result in place (schedules/norm_phase.py)
   gemm  (aic on 910B, core on 310P)  per (M, N) tile, per K block: A block from the workspace,
                                      B block of PW weights, L1 -> L0 moves, Mmad; after the last K
                                      block the epilogue: Fixpipe y (910B), the pre-activation to
                                      its workspace (910B, vector epilogue), or L0C -> UB + bias,
                                      act2, residual, y (310P)
-  norm  (aiv / core, a norm phase)   per unit of pixels x all C1 blocks: the channel LayerNorm of
-                                     the workspace's DW result in place (schedules/norm_phase.py)
-  epi   (aiv, 910B without Fixpipe)  per (M, N) tile: pre-activation in, epilogue, y out
+  epi   (aiv, 910B without Fixpipe)  per (M, N) tile and AIV of the producing AIC's group: its part
+                                     of the tile's rows -- pre-activation in, epilogue, y out
 
-A SyncAll barrier separates consecutive phases. Every step is a schedules/program.py step type,
-so KernelProgram.counts-style totals and the cost model's timing read the same steps.
+A SyncAll barrier separates consecutive phases, except before `epi` (gate "flags"): there each
+AIC g signals every tile it has written (cross-core flag EPI_PRE, mode 2), the AIVs g x ratio + s
+wait for it and finish their part of that tile while the AIC runs the next; the AIVs answer each
+tile (EPI_FREE) so the AIC runs at most EPI_LAG tiles ahead (the flag counters stop at 15). Every
+step is a schedules/program.py step type, so KernelProgram.counts-style totals and the cost
+model's timing read the same steps.
 """
 
 from __future__ import annotations
@@ -43,11 +48,11 @@ from schedules.program import (
     rows_bursts,
     tile_axes,
 )
-from schedules.loops import (block_len, block_start, round_robin, row_image, split, tile_col, tile_row,
-                             unit_inner, unit_outer, window_valid)
+from schedules.loops import (block_len, block_start, part_rows, round_robin, row_image, split, tile_col,
+                             tile_row, unit_inner, unit_outer, window_valid)
 from schedules.norm_phase import norm_phase_assignment, norm_phase_units
 from schedules.se_program import se_assignment, se_dw_steps, se_phase_units
-from schedules.twophase import VARIANT, fixpipe, phase2_cores, gemm_k, gemm_m, gemm_rows
+from schedules.twophase import EPI_LAG, VARIANT, fixpipe, phase2_cores, gemm_k, gemm_m, gemm_rows
 from schedules.workload import ceil_div
 
 Unit = tuple   # tuple[Iteration, ...]: one work unit's iterations, each a tuple of steps
@@ -63,6 +68,9 @@ class Phase:
                                        # unit, and the grouped DW's bias Cast (VectorOp)
     preload: tuple = ()                # per core of the phase: loads issued while the phase before runs
                                        # (the resident PW weights, plan.b_resident); () = none
+    gate: str = "sync"                 # what starts the phase: "sync" (a SyncAll after the phase before)
+                                       # or "flags" (per unit, a cross-core flag of its producer unit)
+    deps: tuple[int, ...] = ()         # gate "flags": per unit, the unit of the phase before it finishes
 
 
 @dataclass(frozen=True)
@@ -83,7 +91,8 @@ class TwoPhaseProgram:
 
     @property
     def barriers(self) -> int:
-        return len(self.phases) - 1
+        """SyncAlls between the phases (an `epi` phase gated by cross-core flags has none before it)."""
+        return sum(1 for ph in self.phases[1:] if ph.gate == "sync")
 
     def core_names(self, phase: Phase) -> list[str]:
         return [f"{phase.role}{i}" for i in range(len(phase.assignment))]
@@ -132,7 +141,8 @@ class TwoPhaseProgram:
                  + (", grouped DW form" if p.dw_grouped else ", DW post-ops in fp16" if p.dw_post16 else "")]
         for k, ph in enumerate(self.phases):
             if k:
-                lines.append("  SyncAll")
+                lines.append("  SyncAll" if ph.gate == "sync" else
+                             f"  per tile: cross-core flags from the producing core (at most {EPI_LAG} ahead)")
             busy = [c for c in ph.assignment if c]
             lines.append(f"{ph.name} on {ph.role} x{len(busy)} ({len(ph.units)} units, "
                          f"{ph.role}0: {len(ph.assignment[0])})")
@@ -262,28 +272,44 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
     return Phase("gemm", role, tuple(units), assignment, pro, preload), m_tiles, co_steps
 
 
-def epi_phase(plan: KernelPlan, bm: int) -> Phase:
-    """910B without a Fixpipe epilogue: the AIVs finish each (M, N) tile's epilogue."""
+def epi_phase(plan: KernelPlan, bm: int, gemm: Phase) -> Phase:
+    """910B without a Fixpipe epilogue: the AIVs finish the epilogue of the tiles their group's
+    AIC produced, tile by tile (gate "flags"): AIV g x ratio + s takes part s of the rows of each
+    tile of AIC g, in the AIC's order (PART_ROWS: whole fractals, the last part ragged or empty)."""
     wl, soc = plan.workload, plan.soc
     b = itemsize(wl.dtype)
     frac = soc.cube_fractal[0]
     m = gemm_m(wl)
     per_image = wl.out_height * wl.out_width
     slots = plan.tile.copies
-    m_al, co_steps = ceil_div(m, frac) * frac, plan.co_steps
-    units = []
-    for u in range(ceil_div(m_al, bm) * co_steps):   # as the GEMM's tiles (EpiPhase: SetGemmTile)
-        m0, rows_al, valid, cbo = gemm_tile(plan, u, bm, m_al, m)
-        out_bytes = cbo * valid * C0 * b
-        out_bursts = cbo * _segments(m0, m0 + valid, per_image)
-        it: list = [Copy("handoff", "in", "pre_tile", "pre_ws", cbo * rows_al * C0 * b, cbo, slots)]
-        if wl.residual:
-            it.append(Copy("residual", "in", "res_tile", "res", out_bytes, out_bursts, slots))
-        it += epilogue16_ops(plan, cbo, rows_al) if plan.epi_post16 else block_epilogue_ops(plan, cbo, True, rows_al)
-        it.append(Copy("output", "out", "y_tile", "y", out_bytes, out_bursts, slots))
-        units.append((tuple(it),))
-    cores = min(soc.vector_cores, len(units))
-    return Phase("epi", "aiv", tuple(units), round_robin(len(units), cores), _b_pw_prologue(plan))
+    m_al = ceil_div(m, frac) * frac
+    ratio = plan.aic_ratio
+    units, deps = [], []
+    assignment: list[tuple[int, ...]] = []
+    for tiles in gemm.assignment:   # AIC g's tiles; its AIVs g x ratio + s
+        parts = [[] for _ in range(ratio)]
+        for u in tiles:   # as EpiPhase decodes it: SetGemmTile(u), then EpiPart(s)
+            t0, rows, _valid, cbo = gemm_tile(plan, u, bm, m_al, m)
+            step = part_rows(rows, ratio, frac)
+            for s_, part in enumerate(parts):
+                m0, n = t0 + min(block_start(s_, step), rows), max(0, block_len(s_, step, rows))
+                valid = window_valid(m0, n, m)
+                it: list = []
+                if n:
+                    out_bytes = cbo * valid * C0 * b
+                    out_bursts = cbo * _segments(m0, m0 + valid, per_image) if valid else 0
+                    it.append(Copy("handoff", "in", "pre_tile", "pre_ws", cbo * n * C0 * b, cbo, slots))
+                    if wl.residual and valid:
+                        it.append(Copy("residual", "in", "res_tile", "res", out_bytes, out_bursts, slots))
+                    it += epilogue16_ops(plan, cbo, n) if plan.epi_post16 else block_epilogue_ops(plan, cbo, True, n)
+                    if valid:
+                        it.append(Copy("output", "out", "y_tile", "y", out_bytes, out_bursts, slots))
+                part.append(len(units))
+                units.append((tuple(it),))
+                deps.append(u)
+        assignment += [tuple(p) for p in parts]
+    return Phase("epi", "aiv", tuple(units), tuple(assignment), _b_pw_prologue(plan), gate="flags",
+                 deps=tuple(deps))
 
 
 def _b_pw_prologue(plan: KernelPlan) -> tuple:
@@ -345,5 +371,5 @@ def build_twophase(plan: KernelPlan) -> TwoPhaseProgram:
     gemm, mt, nt = gemm_phase(plan, "core" if coupled else "aic", bm, kb)
     phases.append(gemm)
     if not coupled and not fixpipe(wl, soc):
-        phases.append(epi_phase(plan, bm))
+        phases.append(epi_phase(plan, bm, gemm))
     return TwoPhaseProgram(plan, tuple(phases), bm, kb, mt, nt)

@@ -9,8 +9,10 @@
            blocks -- no core holds all of K, and the PW weights are read once per (M, N) tile
            instead of once per core per DW tile. Epilogue as the one-phase variants: 910B Fixpipe
            (bias, relu) where it applies, 310P L0C -> UB + vector;
-  phase 3  (910B without a Fixpipe epilogue) a second SyncAll, then the AIVs finish bias, act2
-           and the residual over the pre-activation workspace.
+  phase 3  (910B without a Fixpipe epilogue) no barrier: the AIVs of AIC g's group finish bias,
+           act2 and the residual of each tile AIC g wrote to the pre-activation workspace as soon
+           as its cross-core flag arrives (schedules/program_twophase.epi_phase), overlapping the
+           AIC's next tiles.
 
 This is the issue's "Cout split over core groups" and "K streaming". The plan's TileConfig keeps
 its meaning for phase 1 (th x tw DW tiles, cib channel blocks per unit); cob is the GEMM tile's N;
@@ -42,6 +44,12 @@ VARIANT = "two-phase"        # KernelPlan.variant
 # current Mmad (one step would leave MTE2 and the cube in series)
 K_STEPS_MIN = 4
 BM_CAP = 512                 # rows of one GEMM tile at most (more gives no reuse the L2 lacks)
+# phase 3's pacing (910B): the AIC waits for its AIVs' answer to tile i - EPI_LAG before it signals
+# tile i, so at most EPI_LAG flags are outstanding on either side -- the hardware's cross-core flag
+# counters count to 15 [devkit CrossCoreSetFlag page; fusion/emu/include/megafuse_emu/sync.h].
+# The GM slots need no pacing (every tile has its own pre-activation rows); 8 lets the AIC run
+# well ahead of a slower epilogue without nearing the limit.
+EPI_LAG = 8
 
 
 def tap_row_fit(soc: SocSpec) -> int:
@@ -321,6 +329,6 @@ def l2_resident(wl: DwSepWorkload, soc: SocSpec) -> bool:
     return write_hit(soc, ws["dw_ws"] + ws["pre_ws"]) >= 1.0
 
 
-__all__ = ["ENGINE", "GROUPED_ACTS", "VARIANT", "b_resident", "twophase_buffer_specs", "phase2_cores", "dw_grouped", "dw_wide_ok",
+__all__ = ["ENGINE", "EPI_LAG", "GROUPED_ACTS", "VARIANT", "b_resident", "twophase_buffer_specs", "phase2_cores", "dw_grouped", "dw_wide_ok",
            "fixpipe", "gemm_m", "gemm_rows", "l2_resident",
            "workspace_bytes", "gemm_k", "tap_row_fit"]

@@ -19,7 +19,9 @@ from fusion.cost.steps import iteration_us, l0_copies, mte1_stage
 from schedules.footprint import fused_min_bytes
 from schedules.plan import KernelPlan
 from schedules.lowering import build_program
+from schedules.program import Copy
 from schedules.program_twophase import phase
+from schedules.twophase import EPI_LAG
 from schedules.workload import buffer_copies
 from fusion.core.soc import cube_side
 
@@ -95,12 +97,92 @@ def _unit_steps(phase, unit, timed, db: bool, l0: int) -> tuple:
     return tuple(steps)
 
 
-def phase_note(spans: list[tuple[str, float, float]], sync: float, preload_end: float) -> str:
+def _gm_bytes(ph) -> int:
+    """GM bytes the copies of a phase's units move, over all its cores."""
+    return sum(s.nbytes for core in ph.assignment for u in core for it in ph.units[u] for s in it
+               if isinstance(s, Copy))
+
+
+class _Flagged:
+    """A phase gated by cross-core flags (schedules/program_twophase.epi_phase), timed with its
+    producer core by core: producer core g's tile j, then each consumer core g x ratio + s's unit
+    for it -- ready when the producer's last step of the tile (the Fixpipe that writes it) ends
+    and, from tile EPI_LAG on, the consumers' answer to tile j - EPI_LAG is in (the producer waits
+    for it before it signals tile j). A consumer answers on MTE2 once its reads of the tile are
+    done: the end of its MTE2 pipe after the unit. The producer's next tile is issued after that
+    wait. The same flags the kernel sets and waits (twophase_epi_phase.h, twophase_fixpipe_pre.h)."""
+
+    def __init__(self, producer, consumer, timer, acc, db: bool):
+        self.ph, self.nxt, self.db = producer, consumer, db
+        self.ratio = max(1, len(consumer.assignment) // max(1, len(producer.assignment)))
+        self.n_busy = sum(1 for core in consumer.assignment if core)
+        # the two phases run side by side and the shared GM level carries both one's and the
+        # other's bytes: a consumer core counts in the per-core share (primitives.dma_bandwidth)
+        # in proportion to its GM bytes against a producer core's, so where the share binds, the
+        # pair takes (producer + consumer bytes) / the shared bandwidth -- not as if every
+        # consumer core moved a producer core's bytes all the time
+        per = [_gm_bytes(ph) / max(1, sum(1 for c in ph.assignment if c)) for ph in (producer, consumer)]
+        self.weight = min(1.0, per[1] / per[0]) if per[0] > 0 else 1.0
+        self.first = float("inf")   # when the earliest consumer unit may start (the note)
+        self.pending = (timer, acc)
+        self.timed = self.pro = None
+
+    def _time(self) -> None:
+        """Time the consumer's iterations once, with the bandwidth sharing the caller has set."""
+        timer, acc = self.pending
+        nxt = self.nxt
+        occ = Counter(it for core in nxt.assignment for u in core for it in nxt.units[u])
+        self.timed = {it: timer.iteration(acc, it, n, False) for it, n in occ.items()}
+        self.pro = timer.iteration(acc, nxt.prologue, self.n_busy, False)
+
+    def members(self, ci: int) -> list[int]:
+        return [c for c in range(ci * self.ratio, (ci + 1) * self.ratio) if c < len(self.nxt.assignment)]
+
+    def key(self, ci: int, runs: dict) -> tuple:
+        return tuple(id(runs.get(f"{self.nxt.role}{c}")) for c in self.members(ci))
+
+    def run(self, ci: int, seq: list, base: CoreRun | None, runs: dict, ready: float):
+        if self.timed is None:
+            self._time()
+        nxt, db = self.nxt, self.db
+        members = {f"{nxt.role}{c}": nxt.assignment[c] for c in self.members(ci)}
+        cons = {n: (runs[n].copy() if n in runs else None) for n in members}
+        if any(self.pro):   # the resident bias (and its cast) before the first wait
+            for n, units in members.items():
+                if units:
+                    cons[n] = _sim([(0, ready, ((_st("MTE2", self.pro[0], "b_pw (resident)"),
+                                                 _st("vector", self.pro[2], "b_pw cast")),))], db, cons[n])
+        run, answers = base, []
+        for j, (tile, rdy, st) in enumerate(seq):
+            if j > EPI_LAG:   # the wait for the answer to tile j - 1 - LAG held back tile j's issue
+                rdy = max(rdy, answers[j - 1 - EPI_LAG])
+            run = _sim([(tile, rdy, st)], db, run)
+            signal = run.step_end[-1]   # the tile's Fixpipe
+            if j >= EPI_LAG:
+                signal = max(signal, answers[j - EPI_LAG])
+            self.first = min(self.first, signal)
+            answer = signal
+            for n, units in members.items():
+                steps = _unit_steps(nxt, nxt.units[units[j]], self.timed, db)
+                cons[n] = _sim([(tile, signal, steps)], db, cons[n])
+                answer = max(answer, cons[n].pipe_free["MTE2"])
+            answers.append(answer)
+        if run is None:
+            run = _sim([], db)
+        return run, {n: r for n, r in cons.items() if r is not None}
+
+
+def phase_note(spans: list[tuple[str, float, float, str]], sync: float, preload_end: float) -> str:
     """Where a two-phase body's time goes: each phase's start and end on the critical path, the
-    SyncAlls between, and (910B) when the AICs' resident PW weights are in L1 -- a GEMM phase that
-    starts later than its SyncAll waits for them (MODELED; docs/design.md, "Fused bodies vs pairs")."""
-    parts = [f"{n} {a:.2f}-{b:.2f} us" for n, a, b in spans]
-    text = f", SyncAll {sync:.2f} us, ".join(parts)
+    SyncAlls between (or, before a phase gated by cross-core flags, "per-tile flags": it starts
+    with its producer's first tile and overlaps it), and (910B) when the AICs' resident PW weights
+    are in L1 -- a GEMM phase that starts later than its SyncAll waits for them (MODELED;
+    docs/design.md, "Fused bodies vs pairs")."""
+    text = ""
+    for k, (n, a, b, gate) in enumerate(spans):
+        if k:
+            text += f", SyncAll {sync:.2f} us, " if gate == "sync" else ", per-tile flags, "
+        text += f"{n} {a:.2f}-{b:.2f} us"
     if preload_end > 0:
         text += f"; resident PW weights in L1 at {preload_end:.2f} us"
     return f"phases (MODELED): {text}"
@@ -141,25 +223,31 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
                     what = "PW weights -> L1 (resident)" if ph.name == "gemm" else "the units' DW taps -> UB"
                     runs[f"{ph.role}{ci}"] = _sim([(0, 0.0, ((_st("MTE2", t, what),),))], db)
     preload_end = max((r.end for name_, r in runs.items() if name_.startswith("aic")), default=0.0)
-    spans = []   # (phase, start, end): where the body's time goes (the note below)
+    spans = []   # (phase, start, end, gate): where the body's time goes (the note below)
     ready = 0.0
     for k, ph in enumerate(prog.phases):
+        if ph.gate == "flags":   # timed with its producer phase, tile by tile (_Flagged)
+            continue
+        nxt = prog.phases[k + 1] if k + 1 < len(prog.phases) else None
+        flagged = _Flagged(ph, nxt, timer, acc, db) if nxt is not None and nxt.gate == "flags" else None
         to_l1 = ph.name == "gemm"
-        occ = Counter(it for core in ph.assignment for u in core for it in ph.units[u])
         n_busy = sum(1 for core in ph.assignment if core)
-        timer.active = n_busy   # the phase's cores share the GM bandwidth (the others wait at SyncAll)
+        # the phase's cores share the GM bandwidth (the others wait at SyncAll); a flag-gated
+        # phase runs beside it and shares it too
+        timer.active = n_busy + (flagged.n_busy * flagged.weight if flagged else 0)
+        occ = Counter(it for core in ph.assignment for u in core for it in ph.units[u])
         timed = {it: timer.iteration(acc, it, n, to_l1) for it, n in occ.items()}
         pro = timer.iteration(acc, ph.prologue, n_busy, to_l1)
         unit_steps = {}
-        cache: dict[tuple, CoreRun] = {}
+        cache: dict[tuple, tuple] = {}
         end = ready
         for ci, core in enumerate(ph.assignment):
             name_ = f"{ph.role}{ci}"
             prev = runs.get(name_)
             t_pre = pre_us.pop(name_, 0.0) if ph.name == "dw" else 0.0
-            key = (tuple(core), id(prev), t_pre)
-            run = cache.get(key)
-            if run is None:
+            key = (tuple(core), id(prev), t_pre) + (flagged.key(ci, runs) if flagged else ())
+            hit = cache.get(key)
+            if hit is None:
                 seq = []
                 for j, u in enumerate(core):
                     st = unit_steps.get(u)
@@ -171,11 +259,20 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
                         st = (st[0], (_st("MTE2", t_pre, "PW weights -> L1 (resident)"),)) + st[1:]
                     seq.append((j, ready if j == 0 else 0.0, st))
                 base = prev.copy() if prev is not None else None
-                run = _sim(seq, db, base) if seq else (base or _sim([], db))
-                cache[key] = run
+                if flagged:
+                    hit = flagged.run(ci, seq, base, runs, ready)
+                else:
+                    hit = (_sim(seq, db, base) if seq else (base or _sim([], db))), {}
+                cache[key] = hit
+            run, consumers = hit
             runs[name_] = run
-            end = max(end, run.end)
-        spans.append((ph.name, ready, end))
+            runs.update(consumers)
+            end = max(end, run.end, *(r.end for r in consumers.values()))
+        if flagged:
+            spans.append((ph.name, ready, max(runs[n].end for n in prog.core_names(ph)), ph.gate))
+            spans.append((nxt.name, flagged.first, end, nxt.gate))
+        else:
+            spans.append((ph.name, ready, end, ph.gate))
         ready = end + (sync if k < len(prog.phases) - 1 else 0.0)
     dw, gemm = phase(prog, "dw"), phase(prog, "gemm")
     first = (f"DW on {len(dw.assignment)} {dw.role} -> GM workspace (L2)" if dw is not None

@@ -18,7 +18,8 @@ from schedules.loops import FORMULAS, parse
 # negative window starts: padding above / left of the image)
 VALUES = {"lo": range(-3, 12), "pad_lo": range(0, 4)}
 DEFAULT = range(0, 9)
-POSITIVE = {"step", "cores", "inner", "tiles_h", "tiles_w", "size", "per_image", "span", "stride", "k", "t"}
+POSITIVE = {"step", "cores", "inner", "tiles_h", "tiles_w", "size", "per_image", "span", "stride", "k", "t",
+            "parts", "frac"}
 
 
 def _cases(params):

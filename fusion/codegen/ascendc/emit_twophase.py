@@ -1,8 +1,9 @@
 """two-phase (schedules/twophase.py, schedules/program_twophase.py): DW units on the vector cores
 -> GM workspace, SyncAll, the PW as an M x N GEMM with K streamed on the cube cores.
 
-  910B  one KERNEL_TYPE_MIX_AIC_1_2 launch; the AIVs run phase 1 (and phase 3, the epilogue, when
-        Fixpipe cannot finish y), the AICs phase 2; hard SyncAll<false>() (AICs and AIVs) between.
+  910B  one KERNEL_TYPE_MIX_AIC_1_2 launch; the AIVs run phase 1, the AICs phase 2, hard
+        SyncAll<false>() (AICs and AIVs) between; when Fixpipe cannot finish y, the AIVs of each
+        AIC's group run phase 3 (the epilogue) tile by tile behind it on cross-core flags.
   310P  one launch on the coupled AI cores: phase 1 on the vector unit, soft SyncAll (GM flags in
         the workspace, zeroed by the host), phase 2 on the cube with the L0C -> UB epilogue.
 
@@ -22,7 +23,7 @@ from fusion.codegen.ascendc.kernel_types import ArgSpec, Launch
 from fusion.core.ir import C0
 from schedules.plan import KernelPlan
 from schedules.program_twophase import build_twophase, dw_tap_loads
-from schedules.twophase import fixpipe, gemm_m, workspace_bytes
+from schedules.twophase import EPI_LAG, fixpipe, gemm_m, workspace_bytes
 from schedules.workload import ceil_div
 
 # kernel member of each two-phase plan buffer (name, scope): the one-phase table (cxx.MEMBERS)
@@ -113,6 +114,18 @@ def resident_values(plan: KernelPlan) -> dict[str, str]:
                 B_RES_TAKE=snippet("B_RES_TAKE"), B_RES_FREE=snippet("B_RES_FREE"))
 
 
+# cross-core flag ids of phase 3 (mode 2), apart from the one-phase MIX kernel's (emit_kernel FLAG_DW,
+# FLAG_PW = 1, 2) so a chain's blocks never share one: AIC -> its AIVs "tile i's pre-activation is in
+# the workspace", AIVs -> their AIC "tile i is read" (schedules/program_twophase.epi_phase)
+FLAG_EPI_PRE, FLAG_EPI_FREE = 3, 4
+
+
+def epi_flag_values(plan: KernelPlan) -> dict[str, str]:
+    """The slots of phase 3's tile-by-tile hand-off (twophase_epi_phase.h, twophase_fixpipe_pre.h)."""
+    return dict(EPI_LAG=str(EPI_LAG), FLAG_EPI_PRE=str(FLAG_EPI_PRE), FLAG_EPI_FREE=str(FLAG_EPI_FREE),
+                EPI_RATIO=str(plan.aic_ratio))
+
+
 def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...], sym: str) -> tuple[str, str, Launch]:
     """(kernel class text, entry point text, launch) of this variant; `values` fill the slots."""
     wl, soc = plan.workload, plan.soc
@@ -180,7 +193,6 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                    # gemm_only (an identity DW, x in the A layout): no phase 1, no barrier before the GEMM
                    TP_PHASE1="" if plan.gemm_only else snippet("TP_PHASE1") + se["TP_SE_PHASE"] + ln["TP_LN_PHASE"],
                    TP_WAIT1="" if plan.gemm_only else snippet("TP_WAIT1") + se["TP_SE_WAIT"] + ln["TP_LN_WAIT"],
-                   AIC_PHASE3=snippet("TP_AIC_PHASE3") if not fix else "",
                    TP_EPI=("" if fix else template("twophase_epi_phase.h")
                            + ("" if plan.epi_post16 else template("epilogue_block.h"))),
                    EPI_TILE=(sub(snippet("EPI_TILE_16"), EPI16_OPS=epi16_ops(plan, "pre"))
@@ -189,7 +201,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                    GEMM_PROLOGUE=gm_prologue, GEMM_FREE=gm_free,
                    GEMM_MMAD=template("twophase_mmad_bias.h") if fix else template("twophase_mmad.h"), GEMM_BIAS="",
                    GEMM_EPILOGUE=template("twophase_fixpipe_y.h") if fix else template("twophase_fixpipe_pre.h"),
-                   RELU="true" if wl.act2 == "relu" else "false")
+                   RELU="true" if wl.act2 == "relu" else "false", **epi_flag_values(plan))
         entry_body = template("twophase_entry_mix.h")
         task = snippet("TASK_MIX_1_2")
     entry = sub(template("entry_two_phase.cpp"), TASK_TYPE=task, ENTRY_BODY=entry_body)
@@ -200,7 +212,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
     else:
         launch = Launch(sym, dim, "MIX_AIC_1_2", tuple(a.name for a in args),
                         f"two-phase MIX kernel: DW on {plan.cores} AIVs, SyncAll, GEMM on {gemm} AICs"
-                        + (f", SyncAll, epilogue on {epi} AIVs" if epi else ""), "mix_aic_1_2")
+                        + (f", epilogue per tile on {epi} AIVs (cross-core flags)" if epi else ""), "mix_aic_1_2")
     return body, entry, launch
 
 
@@ -213,7 +225,10 @@ def twophase_notes(ek) -> str:
     where = ("one MIX launch (`KERNEL_TYPE_MIX_AIC_1_2`, block dim " f"{dim}); hard `SyncAll<false>()` over AICs and AIVs"
              if not p.soc.coupled else f"one launch on {dim} AI cores; soft `SyncAll(gm, ub)` with flags in the workspace")
     tail = ("Fixpipe writes y (bias table, act2 on the fly)" if fix else
-            f"the pre-activation goes to the workspace; after a second SyncAll {epi} AIVs add bias, act2, residual"
+            f"the pre-activation goes to the workspace, tile by tile: the AIC signals each tile (cross-core flag "
+            f"{FLAG_EPI_PRE}, mode 2) and the {epi} AIVs of the GEMM cores' groups each add bias, act2, residual to "
+            f"their part of its rows while the AIC runs the next (answering on flag {FLAG_EPI_FREE}: at most "
+            f"{EPI_LAG} tiles ahead)"
             if not p.soc.coupled else "L0C -> UB per output block, bias, act2, residual and the cast on the vector unit")
     first = (f"no phase 1: the DW is the identity and the GEMM reads x (C1, M = {gemm_m(p.workload)} pixels, C0) "
              f"directly" if p.gemm_only else

@@ -92,10 +92,7 @@
 //@ TP_WAIT1
         SyncAll<false>();  // the DW workspace is complete
 //@ TP_PHASE3
-        SyncAll<false>();  // every pre-activation tile is in the workspace
-        EpiPhase(GetBlockIdx());
-//@ TP_AIC_PHASE3
-        SyncAll<false>();
+        EpiPhase(GetBlockIdx());  // per tile, after its AIC's flag (no SyncAll: twophase_epi_phase.h)
 //@ TASK_MIX_1_2
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);  // per block: 1 AIC (GEMM) + 2 AIVs (DW, epilogue)
 //@ TASK_AIV_ONLY

@@ -28,7 +28,7 @@ public:
     __aicore__ inline void Process()
     {
 @TP_PRELOAD_AIC@@TP_WAIT1@        GemmPhase(GetBlockIdx());
-@AIC_PHASE3@    }
+    }
 
 private:
 @TP_GM@

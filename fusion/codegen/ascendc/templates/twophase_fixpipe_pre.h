@@ -8,3 +8,7 @@
                 fp.quantPre = QuantMode_t::F322F16;
                 Fixpipe<T, float, CFG_NZ>(preGm[(o0 * tl.mAl + m0) * C0], c, fp);
             }
+            // tile i is in the workspace: signal the AIVs of this group (phase 3), having first had
+            // their answer to tile i - LAG (at most LAG flags outstanding; the counters stop at 15)
+            if (i >= @EPI_LAG@) CrossCoreWaitFlag(@FLAG_EPI_FREE@);
+            CrossCoreSetFlag<2, PIPE_FIX>(@FLAG_EPI_PRE@);

@@ -79,6 +79,9 @@ enum Counter : int {
     L1_TO_BT_BYTES,       // bytes read from L1
     L0_ALLOCS,            // AllocTensor on an A2 / B2 (L0A / L0B) queue
     L0_ALLOC_SWITCHES,    // ... that got another buffer of its queue than the one before (ping/pong)
+    CROSS_FLAG_SETS,      // CrossCoreSetFlag calls (the synchronisation a program's flag-gated phase names)
+    CROSS_FLAG_WAITS,     // CrossCoreWaitFlag calls
+    SYNC_ALLS,            // SyncAll calls (hard or soft)
     NUM_COUNTERS
 };
 
@@ -87,7 +90,8 @@ inline const char* const kCounterNames[NUM_COUNTERS] = {
     "dma_l0c_to_gm", "dma_ub_to_ub", "dma_l1_to_l0", "l1_to_l0_bytes", "vector_instructions",
     "vector_repeats", "mmad_instructions", "cube_fractals", "gm_scalar_reads",
     "gm_scalar_writes", "dma_ub_to_l1", "ub_to_l1_bytes", "dma_l0c_to_ub", "l0c_to_ub_bytes",
-    "dma_l1_to_bt", "l1_to_bt_bytes", "l0_allocs", "l0_alloc_switches"};
+    "dma_l1_to_bt", "l1_to_bt_bytes", "l0_allocs", "l0_alloc_switches", "cross_flag_sets",
+    "cross_flag_waits", "sync_alls"};
 
 // One buffer handed out by TPipe::InitBuffer: a queue slot or a TBuf. LocalTensors refer to
 // it and carry the generation they were issued under, so a tensor used after FreeTensor (or
