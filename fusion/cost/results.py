@@ -1,4 +1,4 @@
-"""Results of the cost model (KernelCost, UnfusedCost), the counting accumulator and the
+"""Results of the cost model (KernelCost), the counting accumulator and the
 assembly of a kernel's time from its core runs, its GM floors and its L2 split. MODELED."""
 
 from __future__ import annotations
@@ -106,29 +106,6 @@ class KernelCost:
             "timeline_note": self.timeline_note,
             "timeline": [e.__dict__.copy() for e in self.timeline],
         }
-
-
-@dataclass(frozen=True)
-class UnfusedCost:
-    variant: str
-    time_us: float
-    gm_bytes: int
-    kernels: tuple[KernelCost, ...]
-    label: str = MODELED
-
-    @property
-    def launch_us(self) -> float:
-        return sum(k.launch_us for k in self.kernels)
-
-    @property
-    def hbm_bytes(self) -> int:
-        """What reaches HBM over all kernels (each intermediate written and read back)."""
-        return sum(k.hbm_bytes for k in self.kernels)
-
-    def as_dict(self) -> dict:
-        return {"variant": self.variant, "label": self.label, "time_us": self.time_us,
-                "gm_bytes": self.gm_bytes, "hbm_bytes": self.hbm_bytes, "launch_us": self.launch_us,
-                "kernels": [k.as_dict() for k in self.kernels]}
 
 
 class _Acc:
