@@ -19,7 +19,7 @@ from functools import lru_cache
 from fusion.core.soc import SocSpec
 from fusion.cost.baseline import VendorKernel, launch_us, time_program
 from fusion.cost.primitives import ACT_OPS, cycles_to_us, dma_us, itemsize
-from fusion.cost.vendor_layers import Layer, layers_from_graph, node_layer
+from fusion.cost.vendor_layers import BN_VECTOR_OPS, Layer, layers_from_graph, node_layer
 from schedules.baseline_program import (
     BaselineProgram,
     DwShape,
@@ -232,10 +232,6 @@ def model_network(layers, soc: SocSpec, dtype: str = "float16") -> VendorNetwork
 
 def model_graph(graph, soc: SocSpec, dtype: str = "float16") -> VendorNetwork:
     return model_network(layers_from_graph(graph), soc, dtype)
-
-
-# vector ops per element of a BatchNormalization a framework runs as its own kernel (scale, shift)
-BN_VECTOR_OPS = 2
 
 
 def framework_layers(wl, members: tuple[str, str] = ("dw", "pw")) -> tuple[Layer, ...]:

@@ -18,8 +18,10 @@ import numpy as np
 
 from fusion.core.ir import Graph, Node
 
-ACT_OPS = {"Relu": "relu", "Clip": "relu6", "HardSwish": "hardswish", "Sigmoid": "sigmoid",
+ACT_OPS = {"Relu": "relu", "Clip": "relu6", "Relu6": "relu6", "HardSwish": "hardswish", "Sigmoid": "sigmoid",
            "LeakyRelu": "relu", "PRelu": "relu"}
+LAYOUT_OPS = {"ToNC1HWC0", "ToNCHW"}   # megafuse's format conversions: the vendor's TransData
+BN_VECTOR_OPS = 2    # a BatchNormalization on its own: a scale and a shift per element
 FREE_OPS = {"Flatten", "Reshape", "Identity", "Squeeze", "Unsqueeze", "Dropout"}
 POOL_OPS = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}
 
@@ -139,7 +141,12 @@ def node_layer(g: Graph, node: Node) -> Layer:
         mode = node.attr("mode", "nearest")
         mode = mode.decode() if isinstance(mode, bytes) else str(mode)
         return Layer("resize", name, on, cin, cout, h, w, oh, ow, members=(name,), ops=RESIZE_OPS.get(mode, 4))
+    if op in LAYOUT_OPS:   # NCHW <-> NC1HWC0 of the 4-D side's shape
+        n4, c4, h4, w4 = _nchw(g.types[node.inputs[0] if op == "ToNC1HWC0" else node.outputs[0]].shape)
+        return Layer("transdata", name, n4, c4, c4, h4, w4, h4, w4, members=(name,))
     inputs = [i for i in node.inputs if i and not g.is_constant(i)]
+    if op == "BatchNormalization":
+        return Layer("eltwise", name, on, cout, cout, oh * ow, 1, oh * ow, 1, members=(name,), ops=BN_VECTOR_OPS)
     if op == "Concat":   # each input's rows copied once into the output
         return Layer("concat", name, on, cout, cout, oh, ow, oh, ow, members=(name,))
     return Layer("eltwise", name, on, cout, cout, oh * ow, 1, oh * ow, 1, act=ACT_OPS.get(op, "none"),
@@ -180,8 +187,6 @@ def layers_from_graph(g: Graph) -> list[Layer]:
         elif node.op_type == "ConvTranspose":
             _t, _res, members, act = _absorb(g, node, done)
             layers.append(replace(node_layer(g, node), act=act, members=tuple(members)))
-        elif node.op_type in ("Resize", "Concat"):
-            layers.append(node_layer(g, node))
         elif node.op_type in POOL_OPS:
             n, c, h, w = _shape(g, node.inputs[0])
             _n, _c, oh, ow = _shape(g, out)
@@ -189,6 +194,8 @@ def layers_from_graph(g: Graph) -> list[Layer]:
             kw = int((node.attr("kernel_shape") or (w, w))[1]) if "Global" not in node.op_type else w
             s = int((node.attr("strides") or (1, 1))[0])
             layers.append(Layer("pool", node.name, n, c, c, h, w, oh, ow, k, kw, s, members=(node.name,)))
+        elif node.inputs:   # Resize, Concat, a BatchNorm or activation left over, Add, ...: on its own
+            layers.append(node_layer(g, node))
         else:
             o = _shape(g, out)
             n = o[0] if o else 1
