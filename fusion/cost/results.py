@@ -162,7 +162,7 @@ def _launch_us(soc: SocSpec, cores: int) -> float:
     return soc.launch_base_us + soc.launch_per_core_us * cores
 
 
-_vector_peak_flops_per_us = vector_peak_flops_per_us   # re-exported (opcost): one formula, roofline.py
+_vector_peak_flops_per_us = vector_peak_flops_per_us   # re-exported: one formula, roofline.py
 _cube_peak_flops_per_us = cube_peak_flops_per_us
 
 
