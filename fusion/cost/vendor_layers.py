@@ -22,6 +22,7 @@ ACT_OPS = {"Relu": "relu", "Clip": "relu6", "Relu6": "relu6", "HardSwish": "hard
            "LeakyRelu": "relu", "PRelu": "relu"}
 LAYOUT_OPS = {"ToNC1HWC0", "ToNCHW"}   # megafuse's format conversions: the vendor's TransData
 BN_VECTOR_OPS = 2    # a BatchNormalization on its own: a scale and a shift per element
+SOFTMAX_VECTOR_OPS = 5   # max, subtract, exp, sum, divide per element
 FREE_OPS = {"Flatten", "Reshape", "Identity", "Squeeze", "Unsqueeze", "Dropout"}
 POOL_OPS = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}
 
@@ -145,8 +146,9 @@ def node_layer(g: Graph, node: Node) -> Layer:
         n4, c4, h4, w4 = _nchw(g.types[node.inputs[0] if op == "ToNC1HWC0" else node.outputs[0]].shape)
         return Layer("transdata", name, n4, c4, c4, h4, w4, h4, w4, members=(name,))
     inputs = [i for i in node.inputs if i and not g.is_constant(i)]
-    if op == "BatchNormalization":
-        return Layer("eltwise", name, on, cout, cout, oh * ow, 1, oh * ow, 1, members=(name,), ops=BN_VECTOR_OPS)
+    if op in ("BatchNormalization", "Softmax"):
+        ops = BN_VECTOR_OPS if op == "BatchNormalization" else SOFTMAX_VECTOR_OPS
+        return Layer("eltwise", name, on, cout, cout, oh * ow, 1, oh * ow, 1, members=(name,), ops=ops)
     if op == "Concat":   # each input's rows copied once into the output
         return Layer("concat", name, on, cout, cout, oh, ow, oh, ow, members=(name,))
     return Layer("eltwise", name, on, cout, cout, oh * ow, 1, oh * ow, 1, act=ACT_OPS.get(op, "none"),

@@ -20,6 +20,7 @@ import numpy as np
 from fusion.core.errors import MegafuseError
 from fusion.frontend.onnx_import import load_graph
 from fusion.cost.vendor_baseline import block_baseline, model_graph, node_kernel
+from fusion.cost.vendor_layers import FREE_OPS
 from fusion.cost.twophase import sync_all_us
 from fusion.cost import model_block
 from schedules.traffic import dma_floor_any_split_bytes, dma_floor_bytes, gemm_cores
@@ -213,7 +214,9 @@ def bench_sim(cm, model_path: str, model=None) -> tuple[dict, list]:
     # the per-op column: megafuse's own program, every op step outside the fused blocks (and the
     # chains' GEMM stages) as the vendor-like kernel that runs it
     stage_steps = {s for g in stages.values() for s in g.steps}
-    op_costs = [op_kernel_row(cm, st, soc) for st in cm.program.steps if st.kind == "op"]
+    # views (Flatten, Reshape, ...) launch no kernel, as layers_from_graph has it
+    op_costs = [op_kernel_row(cm, st, soc) for st in cm.program.steps
+                if st.kind == "op" and cm.graph.node(st.name).op_type not in FREE_OPS]
     others = [o for o in op_costs if o["name"] not in stage_steps]
     other_us = sum(o["time_us"] for o in others)
     stage_other_us = sum(o["time_us"] for o in op_costs if o["name"] in stage_steps)
