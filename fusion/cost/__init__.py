@@ -81,10 +81,8 @@ straightforward paths.
 """
 
 from fusion.cost.fused import (  # noqa: F401
-    _dw_vector_work,
     _Fused,
     _fused_l2,
-    _pw_epilogue_work,
     choose_engine,
     clear_part_caches,
     engine_reason,
