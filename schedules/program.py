@@ -14,7 +14,7 @@ counts, so counting the program (KernelProgram.counts) gives the GM traffic, vec
 repeats and cube fractals of the whole kernel. The cost model times these very steps on its pipes.
 The fused kernel's vector ops are counted as its Ascend C templates issue them (dw_ops,
 vector_pw_ops, block_epilogue_ops), so the emulator's counters equal KernelProgram.counts; the unfused
-kernels' ops are in schedules/program_unfused.py.
+(vendor-like) kernels' programs are in schedules/baseline_program.py.
 """
 
 from __future__ import annotations

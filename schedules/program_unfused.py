@@ -1,7 +1,7 @@
-"""The vector ops of megafuse's own unfused kernels (the DW kernel, the PW epilogue), which the
-cost model's unfused baseline times (fusion/cost/unfused.py). They share the DW taps with
-the fused kernel (program._tap_ops) and keep the one-op-per-row convention elsewhere: these
-kernels are modeled, not emitted.
+"""The vector ops of the retired closed-form unfused DW kernel and PW epilogue (fusion/cost/unfused.py,
+removed in issue 30: the unfused baseline is the vendor-like programs of schedules/baseline_program.py).
+Only fusion/cost/fused.py's _dw_vector_work / _pw_epilogue_work still import them, and nothing calls
+those any more; they go with this module once the branches editing fused.py are merged.
 """
 
 from __future__ import annotations

@@ -4,7 +4,22 @@ tiles the tuner and the default policy pick (not used by the compiler)."""
 from fusion import cost as cm
 from fusion.core.soc import SocSpec
 from schedules.plan import KernelPlan, make_plan
-from schedules.workload import DwSepWorkload, TileConfig
+from schedules.workload import DwSepWorkload, TileConfig, ceil_div
+
+
+def _desc(n: int) -> list[int]:
+    """n, the powers of two below it and 1, largest first."""
+    vals = {n, 1}
+    v = 1
+    while v < n:
+        vals.add(v)
+        v *= 2
+    return sorted(vals, reverse=True)
+
+
+def _sizes(extent: int, max_tiles: int) -> list[int]:
+    """The tile sizes of near-equal splits of `extent` in 1 .. max_tiles pieces."""
+    return sorted({ceil_div(extent, k) for k in range(1, min(extent, max_tiles) + 1)})
 
 
 def _fused_candidates(wl: DwSepWorkload, soc: SocSpec, engines=("vector", "cube"),
@@ -13,14 +28,14 @@ def _fused_candidates(wl: DwSepWorkload, soc: SocSpec, engines=("vector", "cube"
     blocks that fit (all of C1 for the DW step when possible) and the smallest (cob = cib = 1)."""
     out = []
     for eng in engines:
-        for th in cm._sizes(wl.out_height, max_tiles_per_axis):
-            for tw in cm._sizes(wl.out_width, max_tiles_per_axis):
+        for th in _sizes(wl.out_height, max_tiles_per_axis):
+            for tw in _sizes(wl.out_width, max_tiles_per_axis):
                 small = TileConfig(th, tw, 1, 1, True, eng)
                 if not make_plan(wl, small, soc).fits():
                     continue
                 found = {small}
                 for cib in (0, 1):
-                    for cob in cm._desc(wl.co1):
+                    for cob in _desc(wl.co1):
                         t = TileConfig(th, tw, cob, cib, True, eng)
                         if make_plan(wl, t, soc).fits():
                             found.add(t)

@@ -53,8 +53,10 @@ halos, DW taps loaded per core -- hits L2, provided the kernel's working set (ev
 touches, the 910B hand-off buffer included) fits in soc.l2_bytes; otherwise every DMA byte is
 charged to HBM (conservative). L2 is write-back: the output is written to HBM once; the 910B
 AIV->AIC hand-off (and pre-activation round trip) is written to L2 and consumed while resident,
-so it never reaches HBM when the working set fits. A kernel boundary flushes L2: an unfused
-kernel's intermediate reaches HBM and the next kernel's first read of it comes from HBM. For
+so it never reaches HBM when the working set fits. A kernel boundary flushes L2: the fused
+kernel's first read of its input comes from HBM. (The unfused baselines -- the vendor-like
+kernels, fusion/cost/vendor_baseline.py, lowered programs on this step simulator -- let a kernel
+read its predecessor's output from L2 when it fits: schedules/l2.produced_in_l2.) For
 timing, each traffic kind's DMAs get the kernel-average hit fraction h = 1 - unique / DMA bytes;
 hits share l2_gbps, misses hbm_gbps, and the per-core MTE2/MTE3 bandwidth caps both.
 gm_read_bytes / gm_write_bytes / traffic_ratio keep counting every DMA byte (MTE2/MTE3);
@@ -73,17 +75,14 @@ channel tails padded). The modeled HBM bytes are never below it.
 
 Speed (the same results, bit for bit, as a plain replay): cores with the same tile sequence are
 simulated once; a tile's steps are built from parts (ci-steps, co-steps, resident loads) shared
-by every plan of the same workload and SoC; the unfused kernels' tile searches model tiles in
-order of a lower bound and skip those whose bound exceeds the best time found; model_unfused is
-memoized per (workload, SoC, variant). tests/cost/test_costmodel.py pins all of it against the
+by every plan of the same workload and SoC; the vendor-like kernels are memoized per layer
+(vendor_baseline.layer_kernel). tests/cost/test_costmodel.py pins all of it against the
 straightforward paths.
 """
 
 from fusion.cost.fused import (  # noqa: F401
-    _dw_vector_work,
     _Fused,
     _fused_l2,
-    _pw_epilogue_work,
     choose_engine,
     clear_part_caches,
     engine_reason,
@@ -121,7 +120,6 @@ from fusion.cost.primitives import (  # noqa: F401
 from fusion.cost.results import (  # noqa: F401
     Event,
     KernelCost,
-    UnfusedCost,
     _Acc,
     _assemble,
     _classify,
@@ -129,36 +127,18 @@ from fusion.cost.results import (  # noqa: F401
     _launch_us,
     _vector_peak_flops_per_us,
 )
-from fusion.cost.unfused import (  # noqa: F401
-    _desc,
-    _dw_bound,
-    _dw_eval,
-    _dw_fits,
-    _dw_kernel,
-    _eltwise_eval,
-    _eltwise_kernel,
-    _model_unfused,
-    _pw_cube_eval,
-    _pw_kernels,
-    _pw_kernels_cached,
-    _pw_vector_bound,
-    _pw_vector_eval,
-    _pw_vector_fits,
-    _sizes,
-    model_unfused,
-)
 from schedules.program_totals import clear_caches as clear_totals
 from schedules.traffic import _input_bytes
 from schedules.footprint import fused_min_bytes
 from schedules.program import _tile_loops_cached
 from schedules.program_unfused import dw_vector_ops, epilogue_vector_ops
 from schedules.program import tile_axes as _tile_axes
+from fusion.cost.vendor_baseline import layer_kernel
 
 
 def clear_caches() -> None:
     """Drop every memoized cost (tests; a long-running process that edits SoC tables)."""
-    for fn in (_model_unfused, _pw_kernels_cached, _dw_kernel, _eltwise_kernel, _tile_axes,
-               dw_vector_ops, epilogue_vector_ops, _input_bytes, _tile_loops_cached):
+    for fn in (_tile_axes, dw_vector_ops, epilogue_vector_ops, _input_bytes, _tile_loops_cached, layer_kernel):
         fn.cache_clear()
     clear_part_caches()
     clear_totals()

@@ -55,6 +55,12 @@ class VendorKernel:
     engine: str = ""
     mte1_us: float = 0.0    # L1 -> L0A/L0B loads (the cube's operand pipe)
     counts: dict = field(default_factory=dict, compare=False)
+    hbm_bytes: float = 0.0  # what reaches HBM: the unique reads and the writes L2 does not absorb
+
+    @property
+    def gm_bytes(self) -> int:
+        """Bytes the kernel's DMAs move (MTE2 + MTE3), L2 hits included."""
+        return int(self.counts.get("gm_read_bytes", 0) + self.counts.get("gm_write_bytes", 0))
 
     @property
     def body_us(self) -> float:
@@ -190,6 +196,7 @@ def time_program(soc: SocSpec, prog: BaselineProgram, init_us: float = 0.0, full
     busy = crit.busy
     fill = body - max(busy.values())
     launch = launch_us(soc, prog.cores)
+    hbm = prog.hbm_in_bytes + prog.out_bytes * (1.0 - t.hit_out)
     return VendorKernel(prog.name, prog.kind, prog.members, prog.cores, launch, busy["MTE2"], busy["cube"],
                         busy["vector"], busy["MTE3"], fill, launch + body, prog.split, prog.engine,
-                        busy["MTE1"], dict(counts(soc, prog)))
+                        busy["MTE1"], dict(counts(soc, prog)), hbm)

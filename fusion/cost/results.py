@@ -1,4 +1,4 @@
-"""Results of the cost model (KernelCost, UnfusedCost), the counting accumulator and the
+"""Results of the cost model (KernelCost), the counting accumulator and the
 assembly of a kernel's time from its core runs, its GM floors and its L2 split. MODELED."""
 
 from __future__ import annotations
@@ -108,29 +108,6 @@ class KernelCost:
         }
 
 
-@dataclass(frozen=True)
-class UnfusedCost:
-    variant: str
-    time_us: float
-    gm_bytes: int
-    kernels: tuple[KernelCost, ...]
-    label: str = MODELED
-
-    @property
-    def launch_us(self) -> float:
-        return sum(k.launch_us for k in self.kernels)
-
-    @property
-    def hbm_bytes(self) -> int:
-        """What reaches HBM over all kernels (each intermediate written and read back)."""
-        return sum(k.hbm_bytes for k in self.kernels)
-
-    def as_dict(self) -> dict:
-        return {"variant": self.variant, "label": self.label, "time_us": self.time_us,
-                "gm_bytes": self.gm_bytes, "hbm_bytes": self.hbm_bytes, "launch_us": self.launch_us,
-                "kernels": [k.as_dict() for k in self.kernels]}
-
-
 class _Acc:
     """Accumulates traffic and instruction counts while steps are built."""
 
@@ -185,7 +162,7 @@ def _launch_us(soc: SocSpec, cores: int) -> float:
     return soc.launch_base_us + soc.launch_per_core_us * cores
 
 
-_vector_peak_flops_per_us = vector_peak_flops_per_us   # re-exported (opcost): one formula, roofline.py
+_vector_peak_flops_per_us = vector_peak_flops_per_us   # re-exported: one formula, roofline.py
 _cube_peak_flops_per_us = cube_peak_flops_per_us
 
 

@@ -13,13 +13,13 @@ streams 268 MB in and 134 MB out in 184.5 µs, more than HBM could move both way
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from fusion.core.soc import SocSpec
 from fusion.cost.baseline import VendorKernel, launch_us, time_program
 from fusion.cost.primitives import ACT_OPS, cycles_to_us, dma_us, itemsize
-from fusion.cost.vendor_layers import Layer, layers_from_graph
+from fusion.cost.vendor_layers import BN_VECTOR_OPS, Layer, layers_from_graph, node_layer
 from schedules.baseline_program import (
     BaselineProgram,
     DwShape,
@@ -33,8 +33,9 @@ from schedules.workload import ceil_div
 
 C0 = 16
 
-__all__ = ["VendorKernel", "VendorNetwork", "block_kernels", "copy_us", "gemm_kernel", "launch_us",
-           "layer_kernel", "layer_program", "model_graph", "model_network", "write_hit"]
+__all__ = ["BlockBaseline", "VendorKernel", "VendorNetwork", "block_baseline", "block_kernels", "copy_us",
+           "framework_layers", "gemm_kernel", "launch_us", "layer_kernel", "layer_program", "model_graph",
+           "model_network", "node_kernel", "write_hit"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class VendorNetwork:
     soc: str
     dtype: str
     kernels: tuple[VendorKernel, ...]
+    layers: tuple[Layer, ...] = ()     # the layer each kernel runs (same order), where known
 
     @property
     def time_us(self) -> float:
@@ -139,11 +141,25 @@ def layer_program(soc: SocSpec, L: Layer, dtype: str = "float16", split=None, ro
         units = L.batch * c1_in * L.h
         return vector_program(soc, L.name, "transdata", L.members, units, ceil_div(L.cin * L.w * e, c1_in),
                               L.w * C0 * e, L.w * C0, 2, dtype, rows=rows)
+    if L.kind == "resize":   # per output row: its share of the input read, out_w pixels written
+        units = L.batch * c1_out * L.out_h
+        return vector_program(soc, L.name, "resize", L.members, units, ceil_div(int(in_bytes), units), row * e,
+                              row, max(1, L.ops), dtype, in_l2=in_l2, rows=rows)
+    if L.kind == "concat":   # every output row copied once through UB from the input that holds it
+        units = L.batch * c1_out * L.out_h
+        return vector_program(soc, L.name, "concat", L.members, units, row * e, row * e, row, 1, dtype,
+                              in_l2=in_l2, rows=rows)
     # eltwise (a leftover activation, Add, ...)
     units = L.batch * c1_out * L.out_h
     n_in = 2 if L.residual else 1
     return vector_program(soc, L.name, "eltwise", L.members, units, ceil_div(int(in_bytes), units), row * e,
                           row, L.ops or max(1, ACT_OPS.get(L.act, 1)), dtype, n_in, in_l2, rows)
+
+
+def node_kernel(graph, node, soc: SocSpec, dtype: str = "float16") -> tuple[VendorKernel, Layer]:
+    """The vendor-like kernel that runs one ONNX node on its own, and its layer."""
+    L = node_layer(graph, node)
+    return layer_kernel(soc, L, dtype), L
 
 
 @lru_cache(maxsize=4096)
@@ -210,8 +226,73 @@ def block_kernels(wl, soc: SocSpec) -> tuple[VendorKernel, ...]:
 
 
 def model_network(layers, soc: SocSpec, dtype: str = "float16") -> VendorNetwork:
-    return VendorNetwork(soc.name, dtype, tuple(layer_kernel(soc, L, dtype) for L in layers))
+    layers = tuple(layers)
+    return VendorNetwork(soc.name, dtype, tuple(layer_kernel(soc, L, dtype) for L in layers), layers)
 
 
 def model_graph(graph, soc: SocSpec, dtype: str = "float16") -> VendorNetwork:
     return model_network(layers_from_graph(graph), soc, dtype)
+
+
+def framework_layers(wl, members: tuple[str, str] = ("dw", "pw")) -> tuple[Layer, ...]:
+    """The per-op kernels a framework's eager mode launches for one block: every convolution of
+    block_layers split into the conv alone, its BatchNorm, its activation and its residual Add,
+    each its own vector kernel (DW, BN, act, PW, BN, act [, Add]); the other layers (pooling,
+    the classifier GEMM, SE, a channel norm) as the vendor runs them."""
+    out: list[Layer] = []
+    for L in block_layers(wl, members):
+        if L.kind not in ("conv", "dwconv"):
+            out.append(L)
+            continue
+        out.append(replace(L, act="none", residual=False))
+        shape = dict(batch=L.batch, cin=L.cout, cout=L.cout, h=L.out_h, w=L.out_w, out_h=L.out_h, out_w=L.out_w)
+        out.append(Layer("eltwise", f"{L.name}_bn", **shape, members=(f"{L.name}_bn",), ops=BN_VECTOR_OPS))
+        if L.act != "none":
+            out.append(Layer("eltwise", f"{L.name}_{L.act}", **shape, act=L.act, members=(f"{L.name}_act",)))
+        if L.residual:
+            out.append(Layer("eltwise", f"{L.name}_add", **shape, residual=True, members=(f"{L.name}_add",)))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class BlockBaseline:
+    """The unfused kernels one fused block replaces, each a lowered program on the step simulator.
+    variant "vendor": what the vendor's graph compiler launches (block_layers); "framework": the
+    per-op kernels of a framework's eager mode (framework_layers). MODELED."""
+    variant: str
+    kernels: tuple[VendorKernel, ...]
+    label: str = "modeled"
+
+    @property
+    def time_us(self) -> float:
+        return sum(k.time_us for k in self.kernels)
+
+    @property
+    def launch_us(self) -> float:
+        return sum(k.launch_us for k in self.kernels)
+
+    @property
+    def gm_bytes(self) -> int:
+        return sum(k.gm_bytes for k in self.kernels)
+
+    @property
+    def hbm_bytes(self) -> float:
+        """What reaches HBM over all kernels (each intermediate written and read back)."""
+        return sum(k.hbm_bytes for k in self.kernels)
+
+    def as_dict(self) -> dict:
+        return {"variant": self.variant, "label": self.label, "time_us": self.time_us, "gm_bytes": self.gm_bytes,
+                "hbm_bytes": self.hbm_bytes, "launch_us": self.launch_us,
+                "kernels": [{"name": k.name, "kind": k.kind, "engine": k.engine, "cores": k.cores,
+                             "time_us": k.time_us, "launch_us": k.launch_us} for k in self.kernels]}
+
+
+BLOCK_VARIANTS = {"vendor": block_layers, "framework": framework_layers}
+
+
+def block_baseline(wl, soc: SocSpec, variant: str = "vendor") -> BlockBaseline:
+    """One block's unfused kernels (BLOCK_VARIANTS) on `soc` in wl.dtype, each timed by the step
+    simulator (layer_kernel, memoized per layer)."""
+    if variant not in BLOCK_VARIANTS:
+        raise ValueError(f"unknown unfused variant {variant!r}")
+    return BlockBaseline(variant, tuple(layer_kernel(soc, L, wl.dtype) for L in BLOCK_VARIANTS[variant](wl)))

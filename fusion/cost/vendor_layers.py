@@ -12,14 +12,17 @@ records from their layer specs (fusion/cost/fidelity.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from fusion.core.ir import Graph, Node
 
-ACT_OPS = {"Relu": "relu", "Clip": "relu6", "HardSwish": "hardswish", "Sigmoid": "sigmoid",
+ACT_OPS = {"Relu": "relu", "Clip": "relu6", "Relu6": "relu6", "HardSwish": "hardswish", "Sigmoid": "sigmoid",
            "LeakyRelu": "relu", "PRelu": "relu"}
+LAYOUT_OPS = {"ToNC1HWC0", "ToNCHW"}   # megafuse's format conversions: the vendor's TransData
+BN_VECTOR_OPS = 2    # a BatchNormalization on its own: a scale and a shift per element
+SOFTMAX_VECTOR_OPS = 5   # max, subtract, exp, sum, divide per element
 FREE_OPS = {"Flatten", "Reshape", "Identity", "Squeeze", "Unsqueeze", "Dropout"}
 POOL_OPS = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}
 
@@ -27,7 +30,7 @@ POOL_OPS = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}
 @dataclass(frozen=True)
 class Layer:
     """One vendor kernel. Spatial sizes are the input's; `out_h`/`out_w` the output's."""
-    kind: str                 # conv | dwconv | pool | gemm | eltwise | transdata
+    kind: str                 # conv | dwconv | pool | gemm | eltwise | resize | concat | transdata
     name: str
     batch: int
     cin: int
@@ -42,7 +45,7 @@ class Layer:
     act: str = "none"
     residual: bool = False    # a residual Add fused into the kernel (one more input read)
     members: tuple[str, ...] = ()   # the ONNX nodes the kernel covers
-    ops: int = 0              # eltwise: vector ops per element when not an activation's (a norm's)
+    ops: int = 0              # eltwise / resize: vector ops per output element when not an activation's
 
     @property
     def macs(self) -> int:
@@ -97,6 +100,61 @@ def _absorb(g: Graph, n: Node, done: set[str]) -> tuple[str, bool, list[str], st
     return t, residual, members, act
 
 
+# vector ops per output element of a Resize: nearest copies the source pixel; linear blends the
+# four neighbours (a multiply per axis weight and an add per blend: 2 x 2)
+RESIZE_OPS = {"nearest": 1, "linear": 4, "cubic": 16}
+
+
+def _nchw(shape) -> tuple[int, int, int, int]:
+    """(N, C, H, W) of a logical shape (a 5-D NC1HWC0 shape: C = C1 * C0; fewer dims: ones)."""
+    s = [int(d) for d in shape]
+    if len(s) == 5:
+        return s[0], s[1] * s[4], s[2], s[3]
+    s = (s + [1, 1, 1, 1])[:4] if len(s) < 4 else s[:3] + [int(np.prod(s[3:]))]
+    return s[0], s[1], s[2], s[3]
+
+
+def node_layer(g: Graph, node: Node) -> Layer:
+    """The vendor kernel that runs one ONNX node on its own (NCHW or megafuse's NC1HWC0 graph)."""
+    op, name = node.op_type, node.name
+    out = g.types[node.outputs[0]].shape
+    n, cin, h, w = _nchw(g.types[node.inputs[0]].shape)
+    on, cout, oh, ow = _nchw(out)
+    if op in ("Conv", "ConvTranspose"):
+        ws = [int(d) for d in g.types[node.inputs[1]].shape]
+        group = int(node.attr("group", 1))
+        kh, kw = (ws[2], ws[3]) if len(ws) == 4 else (1, 1)
+        if op == "ConvTranspose":   # a GEMM per input pixel: Cin -> (Cout / g) x kh x kw, scattered
+            return Layer("conv", name, n, cin, ws[1] * kh * kw * group, h, w, h, w, members=(name,))
+        stride = int((node.attr("strides") or (1, 1))[0])
+        if group > 1 and group == cin == cout:
+            return Layer("dwconv", name, n, cin, cout, h, w, oh, ow, kh, kw, stride, members=(name,))
+        return Layer("conv", name, n, max(1, cin // group), cout, h, w, oh, ow, kh, kw, stride, members=(name,))
+    if op in ("Gemm", "MatMul"):
+        a = [int(d) for d in g.types[node.inputs[0]].shape]
+        k = a[0] if node.attr("transA", 0) else a[-1]
+        return Layer("gemm", name, int(np.prod(a)) // k, k, int(out[-1]), 1, 1, 1, 1, members=(name,))
+    if op in POOL_OPS:
+        k = node.attr("kernel_shape") or (h, w)
+        s = int((node.attr("strides") or (1, 1))[0]) if "Global" not in op else 1
+        return Layer("pool", name, n, cout, cout, h, w, oh, ow, int(k[0]), int(k[-1]), s, members=(name,))
+    if op == "Resize":
+        mode = node.attr("mode", "nearest")
+        mode = mode.decode() if isinstance(mode, bytes) else str(mode)
+        return Layer("resize", name, on, cin, cout, h, w, oh, ow, members=(name,), ops=RESIZE_OPS.get(mode, 4))
+    if op in LAYOUT_OPS:   # NCHW <-> NC1HWC0 of the 4-D side's shape
+        n4, c4, h4, w4 = _nchw(g.types[node.inputs[0] if op == "ToNC1HWC0" else node.outputs[0]].shape)
+        return Layer("transdata", name, n4, c4, c4, h4, w4, h4, w4, members=(name,))
+    inputs = [i for i in node.inputs if i and not g.is_constant(i)]
+    if op in ("BatchNormalization", "Softmax"):
+        ops = BN_VECTOR_OPS if op == "BatchNormalization" else SOFTMAX_VECTOR_OPS
+        return Layer("eltwise", name, on, cout, cout, oh * ow, 1, oh * ow, 1, members=(name,), ops=ops)
+    if op == "Concat":   # each input's rows copied once into the output
+        return Layer("concat", name, on, cout, cout, oh, ow, oh, ow, members=(name,))
+    return Layer("eltwise", name, on, cout, cout, oh * ow, 1, oh * ow, 1, act=ACT_OPS.get(op, "none"),
+                 residual=len(inputs) > 1, members=(name,))
+
+
 def layers_from_graph(g: Graph) -> list[Layer]:
     """The vendor kernel list of an imported ONNX graph (NCHW, before megafuse's passes)."""
     layers: list[Layer] = []
@@ -128,6 +186,9 @@ def layers_from_graph(g: Graph) -> list[Layer]:
             _t, _res, members, act = _absorb(g, node, done)
             layers.append(Layer("gemm", node.name, m, a[-1], o[-1], 1, 1, 1, 1, act=act,
                                 members=tuple(members)))
+        elif node.op_type == "ConvTranspose":
+            _t, _res, members, act = _absorb(g, node, done)
+            layers.append(replace(node_layer(g, node), act=act, members=tuple(members)))
         elif node.op_type in POOL_OPS:
             n, c, h, w = _shape(g, node.inputs[0])
             _n, _c, oh, ow = _shape(g, out)
@@ -135,6 +196,8 @@ def layers_from_graph(g: Graph) -> list[Layer]:
             kw = int((node.attr("kernel_shape") or (w, w))[1]) if "Global" not in node.op_type else w
             s = int((node.attr("strides") or (1, 1))[0])
             layers.append(Layer("pool", node.name, n, c, c, h, w, oh, ow, k, kw, s, members=(node.name,)))
+        elif node.inputs:   # Resize, Concat, a BatchNorm or activation left over, Add, ...: on its own
+            layers.append(node_layer(g, node))
         else:
             o = _shape(g, out)
             n = o[0] if o else 1

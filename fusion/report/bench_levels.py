@@ -1,7 +1,8 @@
 """`megafuse bench MODEL --opt-level all`: the fusion levels 0-3 (fusion/core/opt_levels.py) side by side.
 
 sim: MODELED, each level's program through bench_sim (fused blocks and chains by the cost model,
-every other kernel by its roofline estimate: the per-op total, `avg_latency_us`), plus the
+every other op step as the vendor-like kernel that runs it, a lowered program on the same step
+simulator: the per-op total, `per_op_fused_latency_us`), plus the
 vendor-like headline where the level has fused blocks. llvm: MEASURED, every level's whole
 program and ONNX Runtime interleaved in one loop (p50 and min of the samples, the thread counts
 stated); level 3 compiles to level 2's program and is timed on its own, so the two columns
@@ -33,7 +34,8 @@ def bench_levels(compile_at, model_path: str, model_proto, kind: str, warmup: in
                         "vendor_headline_us": r["fused_in_vendor_network_us"] if cm.fused_blocks else None})
         report.update({"figures": "modeled", "vendor_latency_us": r["vendor_latency_us"],
                        "note": "MODELED on the simulated target: per-op totals of each level's kernels (cost model for "
-                               "fused blocks and chains, roofline estimates for the rest); not a measurement"})
+                               "fused blocks and chains, vendor-like programs on the step simulator for the rest); "
+                               "not a measurement"})
         return report
     if kind != "llvm":
         raise MegafuseError("bench runs on llvm (measured) or sim[:SOC] (modeled)")

@@ -80,7 +80,7 @@ def _digest(obj) -> str:
 # the sources a modeled latency depends on (the cost model package, the plan, its program)
 _COST_MODEL_SOURCES = ("fusion/cost/__init__.py", "fusion/cost/primitives.py",
                        "fusion/cost/pipes.py", "schedules/l2.py", "fusion/cost/results.py",
-                       "fusion/cost/fused.py", "fusion/cost/unfused.py", "schedules/traffic.py",
+                       "fusion/cost/fused.py", "fusion/cost/vendor_baseline.py", "schedules/traffic.py",
                        "schedules/plan.py", "schedules/program.py", "schedules/isa.py",
                        "fusion/cost/block_l2.py", "schedules/footprint.py", "schedules/steps.py")
 

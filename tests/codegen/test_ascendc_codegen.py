@@ -444,6 +444,10 @@ def test_package_is_complete_and_contract_matches_kernel(package):
     assert {b["scope"] for b in contract["plan"]["buffers"]} == {"UB", "L1", "L0A", "L0B", "L0C"}
     bench = __import__("json").loads((ver / "benchmark.json").read_text())
     assert bench["label"] == "modeled" and bench["gm_read_bytes"] > 0 and bench["modeled"]["time_us"] > 0
+    # the baseline: the vendor-like DW and PW kernels the block replaces, lowered programs on the step simulator
+    base = bench["baseline_unfused_modeled"]
+    assert base["variant"] == "vendor" and base["kernels"] == 2 and base["time_us"] > 0
+    assert bench["speedup_vs_unfused_modeled"] == pytest.approx(base["time_us"] / bench["modeled"]["time_us"])
     cmake = (out / blk / "host" / "CMakeLists.txt").read_text()
     assert "ascendc_library(" in cmake and "ascendcl" in cmake
     assert f"ACLRT_LAUNCH_KERNEL({sym})" in (out / blk / "host" / "main.cpp").read_text()

@@ -464,14 +464,16 @@ def test_vision_ops_stay_blocked_between_fused_blocks(dtype):
 
 
 def test_vision_ops_are_modeled_on_sim():
-    from fusion.cost.opcost import other_kernel_cost
+    from fusion.report.bench import op_kernel_row
 
     cm = fusion.compile(_fused_neighbour_model(), target="sim")
-    rows = [other_kernel_cost(cm, s, cm.target.soc) for s in cm.program.steps if s.kind == "op"]
+    rows = [op_kernel_row(cm, s, cm.target.soc) for s in cm.program.steps if s.kind == "op"]
     assert {r["op"] for r in rows} >= {"MaxPool", "Resize", "Concat", "ConvTranspose"}
     assert all(r["time_us"] > 0 and r["figures"].startswith("modeled") for r in rows)
     ct = next(r for r in rows if r["op"] == "ConvTranspose")
     assert ct["unit"] == "cube" and ct["flops"] == 2 * (32 * 10 * 14) * (3 * 2 * 2)
+    # Resize and Concat run their own vector programs (not a generic element-wise pass)
+    assert {r["kernel"] for r in rows if r["op"] in ("Resize", "Concat")} == {"resize", "concat"}
 
 
 def test_check_on_the_ascend_emulator_with_vision_ops(tmp_path, capsys):

@@ -29,7 +29,8 @@ from fusion.codegen.ascendc.emit_kernel import VERSION, EmittedKernel, emit_kern
 from fusion.codegen.ascendc.node_spec import block_spec, chain_spec, fused_ops_of, op_proto
 from fusion.core.errors import MegafuseError
 from fusion.core.sanitize import display, inside
-from fusion.cost import model_fused, model_unfused
+from fusion.cost import model_fused
+from fusion.cost.vendor_baseline import block_baseline
 from schedules.twophase import fixpipe
 
 def op_pkg_dir(ek: EmittedKernel) -> str:
@@ -128,11 +129,12 @@ def _rounding(ek: EmittedKernel) -> str:
 
 def benchmark(ek: EmittedKernel, model_name: str | None = None, emulator: dict | None = None) -> dict:
     """benchmark.json: the cost model's figures for this plan (labelled modeled) next to the modeled
-    unfused baseline; measured fields stay null until the launcher is run on a device."""
+    unfused baseline (the vendor-like kernels the block replaces, lowered programs on the same step
+    simulator); measured fields stay null until the launcher is run on a device."""
 
     p, wl = ek.plan, ek.plan.workload
     cost = model_fused(p, name=ek.symbol, timeline=False)
-    base = model_unfused(wl, p.soc)
+    base = block_baseline(wl, p.soc, "vendor")
     d = cost.as_dict()
     d.pop("timeline", None)
     return {
