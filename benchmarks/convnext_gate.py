@@ -6,15 +6,22 @@ each at its fastest two-phase tile, MODELED, against the vendor-like DW, norm an
 (fusion/cost/vendor_baseline.py), on both SoCs at fp32 and fp16; and the default choice.
 
   python benchmarks/convnext_gate.py            # writes benchmarks/results/convnext_gate.md
+  python benchmarks/convnext_gate.py --export /tmp/timm_zoo128/convnext_atto.onnx   # + `explain` counts
+
+With --export (benchmarks/timm_zoo.py's export), also the fused blocks `explain` counts (the
+fallback gate on, which replays compile's) per SoC and dtype. A section of the md from a line
+"## Checks" on (the check runs, by hand: they take minutes on the emulator) is kept as it is.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from fusion.cli.explain import explain  # noqa: E402
 from fusion.cost import model_block  # noqa: E402
 from fusion.cost.vendor_baseline import block_kernels  # noqa: E402
 from fusion.driver.tile_policy import TileOverride, _two_phase_best, choose_tile  # noqa: E402
@@ -46,7 +53,21 @@ def cell(plan, us: float) -> tuple[str, str]:
             f"{k.per_pipe_us['MTE2']:.2f})", units)
 
 
-def main() -> int:
+def explain_counts(path: str) -> list[str]:
+    out = ["", f"`explain` of {Path(path).name} (fallback gate on, default tiles, no tuning database):", "",
+           "| target | dtype | DW blocks | fused |", "| --- | --- | --- | --- |"]
+    for soc in ("ascend910b2", "ascend310p3"):
+        for dt in ("float32", "float16"):
+            chains, _, _ = explain(path, f"sim:{soc}", dtype=dt, fallback=True)
+            out.append(f"| sim:{soc} | {dt} | {len(chains)} | {sum(c.fused for c in chains)} |")
+            print(out[-1], flush=True)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--export", help="convnext_atto.onnx (benchmarks/timm_zoo.py): add the explain counts")
+    args = ap.parse_args(argv)
     out = ["MODELED (fusion/cost). Per convnext_atto stage, the fastest two-phase tile of each norm design the "
            "tile policy weighs (fusion/driver/tile_policy._two_phase_best): **in-unit** -- a DW unit holds all "
            "channel blocks of its pixels and normalises them (schedules/channel_norm.py), so its DW issues "
@@ -79,8 +100,12 @@ def main() -> int:
                            f"{' + '.join(f'{x.time_us:.2f}' for x in v)} = {vend:.2f} | {chosen} {fused:.2f} | "
                            f"{'yes' if fused <= vend else 'no'} |")
                 print(out[-1], flush=True)
+    if args.export:
+        out += explain_counts(args.export)
     path = Path(__file__).resolve().parent / "results" / "convnext_gate.md"
-    path.write_text("\n".join(out) + "\n")
+    old = path.read_text() if path.exists() else ""
+    kept = old[old.index("\n## Checks"):] if "\n## Checks" in old else ""
+    path.write_text("\n".join(out) + "\n" + kept)
     return 0
 
 

@@ -46,16 +46,20 @@ class Chain:
 
 
 def compiled_gate(model, target: str, input_shapes=None, dtype: str | None = None,
-                  opt_level: int = DEFAULT_LEVEL, tile: TileOverride | None = None) -> FusionGate:
-    """The gate `compile` decides with (fallback on): on sim/ascend with chains, a block that loses
-    alone may fuse for the chain it joins, and one fused for a chain none takes is unfused again --
-    which only a compile settles (fusion/driver/compiler.py), so this compiles (default tiles, no
-    tuning database) and returns that compile's settled gate. Elsewhere the plain gate decides."""
+                  opt_level: int = DEFAULT_LEVEL, tile: TileOverride | None = None) -> tuple[FusionGate, str | None]:
+    """(gate, note): the gate `compile` decides with (fallback on). On sim/ascend with chains, a block
+    that loses alone may fuse for the chain it joins, and one fused for a chain none takes is
+    unfused again -- which only a compile settles (fusion/driver/compiler.py), so this compiles
+    (default tiles, no tuning database) and returns that compile's settled gate. Elsewhere, or where
+    the compile fails (explain still lists the chains; the note says why), the plain gate."""
     tgt = parse_target(target)
     if not (get_level(opt_level).fuse and tgt.kind in GATED_KINDS):
-        return FusionGate(tgt, tile)
-    return compile_model(model, target, input_shapes, dtype, tile=tile, fallback=True,
-                         opt_level=opt_level).fusion_gate
+        return FusionGate(tgt, tile), None
+    try:
+        return compile_model(model, target, input_shapes, dtype, tile=tile, fallback=True,
+                             opt_level=opt_level).fusion_gate, None
+    except MegafuseError as e:
+        return FusionGate(tgt, tile), f"compile fails ({show(str(e))}): the fallback gate without chain credit"
 
 
 def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = None,
@@ -83,9 +87,10 @@ def explain(model, target: str = "sim", input_shapes=None, dtype: str | None = N
         notes.append(note)
     dtype = dtype or (g.types[g.inputs[0]].dtype if g.inputs else "float32")
     level = get_level(opt_level)
-    if gate is None:
-        gate = (compiled_gate(model, target, input_shapes, dtype, opt_level, tile) if fallback and not notes
-                else FusionGate(tgt, tile))
+    if gate is None and fallback and not notes:
+        gate, why = compiled_gate(model, target, input_shapes, dtype, opt_level, tile)
+        notes += [why] if why else []
+    gate = gate or FusionGate(tgt, tile)
     g, others = prepare(g, level.fold)
     fused_g, refusals = (fuse_dwsep(g, tgt.soc, dtype, gate if fallback else gate.fits, per_channel_acts(tgt))
                          if level.fuse else (g, []))
@@ -154,16 +159,20 @@ def cmd_explain(args) -> int:
 
     shapes = dict(parse_input_shape(s) for s in args.input_shape)
     fallback = getattr(args, "fallback", True)
-    gate = None
+    gate, why = None, None
     compile_fn = getattr(args, "compile_from_args", None)
     if fallback and compile_fn is not None and not (getattr(args, "inputs", None) or getattr(args, "outputs", None)):
         try:   # the gate of the compile these very options make (its tuning database, chains, DMA cap)
             gate = compile_fn(args).fusion_gate
         except UnsupportedModelError:
             gate = None   # explain lists the supported part (compile refuses the whole model)
+        except MegafuseError as e:   # explain still lists the chains, with the plain gate
+            gate = FusionGate(parse_target(args.target), TileOverride.from_args(args))
+            why = f"compile fails ({show(str(e))}): the fallback gate without chain credit"
     chains, others, notes = explain(args.model, args.target, shapes or None, args.dtype,
                                     getattr(args, "inputs", None), getattr(args, "outputs", None),
                                     fallback, single_level(args), TileOverride.from_args(args), gate)
+    notes = ([why] if why else []) + notes
     levels = level_effects(args.model, args.target, shapes or None, args.dtype, fallback, gate)
     if args.json:
         print(json.dumps({"chains": [c.to_json() for c in chains],

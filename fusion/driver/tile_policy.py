@@ -158,9 +158,12 @@ def fit_refusal(wl: DwSepWorkload, target: Target, override: TileOverride | None
         return why
     misses = []
     for eng in _engines(wl, target, override):
-        plan = make_plan(wl, TileConfig(1, 1, 1, 1, False, eng), soc)
-        if plan.fits():
-            return None
+        # a norm block's two-phase kernel: the norm in the DW units (all of C1) or in its own phase
+        phases = (False, True) if eng == "twophase" and wl.ln_eps is not None else (False,)
+        for npf in phases:
+            plan = make_plan(wl, TileConfig(1, 1, 1, 1, False, eng, 0, npf), soc)
+            if plan.fits():
+                return None
         scope, used, cap = plan.overflows()[0]
         misses.append(f"pw:{eng} {scope} {used / 1024:.1f} KiB > {cap / 1024:.1f} KiB")
     return (f"no tile fits {soc.name}: even the smallest (1x1 cob1 cib1 sb) needs "
