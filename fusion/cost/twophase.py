@@ -97,6 +97,23 @@ def _unit_steps(phase, unit, timed, db: bool, l0: int) -> tuple:
     return tuple(steps)
 
 
+def _at_start(prog, launched: int) -> float:
+    """Cores moving data at the kernel's start, which share the bandwidth with its start-time
+    loads: every launched core, except that a flag-gated phase right behind the first phase (a
+    gemm_only plan's epilogue AIVs, idle until the first tile) counts as it does beside that phase."""
+    if len(prog.phases) > 1 and prog.phases[1].gate == "flags":
+        first, cons = prog.phases[0], prog.phases[1]
+        n = sum(1 for c in cons.assignment if c)
+        return launched - n + n * _side_by_side(first, cons)
+    return launched
+
+
+def _side_by_side(producer, consumer) -> float:
+    """The share weight of a flag-gated phase's core beside its producer's (see _Flagged)."""
+    per = [_gm_bytes(ph) / max(1, sum(1 for c in ph.assignment if c)) for ph in (producer, consumer)]
+    return min(1.0, per[1] / per[0]) if per[0] > 0 else 1.0
+
+
 def _gm_bytes(ph) -> int:
     """GM bytes the copies of a phase's units move, over all its cores."""
     return sum(s.nbytes for core in ph.assignment for u in core for it in ph.units[u] for s in it
@@ -121,8 +138,7 @@ class _Flagged:
         # in proportion to its GM bytes against a producer core's, so where the share binds, the
         # pair takes (producer + consumer bytes) / the shared bandwidth -- not as if every
         # consumer core moved a producer core's bytes all the time
-        per = [_gm_bytes(ph) / max(1, sum(1 for c in ph.assignment if c)) for ph in (producer, consumer)]
-        self.weight = min(1.0, per[1] / per[0]) if per[0] > 0 else 1.0
+        self.weight = _side_by_side(producer, consumer)
         self.first = float("inf")   # when the earliest consumer unit may start (the note)
         self.pending = (timer, acc)
         self.timed = self.pro = None
@@ -213,7 +229,7 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
         if not ph.preload:
             continue
         inline = k > 0 and prog.phases[k - 1].role == ph.role
-        timer.active = (sum(1 for c in prog.phases[k - 1].assignment if c) if inline else launched)
+        timer.active = (sum(1 for c in prog.phases[k - 1].assignment if c) if inline else _at_start(prog, launched))
         for ci, pre in enumerate(ph.preload):
             if pre:
                 t = timer.iteration(acc, pre, 1, ph.name == "gemm")[0]   # the AIC's B -> L1, the AIV's taps -> UB

@@ -300,8 +300,8 @@ def direct_stage_reads(chain: Chain, plans: dict) -> dict:
 
 
 def defer_clips(chain: Chain, plans: dict) -> dict:
-    """Plans where a GEMM stage's relu6 becomes a relu its Fixpipe applies (no AIV epilogue, no
-    second SyncAll: the devkit lists no Fixpipe clip on Atlas A2) and the min(., 6) moves to the
+    """Plans where a GEMM stage's relu6 becomes a relu its Fixpipe applies (no AIV epilogue
+    phase: the devkit lists no Fixpipe clip on Atlas A2) and the min(., 6) moves to the
     next member, a fused block reading the stage's output as its only reader (KernelPlan.x_max:
     one Mins over each x tile). The clip commutes with the cast (fp16 rounding is monotonic and 6
     is an fp16 value: min(fp16(relu(a)), 6) == fp16(min(relu(a), 6))); against the stage's AIV

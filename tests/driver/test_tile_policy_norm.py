@@ -27,7 +27,8 @@ def test_norm_block_weighs_single_buffered_two_phase_tiles(monkeypatch):
     assert not both[0].tile.double_buffer and sb[1] < db[1]   # here the single-buffered tile wins
     # and with it the fused block beats the vendor-like DW + norm + PW kernels (it did not before)
     vendor = sum(k.time_us for k in block_kernels(STAGE0, target.soc))
-    assert model_block(both[0], timeline=False).time_us < vendor < db[1]
+    # (the double-buffered tile no longer loses to it since phase 3 runs on per-tile flags: MODELED)
+    assert model_block(both[0], timeline=False).time_us < vendor
     # a block without a norm keeps the double-buffered search alone (--no-double-buffer still sb)
     plain = replace(STAGE0, ln_eps=None, act1="relu")
     assert tp._two_phase_best(plain, target, tp.TileOverride())[0].tile.double_buffer
