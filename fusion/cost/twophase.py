@@ -179,7 +179,7 @@ class _Flagged:
             self.first = min(self.first, signal)
             answer = signal
             for n, units in members.items():
-                steps = _unit_steps(nxt, nxt.units[units[j]], self.timed, db)
+                steps = _unit_steps(nxt, nxt.units[units[j]], self.timed, db, 1)   # an epilogue: no L0 loads
                 cons[n] = _sim([(tile, signal, steps)], db, cons[n])
                 answer = max(answer, cons[n].pipe_free["MTE2"])
             answers.append(answer)
