@@ -322,6 +322,19 @@ def uses_fixpipe_epilogue(wl: DwSepWorkload, soc: SocSpec, cube: bool) -> bool:
     return cube and not soc.coupled and wl.act2 in soc.fixpipe_acts and not wl.residual
 
 
+def l0_operand_copies(wl: DwSepWorkload, soc: SocSpec, thw_al, cob, db, coupled: bool):
+    """Copies of the one-phase cube kernel's L0A / L0B operands (its A2 / B2 queues): 2 where the
+    plan is double-buffered and two of each fit L0A / L0B -- the next load (MTE1) then fills the
+    other buffer while the Mmad reads this one (fusion/cost/steps.mte1_stage) -- else 1, loads
+    and Mmads one after the other. The 910B MIX AIC only: the 310P kernel's bias GEMM
+    (twophase.bias_gemm_rows) budgets L0 for one copy of each. Scalars or arrays of tiles."""
+    if coupled:
+        return 1
+    b = itemsize(wl.dtype)
+    fits = (2 * wl.c1 * thw_al * C0 * b <= soc.l0a_bytes) & (2 * wl.c1 * C0 * cob * C0 * b <= soc.l0b_bytes)
+    return np.where(np.asarray(db) & fits, 2, 1) if np.ndim(fits) or np.ndim(db) else (2 if db and fits else 1)
+
+
 def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube: bool) -> list[tuple]:
     """Every buffer of the fused kernel as (name, scope, dims, dtype, copies, role, options) for
     clamped tile sizes th, tw, cob, cib and double buffering db -- Python ints or NumPy arrays of
@@ -401,9 +414,10 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube: bo
             add("dw_in_l1", "L1", (c1, thw_al, C0), dt, copies,
                 "DW result read back from the GM hand-off (cube A operand, NZ)", in_tir=False)
         # the cube's operands: A (pixels x Cin) and C (pixels x Cout) in 16-row fractals
-        add("a_l0a", "L0A", (c1, thw_al, C0), dt, 1, "cube A operand (DW result, ZZ fractals)", in_tir=False)
+        l0 = l0_operand_copies(wl, soc, thw_al, cob, db, coupled)
+        add("a_l0a", "L0A", (c1, thw_al, C0), dt, l0, "cube A operand (DW result, ZZ fractals)", in_tir=False)
         add("w_pw_l1", "L1", (c1 * C0, cob * C0), dt, copies, "PW weight block (FRACTAL_Z)", in_tir=False)
-        add("b_l0b", "L0B", (c1 * C0, cob * C0), dt, 1, "cube B operand (weights, ZN fractals)", in_tir=False)
+        add("b_l0b", "L0B", (c1 * C0, cob * C0), dt, l0, "cube B operand (weights, ZN fractals)", in_tir=False)
         add("pw_acc", "L0C", (cob, thw_al, C0), "float32", 1, "PW accumulator (L0C, NZ)",
             tir_shape=(cob, th, tw, C0))
         if epi16 and bias_in_cube(wl, soc):   # the bias GEMM's operands (schedules/twophase.bias_in_cube)

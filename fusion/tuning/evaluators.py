@@ -65,7 +65,7 @@ class _Bound:
     tiles of one block) on a per-pipe roofline.
 
     The model replays every core's steps through its pipes (MTE2: GM -> chip copies; vector:
-    vector ops and L0C -> UB; cube: cube moves and the GEMM; MTE3: chip -> GM copies), so a core
+    vector ops and L0C -> UB; MTE1: L1 -> L0 loads; cube: the GEMM; MTE3: chip -> GM copies), so a core
     ends no earlier than the busiest of its pipes, or than their sum when single-buffered (the
     model serialises every stage then); the first core of each role is taken (round robin gives
     it the most tiles). Each pipe's busy time is bounded by its steps at the most any DMA byte
@@ -96,12 +96,13 @@ class _Bound:
         body = 0.0
         for _role, v in firsts:
             in_b, in_x, out_b, out_x, _bursts, instrs, reps, vec_move, _fractals, cube_cyc, mte3_move = v[:11].tolist()
-            # the swept (one-phase) cube variants' L0 queues hold one operand (steps.l0_copies = 1):
-            # their MTE1 loads and Mmads run one after the other
+            # MTE1 (L1 -> L0 loads) is a pipe of its own: as deep as the plan's L0 queues it overlaps
+            # the Mmads or not (steps.l0_copies), so only its own busy time bounds the core
             mte1_move = float(v[F["mte1_move_cycles"]])
             pipes = (in_x * setup + in_b / bw_in,
                      cyc * (instrs * soc.vector_instr_cycles + reps / soc.vector_repeats_per_cycle + vec_move),
-                     cyc * (cube_cyc + mte1_move),
+                     cyc * cube_cyc,
+                     cyc * mte1_move,
                      out_x * setup + out_b / bw_out + cyc * mte3_move)
             body = max(body, max(pipes) if tile.double_buffer else sum(pipes))
         return cm._launch_us(soc, active) + max(body, self.min_floor)

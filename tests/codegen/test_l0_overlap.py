@@ -2,10 +2,10 @@
 kernel's: the emulator counts, per A2 / B2 (L0A / L0B) queue, the AllocTensors and how many took
 the other buffer than the one before (fusion/emu/include/megafuse_emu/pipe.h, ping/pong). Where
 the plan gives L0A / L0B two copies (fusion/cost/steps.l0_copies == 2: the two-phase GEMM loop,
-templates/twophase_gemm.h), every K step after a core's first loads into the other buffer, so
-its load can run while the Mmad before it does; where it gives one (the one-phase MIX AIC,
-aic_class.h), every load waits for the buffer the Mmad before it still reads, and the model runs
-them one after the other. MODELED figures are not asserted here, only the kernel's structure
+templates/twophase_gemm.h; the MIX AIC, aic_class.h, where two fit), every load after a queue's
+first on a core goes into the other buffer, so it can run while the Mmad before it does; where it
+gives one (single-buffered plans, the 310P cube kernel), every load waits for the buffer the Mmad
+before it still reads, and the model runs them one after the other. MODELED figures are not asserted here, only the kernel's structure
 against the plan the model reads."""
 
 from __future__ import annotations
@@ -23,9 +23,14 @@ from schedules.workload import DwSepWorkload as W, TileConfig
 
 F16 = "float16"
 WL = W(1, 40, 56, 9, 9, dtype=F16)   # C1 = 3 (K in several blocks), Cout not a multiple of 16
+# (tile, SoC, the L0 copies the plan gives): the two-phase GEMM and the 910B MIX AIC double-buffer
+# L0 where two copies fit (schedules/plan.l0_operand_copies); single-buffered plans and the 310P
+# cube kernel (its bias GEMM budgets one copy) hold one
 CASES = {
-    "two-phase": (TileConfig(3, 5, 2, 1, True, "twophase"), 2),
-    "mix-one-phase": (TileConfig(3, 3, 1, 1, True, "cube"), 1),
+    "two-phase": (TileConfig(3, 5, 2, 1, True, "twophase"), "ascend910b2", 2),
+    "mix": (TileConfig(3, 3, 1, 1, True, "cube"), "ascend910b2", 2),
+    "mix-single-buffered": (TileConfig(3, 3, 1, 1, False, "cube"), "ascend910b2", 1),
+    "cube-310p": (TileConfig(3, 3, 1, 1, True, "cube"), "ascend310p3", 1),
 }
 
 
@@ -42,8 +47,8 @@ def _args(wl: W) -> dict[str, np.ndarray]:
 
 @pytest.fixture(scope="module")
 def runs():
-    soc = SOCS["ascend910b2"]
-    eks = {name: emit_kernel(make_plan(WL, tile, soc), f"l0{name.replace('-', '_')}") for name, (tile, _) in CASES.items()}
+    eks = {name: emit_kernel(make_plan(WL, tile, SOCS[soc]), f"l0{name.replace('-', '_')}")
+           for name, (tile, soc, _) in CASES.items()}
     built, _ = build_all(list(eks.values()))
     out = {}
     for (name, ek), b in zip(eks.items(), built):
@@ -56,7 +61,7 @@ def runs():
 def test_l0_queues_ping_pong_as_the_model_assumes(runs, name):
     ek, counters, per_core = runs[name]
     plan = ek.plan
-    want_copies = CASES[name][1]
+    want_copies = CASES[name][2]
     assert l0_copies(plan) == want_copies
     assert counters["l0_allocs"] > 0
     for row in per_core:
