@@ -131,14 +131,13 @@ from schedules.program_totals import clear_caches as clear_totals
 from schedules.traffic import _input_bytes
 from schedules.footprint import fused_min_bytes
 from schedules.program import _tile_loops_cached
-from schedules.program_unfused import dw_vector_ops, epilogue_vector_ops
 from schedules.program import tile_axes as _tile_axes
 from fusion.cost.vendor_baseline import layer_kernel
 
 
 def clear_caches() -> None:
     """Drop every memoized cost (tests; a long-running process that edits SoC tables)."""
-    for fn in (_tile_axes, dw_vector_ops, epilogue_vector_ops, _input_bytes, _tile_loops_cached, layer_kernel):
+    for fn in (_tile_axes, _input_bytes, _tile_loops_cached, layer_kernel):
         fn.cache_clear()
     clear_part_caches()
     clear_totals()

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from schedules.l2 import _L2, block_inputs_in_l2
 from fusion.cost.pipes import CoreRun, CStage, _sim, _st, with_prologue
-from fusion.cost.primitives import ACC_BYTES, VecWork, cycles_to_us
+from fusion.cost.primitives import ACC_BYTES, cycles_to_us
 from fusion.cost.results import KernelCost, _Acc, _assemble
 from fusion.cost.block_l2 import block_l2
 from fusion.cost.steps import iteration_us, l0_copies, mte1_stage
@@ -18,7 +18,6 @@ from schedules.footprint import fused_min_bytes
 from schedules.plan import KernelPlan, check_budget, make_plan
 from schedules.program import Copy, resident_loads, tile_loops
 from schedules.lowering import build_program
-from schedules.program_unfused import dw_vector_ops, epilogue_vector_ops, total_work
 from schedules.workload import DwSepWorkload, TileConfig
 from fusion.cost.twophase import model_twophase
 
@@ -32,21 +31,6 @@ def _add_counts(total: dict, counts: dict, times: int) -> None:
 def pw_weights_resident(plan: KernelPlan) -> bool:
     """The plan decides (KernelPlan.pw_weights_resident); kept for importers."""
     return plan.pw_weights_resident
-
-
-def _dw_vector_work(soc: SocSpec, wl: DwSepWorkload, th: int, tw: int, cb: int, pad_elems: int,
-                    epilogue: bool) -> VecWork:
-    """The unfused DW kernel's ops of one ci-step (schedules/program_unfused.dw_vector_ops), summed."""
-    return total_work(dw_vector_ops(soc, wl.dtype, wl.kernel, wl.act1, th, tw, cb, pad_elems, epilogue,
-                                    wl.stride))
-
-
-def _pw_epilogue_work(soc: SocSpec, wl: DwSepWorkload, th: int, tw: int, cbo: int,
-                      bias_act: bool = True, residual: bool | None = None) -> VecWork:
-    """The unfused PW kernels' epilogue ops of one output block
-    (schedules/program_unfused.epilogue_vector_ops)."""
-    residual = wl.residual if residual is None else residual
-    return total_work(epilogue_vector_ops(soc, wl.dtype, wl.act2, th * tw, cbo, "pw_acc", bias_act, residual))
 
 
 # part caches shared by the plans of one (workload, SoC): a tuner sweeps many tiles of one block
