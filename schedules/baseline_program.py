@@ -10,7 +10,7 @@ is a tuple of iterations (each a tuple of steps, one simulated step), repeated `
          split over mp × np cores; a core walks its sm × sn part in equal base blocks (up to
          128 × 256 for 16-bit operands, one L0C) and each block's K in steps of BASE_K · STEP_K:
          per K step the A and B slices GM -> L1 (unless that operand's panel is resident in L1),
-         L1 -> L0A / L0B, the Mmad; after the last K step the epilogue: Fixpipe out of L0C (910B;
+         then per base-K step L1 -> L0A / L0B and the Mmad (two L0 buffers: MTE1 beside the cube); after the last K step the epilogue: Fixpipe out of L0C (910B;
          bias and relu on the fly, other activations and a residual then cost a vector pass of
          the AIV on the block) or L0C -> UB, bias / act / residual / cast on the vector unit and
          UB -> GM (310P). A convolution's A is its feature map (load3d expands the taps on chip):
@@ -150,10 +150,12 @@ def _gemm_core(soc, dtype, sm, sn, k16, a_row_bytes, a_fmap, act, residual, l1_r
                 it.append(Copy("input", "in", "a_l1", "x", int(a_bytes), kk // C0 if a_fmap else rows))
             if load_b:
                 it.append(Copy("weights", "in", "b_l1", "w", kk * cols * e, ceil_div(cols, C0)))
-            it.append(Move("L1->L0A", "a_l1", "a_l0a", ceil_div(rows, C0) * C0 * kk * e))
-            it.append(Move("L1->L0B", "b_l1", "b_l0b", kk * cols * e))
-            # K in the dtype's DataBlocks (32 int8 -- a 16x32x16 fractal -- or 16 fp16)
-            it.append(CubeOp(cube_fractals(soc, rows, kk // c0_of(dtype), cols // C0), "a_l0a", "b_l0b", "c_l0c"))
+            for k_sub in range(0, kk, BASE_K):   # L0 in base-K steps, two buffers (templates/baseline_gemm.cpp)
+                kq = min(BASE_K, kk - k_sub)
+                it.append(Move("L1->L0A", "a_l1", "a_l0a", ceil_div(rows, C0) * C0 * kq * e))
+                it.append(Move("L1->L0B", "b_l1", "b_l0b", kq * cols * e))
+                # K in the dtype's DataBlocks (32 int8 -- a 16x32x16 fractal -- or 16 fp16)
+                it.append(CubeOp(cube_fractals(soc, rows, kq // c0_of(dtype), cols // C0), "a_l0a", "b_l0b", "c_l0c"))
             if q == len(ks) - 1:
                 it += _gemm_epilogue(soc, dtype, rows, cols, act, residual)
             its.append(tuple(it))

@@ -13,7 +13,8 @@ from fusion.core.ir import C0
 from fusion.core.soc import SocSpec
 from fusion.cost.baseline import counts
 from fusion.emu import build_kernel
-from schedules.baseline_program import DwShape
+from schedules.baseline_program import BaselineProgram, DwShape
+from schedules.steps import Move
 from schedules.workload import ceil_div
 
 # emulator counter -> the program's count of the same thing
@@ -31,10 +32,17 @@ class BaselineCheck:
     max_rel: float
     emulator: dict[str, int]
     program: dict[str, int]
+    l0_switches: int = 0   # L0 allocations that got the other buffer of their queue (ping/pong)
 
     @property
     def counters_equal(self) -> bool:
         return self.emulator == self.program
+
+
+def _l0_loads(prog: BaselineProgram) -> int:
+    """The program's L1 -> L0A / L0B moves: one L0 buffer allocated each (emulator: l0_allocs)."""
+    return sum(s.cores * times * sum(type(st) is Move and st.path in ("L1->L0A", "L1->L0B") for it in unit for st in it)
+               for s in prog.seqs for unit, times in s.runs)
 
 
 def _compare(k: BaselineKernel, soc: SocSpec, res, y: np.ndarray, ref: np.ndarray) -> BaselineCheck:
@@ -43,9 +51,11 @@ def _compare(k: BaselineKernel, soc: SocSpec, res, y: np.ndarray, ref: np.ndarra
     emu["dma_transfers"] = int(sum(res.counters.get(c, 0) for c in DMA_COUNTERS))
     want = {key: int(prog.get(p, 0)) for key, p in COUNTER_KEYS.items()}
     want["dma_transfers"] = int(prog.get("dma_transfers", 0))
+    emu["l0_allocs"], want["l0_allocs"] = int(res.counters.get("l0_allocs", 0)), _l0_loads(k.program)
     scale = float(np.abs(ref).max()) or 1.0
     err = float(np.abs(y.astype(np.float64) - ref).max()) if np.isfinite(y).all() else float("inf")
-    return BaselineCheck(k.symbol, soc.name, k.block_dim, err / scale, emu, want)
+    return BaselineCheck(k.symbol, soc.name, k.block_dim, err / scale, emu, want,
+                         int(res.counters.get("l0_alloc_switches", 0)))
 
 
 def _act(v: np.ndarray, act: str) -> np.ndarray:

@@ -45,6 +45,11 @@ def test_gemm_kernel_matches_numpy_and_its_program(soc_name, act, residual, shap
         assert r.max_rel <= FP16_REL, (split, r)
         assert r.counters_equal, (split, r.emulator, r.program)
         assert r.emulator["cube_fractals"] > 0
+        # two L0A / L0B buffers, taken in turn: only each core's first allocation of its two
+        # queues keeps a buffer, so the next base-K step's loads can overlap this Mmad (MTE1)
+        assert r.emulator["l0_allocs"] - r.l0_switches <= 2 * r.block_dim
+        if cin > 64:
+            assert r.l0_switches > 0
 
 
 def test_what_is_not_emitted_refuses():
