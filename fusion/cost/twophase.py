@@ -213,7 +213,12 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
     # a gemm_only plan still launches its MIX kernel's AIVs (the plan's cores)
     n_vec = max((len(ph.assignment) for ph in prog.phases if ph.role in ("aiv", "core")), default=plan.cores)
     n_aic = sum(len(ph.assignment) for ph in prog.phases if ph.role == "aic")
+    if n_aic:   # a MIX launch of G groups holds G AICs and G x ratio AIVs (the GEMM may want more
+        n_vec = max(n_vec, n_aic * plan.aic_ratio)   # AICs than the DW units' AIVs: twophase.gemm_cap)
     launched = n_vec + n_aic
+    # vector cores the launch holds for the GEMM's AICs but the DW units do not reach move no data
+    first = prog.phases[0]
+    idle = n_vec - sum(1 for c in first.assignment if c) if first.role in ("aiv", "core") else 0
     timer = _Timer(plan, l2, launched)
     acc = _Acc()
     sync = sync_all_us(soc)
@@ -229,7 +234,8 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
         if not ph.preload:
             continue
         inline = k > 0 and prog.phases[k - 1].role == ph.role
-        timer.active = (sum(1 for c in prog.phases[k - 1].assignment if c) if inline else _at_start(prog, launched))
+        timer.active = (sum(1 for c in prog.phases[k - 1].assignment if c) if inline
+                        else _at_start(prog, launched - idle))
         for ci, pre in enumerate(ph.preload):
             if pre:
                 t = timer.iteration(acc, pre, 1, ph.name == "gemm")[0]   # the AIC's B -> L1, the AIV's taps -> UB
