@@ -20,7 +20,11 @@ from test_ascendc_twophase import KEYS, _args, _per_core_fractals
 F16 = "float16"
 # one DW unit (a 4 x 4 tile, both channel blocks) but 9 N tiles of one Cout block (the last ragged)
 FEW_DW = W(1, 32, 136, 4, 4, dtype=F16)
-CASES = [(FEW_DW, TileConfig(4, 4, 1, 0, True, "twophase"), soc) for soc in ("ascend910b2", "ascend310p3")]
+# 8 N tiles on 8 GEMM cores: each holds its N tile of PW weights in L1 (plan.b_resident); on 310P
+# the 7 cores without a DW unit load it at once (templates/twophase_dw.h, TP_PRELOAD_IDLE)
+RESIDENT = W(1, 32, 128, 4, 4, act2="none", residual=True, dtype=F16)
+CASES = [(wl, TileConfig(4, 4, 1, 0, True, "twophase"), soc)
+         for wl in (FEW_DW, RESIDENT) for soc in ("ascend910b2", "ascend310p3")]
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +42,7 @@ def test_gemm_cores_beyond_the_dw_units(kernels, i):
     prog = build_twophase(plan)
     gemm = phase(prog, "gemm")
     assert plan.cores == 1   # one DW unit
+    assert plan.b_resident or wl is FEW_DW   # (FEW_DW: resident on 910B, 9 tiles on 9 AICs; not on 310P)
     want_gemm = min(SOCS[soc].cube_cores, wl.co1)
     assert len(gemm.assignment) == want_gemm > ceil_div(plan.cores, plan.aic_ratio)
     args = _args(wl, 3)
