@@ -179,8 +179,7 @@ def gemm_rows(wl: DwSepWorkload, soc: SocSpec, cob: int, copies: int) -> int:
     waits for. Splitting M re-reads every B slice once more (the old rule filled the cube cores
     with M tiles: MobileNetV1 b12, M = 49 x 1024 Cout, read its 1 MB of weights twice where the
     vendor-like split 1 x 22 reads them once); ties keep the fewer M tiles. A vector epilogue
-    (310P, 910B phase 3) keeps its tiles no taller than the old rule's (the UB they share with
-    the DW phase)."""
+    (310P, 910B phase 3) keeps the old rule (below)."""
     frac = soc.cube_fractal[0]
     m_al = ceil_div(gemm_m(wl), frac) * frac
     b = itemsize(wl.dtype)
@@ -188,10 +187,12 @@ def gemm_rows(wl: DwSepWorkload, soc: SocSpec, cob: int, copies: int) -> int:
     limit = max(frac, limit // frac * frac)
     n_tiles = ceil_div(wl.co1, cob)
     if soc.coupled or not fixpipe(wl, soc):
-        # a vector epilogue holds (cob, bm) tiles in UB beside the DW phase's buffers: no more
-        # rows than the rule that filled the cube cores with M tiles gave (the UB budget's)
+        # a vector epilogue holds (cob, bm) tiles in UB beside the DW phase's buffers: the rule that
+        # fills the cube cores with M tiles (taller tiles overflow the UB the DW phase shares, and
+        # the load rule's shorter ones made MobileNetV2's 310P GEMM stages slower, MODELED)
         want_m = max(1, ceil_div(soc.cube_cores, n_tiles))
-        limit = min(limit, ceil_div(ceil_div(m_al, want_m), frac) * frac)
+        bm = min(limit, ceil_div(ceil_div(m_al, want_m), frac) * frac)
+        return ceil_div(ceil_div(m_al, ceil_div(m_al, bm)), frac) * frac
     best = None
     first = ceil_div(m_al, limit)
     # past two more rounds of tiles per core the busiest core's rows shrink no further than its
@@ -217,9 +218,14 @@ def gemm_k(wl: DwSepWorkload, soc: SocSpec, cob: int, bm: int, copies: int) -> i
     return ceil_div(wl.c1, steps)
 
 
-def gemm_cap(soc: SocSpec, tile_cores: int) -> int:
+def gemm_cap(wl: DwSepWorkload, soc: SocSpec, tile_cores: int, dw_cores: int) -> int:
     """Vector cores the launch may hold (the tile's cores knob, 0 = all): the GEMM phase's cores
-    are bounded by this, not by the DW units (KernelPlan.cores)."""
+    are bounded by this, not by the DW units (dw_cores, KernelPlan.cores). An identity DW (a
+    chain's GEMM stage, fusion/driver/chain_stage.py) keeps its DW units' cores: its tile is the
+    only core knob the policy weighs for it (all cores made MobileNetV2's 310P stages slower,
+    MODELED)."""
+    if wl.kernel == (1, 1) and wl.stride == (1, 1) and wl.act1 == "none":
+        return dw_cores
     return min(soc.vector_cores, tile_cores or soc.vector_cores)
 
 
