@@ -142,3 +142,22 @@ def is_head(block) -> bool:
 def dw_blocks(cm) -> list:
     """cm's fused DW-separable blocks of the model, without a fused classifier head."""
     return [b for b in cm.fused_blocks if not is_head(b)]
+
+
+def block_args(wl: DwSepWorkload, seed: int = 0) -> dict[str, np.ndarray]:
+    """Random NC1HWC0 operands of one fused DW -> PW block's kernel (x, w_dw, b_dw, w_pw, b_pw and,
+    for a residual block, res), the channels past Cin / Cout zero; biases float32, the rest wl.dtype."""
+    rng = np.random.default_rng(seed)
+    kh, kw = wl.kernel
+    mi = (np.arange(wl.c1 * 16) < wl.cin).reshape(wl.c1, 16)
+    mo = (np.arange(wl.co1 * 16) < wl.cout).reshape(wl.co1, 16)
+    a = {"x": rng.standard_normal((wl.batch, wl.c1, wl.height, wl.width, 16)) * mi[None, :, None, None, :],
+         "w_dw": rng.standard_normal((wl.c1, kh, kw, 16)) / 3 * mi[:, None, None, :],
+         "b_dw": rng.standard_normal((wl.c1, 16)) * mi,
+         "w_pw": rng.standard_normal((wl.co1, wl.c1, 16, 16)) / np.sqrt(wl.cin) * mi[None, :, :, None]
+         * mo[:, None, None, :],
+         "b_pw": rng.standard_normal((wl.co1, 16)) * mo}
+    if wl.residual:
+        a["res"] = rng.standard_normal((wl.batch, wl.co1, wl.out_height, wl.out_width, 16)) * mo[None, :, None, None, :]
+    f32 = {"b_dw", "b_pw"}
+    return {k: np.ascontiguousarray(v.astype("float32" if k in f32 else wl.dtype)) for k, v in a.items()}

@@ -38,12 +38,10 @@ __all__ = ["BlockBaseline", "VendorKernel", "VendorNetwork", "block_baseline", "
            "model_network", "node_kernel", "write_hit"]
 
 
-@dataclass(frozen=True)
-class VendorNetwork:
-    soc: str
-    dtype: str
+class _Kernels:
+    """Sums over a sequence of vendor-like kernels (`self.kernels`), each launched on its own."""
+
     kernels: tuple[VendorKernel, ...]
-    layers: tuple[Layer, ...] = ()     # the layer each kernel runs (same order), where known
 
     @property
     def time_us(self) -> float:
@@ -52,6 +50,23 @@ class VendorNetwork:
     @property
     def launch_us(self) -> float:
         return sum(k.launch_us for k in self.kernels)
+
+    @property
+    def gm_bytes(self) -> int:
+        return sum(k.gm_bytes for k in self.kernels)
+
+    @property
+    def hbm_bytes(self) -> float:
+        """What reaches HBM over all kernels (each intermediate written and read back)."""
+        return sum(k.hbm_bytes for k in self.kernels)
+
+
+@dataclass(frozen=True)
+class VendorNetwork(_Kernels):
+    soc: str
+    dtype: str
+    kernels: tuple[VendorKernel, ...]
+    layers: tuple[Layer, ...] = ()     # the layer each kernel runs (same order), where known
 
     def kernels_for(self, members) -> tuple[VendorKernel, ...]:
         """The kernels anchored on any of these ONNX nodes."""
@@ -255,30 +270,13 @@ def framework_layers(wl, members: tuple[str, str] = ("dw", "pw")) -> tuple[Layer
 
 
 @dataclass(frozen=True)
-class BlockBaseline:
+class BlockBaseline(_Kernels):
     """The unfused kernels one fused block replaces, each a lowered program on the step simulator.
     variant "vendor": what the vendor's graph compiler launches (block_layers); "framework": the
     per-op kernels of a framework's eager mode (framework_layers). MODELED."""
     variant: str
     kernels: tuple[VendorKernel, ...]
     label: str = "modeled"
-
-    @property
-    def time_us(self) -> float:
-        return sum(k.time_us for k in self.kernels)
-
-    @property
-    def launch_us(self) -> float:
-        return sum(k.launch_us for k in self.kernels)
-
-    @property
-    def gm_bytes(self) -> int:
-        return sum(k.gm_bytes for k in self.kernels)
-
-    @property
-    def hbm_bytes(self) -> float:
-        """What reaches HBM over all kernels (each intermediate written and read back)."""
-        return sum(k.hbm_bytes for k in self.kernels)
 
     def as_dict(self) -> dict:
         return {"variant": self.variant, "label": self.label, "time_us": self.time_us, "gm_bytes": self.gm_bytes,

@@ -25,6 +25,7 @@ from schedules.program_twophase import build_twophase
 from schedules.reference import kernel_layout_reference
 from schedules.twophase import fixpipe
 from schedules.workload import DwSepWorkload as W, TileConfig
+from factories import block_args
 
 F16 = "float16"
 ODD = W(1, 40, 56, 19, 19, stride=(2, 2), dtype=F16)          # Cin / Cout not multiples of 16, odd H/W, stride 2
@@ -47,23 +48,6 @@ def kernels():
     return list(zip(eks, built))
 
 
-def _args(wl: W, seed: int = 0) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    kh, kw = wl.kernel
-    mi = (np.arange(wl.c1 * 16) < wl.cin).reshape(wl.c1, 16)
-    mo = (np.arange(wl.co1 * 16) < wl.cout).reshape(wl.co1, 16)
-    a = {"x": rng.standard_normal((wl.batch, wl.c1, wl.height, wl.width, 16)) * mi[None, :, None, None, :],
-         "w_dw": rng.standard_normal((wl.c1, kh, kw, 16)) / 3 * mi[:, None, None, :],
-         "b_dw": rng.standard_normal((wl.c1, 16)) * mi,
-         "w_pw": rng.standard_normal((wl.co1, wl.c1, 16, 16)) / np.sqrt(wl.cin) * mi[None, :, :, None]
-         * mo[:, None, None, :],
-         "b_pw": rng.standard_normal((wl.co1, 16)) * mo}
-    if wl.residual:
-        a["res"] = rng.standard_normal((wl.batch, wl.co1, wl.out_height, wl.out_width, 16)) * mo[None, :, None, None, :]
-    f32 = {"b_dw", "b_pw"}
-    return {k: np.ascontiguousarray(v.astype("float32" if k in f32 else wl.dtype)) for k, v in a.items()}
-
-
 def _per_core_fractals(prog, phase) -> list[int]:
     out = []
     for units in phase.assignment:
@@ -82,7 +66,7 @@ def test_counters_equal_program_and_numerics(kernels, i):
     plan = ek.plan
     assert ek.variant == "two-phase" and plan.fits()
     prog = build_twophase(plan)
-    args = _args(wl)
+    args = block_args(wl)
     y, counters, (run,) = run_emitted(ek, built, args)
     want = prog.counts
     assert {k: counters[k] for k in KEYS} == {k: want[k] for k in KEYS}

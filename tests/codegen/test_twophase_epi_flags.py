@@ -26,6 +26,7 @@ from schedules.program_twophase import build_twophase, phase
 from schedules.reference import kernel_layout_reference
 from schedules.twophase import EPI_LAG
 from schedules.workload import DwSepWorkload as W, TileConfig
+from factories import block_args
 
 F16 = "float16"
 SOC = SOCS["ascend910b2"]
@@ -44,22 +45,6 @@ def kernels():
     eks = [emit_kernel(make_plan(wl, tile, SOC), f"epif{i}") for i, (wl, tile) in enumerate(CASES)]
     built, _ = build_all(eks)
     return list(zip(eks, built))
-
-
-def _args(wl: W, seed: int = 0) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    kh, kw = wl.kernel
-    mi = (np.arange(wl.c1 * 16) < wl.cin).reshape(wl.c1, 16)
-    mo = (np.arange(wl.co1 * 16) < wl.cout).reshape(wl.co1, 16)
-    a = {"x": rng.standard_normal((wl.batch, wl.c1, wl.height, wl.width, 16)) * mi[None, :, None, None, :],
-         "w_dw": rng.standard_normal((wl.c1, kh, kw, 16)) / 3 * mi[:, None, None, :],
-         "b_dw": rng.standard_normal((wl.c1, 16)) * mi,
-         "w_pw": rng.standard_normal((wl.co1, wl.c1, 16, 16)) / np.sqrt(wl.cin) * mi[None, :, :, None]
-         * mo[:, None, None, :],
-         "b_pw": rng.standard_normal((wl.co1, 16)) * mo,
-         "res": rng.standard_normal((wl.batch, wl.co1, wl.out_height, wl.out_width, 16)) * mo[None, :, None, None, :]}
-    f32 = {"b_dw", "b_pw"}
-    return {k: np.ascontiguousarray(v.astype("float32" if k in f32 else wl.dtype)) for k, v in a.items()}
 
 
 def _expected_sync(prog) -> dict[str, tuple[int, int, int]]:
@@ -85,7 +70,7 @@ def test_emulator_runs_the_flags_the_program_names(kernels, i):
     wl, _tile = CASES[i]
     ek, built = kernels[i]
     prog = build_twophase(ek.plan)
-    args = _args(wl)
+    args = block_args(wl)
     y, counters, (run,) = run_emitted(ek, built, args)
     want = prog.counts
     assert {k: counters[k] for k in KEYS} == {k: want[k] for k in KEYS}
