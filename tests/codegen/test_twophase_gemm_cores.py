@@ -15,7 +15,8 @@ from schedules.program_twophase import build_twophase, phase
 from schedules.reference import kernel_layout_reference
 from schedules.twophase import gemm_rows
 from schedules.workload import DwSepWorkload as W, TileConfig, ceil_div
-from test_ascendc_twophase import KEYS, _args, _per_core_fractals
+from factories import block_args
+from test_ascendc_twophase import KEYS, _per_core_fractals
 
 F16 = "float16"
 # one DW unit (a 4 x 4 tile, both channel blocks) but 9 N tiles of one Cout block (the last ragged)
@@ -45,7 +46,7 @@ def test_gemm_cores_beyond_the_dw_units(kernels, i):
     assert plan.b_resident or wl is FEW_DW   # (FEW_DW: resident on 910B, 9 tiles on 9 AICs; not on 310P)
     want_gemm = min(SOCS[soc].cube_cores, wl.co1)
     assert len(gemm.assignment) == want_gemm > ceil_div(plan.cores, plan.aic_ratio)
-    args = _args(wl, 3)
+    args = block_args(wl, 3)
     y, counters, (run,) = run_emitted(ek, built, args)
     want = prog.counts
     assert {k: counters[k] for k in KEYS} == {k: want[k] for k in KEYS}
