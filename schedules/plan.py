@@ -207,7 +207,13 @@ class KernelPlan:
         runs (schedules/twophase.b_resident)."""
         if not self.two_phase:
             return False
-        return b_resident(self.workload, self.soc, self.cob, self.tile.double_buffer, self.cores)
+        return b_resident(self.workload, self.soc, self.cob, self.tile.double_buffer, self.gemm_cap)
+
+    @property
+    def gemm_cap(self) -> int:
+        """Two-phase: the vector cores the launch may hold, which bound the GEMM phase's cores
+        (schedules/twophase.gemm_cap; the DW phase runs on `cores` of them)."""
+        return twophase.gemm_cap(self.workload, self.soc, self.tile.cores, self.cores)
 
     @property
     def pw_on_cube(self) -> bool:
@@ -461,7 +467,7 @@ def make_plan(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> KernelPlan:
     if tile.pw_engine == "twophase":
         cores = KernelPlan(wl, tile, soc).cores   # from the tile alone (no buffers needed)
         specs = twophase.twophase_buffer_specs(wl, soc, th, tw, cob, cib, tile.double_buffer, cores,
-                                               tile.norm_phase)
+                                               tile.norm_phase, twophase.gemm_cap(wl, soc, tile.cores, cores))
         bufs = tuple(BufferPlan(name, scope, tuple(int(d) for d in dims), dtype, int(n), role, **opts)
                      for name, scope, dims, dtype, n, role, opts in specs)
         return KernelPlan(wl, tile, soc, bufs)

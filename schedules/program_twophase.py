@@ -257,7 +257,7 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
                     it.append(Copy("output", "out", "y_tile", "y", out_bytes, out_bursts, slots))
             its.append(tuple(it))
         units.append(tuple(its))
-    cores = phase2_cores(wl, soc, plan.cob, bm, plan.cores)
+    cores = phase2_cores(wl, soc, plan.cob, bm, plan.gemm_cap)
     assignment = round_robin(len(units), cores)
     preload = ()
     if resident:   # each core's one N tile (its first unit's, as PreloadB): cbo x C1 FRACTAL_Z fractals, one run

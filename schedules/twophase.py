@@ -172,19 +172,39 @@ def fixpipe(wl: DwSepWorkload, soc: SocSpec) -> bool:
 
 
 def gemm_rows(wl: DwSepWorkload, soc: SocSpec, cob: int, copies: int) -> int:
-    """bm: rows of one GEMM tile, a multiple of 16. As many (M, N) tiles as cube cores where the
-    pixels allow it, each as large as L0A (A block) and L0C (the accumulator) hold, balanced so the
-    last M tile is no sliver."""
+    """bm: rows of one GEMM tile, a multiple of 16, at most what L0A (A block) and L0C (the
+    accumulator) hold, balanced so the last M tile is no sliver. Of the M splits, the one whose
+    busiest cube core loads the fewest operand bytes: rounds (tiles per core, round-robin) x (its A
+    block bm x C1 + its B slice C1 x cob blocks), the GM -> L1 traffic an MTE2-bound GEMM phase
+    waits for. Splitting M re-reads every B slice once more (the old rule filled the cube cores
+    with M tiles: MobileNetV1 b12, M = 49 x 1024 Cout, read its 1 MB of weights twice where the
+    vendor-like split 1 x 22 reads them once); ties keep the fewer M tiles. A vector epilogue
+    (310P, 910B phase 3) keeps the old rule (below)."""
     frac = soc.cube_fractal[0]
     m_al = ceil_div(gemm_m(wl), frac) * frac
     b = itemsize(wl.dtype)
     limit = min(soc.l0c_bytes // (copies * cob * C0 * 4), soc.l0a_bytes // (copies * C0 * b), BM_CAP)
     limit = max(frac, limit // frac * frac)
     n_tiles = ceil_div(wl.co1, cob)
-    want_m = max(1, ceil_div(soc.cube_cores, n_tiles))
-    bm = min(limit, ceil_div(ceil_div(m_al, want_m), frac) * frac)
-    tiles_m = ceil_div(m_al, bm)
-    return ceil_div(ceil_div(m_al, tiles_m), frac) * frac
+    if soc.coupled or not fixpipe(wl, soc):
+        # a vector epilogue holds (cob, bm) tiles in UB beside the DW phase's buffers: the rule that
+        # fills the cube cores with M tiles (taller tiles overflow the UB the DW phase shares, and
+        # the load rule's shorter ones made MobileNetV2's 310P GEMM stages slower, MODELED)
+        want_m = max(1, ceil_div(soc.cube_cores, n_tiles))
+        bm = min(limit, ceil_div(ceil_div(m_al, want_m), frac) * frac)
+        return ceil_div(ceil_div(m_al, ceil_div(m_al, bm)), frac) * frac
+    best = None
+    first = ceil_div(m_al, limit)
+    # past two more rounds of tiles per core the busiest core's rows shrink no further than its
+    # rounds grow (bm + cob x C0 per round)
+    for tiles_m in range(first, min(m_al // frac, first + 2 * soc.cube_cores) + 1):
+        bm = ceil_div(ceil_div(m_al, tiles_m), frac) * frac
+        if ceil_div(m_al, bm) != tiles_m:   # the same bm as fewer M tiles
+            continue
+        load = ceil_div(tiles_m * n_tiles, soc.cube_cores) * (bm + cob * C0)
+        if best is None or load < best[0]:
+            best = (load, bm)
+    return best[1]
 
 
 def gemm_k(wl: DwSepWorkload, soc: SocSpec, cob: int, bm: int, copies: int) -> int:
@@ -198,9 +218,23 @@ def gemm_k(wl: DwSepWorkload, soc: SocSpec, cob: int, bm: int, copies: int) -> i
     return ceil_div(wl.c1, steps)
 
 
+def gemm_cap(wl: DwSepWorkload, soc: SocSpec, tile_cores: int, dw_cores: int) -> int:
+    """Vector cores the launch may hold (the tile's cores knob, 0 = all): the GEMM phase's cores
+    are bounded by this, not by the DW units (dw_cores, KernelPlan.cores). An identity DW (a
+    chain's GEMM stage, fusion/driver/chain_stage.py) keeps its DW units' cores: its tile is the
+    only core knob the policy weighs for it (all cores made MobileNetV2's 310P stages slower,
+    MODELED)."""
+    if wl.kernel == (1, 1) and wl.stride == (1, 1) and wl.act1 == "none":
+        return dw_cores
+    return min(soc.vector_cores, tile_cores or soc.vector_cores)
+
+
 def phase2_cores(wl: DwSepWorkload, soc: SocSpec, cob: int, bm: int, vec_cores: int) -> int:
-    """Cube cores of phase 2: the AICs of the plan's AIVs (910B, 1:2), or the plan's cores
-    themselves (310P), at most one per (M, N) tile."""
+    """Cube cores of phase 2: one per (M, N) tile, up to the AICs of `vec_cores` AIVs (910B,
+    1:2) or `vec_cores` cores (310P). Callers pass the launch cap (gemm_cap), not the DW units:
+    a block with few DW units (MobileNetV1 b12: 32 units of a 7 x 7 tile) would otherwise run its
+    MTE2-bound GEMM on 16 of 24 AICs; the launch then holds the GEMM's cores and the vector cores
+    without a DW unit wait at the SyncAll (their DwPhase has no units: UnitsOf(core >= blockDim))."""
     frac = soc.cube_fractal[0]
     units = ceil_div(ceil_div(gemm_m(wl), frac) * frac, bm) * ceil_div(wl.co1, cob)
     return min(soc.cube_cores, units, ceil_div(vec_cores, max(1, soc.vector_cores // soc.cube_cores)))
@@ -228,11 +262,12 @@ def b_resident(wl: DwSepWorkload, soc: SocSpec, cob: int, db: bool, vec_cores: i
 
 
 def twophase_buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, vec_cores: int,
-                          norm_phase: bool = False) -> list[tuple]:
+                          norm_phase: bool = False, cap: int | None = None) -> list[tuple]:
     """Every buffer of the two-phase kernel, as schedules/plan.buffer_specs lists them (scalar
     tile sizes only). Phase 1 lives in UB; phase 2 in L1/L0 (and, on 310P or for a vector
     epilogue, UB). A core runs its phases one after the other but the kernel allocates them all.
-    vec_cores: the DW cores launched (KernelPlan.cores), which decide the GEMM cores. norm_phase:
+    vec_cores: the DW cores (KernelPlan.cores); cap: the launch cap (gemm_cap; None: vec_cores),
+    which decides the GEMM cores. norm_phase:
     a channel LayerNorm runs in a phase of its own (schedules/norm_phase.py)."""
     dt = wl.dtype
     copies = buffer_copies(db)
@@ -242,7 +277,7 @@ def twophase_buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db,
     bm = gemm_rows(wl, soc, cob, copies)
     kb = gemm_k(wl, soc, cob, bm, copies)
     fix = fixpipe(wl, soc)
-    resident = b_resident(wl, soc, cob, db, vec_cores)
+    resident = b_resident(wl, soc, cob, db, vec_cores if cap is None else cap)
     grouped = dw_grouped(wl, soc, th, tw, cib)
     post16 = dw_post16(wl)
     out = []
@@ -329,6 +364,6 @@ def l2_resident(wl: DwSepWorkload, soc: SocSpec) -> bool:
     return write_hit(soc, ws["dw_ws"] + ws["pre_ws"]) >= 1.0
 
 
-__all__ = ["ENGINE", "EPI_LAG", "GROUPED_ACTS", "VARIANT", "b_resident", "twophase_buffer_specs", "phase2_cores", "dw_grouped", "dw_wide_ok",
+__all__ = ["ENGINE", "EPI_LAG", "GROUPED_ACTS", "VARIANT", "b_resident", "twophase_buffer_specs", "gemm_cap", "phase2_cores", "dw_grouped", "dw_wide_ok",
            "fixpipe", "gemm_m", "gemm_rows", "l2_resident",
            "workspace_bytes", "gemm_k", "tap_row_fit"]

@@ -213,7 +213,12 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
     # a gemm_only plan still launches its MIX kernel's AIVs (the plan's cores)
     n_vec = max((len(ph.assignment) for ph in prog.phases if ph.role in ("aiv", "core")), default=plan.cores)
     n_aic = sum(len(ph.assignment) for ph in prog.phases if ph.role == "aic")
+    if n_aic:   # a MIX launch of G groups holds G AICs and G x ratio AIVs (the GEMM may want more
+        n_vec = max(n_vec, n_aic * plan.aic_ratio)   # AICs than the DW units' AIVs: twophase.gemm_cap)
     launched = n_vec + n_aic
+    # vector cores the launch holds for the GEMM's AICs but the DW units do not reach move no data
+    first = prog.phases[0]
+    idle = n_vec - sum(1 for c in first.assignment if c) if first.role in ("aiv", "core") else 0
     timer = _Timer(plan, l2, launched)
     acc = _Acc()
     sync = sync_all_us(soc)
@@ -225,16 +230,22 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
     # no phase before: the DW phase's taps of its units' channel blocks) at the kernel's start,
     # the barrier not waiting
     pre_us: dict[str, float] = {}
+    idle_pre: list[str] = []   # 310P GEMM cores without a DW unit: they load at once (twophase_dw.h)
     for k, ph in enumerate(prog.phases):
         if not ph.preload:
             continue
         inline = k > 0 and prog.phases[k - 1].role == ph.role
-        timer.active = (sum(1 for c in prog.phases[k - 1].assignment if c) if inline else _at_start(prog, launched))
+        before = prog.phases[k - 1].assignment if inline else ()
+        timer.active = (sum(1 for c in prog.phases[k - 1].assignment if c) if inline
+                        else _at_start(prog, launched - idle))
         for ci, pre in enumerate(ph.preload):
             if pre:
                 t = timer.iteration(acc, pre, 1, ph.name == "gemm")[0]   # the AIC's B -> L1, the AIV's taps -> UB
-                if inline:
+                if inline and ci < len(before) and before[ci]:
                     pre_us[f"{ph.role}{ci}"] = t
+                elif inline:   # no unit of the phase before: the load at its start, the barrier waits for it
+                    runs[f"{ph.role}{ci}"] = _sim([(0, 0.0, ((_st("MTE2", t, "PW weights -> L1 (resident)"),),))], db)
+                    idle_pre.append(f"{ph.role}{ci}")
                 else:
                     what = "PW weights -> L1 (resident)" if ph.name == "gemm" else "the units' DW taps -> UB"
                     runs[f"{ph.role}{ci}"] = _sim([(0, 0.0, ((_st("MTE2", t, what),),))], db)
@@ -284,6 +295,8 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
             runs[name_] = run
             runs.update(consumers)
             end = max(end, run.end, *(r.end for r in consumers.values()))
+        if k + 1 < len(prog.phases) and prog.phases[k + 1].preload:   # the soft SyncAll polls on MTE2
+            end = max([end] + [runs[n].end for n in idle_pre])
         if flagged:
             spans.append((ph.name, ready, max(runs[n].end for n in prog.core_names(ph)), ph.gate))
             spans.append((nxt.name, flagged.first, end, nxt.gate))

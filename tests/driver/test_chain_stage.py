@@ -209,7 +209,8 @@ def test_emit_chain_checks_the_residual_sources(small_v2):
     cm = _compile(small_v2, "ascend:910b2")
     (c,) = cm.chains
     members = {**{b.name: b for b in cm.fused_blocks}, **cm.chain_stages}
-    ks = [emit_kernel(members[n].plan, n) for n in c.blocks]
+    # the plans the chain runs (a block's own, standalone plan may be a one-phase kernel)
+    ks = [emit_kernel(cm.chain_plans.get(n, members[n].plan), n) for n in c.blocks]
     with pytest.raises(MegafuseError, match="residual source"):
         emit_chain("c", ks)                       # b3 has a residual, none given
     with pytest.raises(MegafuseError, match="residual source"):

@@ -24,7 +24,9 @@ def test_norm_block_weighs_single_buffered_two_phase_tiles(monkeypatch):
     db = tp._two_phase_best(STAGE0, target, tp.TileOverride(double_buffer=True), norm_phase=False)
     sb = tp._two_phase_best(STAGE0, target, tp.TileOverride(double_buffer=False), norm_phase=False)
     assert both[1] == min(db[1], sb[1])
-    assert not both[0].tile.double_buffer and sb[1] < db[1]   # here the single-buffered tile wins
+    # the faster of the two wins (the single-buffered one did until the GEMM phase's cores stopped
+    # being capped by the DW units', schedules/twophase.gemm_cap: MODELED)
+    assert sb is not None and both[0].tile.double_buffer == (db[1] <= sb[1])
     # and with it the fused block beats the vendor-like DW + norm + PW kernels (it did not before)
     vendor = sum(k.time_us for k in block_kernels(STAGE0, target.soc))
     # (the double-buffered tile no longer loses to it since phase 3 runs on per-tile flags: MODELED)

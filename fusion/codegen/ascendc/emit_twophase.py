@@ -102,14 +102,16 @@ def grouped_values(plan: KernelPlan) -> dict[str, str]:
 
 def resident_values(plan: KernelPlan) -> dict[str, str]:
     """The slots that differ when phase 2's PW weights are resident in L1 (plan.b_resident): the
-    load while phase 1 runs (310P: in the DW loop after the first x block; 910B: the AIC before
-    its SyncAll), the K loop's L0B source, and no per-K-step B block."""
+    load while phase 1 runs (310P: in the DW loop after the first x block, or at once on a GEMM
+    core without a DW unit; 910B: the AIC before its SyncAll), the K loop's L0B source, and no per-K-step B block."""
     if not plan.b_resident:
         return dict(B_IN=snippet("B_IN_STREAM"), B_FREE=snippet("B_FREE_STREAM"), B_L1_ARGS="b1, kbq, kbq, 0",
-                    TP_PRELOAD="", TP_PRELOAD_DW="", TP_PRELOAD_AIC="", B_RES_TAKE="", B_RES_FREE="")
+                    TP_PRELOAD="", TP_PRELOAD_DW="", TP_PRELOAD_IDLE="", TP_PRELOAD_AIC="", B_RES_TAKE="",
+                    B_RES_FREE="")
     coupled = plan.soc.coupled
     return dict(B_IN="", B_FREE="", B_L1_ARGS="bRes, kbq, tl.c1, k0", TP_PRELOAD=template("twophase_preload.h"),
                 TP_PRELOAD_DW=snippet("TP_PRELOAD_DW") if coupled else "",
+                TP_PRELOAD_IDLE=snippet("TP_PRELOAD_IDLE") if coupled else "",
                 TP_PRELOAD_AIC="" if coupled else snippet("TP_PRELOAD_AIC"),
                 B_RES_TAKE=snippet("B_RES_TAKE"), B_RES_FREE=snippet("B_RES_FREE"))
 

@@ -69,6 +69,8 @@
         bResQue.FreeTensor(bRes);
 //@ TP_PRELOAD_DW
             if (k == 0) PreloadB(core);  // after the first x block: the MTE2 queue serves it first
+//@ TP_PRELOAD_IDLE
+            PreloadB(core);  // a GEMM core without a DW unit: its PW weights at once (the SyncAll waits)
 //@ TP_PRELOAD_AIC
         PreloadB(GetBlockIdx());  // the AIC is idle until the SyncAll: its PW weights come in meanwhile
 //@ A_LOAD_WS

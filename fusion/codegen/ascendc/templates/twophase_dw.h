@@ -2,7 +2,9 @@
     __aicore__ inline void DwPhase(uint32_t core)
     {
         const uint32_t mine = UnitsOf(core, tl.nTiles * tl.ciSteps, tl.blockDim);
-        if (mine == 0) return;
+        if (mine == 0) {
+@TP_PRELOAD_IDLE@            return;
+        }
 @RESIDENT_UB@        wDw = wDwQue.DeQue<T>();
         bDw = bDwQue.DeQue<float>();
 @DW_BIAS16@        SetFlag<HardEvent::MTE2_S>(0);  // the DW taps are read by the scalar unit
