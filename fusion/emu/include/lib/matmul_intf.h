@@ -540,6 +540,15 @@ private:
         const uint64_t first = sequential ? 0 : uint64_t(r0) * ld + c0;
         const uint64_t span = uint64_t(rows - 1) * ld + cols;
         uint8_t* d = gm.Access(first, span, "Matmul (C)", loc);
+        StoreTile(d, r0, c0, rows, cols, enAtomic, [&](int i, int j) { return uint64_t(i) * ld + j; }, loc);
+    }
+
+    // rows x cols of C from (r0, c0) to GM at d + off(i, j) elements, under the enAtomic mode
+    // (1 add, 2 max, 3 min; the core's atomic state restored afterwards)
+    template <typename Off>
+    void StoreTile(uint8_t* d, int r0, int c0, int rows, int cols, uint8_t enAtomic, Off off,
+                   const megafuse_emu::Loc& loc)
+    {
         megafuse_emu::AtomicState saved = megafuse_emu::Core(loc).atomic;
         if (enAtomic == 1) SetAtomicAdd<C>(loc);
         if (enAtomic == 2) SetAtomicMax<C>(loc);
@@ -547,7 +556,7 @@ private:
         for (int i = 0; i < rows; ++i)
             for (int j = 0; j < cols; ++j) {
                 const C v = Out(r0 + i, c0 + j, loc);
-                megafuse_emu::GmStore(d + (uint64_t(i) * ld + j) * sizeof(C), reinterpret_cast<const uint8_t*>(&v),
+                megafuse_emu::GmStore(d + off(i, j) * sizeof(C), reinterpret_cast<const uint8_t*>(&v),
                                       sizeof(C), "Matmul", loc);
             }
         megafuse_emu::Core(loc).atomic = saved;
@@ -566,18 +575,7 @@ private:
         auto at = [&](int i, int j) { return (uint64_t(j) / w * alignM + uint64_t(i)) * w + uint64_t(j) % w; };
         const uint64_t first = at(r0, c0), last = at(r0 + rows - 1, c0 + cols - 1);
         uint8_t* d = gm.Access(first, last - first + 1, "Matmul (C)", loc);
-        megafuse_emu::AtomicState saved = megafuse_emu::Core(loc).atomic;
-        if (enAtomic == 1) SetAtomicAdd<C>(loc);
-        if (enAtomic == 2) SetAtomicMax<C>(loc);
-        if (enAtomic == 3) SetAtomicMin<C>(loc);
-        for (int i = 0; i < rows; ++i)
-            for (int j = 0; j < cols; ++j) {
-                const C v = Out(r0 + i, c0 + j, loc);
-                megafuse_emu::GmStore(d + (at(r0 + i, c0 + j) - first) * sizeof(C), reinterpret_cast<const uint8_t*>(&v),
-                                      sizeof(C), "Matmul", loc);
-            }
-        megafuse_emu::Core(loc).atomic = saved;
-        megafuse_emu::Count(megafuse_emu::GM_WRITE_BYTES, uint64_t(rows) * cols * sizeof(C));
+        StoreTile(d, r0, c0, rows, cols, enAtomic, [&](int i, int j) { return at(r0 + i, c0 + j) - first; }, loc);
     }
     static constexpr bool ChannelSplit()
     {
