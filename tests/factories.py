@@ -14,9 +14,12 @@ import fusion
 from fusion.core.ir import Graph, Node, TensorType, assert_structural_equal
 from fusion.core.tolerance import TOLERANCE
 from fusion.verify.check import compare, ort_reference, random_inputs
+from fusion.verify.emu_run import run_emitted
 from fusion.verify.sensitivity import relative_change
 from fusion.core.soc import SocSpec, get_soc
 from schedules.plan import KernelPlan, make_plan
+from schedules.program_twophase import build_twophase
+from schedules.reference import kernel_layout_reference
 from schedules.workload import DwSepWorkload, TileConfig
 
 F32, F16 = "float32", "float16"
@@ -161,3 +164,23 @@ def block_args(wl: DwSepWorkload, seed: int = 0) -> dict[str, np.ndarray]:
         a["res"] = rng.standard_normal((wl.batch, wl.co1, wl.out_height, wl.out_width, 16)) * mo[None, :, None, None, :]
     f32 = {"b_dw", "b_pw"}
     return {k: np.ascontiguousarray(v.astype("float32" if k in f32 else wl.dtype)) for k, v in a.items()}
+
+
+def run_twophase_checked(ek, built, wl: DwSepWorkload):
+    """Runs an emitted two-phase kernel on the emulator with block_args(wl) and checks it against its
+    program (schedules/program_twophase.build_twophase): GM bytes and cube fractals equal, the vector
+    work instruction for instruction (program.dw_ops, block_epilogue_ops: what templates/dw.h and
+    epilogue_block.h issue), the output the NumPy reference's within 2e-2 of its range.
+    Returns (program, the emulator's run)."""
+    prog = build_twophase(ek.plan)
+    args = block_args(wl)
+    y, counters, (run,) = run_emitted(ek, built, args)
+    want = prog.counts
+    keys = ("gm_read_bytes", "gm_write_bytes", "cube_fractals")
+    assert {k: counters[k] for k in keys} == {k: want[k] for k in keys}
+    assert (counters["vector_instructions"], counters["vector_repeats"]) == (want["vector_instrs"],
+                                                                             want["vector_repeats"])
+    ref = kernel_layout_reference(wl, **args)
+    err = np.abs(y.astype(np.float64) - ref).max() / np.abs(ref).max()
+    assert err <= 2e-2, err
+    return prog, run
