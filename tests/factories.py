@@ -166,14 +166,14 @@ def block_args(wl: DwSepWorkload, seed: int = 0) -> dict[str, np.ndarray]:
     return {k: np.ascontiguousarray(v.astype("float32" if k in f32 else wl.dtype)) for k, v in a.items()}
 
 
-def run_twophase_checked(ek, built, wl: DwSepWorkload):
-    """Runs an emitted two-phase kernel on the emulator with block_args(wl) and checks it against its
+def run_twophase_checked(ek, built, wl: DwSepWorkload, seed: int = 0):
+    """Runs an emitted two-phase kernel on the emulator with block_args(wl, seed) and checks it against its
     program (schedules/program_twophase.build_twophase): GM bytes and cube fractals equal, the vector
     work instruction for instruction (program.dw_ops, block_epilogue_ops: what templates/dw.h and
     epilogue_block.h issue), the output the NumPy reference's within 2e-2 of its range.
     Returns (program, the emulator's run)."""
     prog = build_twophase(ek.plan)
-    args = block_args(wl)
+    args = block_args(wl, seed)
     y, counters, (run,) = run_emitted(ek, built, args)
     want = prog.counts
     keys = ("gm_read_bytes", "gm_write_bytes", "cube_fractals")
