@@ -26,7 +26,7 @@ from fusion.core.ir import C0
 from schedules.channel_norm import add_ln_buffers, ln_ops_px
 from schedules.isa import ACC_BYTES, count_form, itemsize
 from schedules.loops import round_robin, split
-from schedules.steps import Copy, VectorOp
+from schedules.steps import Copy, Phase, VectorOp, stages
 from schedules.workload import DwSepWorkload, ceil_div
 
 # UB bytes the norm phase's per-pixel buffers (ln_x, fp16 also ln_io) may take: a design bound
@@ -94,3 +94,13 @@ def norm_phase_units(plan) -> tuple:
 
 def norm_phase_assignment(plan, units: int) -> tuple:
     return round_robin(units, ln_cores(plan.workload, plan.cores))
+
+
+def norm_phase(plan, role: str) -> Phase:
+    """The norm phase: its units on the DW phase's cores, each unit's pixels in, normalised and out
+    through one buffer in series (ln_x; fp16 ln_io in and out)."""
+    units = norm_phase_units(plan)
+    io = "ln_x" if itemsize(plan.workload.dtype) == ACC_BYTES else "ln_io"
+    pipeline = stages(plan, ("MTE2", "workspace pixels x C1", io), ("vector", "channel LayerNorm", io),
+                      ("MTE3", "normalised pixels -> GM workspace"))
+    return Phase("norm", role, units, norm_phase_assignment(plan, len(units)), (), pipeline=pipeline)

@@ -36,7 +36,6 @@ from schedules.program import (
     Copy,
     CubeOp,
     Move,
-    VectorOp,
     _fmt,
     bias_cast,
     bias_setup,
@@ -50,28 +49,11 @@ from schedules.program import (
 )
 from schedules.loops import (block_len, block_start, part_rows, round_robin, row_image, split, tile_col,
                              tile_row, unit_inner, unit_outer, window_valid)
-from schedules.norm_phase import norm_phase_assignment, norm_phase_units
-from schedules.se_program import se_assignment, se_dw_steps, se_phase_units
+from schedules.norm_phase import norm_phase
+from schedules.se_program import se_dw_steps, se_phase
+from schedules.steps import L0_RING, Phase, stages
 from schedules.twophase import EPI_LAG, VARIANT, fixpipe, phase2_cores, gemm_k, gemm_m, gemm_rows
 from schedules.workload import ceil_div
-
-Unit = tuple   # tuple[Iteration, ...]: one work unit's iterations, each a tuple of steps
-
-
-@dataclass(frozen=True)
-class Phase:
-    name: str                          # dw | se | gemm | epi
-    role: str                          # aiv | aic | core
-    units: tuple[Unit, ...]
-    assignment: tuple[tuple[int, ...], ...]   # per core of the phase: its unit indices, in order
-    prologue: tuple                    # resident loads (Copy) of every core of the phase before its first
-                                       # unit, and the grouped DW's bias Cast (VectorOp)
-    preload: tuple = ()                # per core of the phase: loads issued while the phase before runs
-                                       # (the resident PW weights, plan.b_resident); () = none
-    gate: str = "sync"                 # what starts the phase: "sync" (a SyncAll after the phase before)
-                                       # or "flags" (per unit, a cross-core flag of its producer unit)
-    deps: tuple[int, ...] = ()         # gate "flags": per unit, the unit of the phase before it finishes
-
 
 @dataclass(frozen=True)
 class TwoPhaseProgram:
@@ -201,7 +183,9 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
     preload = tuple(tuple(Copy("weights", "in", "w_dw", "w_dw", block_len(unit_inner(u, plan.ci_steps), plan.cib,
                                                                             wl.c1) * kh * kw * C0 * b, 1)
                           for u in core[:n_loads]) for core in assignment)
-    return Phase("dw", role, tuple(units), assignment, pro, preload)
+    pipeline = stages(plan, ("MTE2", "x block", "x_tile"), ("vector", "dw taps+bias+act1", "dw_out"),
+                      ("MTE3", "dw result -> GM workspace"))
+    return Phase("dw", role, tuple(units), assignment, pro, preload, pipeline=pipeline)
 
 
 def dw_tap_loads(plan: KernelPlan) -> int:
@@ -269,7 +253,11 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
         pro = (Copy("weights", "in", "b_pw_l1", "b_pw", wl.co1 * C0 * ACC_BYTES, 1),)
     elif coupled:
         pro = _b_pw_prologue(plan) + bias_setup(plan, bm)
-    return Phase("gemm", role, tuple(units), assignment, pro, preload), m_tiles, co_steps
+    # per K block: A (+ B) -> L1, L1 -> L0A / L0B, Mmad into the L0C accumulator, which the last K
+    # block's epilogue reads out (310P: L0C -> UB, vector epilogue, y; 910B: Fixpipe or the workspace)
+    pipeline = stages(plan, ("MTE2", "A + B block", "a_l1"), ("MTE1", "L1->L0A/B", L0_RING),
+                      ("cube", "mmad", "pw_acc", True), ("vector", "L0C->UB + epilogue", "y_tile"), ("MTE3", "y"))
+    return Phase("gemm", role, tuple(units), assignment, pro, preload, pipeline=pipeline), m_tiles, co_steps
 
 
 def epi_phase(plan: KernelPlan, bm: int, gemm: Phase) -> Phase:
@@ -308,8 +296,10 @@ def epi_phase(plan: KernelPlan, bm: int, gemm: Phase) -> Phase:
                 units.append((tuple(it),))
                 deps.append(u)
         assignment += [tuple(p) for p in parts]
+    pipeline = stages(plan, ("MTE2", "pre-act (+res)", "pre_tile"), ("vector", "bias+act2 (+res)", "y_tile"),
+                      ("MTE3", "y"))
     return Phase("epi", "aiv", tuple(units), tuple(assignment), _b_pw_prologue(plan), gate="flags",
-                 deps=tuple(deps))
+                 deps=tuple(deps), pipeline=pipeline)
 
 
 def _b_pw_prologue(plan: KernelPlan) -> tuple:
@@ -363,11 +353,9 @@ def build_twophase(plan: KernelPlan) -> TwoPhaseProgram:
         raise ValueError(f"gemm_only plan of {wl.describe()}: x is not the GEMM's A layout on {soc.name}")
     phases = [] if plan.gemm_only else [dw_phase(plan, "core" if coupled else "aiv")]
     if wl.se and phases:   # squeeze-and-excitation (schedules/se_plan.py): its own phase, a SyncAll each side
-        units = se_phase_units(plan)
-        phases.append(Phase("se", phases[0].role, units, se_assignment(plan, len(units)), ()))
+        phases.append(se_phase(plan, phases[0].role))
     if plan.norm_phase and phases:   # the channel LayerNorm's own phase (schedules/norm_phase.py)
-        units = norm_phase_units(plan)
-        phases.append(Phase("norm", phases[0].role, units, norm_phase_assignment(plan, len(units)), ()))
+        phases.append(norm_phase(plan, phases[0].role))
     gemm, mt, nt = gemm_phase(plan, "core" if coupled else "aic", bm, kb)
     phases.append(gemm)
     if not coupled and not fixpipe(wl, soc):

@@ -25,7 +25,7 @@ from schedules.loops import block_len, round_robin, split
 from schedules.plan import KernelPlan
 from schedules.se_plan import se_blocks, se_chunk, se_pad, se_units, w1_rows, w2_rows
 from schedules.se_math import gate_kind
-from schedules.steps import Copy, VectorOp
+from schedules.steps import Copy, Phase, VectorOp, stages
 
 GATE_INSTRS = {"sigmoid": 4, "hardsigmoid": 4}
 
@@ -98,3 +98,12 @@ def se_phase_units(plan: KernelPlan) -> tuple:
 
 def se_assignment(plan: KernelPlan, units: int) -> tuple:
     return round_robin(units, min(plan.cores, units))
+
+
+def se_phase(plan: KernelPlan, role: str) -> Phase:
+    """The SE phase: its units on the DW phase's cores, each chunk in, scaled, out through the one
+    se_tile buffer in series (templates/twophase_se.h waits MTE3 -> MTE2 before each chunk)."""
+    units = se_phase_units(plan)
+    pipeline = stages(plan, ("MTE2", "SE sums / workspace chunk", "se_tile"), ("vector", "SE MLP / scale", "se_tile"),
+                      ("MTE3", "scaled chunk -> GM workspace"))
+    return Phase("se", role, units, se_assignment(plan, len(units)), (), pipeline=pipeline)

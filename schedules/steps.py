@@ -68,6 +68,35 @@ class Handoff:
 Step = Copy | VectorOp | Move | CubeOp | Handoff
 Iteration = tuple  # tuple[Step, ...]
 
+# the pipes an iteration's steps busy, in the order the kernel's loop body issues them: GM -> chip
+# copies on MTE2, L1 -> L0A / L0B moves on MTE1, Mmads on the cube, vector ops, chip -> GM on MTE3
+PIPE_ORDER = ("MTE2", "MTE1", "cube", "vector", "MTE3")
+
+# the ring of the L0A / L0B operand buffers: filled by MTE1, freed by the Mmad
+L0_RING = "l0"
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """How every iteration of a phase runs on one pipe (the kernel's loop body, pipe by pipe): the
+    stage's label, and the queue it fills for the next stage of the iteration -- the next stage
+    frees a copy when it ends, so a stage waits while all `depth` copies are taken (TQue
+    AllocTensor / FreeTensor; depth 2 = ping-pong). The step simulator (fusion/cost/twophase.py)
+    times a phase from its stages alone, so a new phase kind needs no simulator code."""
+
+    pipe: str                  # one of PIPE_ORDER
+    label: str
+    ring: str | None = None    # the plan buffer (queue) this stage fills; None: no queue to the next stage
+    depth: int = 1             # the queue's copies
+    last_only: bool = False    # the ring is held on a unit's last iteration only (the L0C accumulator,
+                               # read out once after the last K block; the K blocks before accumulate)
+
+
+def l0_copies(plan) -> int:
+    """Depth of the kernel's L0 operand queues: the copies its plan gives a_l0a and b_l0b (the
+    emitted TQue<A2 / B2, depth>'s; fusion/codegen/ascendc), the shallower of the two."""
+    return min(plan.buffer("a_l0a").copies, plan.buffer("b_l0b").copies)
+
 
 def total_work(ops) -> VecWork:
     """The vector work of a sequence of VectorOps, summed."""
@@ -136,3 +165,45 @@ def count_steps(soc: SocSpec, steps, times: int = 1, into: Counter | None = None
         if x:
             out[key] += int(x) * times
     return out
+
+
+Unit = tuple   # tuple[Iteration, ...]: one work unit's iterations, each a tuple of steps
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One phase of a multi-phase kernel program (schedules/program_twophase.py): its units, the
+    cores they run on, and how each iteration runs on the pipes (`pipeline`). A phase kind is its
+    builder: the simulator, the counts and the kernel's Process() skeleton read only these fields."""
+
+    name: str                          # dw | se | norm | gemm | epi (the kernel's <Name>Phase function)
+    role: str                          # aiv | aic | core
+    units: tuple[Unit, ...]
+    assignment: tuple[tuple[int, ...], ...]   # per core of the phase: its unit indices, in order
+    prologue: tuple                    # resident loads (Copy) of every core of the phase before its first
+                                       # unit, and the grouped DW's bias Cast (VectorOp)
+    preload: tuple = ()                # per core of the phase: loads issued while the phase before runs
+                                       # (the resident PW weights, plan.b_resident); () = none
+    gate: str = "sync"                 # what starts the phase: "sync" (a SyncAll after the phase before)
+                                       # or "flags" (per unit, a cross-core flag of its producer unit)
+    deps: tuple[int, ...] = ()         # gate "flags": per unit, the unit of the phase before it finishes
+    pipeline: tuple[StageSpec, ...] = ()   # every iteration's stages, in issue order
+
+
+def stages(plan, *specs: tuple) -> tuple[StageSpec, ...]:
+    """A phase's pipeline from (pipe, label[, ring[, last_only]]) tuples: each ring's depth is the
+    copies the plan gives that buffer (the emitted TQue's depth; L0_RING: the L0 operand queues'),
+    a ring the plan does not hold is no queue (its stage has no work in that plan)."""
+    copies = {b.name: b.copies for b in plan.buffers}
+    out = []
+    for pipe, label, *rest in specs:
+        ring = rest[0] if rest else None
+        last_only = bool(rest[1]) if len(rest) > 1 else False
+        if ring == L0_RING:
+            depth = l0_copies(plan)
+        elif ring in copies:
+            depth = copies[ring]
+        else:
+            ring, depth = None, 1
+        out.append(StageSpec(pipe, label, ring, depth, last_only))
+    return tuple(out)

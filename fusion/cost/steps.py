@@ -14,11 +14,8 @@ from collections.abc import Callable
 from fusion.cost.pipes import CStage, _st
 from fusion.cost.primitives import VecWork, cycles_to_us
 from fusion.core.soc import MOVE_PIPE, move_rate
-from schedules.plan import KernelPlan
 from schedules.program import Copy, CubeOp, Move, VectorOp
-
-# the simulated ring of the L0A / L0B operand buffers: filled by MTE1, freed by the Mmad
-L0_RING = "l0"
+from schedules.steps import L0_RING, l0_copies  # noqa: F401,F811  (l0_copies: the timers import it from here)
 
 
 def iteration_us(soc, dtype: str, acc, it, times: int, copy_us: Callable[[Copy], float]
@@ -65,8 +62,3 @@ def mte1_stage(us: float, l0_copies: int, label: str = "L1->L0A/B", after: int |
     waits for the Mmad before it to free L0, so loads and Mmads run one after the other."""
     return _st("MTE1", us, label, L0_RING, l0_copies, after)
 
-
-def l0_copies(plan: KernelPlan) -> int:
-    """Depth of the kernel's L0 operand queues: the copies its plan gives a_l0a and b_l0b (the
-    emitted TQue<A2 / B2, depth>'s; fusion/codegen/ascendc), the shallower of the two."""
-    return min(plan.buffer("a_l0a").copies, plan.buffer("b_l0b").copies)

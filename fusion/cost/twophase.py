@@ -15,14 +15,14 @@ from fusion.cost.pipes import CoreRun, _sim, _st, with_prologue
 from fusion.cost.primitives import ACC_BYTES, cycles_to_us
 from fusion.cost.results import KernelCost, _Acc, _assemble
 from fusion.cost.block_l2 import block_l2
-from fusion.cost.steps import iteration_us, l0_copies, mte1_stage
+from fusion.cost.steps import iteration_us
 from schedules.footprint import fused_min_bytes
 from schedules.plan import KernelPlan
 from schedules.lowering import build_program
 from schedules.program import Copy
 from schedules.program_twophase import phase
+from schedules.steps import PIPE_ORDER
 from schedules.twophase import EPI_LAG
-from schedules.workload import buffer_copies
 from fusion.core.soc import cube_side
 
 
@@ -43,7 +43,7 @@ def _l2(plan: KernelPlan, prog, in_l2: tuple[str, ...] = ()):
 class _Timer:
     def __init__(self, plan: KernelPlan, l2, active: int):
 
-        self.soc = plan.soc
+        self.plan, self.soc = plan, plan.soc
         self.dtype = plan.workload.dtype
         self.l2, self.active = l2, active
         self.hit_in = dict(l2.hit_in) if l2 is not None else {}
@@ -63,38 +63,30 @@ class _Timer:
         return iteration_us(self.soc, self.dtype, acc, it, times, copy_us)
 
 
-def _unit_steps(phase, unit, timed, db: bool, l0: int) -> tuple:
-    """One unit's iterations as simulated steps (compiled stages). l0: the depth of the GEMM's L0
-    queues (templates/twophase_gemm.h aL0Que / bL0Que): with 2 the L1 -> L0 loads of K step k + 1
-    run on MTE1 while the Mmad of step k does."""
-    copies = buffer_copies(db)
-    steps = []
+def _unit_steps(phase, unit, timed) -> tuple:
+    """One unit's iterations as simulated steps (compiled stages): the phase's pipeline (its
+    builder's StageSpecs: pipe, label, queue and depth) with each pipe's time of the iteration. A
+    ring marked last_only is held on the unit's last iteration only."""
     last = len(unit) - 1
+    out = []
     for q, it in enumerate(unit):
-        mte2, mte1, t_cube, t_vec, mte3 = timed[it]
-        if phase.name == "dw":
-            steps.append((_st("MTE2", mte2, "x block", "x_tile", copies),
-                          _st("vector", t_vec, "dw taps+bias+act1", "dw_out", copies),
-                          _st("MTE3", mte3, "dw result -> GM workspace")))
-        elif phase.name == "se":
-            steps.append((_st("MTE2", mte2, "SE sums / workspace chunk", "se_tile", copies),
-                          _st("vector", t_vec, "SE MLP / scale", "se_tile", copies),
-                          _st("MTE3", mte3, "scaled chunk -> GM workspace")))
-        elif phase.name == "norm":   # one buffer, in -> norm -> out in series (schedules/norm_phase.py)
-            steps.append((_st("MTE2", mte2, "workspace pixels x C1", "ln_x", 1),
-                          _st("vector", t_vec, "channel LayerNorm", "ln_x", 1),
-                          _st("MTE3", mte3, "normalised pixels -> GM workspace")))
-        elif phase.name == "gemm":
-            steps.append((_st("MTE2", mte2, f"A + B block k{q}", "ab_l1", copies),
-                          mte1_stage(mte1, l0, f"L1->L0A/B k{q}"),
-                          _st("cube", t_cube, f"mmad k{q}", "pw_acc" if q == last else None, copies),
-                          _st("vector", t_vec, "L0C->UB + epilogue", "y_tile", copies),
-                          _st("MTE3", mte3, "y" if q == last else "")))
-        else:
-            steps.append((_st("MTE2", mte2, "pre-act (+res)", "pre_tile", copies),
-                          _st("vector", t_vec, "bias+act2 (+res)", "y_tile", copies),
-                          _st("MTE3", mte3, "y")))
-    return tuple(steps)
+        t = dict(zip(PIPE_ORDER, timed[it]))
+        k = f" k{q}" if last else ""
+        out.append(tuple(_st(s.pipe, t[s.pipe], s.label + k, s.ring if q == last or not s.last_only else None,
+                             s.depth) for s in phase.pipeline))
+    return tuple(out)
+
+
+def _to_l1(plan: KernelPlan, phase) -> bool:
+    """The phase's loads go to L1 (the AIC's MTE2, with its own per-core bandwidth): its MTE2
+    stage fills an L1 queue."""
+    scope = {b.name: b.scope for b in plan.buffers}
+    return any(scope.get(s.ring) == "L1" for s in phase.pipeline if s.pipe == "MTE2")
+
+
+def _resident(pre) -> str:
+    """A preload's timeline label: what it loads where."""
+    return " + ".join(dict.fromkeys(f"{s.gm} -> {s.buffer}" for s in pre if isinstance(s, Copy))) + " (resident)"
 
 
 def _at_start(prog, launched: int) -> float:
@@ -148,8 +140,9 @@ class _Flagged:
         timer, acc = self.pending
         nxt = self.nxt
         occ = Counter(it for core in nxt.assignment for u in core for it in nxt.units[u])
-        self.timed = {it: timer.iteration(acc, it, n, False) for it, n in occ.items()}
-        self.pro = timer.iteration(acc, nxt.prologue, self.n_busy, False)
+        l1 = _to_l1(timer.plan, nxt)
+        self.timed = {it: timer.iteration(acc, it, n, l1) for it, n in occ.items()}
+        self.pro = timer.iteration(acc, nxt.prologue, self.n_busy, l1)
 
     def members(self, ci: int) -> list[int]:
         return [c for c in range(ci * self.ratio, (ci + 1) * self.ratio) if c < len(self.nxt.assignment)]
@@ -179,7 +172,7 @@ class _Flagged:
             self.first = min(self.first, signal)
             answer = signal
             for n, units in members.items():
-                steps = _unit_steps(nxt, nxt.units[units[j]], self.timed, db, 1)   # an epilogue: no L0 loads
+                steps = _unit_steps(nxt, nxt.units[units[j]], self.timed)
                 cons[n] = _sim([(tile, signal, steps)], db, cons[n])
                 answer = max(answer, cons[n].pipe_free["MTE2"])
             answers.append(answer)
@@ -222,33 +215,33 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
     timer = _Timer(plan, l2, launched)
     acc = _Acc()
     sync = sync_all_us(soc)
-    l0 = l0_copies(plan)
     runs: dict[str, CoreRun] = {}
-    # loads a phase's cores issue while the phase before runs (the resident PW weights): on the
-    # same cores (310P) queued on MTE2 after the core's first unit's first step, so the barrier
-    # (a soft SyncAll polls with DMA on that queue) waits for them; on other cores (910B AICs, or
-    # no phase before: the DW phase's taps of its units' channel blocks) at the kernel's start,
-    # the barrier not waiting
-    pre_us: dict[str, float] = {}
+    # loads a phase's cores issue while the phases before run (the resident PW weights): on the
+    # same cores (310P) queued on MTE2 after the core's first unit's first step of the first phase
+    # of its role (the kernel issues them in that phase's loop: twophase_dw.h), so the barrier (a
+    # soft SyncAll polls with DMA on that queue) waits for them; on other cores (910B AICs, or no
+    # phase before: the DW phase's taps of its units' channel blocks) at the kernel's start, the
+    # barrier not waiting
+    pre_us: dict[str, tuple[float, str]] = {}
     idle_pre: list[str] = []   # 310P GEMM cores without a DW unit: they load at once (twophase_dw.h)
     for k, ph in enumerate(prog.phases):
         if not ph.preload:
             continue
-        inline = k > 0 and prog.phases[k - 1].role == ph.role
-        before = prog.phases[k - 1].assignment if inline else ()
-        timer.active = (sum(1 for c in prog.phases[k - 1].assignment if c) if inline
-                        else _at_start(prog, launched - idle))
+        host = next(j for j, p in enumerate(prog.phases) if p.role == ph.role)
+        inline = host < k
+        before = prog.phases[host].assignment if inline else ()
+        timer.active = (sum(1 for c in before if c) if inline else _at_start(prog, launched - idle))
+        l1 = _to_l1(plan, ph)
         for ci, pre in enumerate(ph.preload):
             if pre:
-                t = timer.iteration(acc, pre, 1, ph.name == "gemm")[0]   # the AIC's B -> L1, the AIV's taps -> UB
+                t = timer.iteration(acc, pre, 1, l1)[0]   # the AIC's B -> L1, the AIV's taps -> UB
+                name_, what = f"{ph.role}{ci}", _resident(pre)
                 if inline and ci < len(before) and before[ci]:
-                    pre_us[f"{ph.role}{ci}"] = t
-                elif inline:   # no unit of the phase before: the load at its start, the barrier waits for it
-                    runs[f"{ph.role}{ci}"] = _sim([(0, 0.0, ((_st("MTE2", t, "PW weights -> L1 (resident)"),),))], db)
-                    idle_pre.append(f"{ph.role}{ci}")
-                else:
-                    what = "PW weights -> L1 (resident)" if ph.name == "gemm" else "the units' DW taps -> UB"
-                    runs[f"{ph.role}{ci}"] = _sim([(0, 0.0, ((_st("MTE2", t, what),),))], db)
+                    pre_us[name_] = (t, what)
+                else:   # at the kernel's start (inline: no unit of the host phase, the barrier waits for it)
+                    runs[name_] = _sim([(0, 0.0, ((_st("MTE2", t, what),),))], db)
+                    if inline:
+                        idle_pre.append(name_)
     preload_end = max((r.end for name_, r in runs.items() if name_.startswith("aic")), default=0.0)
     spans = []   # (phase, start, end, gate): where the body's time goes (the note below)
     ready = 0.0
@@ -257,7 +250,7 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
             continue
         nxt = prog.phases[k + 1] if k + 1 < len(prog.phases) else None
         flagged = _Flagged(ph, nxt, timer, acc, db) if nxt is not None and nxt.gate == "flags" else None
-        to_l1 = ph.name == "gemm"
+        to_l1 = _to_l1(plan, ph)
         n_busy = sum(1 for core in ph.assignment if core)
         # the phase's cores share the GM bandwidth (the others wait at SyncAll); a flag-gated
         # phase runs beside it and shares it too
@@ -271,7 +264,7 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
         for ci, core in enumerate(ph.assignment):
             name_ = f"{ph.role}{ci}"
             prev = runs.get(name_)
-            t_pre = pre_us.pop(name_, 0.0) if ph.name == "dw" else 0.0
+            t_pre, what = pre_us.pop(name_, (0.0, ""))   # a later phase's loads ride in this (the host) phase
             key = (tuple(core), id(prev), t_pre) + (flagged.key(ci, runs) if flagged else ())
             hit = cache.get(key)
             if hit is None:
@@ -279,11 +272,11 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
                 for j, u in enumerate(core):
                     st = unit_steps.get(u)
                     if st is None:
-                        st = unit_steps[u] = _unit_steps(ph, ph.units[u], timed, db, l0)
+                        st = unit_steps[u] = _unit_steps(ph, ph.units[u], timed)
                     if j == 0 and any(pro):   # the resident loads ride on the core's first load, a
                         st = with_prologue(st, pro)   # prologue op on the first stage of its pipe
                     if j == 0 and t_pre:   # the next phase's resident loads, after the first step
-                        st = (st[0], (_st("MTE2", t_pre, "PW weights -> L1 (resident)"),)) + st[1:]
+                        st = (st[0], (_st("MTE2", t_pre, what),)) + st[1:]
                     seq.append((j, ready if j == 0 else 0.0, st))
                 base = prev.copy() if prev is not None else None
                 if flagged:

@@ -30,18 +30,13 @@ def tiling_fields(plan: KernelPlan) -> tuple[tuple[str, int], ...]:
             ("lnCores", ln_cores(wl, plan.cores)))
 
 
-def values(plan: KernelPlan) -> dict[str, str]:
-    """The two-phase templates' norm-phase slots (all empty without it)."""
-    if not plan.norm_phase:
-        return dict(TP_LN="", TP_LN_PHASE="", TP_LN_WAIT="")
+def methods(plan: KernelPlan) -> str:
+    """The norm phase's class method LnPhase (fusion/codegen/ascendc/phase_code.py)."""
     if plan.workload.se:
         raise ValueError(f"{plan.workload.describe()}: a norm phase beside squeeze-and-excitation is not planned")
     half = itemsize(plan.workload.dtype) == 2
-    phase = sub(template("twophase_ln_phase.h"), LN_IO=snippet("LN_IO_HALF" if half else "LN_IO_FLOAT"),
-                LN_WIDEN=snippet("LN_WIDEN_HALF") if half else "", LN_NARROW=snippet("LN_NARROW_HALF") if half else "")
-    coupled = plan.soc.coupled
-    return dict(TP_LN=phase, TP_LN_PHASE=snippet("TP_LN_PHASE_CORE" if coupled else "TP_LN_PHASE_AIV"),
-                TP_LN_WAIT="" if coupled else snippet("TP_LN_WAIT_AIC"))
+    return sub(template("twophase_ln_phase.h"), LN_IO=snippet("LN_IO_HALF" if half else "LN_IO_FLOAT"),
+               LN_WIDEN=snippet("LN_WIDEN_HALF") if half else "", LN_NARROW=snippet("LN_NARROW_HALF") if half else "")
 
 
 def workspace_note(plan: KernelPlan) -> str:

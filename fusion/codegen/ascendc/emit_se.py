@@ -62,12 +62,19 @@ def se_args(plan: KernelPlan) -> list[ArgSpec]:
             ArgSpec("b_se2", "weight", "float32", "C1C0", (c1, C0), "SE expand conv bias")]
 
 
-def values(plan: KernelPlan, dw_out: str) -> dict[str, str]:
-    """The two-phase templates' SE slots (all empty without SE)."""
-    wl, soc = plan.workload, plan.soc
-    if not wl.se:
-        return dict(SE_PARAMS="", SE_ARGS="", WS_SE="", TP_SE_GM="", TP_SE_GM_DECL="", TP_SE_CALL="", TP_SE="",
-                    TP_SE_PHASE="", TP_SE_WAIT="")
+def values(plan: KernelPlan) -> dict[str, str]:
+    """The two-phase templates' SE slots outside the SE phase's methods (all empty without SE)."""
+    if not plan.workload.se:
+        return dict(SE_PARAMS="", SE_ARGS="", WS_SE="", TP_SE_GM="", TP_SE_GM_DECL="", TP_SE_CALL="")
+    return dict(SE_PARAMS="".join(f"GM_ADDR {a}, " for a in ARG_NAMES), SE_ARGS="".join(f"{a}, " for a in ARG_NAMES),
+                WS_SE=" + t.wsSe", TP_SE_GM=template("twophase_se_gm.h"), TP_SE_GM_DECL=snippet("TP_SE_GM_DECL"),
+                TP_SE_CALL=snippet("TP_SE_CALL"))
+
+
+def methods(plan: KernelPlan) -> str:
+    """The SE phase's class methods (fusion/codegen/ascendc/phase_code.py): the DW units' SeSums and
+    SePhase (their DW_OUT slot is the two-phase emitter's)."""
+    wl = plan.workload
     fp16 = itemsize(wl.dtype) == 2
     gate = gate_kind(wl.se_gate)
     gate_fn = (snippet("SE_GATE_SIGMOID") if gate == "sigmoid"
@@ -75,13 +82,8 @@ def values(plan: KernelPlan, dw_out: str) -> dict[str, str]:
     phase = sub(template("twophase_se.h"), SE_SCALE16=snippet("SE_SCALE16") if fp16 else "",
                 SE_MUL=snippet("SE_MUL_HALF" if fp16 else "SE_MUL_FLOAT").rstrip("\n"),
                 SE_ACT_FN=act_function("SeAct", wl.se_act), SE_GATE_FN=gate_fn)
-    sums = sub(template("twophase_se_sum.h"), DW_OUT=dw_out,
-               SE_ROW=snippet("SE_ROW_HALF" if fp16 else "SE_ROW_FLOAT").rstrip("\n"))
-    return dict(SE_PARAMS="".join(f"GM_ADDR {a}, " for a in ARG_NAMES), SE_ARGS="".join(f"{a}, " for a in ARG_NAMES),
-                WS_SE=" + t.wsSe", TP_SE_GM=template("twophase_se_gm.h"), TP_SE_GM_DECL=snippet("TP_SE_GM_DECL"),
-                TP_SE_CALL=snippet("TP_SE_CALL"), TP_SE=sums + phase,
-                TP_SE_PHASE=snippet("TP_SE_PHASE_CORE" if soc.coupled else "TP_SE_PHASE_AIV"),
-                TP_SE_WAIT="" if soc.coupled else snippet("TP_SE_WAIT_AIC"))
+    sums = sub(template("twophase_se_sum.h"), SE_ROW=snippet("SE_ROW_HALF" if fp16 else "SE_ROW_FLOAT").rstrip("\n"))
+    return sums + phase
 
 
 def workspace_note(plan: KernelPlan) -> str:

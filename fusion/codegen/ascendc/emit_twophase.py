@@ -17,6 +17,7 @@ from __future__ import annotations
 import fusion.codegen.ascendc.cxx as cxx
 import fusion.codegen.ascendc.emit_norm_phase as emit_norm_phase
 import fusion.codegen.ascendc.emit_se as emit_se
+import fusion.codegen.ascendc.phase_code as phase_code
 from fusion.codegen.ascendc.cxx import buffer_field, snippet, sub, template
 from fusion.codegen.ascendc.forms16 import cube_bias_values, dw16_values, epi16_ops, grouped_act1, l0c_to_y16
 from fusion.codegen.ascendc.kernel_types import ArgSpec, Launch
@@ -106,13 +107,11 @@ def resident_values(plan: KernelPlan) -> dict[str, str]:
     core without a DW unit; 910B: the AIC before its SyncAll), the K loop's L0B source, and no per-K-step B block."""
     if not plan.b_resident:
         return dict(B_IN=snippet("B_IN_STREAM"), B_FREE=snippet("B_FREE_STREAM"), B_L1_ARGS="b1, kbq, kbq, 0",
-                    TP_PRELOAD="", TP_PRELOAD_DW="", TP_PRELOAD_IDLE="", TP_PRELOAD_AIC="", B_RES_TAKE="",
-                    B_RES_FREE="")
+                    TP_PRELOAD_DW="", TP_PRELOAD_IDLE="", B_RES_TAKE="", B_RES_FREE="")
     coupled = plan.soc.coupled
-    return dict(B_IN="", B_FREE="", B_L1_ARGS="bRes, kbq, tl.c1, k0", TP_PRELOAD=template("twophase_preload.h"),
+    return dict(B_IN="", B_FREE="", B_L1_ARGS="bRes, kbq, tl.c1, k0",
                 TP_PRELOAD_DW=snippet("TP_PRELOAD_DW") if coupled else "",
                 TP_PRELOAD_IDLE=snippet("TP_PRELOAD_IDLE") if coupled else "",
-                TP_PRELOAD_AIC="" if coupled else snippet("TP_PRELOAD_AIC"),
                 B_RES_TAKE=snippet("B_RES_TAKE"), B_RES_FREE=snippet("B_RES_FREE"))
 
 
@@ -136,9 +135,9 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
     names = {b.name for b in bufs}
     res_in = template("twophase_res_in.h") if res else ""
     res_free = snippet("RES_FREE_TP") if res else ""
+    prog = build_twophase(plan)
     common = dict(TP_GM=template("twophase_gm.h"), TP_MEMBERS=template("twophase_members.h"),
-                  TP_DW=template("twophase_dw.h"), TP_GEMM_TILE=template("twophase_gemm_tile.h"),
-                  TP_GEMM=template("twophase_gemm.h"), DW=template("dw.h"), CAST_DW=values["CAST_DW"], TAP_ACC=values["TAP_ACC"],
+                  TP_GEMM_TILE=template("twophase_gemm_tile.h"), DW=template("dw.h"), CAST_DW=values["CAST_DW"], TAP_ACC=values["TAP_ACC"],
                   WIDEN_DW=values["WIDEN_DW"], DW_POST=values["DW_POST"],
                   DW_BASE="0",   # a unit's DW result sits at the start of its copy of dw_out
                   DW_OUT=f"dwOutBuf.Get<T>()[dwSlot * (tl.{buffer_field('dw_out')} / sizeof(T))]",
@@ -151,25 +150,17 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
     common.update(grouped_values(plan))   # the DW form's slots (may replace TAP_ACC)
     if wl.se and plan.gemm_only:
         raise ValueError(f"{wl.describe()}: squeeze-and-excitation needs phase 1 (a gemm_only plan has none)")
-    se = emit_se.values(plan, common["DW_OUT"])
-    values.update(se)   # the entry, Init and SetGm take the SE operands
-    common["TP_DW"] += se["TP_SE"]
-    ln = emit_norm_phase.values(plan)
-    common["TP_DW"] += ln["TP_LN"]
+    values.update(emit_se.values(plan))   # the entry, Init and SetGm take the SE operands
     gm_prologue = gm_free = ""
     if soc.coupled:
         bias = cube_bias_values(plan, "rows", "tl.bm")
         members, inits = buffer_code(plan, ns, {"UB", "L1", "L0A", "L0B", "L0C"})
         if len(members) != len(bufs):
             raise ValueError("the 310P two-phase kernel holds UB / L1 / L0 buffers only")
-        # gemm_only (an identity DW, x in the A layout): no phase 1, no barrier before the GEMM
-        process = ((snippet("TP_PRELOAD_CORE") if plan.b_resident else "") if plan.gemm_only
-                   else snippet("TP_PHASE1_CORE") + se["TP_SE_PHASE"] + ln["TP_LN_PHASE"])
         body = sub(template("twophase_core.h"), **common, MEMBERS="\n".join(members), INITS="\n".join(inits),
-                   TP_PROCESS_CORE=process,
+                   PROCESS=phase_code.process_body(prog, "core"), PHASES=phase_code.phase_methods(prog, "core"),
                    TP_INIT_MAIN=sub(template("twophase_init.h"), CLASS="TwoPhase@OPTYPE@",
                                     SCOPES="UB, L1, L0A, L0B, L0C"),
-                   EPILOGUE_BLOCK="" if plan.epi_post16 else template("epilogue_block.h"),
                    GEMM_PROLOGUE=template("b_pw_load.h") + (snippet("B_PW16") if plan.epi_post16 else "")
                    + bias["BIAS_SETUP"], GEMM_BIAS=bias["BIAS_MMAD"],
                    GEMM_FREE=snippet("B_PW_FREE"), GEMM_MMAD=template("twophase_mmad.h"),
@@ -186,17 +177,13 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
         if fix:
             gm_prologue = template("aic_b_pw_load.h")
             gm_free = snippet("B_PW_L1_FREE")
-        phase3 = snippet("TP_PHASE3") if not fix else ""
         body = sub(template("twophase_aiv.h"), **common, MEMBERS="\n".join(members), INITS="\n".join(inits),
                    TP_INIT_MAIN=sub(template("twophase_init.h"), CLASS="TwoPhaseAiv@OPTYPE@", SCOPES="UB"),
                    TP_INIT_AIC=sub(template("twophase_init.h"), CLASS="TwoPhaseAic@OPTYPE@",
                                    SCOPES="L1 / L0A / L0B / L0C / BT"),
-                   AIC_MEMBERS="\n".join(aic_members), AIC_INITS="\n".join(aic_inits), PHASE3=phase3,
-                   # gemm_only (an identity DW, x in the A layout): no phase 1, no barrier before the GEMM
-                   TP_PHASE1="" if plan.gemm_only else snippet("TP_PHASE1") + se["TP_SE_PHASE"] + ln["TP_LN_PHASE"],
-                   TP_WAIT1="" if plan.gemm_only else snippet("TP_WAIT1") + se["TP_SE_WAIT"] + ln["TP_LN_WAIT"],
-                   TP_EPI=("" if fix else template("twophase_epi_phase.h")
-                           + ("" if plan.epi_post16 else template("epilogue_block.h"))),
+                   AIC_MEMBERS="\n".join(aic_members), AIC_INITS="\n".join(aic_inits),
+                   PROCESS_AIV=phase_code.process_body(prog, "aiv"), PHASES_AIV=phase_code.phase_methods(prog, "aiv"),
+                   PROCESS_AIC=phase_code.process_body(prog, "aic"), PHASES_AIC=phase_code.phase_methods(prog, "aic"),
                    EPI_TILE=(sub(snippet("EPI_TILE_16"), EPI16_OPS=epi16_ops(plan, "pre"))
                              if plan.epi_post16 else snippet("EPI_TILE_F32")),
                    B_PW_LOAD=template("b_pw_load.h") + (snippet("B_PW16") if plan.epi_post16 else ""),

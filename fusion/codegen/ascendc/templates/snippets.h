@@ -71,8 +71,12 @@
             if (k == 0) PreloadB(core);  // after the first x block: the MTE2 queue serves it first
 //@ TP_PRELOAD_IDLE
             PreloadB(core);  // a GEMM core without a DW unit: its PW weights at once (the SyncAll waits)
-//@ TP_PRELOAD_AIC
-        PreloadB(GetBlockIdx());  // the AIC is idle until the SyncAll: its PW weights come in meanwhile
+//@ TP_CALL
+        @CALL@
+//@ TP_SYNC_HARD
+        SyncAll<false>();  // AIVs and AICs: @DONE@
+//@ TP_SYNC_SOFT
+        SyncAll(syncGm, syncUbBuf.Get<int32_t>());  // soft (its flags zeroed by the host): @DONE@
 //@ A_LOAD_WS
                 // A: kbq channel blocks of the tile's rows from the workspace (one column block each)
                 DataCopy(a1, dwGm[(k0 * tl.mAl + m0) * C0],
@@ -83,18 +87,6 @@
                 // the last tile's pad rows read on past the block (slack after x: only dropped rows use them)
                 for (uint32_t q = 0; q < kbq; ++q)
                     DataCopy(a1[q * rows * C0], dwGm[((k0 + q) * tl.m + m0) * C0], rows * C0);
-//@ TP_PHASE1
-        DwPhase(GetBlockIdx());
-        SyncAll<false>();  // AIVs and AICs: the DW workspace is complete before any GEMM reads it
-//@ TP_PHASE1_CORE
-        DwPhase(GetBlockIdx());
-        SyncAll(syncGm, syncUbBuf.Get<int32_t>());  // soft: the host zeroes the flags before the launch
-//@ TP_PRELOAD_CORE
-        PreloadB(GetBlockIdx());  // no phase 1 (gemm_only): this core's N tile of PW weights first
-//@ TP_WAIT1
-        SyncAll<false>();  // the DW workspace is complete
-//@ TP_PHASE3
-        EpiPhase(GetBlockIdx());  // per tile, after its AIC's flag (no SyncAll: twophase_epi_phase.h)
 //@ TASK_MIX_1_2
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);  // per block: 1 AIC (GEMM) + 2 AIVs (DW, epilogue)
 //@ TASK_AIV_ONLY
@@ -221,14 +213,6 @@ __aicore__ inline int32_t LoopMax(int32_t a, int32_t b) { return a > b ? a : b; 
                     MulScale16(tile, seScale16Buf.Get<T>()[b * C0], pc);
 //@ SE_MUL_FLOAT
                     MulScaleHalves(tile, scale[b * C0], pc);
-//@ TP_SE_PHASE_CORE
-        SePhase(GetBlockIdx());
-        SyncAll(syncGm, syncUbBuf.Get<int32_t>());  // the scaled DW result is complete
-//@ TP_SE_PHASE_AIV
-        SePhase(GetBlockIdx());
-        SyncAll<false>();  // the scaled DW result is complete
-//@ TP_SE_WAIT_AIC
-        SyncAll<false>();  // the SE phase's
 //@ SE_GATE_SIGMOID
     // 1 / (1 + exp(-x))
     __aicore__ inline void SeGate(const LocalTensor<float>& a, int32_t n)
@@ -243,14 +227,6 @@ __aicore__ inline int32_t LoopMax(int32_t a, int32_t b) { return a > b ? a : b; 
     {
         @BODY@
     }
-//@ TP_LN_PHASE_CORE
-        LnPhase(GetBlockIdx());
-        SyncAll(syncGm, syncUbBuf.Get<int32_t>());  // the normalised DW result is complete
-//@ TP_LN_PHASE_AIV
-        LnPhase(GetBlockIdx());
-        SyncAll<false>();  // the normalised DW result is complete
-//@ TP_LN_WAIT_AIC
-        SyncAll<false>();  // the norm phase's
 //@ LN_WIDEN_HALF
             Cast(a, io, RoundMode::CAST_NONE, static_cast<int32_t>(n));   // the storage dtype -> fp32
 //@ LN_NARROW_HALF

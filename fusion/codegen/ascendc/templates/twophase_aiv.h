@@ -6,15 +6,14 @@ public:
 
     __aicore__ inline void Process()
     {
-@TP_PHASE1@@PHASE3@    }
+@PROCESS_AIV@    }
 
 private:
 @TP_GM@
 @GEOMETRY@
 @DW@
-@TP_DW@
 @TP_GEMM_TILE@
-@TP_EPI@
+@PHASES_AIV@
     TPipe pipe;
 @MEMBERS@
 @TP_MEMBERS@};
@@ -27,13 +26,11 @@ public:
 
     __aicore__ inline void Process()
     {
-@TP_PRELOAD_AIC@@TP_WAIT1@        GemmPhase(GetBlockIdx());
-    }
+@PROCESS_AIC@    }
 
 private:
 @TP_GM@
 @TP_GEMM_TILE@
-@TP_GEMM@
-@TP_PRELOAD@    TPipe pipe;
+@PHASES_AIC@    TPipe pipe;
 @AIC_MEMBERS@
 @TP_MEMBERS@};

@@ -6,17 +6,14 @@ public:
 
     __aicore__ inline void Process()
     {
-@TP_PROCESS_CORE@        GemmPhase(GetBlockIdx());
-    }
+@PROCESS@    }
 
 private:
 @TP_GM@
 @GEOMETRY@
 @DW@
-@TP_DW@
 @TP_GEMM_TILE@
-@TP_GEMM@
-@TP_PRELOAD@@EPILOGUE_BLOCK@
+@PHASES@
     TPipe pipe;
 @MEMBERS@
 @TP_MEMBERS@};
