@@ -58,7 +58,8 @@ def w2_rows(wl: DwSepWorkload, cores: int) -> int:
 
 def se_buffer_specs(wl: DwSepWorkload, soc: SocSpec, th: int, tw: int, cib: int, db: bool, cores: int) -> list:
     """The UB buffers SE adds to the two-phase kernel (twophase_buffer_specs' tuple form); scratch
-    buffers of one copy each (the kernel sets its own flags around them)."""
+    buffers (the kernel sets its own flags around them), one copy each but the chunk buffer, whose
+    copies take turns (double-buffered: chunk i + 1 comes in while chunk i is scaled)."""
     if not wl.se:
         return []
     rp, gb = se_pad(wl), se_blocks(wl, cores)
@@ -70,7 +71,7 @@ def se_buffer_specs(wl: DwSepWorkload, soc: SocSpec, th: int, tw: int, cib: int,
            ("se_tmp", "UB", (rp,), ACC, 1, "se_act scratch"),
            ("se_w2", "UB", (w2_rows(wl, cores), gb * C0), ACC, 1, "a piece of the SE unit's columns of W2"),
            ("se_scale", "UB", (gb, C0), ACC, 1, "the SE unit's channel scales (bias, expand conv, gate)"),
-           ("se_tile", "UB", (se_chunk(wl), C0), wl.dtype, 1,
+           ("se_tile", "UB", (se_chunk(wl), C0), wl.dtype, 2 if db else 1,
             "a chunk of the workspace's DW result, scaled in place")]
     if itemsize(wl.dtype) == 2:
         out.append(("se_scale16", "UB", (gb, C0), wl.dtype, 1, "the channel scales in the storage dtype"))

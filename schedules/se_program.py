@@ -88,9 +88,9 @@ def se_phase_units(plan: KernelPlan) -> tuple:
             for _blk in range(blocks):
                 for c in chunks:
                     mul = bias_block16(soc, c) if b == 2 else bias_halves(soc, c)
-                    its.append((Copy("handoff", "in", "se_tile", "dw_ws", c * C0 * b, 1),
+                    its.append((Copy("handoff", "in", "se_tile", "dw_ws", c * C0 * b, 1, plan.tile.copies),
                                 _op("se_apply", "se_tile", c * C0, mul),
-                                Copy("handoff", "out", "se_tile", "dw_ws", c * C0 * b, 1)))
+                                Copy("handoff", "out", "se_tile", "dw_ws", c * C0 * b, 1, plan.tile.copies)))
             units.append(tuple(its))
     assert len(units) == se_units(wl, plan.cores)
     return tuple(units)

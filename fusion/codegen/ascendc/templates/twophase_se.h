@@ -6,7 +6,8 @@
         const uint32_t mine = UnitsOf(core, tl.batch * tl.seGroups, tl.seCores), hw = tl.oh * tl.ow;
         LocalTensor<float> hid = seHidBuf.Get<float>(), b1 = seB1Buf.Get<float>(), tmp = seTmpBuf.Get<float>();
         LocalTensor<float> w2 = seW2Buf.Get<float>(), scale = seScaleBuf.Get<float>();
-        LocalTensor<T> tile = seTileBuf.Get<T>();
+        LocalTensor<T> tiles = seTileBuf.Get<T>();
+        const uint32_t copies = @NS@::kSeTileCopies;
         for (uint32_t k = 0; k < mine; ++k) {
             const uint32_t u = UnitAt(core, k, tl.seCores), img = UnitOuter(u, tl.seGroups), g = UnitInner(u, tl.seGroups);
             const uint32_t g0 = BlockStart(g, tl.seBlocks), blocks = BlockLen(g, tl.seBlocks, tl.c1), ch = blocks * C0;
@@ -35,21 +36,27 @@
                     Axpy(scale, w2[r * ch], hid.GetValue(q0 + r), static_cast<int32_t>(ch));
             }
             SeGate(scale, static_cast<int32_t>(ch));
-@SE_SCALE16@            for (uint32_t b = 0; b < blocks; ++b) {
-                for (uint32_t p0 = 0; p0 < hw; p0 += tl.seChunk) {
-                    const uint32_t pc = hw - p0 < tl.seChunk ? hw - p0 : tl.seChunk;
+@SE_SCALE16@            // the chunks take the se_tile copies in turn: chunk i + 1 comes in while chunk i is scaled
+            // and goes out; a copy is loaded again once its chunk before is back in GM (flag SE_EVENT + copy)
+            uint32_t i = 0;
+            for (uint32_t b = 0; b < blocks; ++b) {
+                for (uint32_t p0 = 0; p0 < hw; p0 += tl.seChunk, ++i) {
+                    const uint32_t pc = hw - p0 < tl.seChunk ? hw - p0 : tl.seChunk, s = UnitInner(i, copies);
                     const uint64_t at = ((g0 + b) * tl.mAl + img * hw + p0) * C0;
-                    SetFlag<HardEvent::MTE3_MTE2>(SE_EVENT);   // the chunk before is back in GM
-                    WaitFlag<HardEvent::MTE3_MTE2>(SE_EVENT);
+                    LocalTensor<T> tile = tiles[s * (tl.seTileBytes / sizeof(T))];
+                    if (i >= copies) WaitFlag<HardEvent::MTE3_MTE2>(SE_EVENT + s);   // chunk i - copies is back in GM
                     DataCopy(tile, dwGm[at], pc * C0);
-                    SetFlag<HardEvent::MTE2_V>(SE_EVENT);
-                    WaitFlag<HardEvent::MTE2_V>(SE_EVENT);
+                    SetFlag<HardEvent::MTE2_V>(SE_EVENT + s);
+                    WaitFlag<HardEvent::MTE2_V>(SE_EVENT + s);
 @SE_MUL@
-                    SetFlag<HardEvent::V_MTE3>(SE_EVENT);
-                    WaitFlag<HardEvent::V_MTE3>(SE_EVENT);
+                    SetFlag<HardEvent::V_MTE3>(SE_EVENT + s);
+                    WaitFlag<HardEvent::V_MTE3>(SE_EVENT + s);
                     DataCopy(dwGm[at], tile, pc * C0);
+                    SetFlag<HardEvent::MTE3_MTE2>(SE_EVENT + s);
                 }
             }
+            for (uint32_t k = i > copies ? i - copies : 0; k < i; ++k)
+                WaitFlag<HardEvent::MTE3_MTE2>(SE_EVENT + UnitInner(k, copies));   // the last chunks' flags
             SetFlag<HardEvent::MTE3_V>(SE_EVENT);   // the last chunk is out before the next unit's ops
             WaitFlag<HardEvent::MTE3_V>(SE_EVENT);
         }

@@ -1,6 +1,6 @@
     // ---- squeeze-and-excitation in phase 1 (schedules/se_program.se_dw_steps): the unit's channel
     // sums over its valid pixels and its share of W1 . sum, atomically added into the image's slot
-    static constexpr int32_t SE_EVENT = 5;   // the SE steps' own flag id (the DW loop uses 0 and 1)
+    static constexpr int32_t SE_EVENT = 5;   // the SE steps' own flag id, SE_EVENT + 1 the second chunk copy's (the DW loop uses 0 and 1)
     __aicore__ inline void SeSums(uint32_t q)
     {
         const uint32_t c0 = BlockStart(q, tl.cib), cb = BlockLen(q, tl.cib, tl.c1), px = ohv * owv;
