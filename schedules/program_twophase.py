@@ -321,8 +321,7 @@ def gemm_only_ok(plan: KernelPlan) -> bool:
     end (a chain boundary tensor, fusion/codegen/ascendc/emit_chain.py); those rows only feed output rows
     never written."""
     wl = plan.workload
-    return (wl.batch == 1 and wl.kernel == (1, 1) and wl.stride == (1, 1)
-            and tuple(wl.pads) == (0, 0, 0, 0) and wl.act1 == "none")
+    return wl.batch == 1 and wl.pointwise_dw
 
 
 def a_layout_aligned(plan: KernelPlan) -> bool:

@@ -224,7 +224,7 @@ def gemm_cap(wl: DwSepWorkload, soc: SocSpec, tile_cores: int, dw_cores: int) ->
     chain's GEMM stage, fusion/driver/chain_stage.py) keeps its DW units' cores: its tile is the
     only core knob the policy weighs for it (all cores made MobileNetV2's 310P stages slower,
     MODELED)."""
-    if wl.kernel == (1, 1) and wl.stride == (1, 1) and wl.act1 == "none":
+    if wl.pointwise_dw:
         return dw_cores
     return min(soc.vector_cores, tile_cores or soc.vector_cores)
 

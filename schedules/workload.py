@@ -63,6 +63,14 @@ class DwSepWorkload:
         return self.se_mid > 0
 
     @property
+    def pointwise_dw(self) -> bool:
+        """The DW is 1x1, stride 1, unpadded, without act1: the shape of a chain's GEMM stage, whose
+        DW is the identity (fusion/driver/chain_stage.py); the one test of it (the two-phase
+        plan's cores and gemm_only, the tile policy's shapes)."""
+        return (self.kernel == (1, 1) and self.stride == (1, 1) and tuple(self.pads) == (0, 0, 0, 0)
+                and self.act1 == "none")
+
+    @property
     def out_height(self) -> int:
         return conv_out(self.height, self.pads[0], self.pads[2], self.kernel[0], self.stride[0])
 

@@ -381,7 +381,7 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, b
     # Not for an identity DW (1x1: a chain's GEMM stage, which runs gemm_only: no DW phase at all)
     wide = [(th, tw) for tw in dict.fromkeys((wl.out_width, ceil_div(wl.out_width, 2)))
             for th in [h for h in balanced_sizes(wl.out_height) if h * tw <= TWO_PHASE_MAX_WIDE_PIXELS][-3:]
-            if wl.kernel != (1, 1)]
+            if not wl.pointwise_dw]
     # the grouped DW form's tiles (schedules/twophase.dw_grouped; grouped_shapes)
     pairs = [(hw, c) for hw in dict.fromkeys(shapes) for c in cobs]
     grouped = [(hw, c) for hw in grouped_shapes(wl, soc, fit_w) for c in cobs]
