@@ -13,52 +13,41 @@ from collections.abc import Callable
 
 from fusion.cost.pipes import CStage, _st
 from fusion.cost.primitives import VecWork, cycles_to_us
-from fusion.core.soc import MOVE_PIPE, move_rate
-from schedules.program import Copy, CubeOp, Move, VectorOp
+from schedules.program import Copy
+from schedules.steps import CUBE_CYC, FRACTALS, MTE1_MOVE, MTE3_MOVE, VEC_INSTRS, VEC_MOVE, VEC_REPEATS, fold_steps
 from schedules.steps import L0_RING, l0_copies  # noqa: F401,F811  (l0_copies: the timers import it from here)
 
 
 def iteration_us(soc, dtype: str, acc, it, times: int, copy_us: Callable[[Copy], float]
                  ) -> tuple[float, float, float, float, float]:
     """(MTE2, MTE1, cube, vector, MTE3) µs of one program iteration `it`; its counts go to acc x
-    times (`copy_us(copy)` times one Copy and counts it). On-chip moves busy their MOVE_PIPE (L1 ->
-    L0A / L0B MTE1; the 310P epilogue's L0C -> UB the vector side, its UB -> L1 MTE3; the constant
-    fills the cube)."""
-    mte2 = mte3 = cube_cyc = l0c_cyc = mte1_cyc = 0.0
-    fractals = 0
-    work = VecWork()
+    times (`copy_us(copy)` times one Copy and counts it). The on-chip steps' sums are
+    schedules/steps.fold_steps' (the one walker the counts use too): moves busy their MOVE_PIPE
+    (L1 -> L0A / L0B MTE1; the 310P epilogue's L0C -> UB the vector side, its UB -> L1 MTE3; the
+    constant fills the cube), vector ops and Mmads by their counts."""
+    mte2 = mte3 = 0.0
+    rest = []
     for s in it:
-        if isinstance(s, Copy):
+        if type(s) is Copy:
             t = copy_us(s)
             if s.direction == "in":
                 mte2 += t
             else:
                 mte3 += t
-        elif isinstance(s, VectorOp):
-            work += s.work
-        elif isinstance(s, Move):
-            cyc = s.nbytes / move_rate(soc, s.path)
-            pipe = MOVE_PIPE[s.path]
-            if pipe == "vector":
-                l0c_cyc += cyc
-            elif pipe == "MTE3":
-                mte3 += cycles_to_us(soc, cyc)
-            elif pipe == "MTE1":
-                mte1_cyc += cyc
-            else:
-                cube_cyc += cyc
-        elif isinstance(s, CubeOp):
-            fractals += s.fractals
-    t_cube = cycles_to_us(soc, cube_cyc) + (acc.cube(soc, fractals, dtype, times) if fractals else 0.0)
-    t_vec = cycles_to_us(soc, l0c_cyc) + acc.vec(soc, work, times)
-    return mte2, cycles_to_us(soc, mte1_cyc), t_cube, t_vec, mte3
+        else:
+            rest.append(s)
+    v = fold_steps(soc, None, rest).tolist()   # plain floats (timelines, JSON)
+    fractals = int(v[FRACTALS])
+    t_cube = cycles_to_us(soc, v[CUBE_CYC]) + (acc.cube(soc, fractals, dtype, times) if fractals else 0.0)
+    t_vec = cycles_to_us(soc, v[VEC_MOVE]) + acc.vec(soc, VecWork(int(v[VEC_INSTRS]), int(v[VEC_REPEATS])), times)
+    return mte2, cycles_to_us(soc, v[MTE1_MOVE]), t_cube, t_vec, mte3 + cycles_to_us(soc, v[MTE3_MOVE])
 
 
-def mte1_stage(us: float, l0_copies: int, label: str = "L1->L0A/B", after: int | None = None) -> CStage:
+def mte1_stage(us: float, depth: int, label: str = "L1->L0A/B", after: int | None = None) -> CStage:
     """The L1 -> L0A / L0B loads of one iteration as a simulated stage (fusion/cost/pipes.py), between
     the step's MTE2 stage and its Mmad: on MTE1, filling the L0 operand ring that the Mmad frees.
-    l0_copies: the depth of the kernel's A2 / B2 queues -- 2: the loads of step k + 1 run while
+    depth: the depth of the kernel's A2 / B2 queues -- 2: the loads of step k + 1 run while
     the Mmad of step k does (the vendor-like GEMM; the fused two-phase GEMM loop); 1: each load
     waits for the Mmad before it to free L0, so loads and Mmads run one after the other."""
-    return _st("MTE1", us, label, L0_RING, l0_copies, after)
+    return _st("MTE1", us, label, L0_RING, depth, after)
 
