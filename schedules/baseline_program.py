@@ -36,10 +36,11 @@ from fusion.core.ir import C0, c0_of
 from fusion.core.soc import SocSpec
 from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, count_form, cube_fractals, itemsize, vec_op
 from schedules.quant_plan import l0c_requant_work
-from schedules.steps import Copy, CubeOp, Move, VectorOp
+from schedules.steps import L0_RING, Copy, CubeOp, Move, StageSpec, VectorOp
 from schedules.workload import ceil_div
 
 BASE_M, BASE_N, BASE_K = 128, 256, 64   # the vendor's recommended 16-bit base block
+L0_COPIES = 2                           # the vendor-like GEMM's L0A / L0B are double-buffered (ping/pong)
 STEP_K = 4                              # base-K steps one MTE2 instruction brings into L1
 
 
@@ -73,6 +74,16 @@ class BaselineProgram:
     @property
     def cores(self) -> int:
         return sum(s.cores for s in self.seqs)
+
+    @property
+    def pipeline(self) -> tuple[StageSpec, ...]:
+        """How every iteration runs on the pipes (fusion/cost/steps.stages_of): the input and the
+        L0A / L0B operands double-buffered (ping/pong), L0C as many base blocks as it holds, filled
+        by the Mmads and read out by the iteration that writes the block out, the output
+        double-buffered."""
+        return (StageSpec("MTE2", "in", "in", 2), StageSpec("MTE1", "load", L0_RING, L0_COPIES),
+                StageSpec("cube", "mmad", "l0c", self.l0c_slots, when_out=True),
+                StageSpec("vector", "vec", "out", 2, when_out=True), StageSpec("MTE3", "out", None, 2))
 
     def steps(self):
         """Every step of every core, with how many times it runs (for counts)."""

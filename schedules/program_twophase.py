@@ -255,8 +255,8 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
         pro = _b_pw_prologue(plan) + bias_setup(plan, bm)
     # per K block: A (+ B) -> L1, L1 -> L0A / L0B, Mmad into the L0C accumulator, which the last K
     # block's epilogue reads out (310P: L0C -> UB, vector epilogue, y; 910B: Fixpipe or the workspace)
-    pipeline = stages(plan, ("MTE2", "A + B block", "a_l1"), ("MTE1", "L1->L0A/B", L0_RING),
-                      ("cube", "mmad", "pw_acc", True), ("vector", "L0C->UB + epilogue", "y_tile"), ("MTE3", "y"))
+    pipeline = stages(plan, ("MTE2", "A + B block k{q}", "a_l1"), ("MTE1", "L1->L0A/B k{q}", L0_RING),
+                      ("cube", "mmad k{q}", "pw_acc", True), ("vector", "L0C->UB + epilogue", "y_tile"), ("MTE3", "y"))
     return Phase("gemm", role, tuple(units), assignment, pro, preload, pipeline=pipeline), m_tiles, co_steps
 
 

@@ -88,8 +88,11 @@ class StageSpec:
     label: str
     ring: str | None = None    # the plan buffer (queue) this stage fills; None: no queue to the next stage
     depth: int = 1             # the queue's copies
-    last_only: bool = False    # the ring is held on a unit's last iteration only (the L0C accumulator,
-                               # read out once after the last K block; the K blocks before accumulate)
+    when_out: bool = False     # the ring is held only by iterations that write out (the L0C accumulator:
+                               # read out by a tile's last K step; the K steps before accumulate)
+    gated: bool = False        # one-phase 310P cube kernel: waits for the tile's DW, issued some steps
+                               # earlier on the core (the simulator knows how far: its pipelining order)
+    optional: bool = False     # present only in iterations with work on the pipe
 
 
 def l0_copies(plan) -> int:
@@ -191,19 +194,19 @@ class Phase:
 
 
 def stages(plan, *specs: tuple) -> tuple[StageSpec, ...]:
-    """A phase's pipeline from (pipe, label[, ring[, last_only]]) tuples: each ring's depth is the
+    """A phase's pipeline from (pipe, label[, ring[, when_out]]) tuples: each ring's depth is the
     copies the plan gives that buffer (the emitted TQue's depth; L0_RING: the L0 operand queues'),
     a ring the plan does not hold is no queue (its stage has no work in that plan)."""
     copies = {b.name: b.copies for b in plan.buffers}
     out = []
     for pipe, label, *rest in specs:
         ring = rest[0] if rest else None
-        last_only = bool(rest[1]) if len(rest) > 1 else False
+        when_out = bool(rest[1]) if len(rest) > 1 else False
         if ring == L0_RING:
             depth = l0_copies(plan)
         elif ring in copies:
             depth = copies[ring]
         else:
             ring, depth = None, 1
-        out.append(StageSpec(pipe, label, ring, depth, last_only))
+        out.append(StageSpec(pipe, label, ring, depth, when_out))
     return tuple(out)

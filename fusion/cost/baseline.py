@@ -23,13 +23,12 @@ from fusion.core.soc import SocSpec, cube_side
 from fusion.cost.pipes import CoreRun, _sim
 from fusion.cost.primitives import PIPES, dma_us
 from fusion.cost.results import _Acc
-from fusion.cost.steps import iteration_us, mte1_stage
+from fusion.cost.steps import iteration_us, stages_of
 from schedules.baseline_program import BaselineProgram
 from schedules.l2 import write_hit
-from schedules.steps import Copy, CubeOp, count_steps
+from schedules.steps import Copy, CubeOp, count_steps  # noqa: F401
 
 BASE_PIPES = PIPES   # MTE1 among them (the L1 -> L0A / L0B loads, soc.MOVE_PIPE)
-L0_COPIES = 2        # the vendor-like GEMM's L0A / L0B are double-buffered (ping/pong)
 STEADY_UNITS = 6      # units of a run simulated before its period is checked for steadiness
 MAX_UNITS = 64        # a run that is not steady by then is simulated in full
 
@@ -92,15 +91,8 @@ class _Timer:
         rule the fused kernels' timers use too)."""
         got = self.cache.get(it)
         if got is None:
-            mte2, mte1, cube, vec, mte3 = iteration_us(self.soc, self.prog.dtype, self.acc, it, 1, self.copy_us)
-            ends = any(type(s) is Copy and s.direction == "out" for s in it)
-            l0c = "l0c" if ends and any(type(s) is CubeOp for s in it) else None
-            got = self.cache[it] = (
-                ("MTE2", mte2, "in", "in", 2, None),
-                mte1_stage(mte1, L0_COPIES, "load"),
-                ("cube", cube, "mmad", l0c, self.prog.l0c_slots, None),
-                ("vector", vec, "vec", "out" if mte3 > 0 else None, 2, None),
-                ("MTE3", mte3, "out", None, 2, None))
+            times = iteration_us(self.soc, self.prog.dtype, self.acc, it, 1, self.copy_us)
+            got = self.cache[it] = stages_of(self.prog.pipeline, it, times)
         return got
 
 

@@ -6,17 +6,18 @@ from collections import Counter
 from dataclasses import replace
 
 from schedules.l2 import _L2, block_inputs_in_l2
-from fusion.cost.pipes import CoreRun, CStage, _sim, _st, with_prologue
+from fusion.cost.pipes import CoreRun, CStage, _sim, with_prologue
 from fusion.cost.primitives import ACC_BYTES, cycles_to_us
 from fusion.cost.results import KernelCost, _Acc, _assemble
 from fusion.cost.block_l2 import block_l2
-from fusion.cost.steps import iteration_us, l0_copies, mte1_stage
+from fusion.cost.steps import iteration_us, stages_of
 from fusion.core.errors import UBOverflowError
 from fusion.core.soc import SocSpec
 from schedules.program_totals import dma_bytes
 from schedules.footprint import fused_min_bytes
 from schedules.plan import KernelPlan, check_budget, make_plan
-from schedules.program import Copy, resident_loads, tile_loops
+from schedules.loop_stages import loop_pipeline
+from schedules.program import resident_loads, tile_loops
 from schedules.lowering import build_program
 from schedules.workload import DwSepWorkload, TileConfig
 from fusion.cost.twophase import model_twophase
@@ -88,8 +89,6 @@ class _Fused:
         self.active = plan.cores + self.n_aic
         self.resident_w = plan.pw_weights_resident
         self.fix_epi = plan.fixpipe_epilogue
-        # the cube variants' L0 queue depth (aic_class.h / cube_class.h: TQue<A2 / B2, 1>)
-        self.l0 = l0_copies(plan) if plan.pw_on_cube else 1
         self.sync_us = cycles_to_us(soc, soc.cross_core_sync_cycles)
         self.tiles = list(self.program.tiles)
         self.set_l2(_fused_l2(self, in_l2) if l2 == "auto" else l2)
@@ -138,7 +137,6 @@ class _Fused:
         the AIV the DW loop and the epilogue loop (after the AIC's flags) are separate parts.
         `shift`: steps of another tile between this tile's ci and co loops (the 310P cube kernel's
         pipelining, seq): its Mmads wait for this tile's DW that much further back."""
-        wl, db = self.wl, self.copies
         loops = tile_loops(self.plan, role, r, c)
         if role == "aiv":
             loops = loops[1:] if epilogue else loops[:1]
@@ -146,53 +144,11 @@ class _Fused:
         for loop in loops:
             for it, n in Counter(loop.iters).items():
                 timed[it] = self.iteration_us(acc, it, n)
-        multi_ci = self.plan.ci_steps > 1   # trip counts: the plan's
         steps = []
-        for loop in loops:
+        for loop in loops:   # each iteration's stages: its loop's pipeline (schedules/loop_stages.py)
+            pipeline = loop_pipeline(self.plan, role, loop.var)
             for q, it in enumerate(loop.iters):
-                mte2, mte1, t_cube, t_vec, mte3 = timed[it]
-                if loop.var == "ci":
-                    nb = it[0].nbytes
-                    taps = f"{wl.kernel[0]}x{wl.kernel[1]} taps+bias+{wl.act1}"
-                    if role == "aiv":   # ci-steps fill distinct slices of dw_out when there are several
-                        hb = next(s.nbytes for s in it if isinstance(s, Copy) and s.direction == "out")
-                        steps.append((_st("MTE2", mte2, f"x tile ci{q} {nb}B", "x_tile", db),
-                                      _st("vector", t_vec, f"dw ci{q} {taps}", "dw_out", 2 if multi_ci else 1),
-                                      _st("MTE3", mte3, f"dw result ci{q} -> GM hand-off {hb}B", None, 2)))
-                    elif self.pw_on_cube:   # 310P: after the last ci-step dw_out UB -> L1 (MTE3)
-                        last = (_st("MTE3", mte3, "dw result UB -> L1"),) if mte3 else ()
-                        steps.append((_st("MTE2", mte2, f"x tile ci{q} {nb}B", "x_tile", db),
-                                      _st("vector", t_vec, f"dw ci{q} {taps}", "dw_out", 1), *last))
-                    else:
-                        steps.append((_st("MTE2", mte2, f"x tile ci{q} {nb}B", "x_tile", db),
-                                      _st("vector", t_vec, f"dw ci{q} {taps}", None, 2)))
-                elif role == "aic":
-                    lab = (f"Fixpipe y (+bias,{wl.act2}) co{q}" if self.fix_epi
-                           else f"Fixpipe pre-act -> GM hand-off co{q}")
-                    steps.append((_st("MTE2", mte2, "dw hand-off + w_pw co0" if q == 0 else f"w_pw co{q}",
-                                      "dw_in_l1", db),
-                                  mte1_stage(mte1, self.l0, f"L1->L0A/B co{q}"),
-                                  _st("cube", t_cube, f"pw mmad co{q}", "pw_acc", 1),
-                                  _st("MTE3", mte3, lab)))
-                elif role == "aiv":   # the epilogue after the AIC's flag
-                    res = " + res" if wl.residual else ""
-                    steps.append((_st("MTE2", mte2, f"pre-act co{q}{res}", "pre_tile", db),
-                                  _st("vector", t_vec, f"bias+{wl.act2} co{q}", "y_tile", db),
-                                  _st("MTE3", mte3, f"y co{q}")))
-                else:
-                    res = " + res" if wl.residual else ""
-                    nb = it[-1].nbytes
-                    if self.pw_on_cube:
-                        gate = -(q + 1 + shift)   # the L0A load (co0) and the Mmads wait for the tile's DW
-                        steps.append((_st("MTE2", mte2, f"w_pw co{q}{res}", "w_pw", db),
-                                      mte1_stage(mte1, self.l0, f"L1->L0A/B co{q}", after=gate),
-                                      _st("cube", t_cube, f"pw mmad co{q}", "pw_acc", 1, after=gate),
-                                      _st("vector", t_vec, f"L0C->UB + bias+{wl.act2} co{q}", "y_tile", db),
-                                      _st("MTE3", mte3, f"y co{q} {nb}B")))
-                    else:
-                        steps.append((_st("MTE2", mte2, f"w_pw co{q}{res}", "w_pw", db),
-                                      _st("vector", t_vec, f"pw MACs + bias+{wl.act2} co{q}", "y_tile", db),
-                                      _st("MTE3", mte3, f"y co{q} {nb}B")))
+                steps.append(stages_of(pipeline, it, timed[it], q, -(q + 1 + shift)))
         return tuple(steps)
 
     # --- tile blocks -----------------------------------------------------------------------

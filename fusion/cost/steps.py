@@ -14,6 +14,7 @@ from collections.abc import Callable
 from fusion.cost.pipes import CStage, _st
 from fusion.cost.primitives import VecWork, cycles_to_us
 from schedules.program import Copy
+from schedules.steps import PIPE_ORDER
 from schedules.steps import CUBE_CYC, FRACTALS, MTE1_MOVE, MTE3_MOVE, VEC_INSTRS, VEC_MOVE, VEC_REPEATS, fold_steps
 from schedules.steps import L0_RING, l0_copies  # noqa: F401,F811  (l0_copies: the timers import it from here)
 
@@ -41,6 +42,20 @@ def iteration_us(soc, dtype: str, acc, it, times: int, copy_us: Callable[[Copy],
     t_cube = cycles_to_us(soc, v[CUBE_CYC]) + (acc.cube(soc, fractals, dtype, times) if fractals else 0.0)
     t_vec = cycles_to_us(soc, v[VEC_MOVE]) + acc.vec(soc, VecWork(int(v[VEC_INSTRS]), int(v[VEC_REPEATS])), times)
     return mte2, cycles_to_us(soc, v[MTE1_MOVE]), t_cube, t_vec, mte3 + cycles_to_us(soc, v[MTE3_MOVE])
+
+
+def stages_of(pipeline, it, times: tuple, q: int = 0, gate: int | None = None) -> tuple:
+    """The compiled stages (fusion/cost/pipes.CStage) of one iteration `it` of a program whose
+    iterations run as `pipeline` (schedules/steps.StageSpec, in issue order), each pipe's stage
+    taking that pipe's time in `times` ((MTE2, MTE1, cube, vector, MTE3), iteration_us). The one
+    rule every timer uses: a stage fills its ring (a when_out ring only in an iteration that
+    writes out), labels take {q} (the iteration's index), a gated stage waits for the step `gate`
+    places back, an optional stage with no work is left out."""
+    t = dict(zip(PIPE_ORDER, times))
+    out = any(type(s) is Copy and s.direction == "out" for s in it)
+    return tuple(_st(s.pipe, t[s.pipe], s.label.format(q=q), s.ring if out or not s.when_out else None, s.depth,
+                     gate if s.gated else None)
+                 for s in pipeline if t[s.pipe] or not s.optional)
 
 
 def mte1_stage(us: float, depth: int, label: str = "L1->L0A/B", after: int | None = None) -> CStage:

@@ -15,13 +15,12 @@ from fusion.cost.pipes import CoreRun, _sim, _st, with_prologue
 from fusion.cost.primitives import ACC_BYTES, cycles_to_us
 from fusion.cost.results import KernelCost, _Acc, _assemble
 from fusion.cost.block_l2 import block_l2
-from fusion.cost.steps import iteration_us
+from fusion.cost.steps import iteration_us, stages_of
 from schedules.footprint import fused_min_bytes
 from schedules.plan import KernelPlan
 from schedules.lowering import build_program
 from schedules.program import Copy
 from schedules.program_twophase import phase
-from schedules.steps import PIPE_ORDER
 from schedules.twophase import EPI_LAG
 from fusion.core.soc import cube_side
 
@@ -65,16 +64,9 @@ class _Timer:
 
 def _unit_steps(phase, unit, timed) -> tuple:
     """One unit's iterations as simulated steps (compiled stages): the phase's pipeline (its
-    builder's StageSpecs: pipe, label, queue and depth) with each pipe's time of the iteration. A
-    ring marked last_only is held on the unit's last iteration only."""
-    last = len(unit) - 1
-    out = []
-    for q, it in enumerate(unit):
-        t = dict(zip(PIPE_ORDER, timed[it]))
-        k = f" k{q}" if last else ""
-        out.append(tuple(_st(s.pipe, t[s.pipe], s.label + k, s.ring if q == last or not s.last_only else None,
-                             s.depth) for s in phase.pipeline))
-    return tuple(out)
+    builder's StageSpecs: pipe, label, queue and depth) with each pipe's time of the iteration
+    (fusion/cost/steps.stages_of, the rule of every timer)."""
+    return tuple(stages_of(phase.pipeline, it, timed[it], q) for q, it in enumerate(unit))
 
 
 def _to_l1(plan: KernelPlan, phase) -> bool:

@@ -13,6 +13,7 @@ import pytest
 import fusion.codegen.ascendc.phase_code as pc
 from factories import B910, P310
 from fusion.codegen.ascendc import emit_kernel
+from fusion.codegen.ascendc.cxx import const_name
 from schedules.lowering import build_program
 from schedules.plan import make_plan
 from schedules.workload import DwSepWorkload as W, TileConfig
@@ -78,3 +79,19 @@ def test_a_new_phase_kind_is_one_entry(monkeypatch):
     pre = ["PreloadB"] if plan.b_resident else []
     assert _calls(pc.process_body(grown, "aic")) == pre + ["SyncAll", "SyncAll", "GemmPhase"]
     assert "the copy is complete" in pc.process_body(grown, "aic")
+
+
+@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("soc", [B910, P310], ids=lambda s: s.name)
+def test_pipeline_queue_depths_are_the_emitted_queues(name, soc):
+    """The overlap the simulator credits a phase (its pipeline's ring depths) is the emitted
+    kernel's: every ring that is a kernel buffer has the depth of the buffer's emitted copies
+    constant (TQue<..., k<Name>Copies> / the TBuf's slots)."""
+    plan = _plan(name, soc)
+    header = emit_kernel(plan, "pq").tiling_header
+    emitted = {m.group(1): int(m.group(2)) for m in re.finditer(r"constexpr uint32_t (k\w+)Copies = (\d+);", header)}
+    rings = {(s.ring, s.depth) for ph in build_program(plan).phases for s in ph.pipeline
+             if s.ring and const_name(s.ring) in emitted}
+    assert rings, "no phase ring is a kernel buffer"
+    for ring, depth in rings:
+        assert emitted[const_name(ring)] == depth, ring

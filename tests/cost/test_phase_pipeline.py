@@ -39,11 +39,13 @@ def test_a_phase_is_timed_from_its_pipeline(depth, end):
     assert _sim(seq, True).end == pytest.approx(end)
 
 
-def test_last_only_ring_is_held_on_the_units_last_iteration():
-    ph = Phase("k", "aic", (((IT, IT, IT),)), ((0,),), (),
-               pipeline=(StageSpec("MTE2", "a", "a_l1", 2), StageSpec("cube", "mmad", "acc", 2, last_only=True),
+def test_accumulator_ring_is_held_by_the_iteration_that_writes_out():
+    k_step = (IN, OP)   # a K step that accumulates; the last one also writes the tile out
+    ph = Phase("k", "aic", ((k_step, k_step, IT),), ((0,),), (),
+               pipeline=(StageSpec("MTE2", "a k{q}", "a_l1", 2), StageSpec("cube", "mmad", "acc", 2, when_out=True),
                          StageSpec("MTE3", "y")))
-    steps = tp._unit_steps(ph, ph.units[0], {IT: (1.0, 0.0, 1.0, 0.0, 1.0)})
+    timed = {k_step: (1.0, 0.0, 1.0, 0.0, 0.0), IT: (1.0, 0.0, 1.0, 0.0, 1.0)}
+    steps = tp._unit_steps(ph, ph.units[0], timed)
     assert [st[1][3] for st in steps] == [None, None, "acc"]   # the accumulator is read out once
     assert [st[0][2] for st in steps] == ["a k0", "a k1", "a k2"]
 
