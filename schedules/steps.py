@@ -25,6 +25,16 @@ class Copy:
     bursts: int
     slots: int = 1   # queue depth of the buffer (2: ping/pong)
 
+    def fold(self, v: list, soc: SocSpec, dtype: str | None) -> None:
+        if self.nbytes <= 0:
+            return
+        bursts = max(1, self.bursts)
+        inbound = self.direction == "in"
+        v[IN_BYTES if inbound else OUT_BYTES] += self.nbytes
+        v[IN_XFERS if inbound else OUT_XFERS] += ceil_div(bursts, soc.dma_max_bursts)
+        v[(_READ if inbound else _WRITE)[self.kind]] += self.nbytes
+        v[BURSTS] += bursts
+
 
 @dataclass(frozen=True)
 class VectorOp:
@@ -38,6 +48,10 @@ class VectorOp:
     def work(self) -> VecWork:
         return VecWork(self.instrs, self.repeats)
 
+    def fold(self, v: list, soc: SocSpec, dtype: str | None) -> None:
+        v[VEC_INSTRS] += self.instrs
+        v[VEC_REPEATS] += self.repeats
+
 
 @dataclass(frozen=True)
 class Move:
@@ -48,6 +62,9 @@ class Move:
     dst: str
     nbytes: int
 
+    def fold(self, v: list, soc: SocSpec, dtype: str | None) -> None:
+        v[_MOVE_FIELD[MOVE_PIPE[self.path]]] += self.nbytes / move_rate(soc, self.path)
+
 
 @dataclass(frozen=True)
 class CubeOp:
@@ -56,6 +73,11 @@ class CubeOp:
     b: str
     c: str
 
+    def fold(self, v: list, soc: SocSpec, dtype: str | None) -> None:
+        v[FRACTALS] += self.fractals
+        if dtype is not None:
+            v[CUBE_CYC] += cube_cycles(soc, self.fractals, dtype)
+
 
 @dataclass(frozen=True)
 class Handoff:
@@ -63,6 +85,9 @@ class Handoff:
 
     flag: str        # dw_ready (AIV -> AIC) | pre_ready (AIC -> AIV)
     slot: str        # GM slot: dw_slot | pre_slot
+
+    def fold(self, v: list, soc: SocSpec, dtype: str | None) -> None:
+        pass   # a flag moves no data and issues no vector or cube work
 
 
 Step = Copy | VectorOp | Move | CubeOp | Handoff
@@ -125,33 +150,12 @@ _WRITE = {k: F[f"write:{k}"] for k in KINDS}
 
 def fold_steps(soc: SocSpec, dtype: str | None, steps) -> np.ndarray:
     """The FIELDS of `steps` (program steps), summed: the one walker that counts a program (KernelProgram.counts
-    via count_steps, the tuner's program totals). dtype None: cube cycles are not needed (left 0)."""
+    via count_steps, the tuner's program totals, the timers' on-chip sums: fusion/cost/steps.iteration_us).
+    Each step kind adds its own contribution (its `fold`), so a new kind is its class alone. dtype None:
+    cube cycles are not needed (left 0)."""
     v = [0.0] * len(FIELDS)
-    max_bursts = soc.dma_max_bursts
     for s in steps:
-        t = type(s)
-        if t is Copy:
-            if s.nbytes <= 0:
-                continue
-            bursts = max(1, s.bursts)
-            if s.direction == "in":
-                v[IN_BYTES] += s.nbytes
-                v[IN_XFERS] += ceil_div(bursts, max_bursts)
-                v[_READ[s.kind]] += s.nbytes
-            else:
-                v[OUT_BYTES] += s.nbytes
-                v[OUT_XFERS] += ceil_div(bursts, max_bursts)
-                v[_WRITE[s.kind]] += s.nbytes
-            v[BURSTS] += bursts
-        elif t is VectorOp:
-            v[VEC_INSTRS] += s.instrs
-            v[VEC_REPEATS] += s.repeats
-        elif t is Move:
-            v[_MOVE_FIELD[MOVE_PIPE[s.path]]] += s.nbytes / move_rate(soc, s.path)
-        elif t is CubeOp:
-            v[FRACTALS] += s.fractals
-            if dtype is not None:
-                v[CUBE_CYC] += cube_cycles(soc, s.fractals, dtype)
+        s.fold(v, soc, dtype)
     return np.array(v)
 
 

@@ -76,3 +76,24 @@ def test_a_new_phase_kind_needs_no_simulator_code(monkeypatch, soc):
     # the phase note places it between the DW phase and the GEMM, a SyncAll each side
     note = next(x for x in cost.notes if x.startswith("phases (MODELED)"))
     assert ", SyncAll" in note.split("copy ")[0] and "SyncAll" in note.split("copy ")[1].split("gemm")[0]
+
+
+def test_a_new_step_kind_is_its_class_alone():
+    """A step kind the project does not have, defined here: its `fold` is all the counts and the
+    timers need (schedules/steps.fold_steps; fusion/cost/steps.iteration_us times the copies only)."""
+    from dataclasses import dataclass
+    from fusion.cost.results import _Acc
+    from fusion.cost.steps import iteration_us
+    from schedules.steps import VEC_INSTRS, count_steps
+
+    @dataclass(frozen=True)
+    class Fence:   # say, a vector-side fence that issues one instruction
+        def fold(self, v, soc, dtype):
+            v[VEC_INSTRS] += 1
+
+    assert count_steps(B910, (OP, Fence(), Fence()))["vector_instrs"] == OP.instrs + 2
+    acc = _Acc()
+    t = iteration_us(B910, "float16", acc, (OP, Fence()), 1, lambda c: 0.0)
+    base = iteration_us(B910, "float16", _Acc(), (OP,), 1, lambda c: 0.0)
+    assert t[3] == pytest.approx(base[3] + B910.vector_instr_cycles / (B910.clock_ghz * 1e3))
+    assert acc.counts["vector_instrs"] == OP.instrs + 1
