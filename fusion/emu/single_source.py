@@ -55,7 +55,9 @@ def build_program(source: str | os.PathLike | Sequence[str | os.PathLike], soc: 
         if not d.startswith("-D") or "\n" in d:
             raise EmulationBuildError(f"build_program: {d!r} is not a -DNAME[=VALUE] flag")
     flags = [*arch_flags(spec), *defines]
-    parts = harness._emulator_parts() + [" ".join(flags).encode(), b"program"]
+    # the include directory's path is baked into the program (aclrtc's compile command, below): a
+    # program built from another checkout (since moved or deleted) must not be reused
+    parts = harness._emulator_parts() + [" ".join(flags).encode(), b"program", str(harness.INCLUDE_DIR).encode()]
     for text in rewritten:
         parts.append(text.encode())
     dirs = list(dict.fromkeys(p.parent for p in src_paths))
