@@ -25,7 +25,7 @@ from functools import lru_cache
 from fusion.core.ir import C0
 from schedules.isa import (ACC_BYTES, ACT_OPS, VecWork, bias_halves, bias_block16, count_form, dw_taps,
                            grouped_ops, itemsize, wide_pixels)
-from schedules.loops import window_span
+from schedules.loops import halvings, window_span
 from schedules.steps import VectorOp, total_work
 from schedules.workload import DwSepWorkload
 
@@ -77,17 +77,35 @@ def block_form_ops(soc, wl: DwSepWorkload, th: int, tw: int, cb: int, iw: int, a
     return ops
 
 
+def pool_form(wl: DwSepWorkload, th: int, tw: int) -> bool:
+    """A head block's DW (passes/head_dwsep.py: a global average pool written as a DW whose taps
+    are all 1 / (kh kw)) on a 1 x 1 tile over its whole unpadded input: the grouped form sums the
+    window in halves instead of one MulAdd per tap (templates/compute_dw_pool.h; a halving's
+    pixels are one instruction's repeats, at most 255)."""
+    return (wl.head and (th, tw) == (1, 1) and (wl.out_height, wl.out_width) == (1, 1) and wl.stride == (1, 1)
+            and tuple(wl.pads) == (0, 0, 0, 0) and (wl.height, wl.width) == tuple(wl.kernel)
+            and wl.kernel[0] * wl.kernel[1] <= 510)
+
+
 def grouped_dw_ops(soc, wl: DwSepWorkload, th: int, tw: int, cb: int) -> list[VectorOp]:
     """The grouped DW form (schedules/twophase.dw_grouped; templates/compute_dw_grouped.h) after
     the padding: per group of up to 8 channel blocks and per tap one Mul (the first tap) or
     MulAddDst over the wide rows, then one Add of the fp16 bias and act1's ops
-    (ACT_OPS: Relu | Maxs + Mins), each one instruction per group (isa.grouped_ops)."""
+    (ACT_OPS: Relu | Maxs + Mins), each one instruction per group (isa.grouped_ops). The pool
+    form (pool_form) instead: per group one Add per halving of the window (its pixels the
+    repeats) and one Muls by 1 / (kh kw) into dw_out."""
     kh, kw = wl.kernel
     n = th * tw * C0
     one = grouped_ops(soc, th, tw, tw + kw - 1, cb)
-    w = one * (kh * kw)
-    ops = [VectorOp("dw_taps", "dw_out", cb * n * kh * kw, w.instrs, w.repeats),
-           VectorOp("bias1", "dw_out", cb * n, one.instrs, one.repeats)]
+    if pool_form(wl, th, tw):
+        groups = one.instrs
+        w = VecWork(groups * len(halvings(kh * kw)), groups * sum(halvings(kh * kw)))
+        ops = [VectorOp("dw_sum", "x_tile", cb * C0 * kh * kw, w.instrs, w.repeats),
+               VectorOp("dw_scale", "dw_out", cb * n, one.instrs, one.repeats)]
+    else:
+        w = one * (kh * kw)
+        ops = [VectorOp("dw_taps", "dw_out", cb * n * kh * kw, w.instrs, w.repeats)]
+    ops.append(VectorOp("bias1", "dw_out", cb * n, one.instrs, one.repeats))
     if ACT_OPS[wl.act1]:
         w = one * ACT_OPS[wl.act1]
         ops.append(VectorOp("act1", "dw_out", cb * n, w.instrs, w.repeats))

@@ -95,3 +95,13 @@ def round_robin(units: int, cores: int) -> tuple[tuple[int, ...], ...]:
 def parse(expr: str) -> ast.expr:
     """The syntax tree of one formula (for the C++ renderer)."""
     return ast.parse(expr, mode="eval").body
+
+
+def halvings(pixels: int) -> list[int]:
+    """The pixel counts each halving Add adds (a sum in halves: m -> m - m // 2; templates/twophase_se_sum.h,
+    compute_dw_pool.h)."""
+    out, m = [], pixels
+    while m > 1:
+        out.append(m // 2)
+        m -= m // 2
+    return out

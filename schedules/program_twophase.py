@@ -49,6 +49,7 @@ from schedules.program import (
 )
 from schedules.loops import (block_len, block_start, part_rows, round_robin, row_image, split, tile_col,
                              tile_row, unit_inner, unit_outer, window_valid)
+from schedules.dw_forms import pool_form
 from schedules.norm_phase import norm_phase
 from schedules.se_program import se_dw_steps, se_phase
 from schedules.steps import L0_RING, Phase, stages
@@ -191,7 +192,10 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
 def dw_tap_loads(plan: KernelPlan) -> int:
     """P: DW units of a core whose ci-blocks are distinct -- unit k of core c is c + k x cores, its
     ci-block (c + k x cores) mod ciSteps, periodic in k with period ciSteps / gcd(cores, ciSteps).
-    A core loads the taps of its first min(its units, P) units' blocks only (the tiling's dwLoads)."""
+    A core loads the taps of its first min(its units, P) units' blocks only (the tiling's dwLoads);
+    none in the pool form, which reads no taps (schedules/dw_forms.pool_form)."""
+    if plan.dw_grouped and pool_form(plan.workload, plan.th, plan.tw):
+        return 0
     return plan.ci_steps // gcd(plan.cores, plan.ci_steps)
 
 

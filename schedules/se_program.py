@@ -21,7 +21,7 @@ from __future__ import annotations
 from fusion.core.ir import C0
 from schedules.activations import vector_instructions
 from schedules.isa import ACC_BYTES, VecWork, bias_block16, bias_halves, count_form, itemsize
-from schedules.loops import block_len, round_robin, split
+from schedules.loops import block_len, halvings, round_robin, split  # noqa: F401  (halvings: importers)
 from schedules.plan import KernelPlan
 from schedules.se_plan import se_blocks, se_chunk, se_pad, se_units, w1_rows, w2_rows
 from schedules.se_math import gate_kind
@@ -32,15 +32,6 @@ GATE_INSTRS = {"sigmoid": 4, "hardsigmoid": 4}
 
 def _op(name: str, buffer: str, elements: int, w: VecWork) -> VectorOp:
     return VectorOp(name, buffer, elements, w.instrs, w.repeats)
-
-
-def halvings(pixels: int) -> list[int]:
-    """The pixel counts each halving Add adds (templates/twophase_se_sum.h: m -> m - m // 2)."""
-    out, m = [], pixels
-    while m > 1:
-        out.append(m // 2)
-        m -= m // 2
-    return out
 
 
 def se_dw_steps(plan: KernelPlan, cb: int, rows: int, cols: int) -> tuple:

@@ -149,7 +149,8 @@ def dw_blocks(cm) -> list:
 
 def block_args(wl: DwSepWorkload, seed: int = 0) -> dict[str, np.ndarray]:
     """Random NC1HWC0 operands of one fused DW -> PW block's kernel (x, w_dw, b_dw, w_pw, b_pw and,
-    for a residual block, res), the channels past Cin / Cout zero; biases float32, the rest wl.dtype."""
+    for a residual block, res), the channels past Cin / Cout zero; biases float32, the rest wl.dtype.
+    A head block's taps are its global pool's, as the pass writes them."""
     rng = np.random.default_rng(seed)
     kh, kw = wl.kernel
     mi = (np.arange(wl.c1 * 16) < wl.cin).reshape(wl.c1, 16)
@@ -162,6 +163,8 @@ def block_args(wl: DwSepWorkload, seed: int = 0) -> dict[str, np.ndarray]:
          "b_pw": rng.standard_normal((wl.co1, 16)) * mo}
     if wl.residual:
         a["res"] = rng.standard_normal((wl.batch, wl.co1, wl.out_height, wl.out_width, 16)) * mo[None, :, None, None, :]
+    if wl.head:   # a head block's DW is a global average pool (passes/head_dwsep.py): every tap 1 / (kh kw)
+        a["w_dw"] = np.full((wl.c1, kh, kw, 16), 1.0 / (kh * kw)) * mi[:, None, None, :]
     f32 = {"b_dw", "b_pw"}
     return {k: np.ascontiguousarray(v.astype("float32" if k in f32 else wl.dtype)) for k, v in a.items()}
 
