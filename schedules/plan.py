@@ -331,7 +331,7 @@ def uses_fixpipe_epilogue(wl: DwSepWorkload, soc: SocSpec, cube: bool) -> bool:
 def l0_operand_copies(wl: DwSepWorkload, soc: SocSpec, thw_al, cob, db, coupled: bool):
     """Copies of the one-phase cube kernel's L0A / L0B operands (its A2 / B2 queues): 2 where the
     plan is double-buffered and two of each fit L0A / L0B -- the next load (MTE1) then fills the
-    other buffer while the Mmad reads this one (fusion/cost/steps.mte1_stage) -- else 1, loads
+    other buffer while the Mmad reads this one (an MTE1 stage, schedules/steps.L0_RING) -- else 1, loads
     and Mmads one after the other. The 910B MIX AIC only: the 310P kernel's bias GEMM
     (twophase.bias_gemm_rows) budgets L0 for one copy of each. Scalars or arrays of tiles."""
     if coupled:

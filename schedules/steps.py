@@ -106,8 +106,9 @@ class StageSpec:
     """How every iteration of a phase runs on one pipe (the kernel's loop body, pipe by pipe): the
     stage's label, and the queue it fills for the next stage of the iteration -- the next stage
     frees a copy when it ends, so a stage waits while all `depth` copies are taken (TQue
-    AllocTensor / FreeTensor; depth 2 = ping-pong). The step simulator (fusion/cost/twophase.py)
-    times a phase from its stages alone, so a new phase kind needs no simulator code."""
+    AllocTensor / FreeTensor; depth 2 = ping-pong). Every timer turns an iteration into simulated
+    stages from these alone (fusion/cost/steps.stages_of), so a new phase kind or loop needs no
+    simulator code."""
 
     pipe: str                  # one of PIPE_ORDER
     label: str

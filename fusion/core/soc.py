@@ -240,8 +240,8 @@ def cube_side(soc: SocSpec) -> SocSpec:
 # the two are separate instruction queues synchronised by flags (in Ascend C the A2 / B2 TQues'
 # EnQue / DeQue), and the calibration point a2_matmul_8192 (4012 µs measured for 8192³ fp16 on
 # 910B2, below the 5109 µs of loads and Mmads one after the other) shows the overlap. Whether a
-# kernel gets it is its L0 queues' depth (fusion/cost/steps.mte1_stage). L0C -> UB feeds the
-# vector side, the 310P UB -> L1 is an MTE3 move. init->: InitConstValue filling L1 / L0A (no
+# kernel gets it is its L0 queues' depth (schedules/steps.l0_copies: the MTE1 stage's L0 ring).
+# L0C -> UB feeds the vector side, the 310P UB -> L1 is an MTE3 move. init->: InitConstValue filling L1 / L0A (no
 # published rate: charged as L1 -> L0A bytes on the cube pipe; it runs once per core)
 MOVE_PIPE = {"UB->L1": "MTE3", "L1->L0A": "MTE1", "L1->L0B": "MTE1", "L0C->UB": "vector", "init->L1": "cube",
              "init->L0A": "cube"}

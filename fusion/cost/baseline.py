@@ -86,9 +86,9 @@ class _Timer:
         return dma_us(self.side, c.nbytes, c.bursts, c.direction, self.active, hit)
 
     def stages(self, it) -> tuple:
-        """The compiled stages of one iteration (fusion/cost/pipes.CStage tuples). The L1 -> L0A/L0B
-        loads run on their own pipe (MTE1) beside the Mmads, double-buffered (steps.mte1_stage, the
-        rule the fused kernels' timers use too)."""
+        """The compiled stages of one iteration (fusion/cost/pipes.CStage tuples): the program's
+        pipeline (BaselineProgram.pipeline) by the rule every timer uses (steps.stages_of); the
+        L1 -> L0A/L0B loads run on their own pipe (MTE1) beside the Mmads, double-buffered."""
         got = self.cache.get(it)
         if got is None:
             times = iteration_us(self.soc, self.prog.dtype, self.acc, it, 1, self.copy_us)

@@ -3,20 +3,21 @@
 The one place every timer -- the fused kernels' (fused.py: one-phase variants, twophase.py) and
 the vendor-like baseline's (baseline.py) -- turns a list of program steps into (MTE2, MTE1, cube,
 vector, MTE3) busy time; they differ only in how a copy is timed (its L2 hit fraction, the AIC's
-own MTE2), which they pass in. And the one rule for the cube's operand loads (mte1_stage): MTE1
-is a pipe of its own, overlapping the Mmads as far as the kernel's L0 queues allow.
+own MTE2), which they pass in. And the one place an iteration becomes simulated stages
+(stages_of), from its program's pipeline: so the cube's operand loads are one rule too -- MTE1 is a
+pipe of its own (an MTE1 StageSpec filling the L0 ring, schedules/steps.L0_RING), overlapping the
+Mmads as far as the kernel's L0 queues (schedules/steps.l0_copies) allow.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from fusion.cost.pipes import CStage, _st
+from fusion.cost.pipes import _st
 from fusion.cost.primitives import VecWork, cycles_to_us
 from schedules.program import Copy
-from schedules.steps import PIPE_ORDER
-from schedules.steps import CUBE_CYC, FRACTALS, MTE1_MOVE, MTE3_MOVE, VEC_INSTRS, VEC_MOVE, VEC_REPEATS, fold_steps
-from schedules.steps import L0_RING, l0_copies  # noqa: F401,F811  (l0_copies: the timers import it from here)
+from schedules.steps import (CUBE_CYC, FRACTALS, MTE1_MOVE, MTE3_MOVE, PIPE_ORDER, VEC_INSTRS, VEC_MOVE, VEC_REPEATS,
+                             fold_steps)
 
 
 def iteration_us(soc, dtype: str, acc, it, times: int, copy_us: Callable[[Copy], float]
@@ -56,13 +57,3 @@ def stages_of(pipeline, it, times: tuple, q: int = 0, gate: int | None = None) -
     return tuple(_st(s.pipe, t[s.pipe], s.label.format(q=q), s.ring if out or not s.when_out else None, s.depth,
                      gate if s.gated else None)
                  for s in pipeline if t[s.pipe] or not s.optional)
-
-
-def mte1_stage(us: float, depth: int, label: str = "L1->L0A/B", after: int | None = None) -> CStage:
-    """The L1 -> L0A / L0B loads of one iteration as a simulated stage (fusion/cost/pipes.py), between
-    the step's MTE2 stage and its Mmad: on MTE1, filling the L0 operand ring that the Mmad frees.
-    depth: the depth of the kernel's A2 / B2 queues -- 2: the loads of step k + 1 run while
-    the Mmad of step k does (the vendor-like GEMM; the fused two-phase GEMM loop); 1: each load
-    waits for the Mmad before it to free L0, so loads and Mmads run one after the other."""
-    return _st("MTE1", us, label, L0_RING, depth, after)
-

@@ -80,7 +80,7 @@ def efficiency(cost) -> dict:
             "launch_floor_us": cost.launch_us, "launch_pct": 100.0 * cost.launch_us / cost.time_us}
 
 
-# MTE1: the L1 -> L0A/L0B loads, their own pipe on both sides (soc.MOVE_PIPE; fusion/cost/steps.mte1_stage)
+# MTE1: the L1 -> L0A/L0B loads, their own pipe on both sides (soc.MOVE_PIPE; an MTE1 stage of the programs' pipelines, fusion/cost/steps.stages_of)
 PIPE_KEYS = ("MTE2", "MTE1", "vector", "cube", "MTE3", "handoff", "fill", "launch")
 
 

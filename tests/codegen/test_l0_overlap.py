@@ -1,7 +1,7 @@
 """The overlap of L1 -> L0 loads (MTE1) with the Mmads that the cost model credits is the emitted
 kernel's: the emulator counts, per A2 / B2 (L0A / L0B) queue, the AllocTensors and how many took
 the other buffer than the one before (fusion/emu/include/megafuse_emu/pipe.h, ping/pong). Where
-the plan gives L0A / L0B two copies (fusion/cost/steps.l0_copies == 2: the two-phase GEMM loop,
+the plan gives L0A / L0B two copies (schedules/steps.l0_copies == 2: the two-phase GEMM loop,
 templates/twophase_gemm.h; the MIX AIC, aic_class.h, where two fit), every load after a queue's
 first on a core goes into the other buffer, so it can run while the Mmad before it does; where it
 gives one (single-buffered plans, the 310P cube kernel), every load waits for the buffer the Mmad
@@ -15,7 +15,7 @@ import pytest
 
 from fusion.codegen.ascendc import emit_kernel
 from fusion.core.soc import SOCS
-from fusion.cost.steps import l0_copies
+from schedules.steps import l0_copies
 from fusion.verify.emu_run import build_all, run_emitted
 from schedules.plan import make_plan
 from schedules.program_twophase import build_twophase, phase
