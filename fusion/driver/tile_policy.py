@@ -264,6 +264,7 @@ TWO_PHASE_MAX_WIDE_PIXELS = 1024  # the largest wide (full / half output width) 
 TWO_PHASE_WIDE_FINALISTS = 2     # (wide DW shape, cob) pairs whose cib x cores are searched
 TWO_PHASE_FINALISTS = 3         # (DW shape, cob) pairs whose cib x cores are searched
 TWO_PHASE_GROUPED_FINALISTS = 2  # and as many pairs of the grouped DW form's shapes
+TWO_PHASE_ROUND_FINALISTS = 2    # and of the grouped shapes whose units fill the cores' rounds best
 _TWO_PHASE_BEST: dict = {}
 
 
@@ -306,6 +307,30 @@ def grouped_shapes(wl: DwSepWorkload, soc, fit_w: int) -> list[tuple[int, int]]:
             fit = [th for th in ths if groups * tiles_w * ceil_div(wl.out_height, th) >= want]
             if fit:
                 out.append((fit[-1], tw))
+    return list(dict.fromkeys(out))
+
+
+def round_shapes(wl: DwSepWorkload, soc, fit_w: int) -> list[tuple[int, int]]:
+    """Grouped DW tiles whose units (tiles x groups of GROUP_BLOCKS channel blocks) leave the fewest
+    core-rounds idle on the vector cores, two per width (ties: the taller): grouped_shapes keeps the
+    tallest tiles, whose few units can leave most cores idle in the last round (MobileNetV2's
+    576 -> 96 at 14x14 on 310P3: 7 x 14 gives 10 units on 8 cores, 5 x 14 gives 15)."""
+    if wl.stride != (1, 1) or wl.act1 not in GROUPED_ACTS:
+        return []
+    kh, kw = wl.kernel
+    groups = wl.batch * ceil_div(wl.c1, GROUP_BLOCKS)
+    cores = soc.vector_cores
+    out = []
+    for tw in dict.fromkeys((wl.out_width, fit_w)):
+        tiles_w = ceil_div(wl.out_width, tw)
+        ths = [th for th in balanced_sizes(wl.out_height) if (th + kh - 1) * (tw + kw - 1) <= MAX_STRIDE]
+
+        def idle(th: int) -> float:
+            units = groups * tiles_w * ceil_div(wl.out_height, th)
+            slots = ceil_div(units, cores) * cores
+            return (slots - units) / slots
+
+        out += [(th, tw) for th in sorted(ths, key=lambda th: (idle(th), -th))[:2]]
     return list(dict.fromkeys(out))
 
 
@@ -399,6 +424,11 @@ def _two_phase_best(wl: DwSepWorkload, target: Target, override: TileOverride, b
             sorted(grouped, key=lambda p: cost(TileConfig(*p[0], p[1], group, db, "twophase",
                                                          norm_phase=norm_phase)))
             [:TWO_PHASE_GROUPED_FINALISTS]]
+    # the shapes that fill the cores' rounds: finalists of their own, as the wide ones
+    top += [(hw, cob, (group,)) for hw, cob in
+            sorted([(hw, c) for hw in round_shapes(wl, soc, fit_w) for c in cobs],
+                   key=lambda p: cost(TileConfig(*p[0], p[1], group, db, "twophase", norm_phase=norm_phase)))
+            [:TWO_PHASE_ROUND_FINALISTS]]
     top += [(hw, cob, (1, min(2, wl.c1))) for hw, cob in
             sorted([(hw, c) for hw in dict.fromkeys(wide) for c in cobs],
                    key=lambda p: cost(TileConfig(*p[0], p[1], 1, db, "twophase", norm_phase=norm_phase)))
