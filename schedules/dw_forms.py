@@ -98,8 +98,8 @@ def grouped_dw_ops(soc, wl: DwSepWorkload, th: int, tw: int, cb: int) -> list[Ve
     n = th * tw * C0
     one = grouped_ops(soc, th, tw, tw + kw - 1, cb)
     if pool_form(wl, th, tw):
-        groups = one.instrs
-        w = VecWork(groups * len(halvings(kh * kw)), groups * sum(halvings(kh * kw)))
+        groups, halves = one.instrs, halvings(kh * kw)
+        w = VecWork(groups * len(halves), groups * sum(halves))
         ops = [VectorOp("dw_sum", "x_tile", cb * C0 * kh * kw, w.instrs, w.repeats),
                VectorOp("dw_scale", "dw_out", cb * n, one.instrs, one.repeats)]
     else:

@@ -15,7 +15,7 @@ from fusion.core.errors import UBOverflowError
 from fusion.core.ir import C0
 from fusion.core.soc import SocSpec
 from schedules.activations import needs_scratch, needs_slope
-from schedules.dw_forms import wide_taps
+from schedules.dw_forms import pool_form, wide_taps
 from schedules.isa import itemsize
 from schedules.channel_norm import add_ln_buffers
 from schedules.loops import window_span
@@ -159,6 +159,12 @@ class KernelPlan:
         if not self.two_phase:
             return False
         return dw_grouped(self.workload, self.soc, self.th, self.tw, self.cib)
+
+    @property
+    def dw_pool(self) -> bool:
+        """Two-phase: phase 1 issues the grouped form's pool variant, a head block's window summed
+        in halves with no taps read (schedules/dw_forms.pool_form)."""
+        return self.dw_grouped and pool_form(self.workload, self.th, self.tw)
 
     @property
     def dw_post16(self) -> bool:

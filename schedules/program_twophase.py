@@ -49,7 +49,6 @@ from schedules.program import (
 )
 from schedules.loops import (block_len, block_start, part_rows, round_robin, row_image, split, tile_col,
                              tile_row, unit_inner, unit_outer, window_valid)
-from schedules.dw_forms import pool_form
 from schedules.norm_phase import norm_phase
 from schedules.se_program import se_dw_steps, se_phase
 from schedules.steps import L0_RING, Phase, stages
@@ -194,7 +193,7 @@ def dw_tap_loads(plan: KernelPlan) -> int:
     ci-block (c + k x cores) mod ciSteps, periodic in k with period ciSteps / gcd(cores, ciSteps).
     A core loads the taps of its first min(its units, P) units' blocks only (the tiling's dwLoads);
     none in the pool form, which reads no taps (schedules/dw_forms.pool_form)."""
-    if plan.dw_grouped and pool_form(plan.workload, plan.th, plan.tw):
+    if plan.dw_pool:
         return 0
     return plan.ci_steps // gcd(plan.cores, plan.ci_steps)
 

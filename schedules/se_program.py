@@ -21,7 +21,7 @@ from __future__ import annotations
 from fusion.core.ir import C0
 from schedules.activations import vector_instructions
 from schedules.isa import ACC_BYTES, VecWork, bias_block16, bias_halves, count_form, itemsize
-from schedules.loops import block_len, halvings, round_robin, split  # noqa: F401  (halvings: importers)
+from schedules.loops import block_len, halvings, round_robin, split
 from schedules.plan import KernelPlan
 from schedules.se_plan import se_blocks, se_chunk, se_pad, se_units, w1_rows, w2_rows
 from schedules.se_math import gate_kind

@@ -26,7 +26,7 @@ from fusion.cost.results import _Acc
 from fusion.cost.steps import iteration_us, stages_of
 from schedules.baseline_program import BaselineProgram
 from schedules.l2 import write_hit
-from schedules.steps import Copy, CubeOp, count_steps  # noqa: F401
+from schedules.steps import Copy, CubeOp, count_steps
 
 BASE_PIPES = PIPES   # MTE1 among them (the L1 -> L0A / L0B loads, soc.MOVE_PIPE)
 STEADY_UNITS = 6      # units of a run simulated before its period is checked for steadiness

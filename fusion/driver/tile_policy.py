@@ -288,23 +288,31 @@ def two_phase_plan(wl: DwSepWorkload, target: Target, in_chain: bool = False) ->
     return None if best is None else best[0]
 
 
+def _grouped_widths(wl: DwSepWorkload, fit_w: int):
+    """Per width of a grouped-form DW tile (the full output width, fit_w): (tw, the balanced
+    heights whose input tile has at most MAX_STRIDE DataBlocks, units per tile height th -- tiles
+    x groups of GROUP_BLOCKS channel blocks). Nothing where the grouped form is not legal."""
+    if wl.stride != (1, 1) or wl.act1 not in GROUPED_ACTS:
+        return
+    kh, kw = wl.kernel
+    groups = wl.batch * ceil_div(wl.c1, GROUP_BLOCKS)
+    for tw in dict.fromkeys((wl.out_width, fit_w)):
+        tiles_w = ceil_div(wl.out_width, tw)
+        ths = [th for th in balanced_sizes(wl.out_height) if (th + kh - 1) * (tw + kw - 1) <= MAX_STRIDE]
+        yield tw, ths, (lambda th, tiles_w=tiles_w: groups * tiles_w * ceil_div(wl.out_height, th))
+
+
 def grouped_shapes(wl: DwSepWorkload, soc, fit_w: int) -> list[tuple[int, int]]:
     """DW tiles (th, tw) for the grouped form: per width (the full output width, fit_w) the
     tallest balanced height whose input tile has at most MAX_STRIDE DataBlocks, and the tallest
     that still gives every (half the) vector core(s) a unit of GROUP_BLOCKS channel blocks."""
-    if wl.stride != (1, 1) or wl.act1 not in GROUPED_ACTS:
-        return []
-    kh, kw = wl.kernel
-    groups = wl.batch * ceil_div(wl.c1, GROUP_BLOCKS)
     out = []
-    for tw in dict.fromkeys((wl.out_width, fit_w)):
-        ths = [th for th in balanced_sizes(wl.out_height) if (th + kh - 1) * (tw + kw - 1) <= MAX_STRIDE]
+    for tw, ths, units in _grouped_widths(wl, fit_w):
         if not ths:
             continue
-        tiles_w = ceil_div(wl.out_width, tw)
         out.append((ths[-1], tw))
         for want in (soc.vector_cores // 2, soc.vector_cores):
-            fit = [th for th in ths if groups * tiles_w * ceil_div(wl.out_height, th) >= want]
+            fit = [th for th in ths if units(th) >= want]
             if fit:
                 out.append((fit[-1], tw))
     return list(dict.fromkeys(out))
@@ -315,20 +323,12 @@ def round_shapes(wl: DwSepWorkload, soc, fit_w: int) -> list[tuple[int, int]]:
     core-rounds idle on the vector cores, two per width (ties: the taller): grouped_shapes keeps the
     tallest tiles, whose few units can leave most cores idle in the last round (MobileNetV2's
     576 -> 96 at 14x14 on 310P3: 7 x 14 gives 10 units on 8 cores, 5 x 14 gives 15)."""
-    if wl.stride != (1, 1) or wl.act1 not in GROUPED_ACTS:
-        return []
-    kh, kw = wl.kernel
-    groups = wl.batch * ceil_div(wl.c1, GROUP_BLOCKS)
     cores = soc.vector_cores
     out = []
-    for tw in dict.fromkeys((wl.out_width, fit_w)):
-        tiles_w = ceil_div(wl.out_width, tw)
-        ths = [th for th in balanced_sizes(wl.out_height) if (th + kh - 1) * (tw + kw - 1) <= MAX_STRIDE]
-
+    for tw, ths, units in _grouped_widths(wl, fit_w):
         def idle(th: int) -> float:
-            units = groups * tiles_w * ceil_div(wl.out_height, th)
-            slots = ceil_div(units, cores) * cores
-            return (slots - units) / slots
+            slots = ceil_div(units(th), cores) * cores
+            return (slots - units(th)) / slots
 
         out += [(th, tw) for th in sorted(ths, key=lambda th: (idle(th), -th))[:2]]
     return list(dict.fromkeys(out))

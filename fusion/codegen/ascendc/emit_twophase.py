@@ -22,7 +22,6 @@ from fusion.codegen.ascendc.cxx import buffer_field, snippet, sub, template
 from fusion.codegen.ascendc.forms16 import cube_bias_values, dw16_values, epi16_ops, grouped_act1, l0c_to_y16
 from fusion.codegen.ascendc.kernel_types import ArgSpec, Launch
 from fusion.core.ir import C0
-from schedules.dw_forms import pool_form
 from schedules.plan import KernelPlan
 from schedules.program_twophase import build_twophase, dw_tap_loads
 from schedules.twophase import EPI_LAG, fixpipe, gemm_m, workspace_bytes
@@ -94,7 +93,7 @@ GROUPED_NOTE = (" (grouped DW form: one instruction per tap and group of 8 chann
 def grouped_values(plan: KernelPlan) -> dict[str, str]:
     """The slots that differ between phase 1's DW forms (plan.dw_grouped, plan.dw_post16)."""
     if plan.dw_grouped:
-        form = "compute_dw_pool.h" if pool_form(plan.workload, plan.th, plan.tw) else "compute_dw_grouped.h"
+        form = "compute_dw_pool.h" if plan.dw_pool else "compute_dw_grouped.h"
         return dict(COMPUTE_DW=template(form), ACT1_GROUPED=grouped_act1(plan.workload.act1),
                     DW_BIAS16=snippet("DW_BIAS16"))
     if plan.dw_post16:   # the per-block form, its first tap a Mul and its post-ops in fp16

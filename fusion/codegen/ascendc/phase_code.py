@@ -75,8 +75,4 @@ def phase_methods(prog, role: str) -> str:
     return "".join(KINDS[ph.name].methods(prog.plan) for ph in prog.phases if ph.role == role)
 
 
-def roles(prog) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(ph.role for ph in prog.phases))
-
-
-__all__ = ["KINDS", "PhaseCode", "phase_methods", "process_body", "roles"]
+__all__ = ["KINDS", "PhaseCode", "phase_methods", "process_body"]
