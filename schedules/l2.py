@@ -19,6 +19,13 @@ class _L2:
     hit_in: dict[str, float]        # kind -> fraction of its read DMA bytes served by L2 (timing)
     hit_out: dict[str, float]       # kind -> fraction of its write DMA bytes absorbed by L2 (timing)
     absorbed: tuple[str, ...] = ()  # kinds written and consumed inside the kernel (never reach HBM)
+    rereads: tuple[str, ...] = ()   # kinds whose re-reads L2 serves (their HBM bytes: `unique`)
+
+    def hbm_read(self, kind: str, dma: int) -> int:
+        """Bytes of `dma` read DMA bytes of `kind` that come from HBM."""
+        if kind in self.absorbed:
+            return 0
+        return min(dma, self.unique.get(kind, dma)) if kind in self.rereads else dma
 
 
 # traffic kinds a kernel writes to GM; L2 is write-back, so a write absorbed by L2 moves at L2
@@ -51,30 +58,45 @@ def block_inputs_in_l2(wl, soc: SocSpec) -> tuple[str, ...]:
 
 
 def _l2_policy(soc: SocSpec, working_set: int, unique: dict[str, int],
-               dma_reads: dict[str, int] | None = None, absorbed: tuple[str, ...] = ()) -> _L2:
+               dma_reads: dict[str, int] | None = None, absorbed: tuple[str, ...] = (),
+               written: dict[str, int] | None = None) -> _L2:
     """L2 model of one kernel (MODELING ASSUMPTIONS, not measured):
     - every GM access goes through L2; the first read of each byte of a tensor comes from HBM
       (`unique`: input windows' union, each weight tensor once, the residual once); any re-read of
       it inside the kernel (another core's copy of the weights, a halo row, a streamed weight block
-      of the next tile) hits L2 -- provided the kernel's working set (all tensors it touches) fits
-      in soc.l2_bytes (fully associative LRU: a re-read's reuse distance is below the working set);
+      of the next tile) hits L2 when the kernel's working set (all tensors it touches) fits in
+      soc.l2_bytes (fully associative LRU: a re-read's reuse distance is below the working set);
     - L2 is write-back: the output is written to HBM once, and every write is timed at L2
       bandwidth (write_hit); an intermediate written and read back
-      inside the kernel (the 910B AIV->AIC hand-off, `absorbed`) is consumed while resident and
-      never reaches HBM (its eventual eviction of dead dirty lines is not charged);
-    - if the working set exceeds L2 every DMA byte is charged to HBM (conservative: no hits).
+      inside the kernel (the 910B AIV->AIC hand-off, the two-phase workspace: `absorbed`) is
+      consumed while resident and never reaches HBM (its eventual eviction of dead dirty lines is
+      not charged);
+    - a working set larger than L2 loses the hits whose reuse distance exceeds L2, tensor by
+      tensor, by the rules the vendor-like kernels get (fusion/cost/baseline.py): a tensor read
+      again inside the kernel hits where its first read fits in half of L2 (the vendor's L2 tiling
+      walks its operands in passes of half of L2); an intermediate is consumed from L2 where it
+      fits in half of it (produced_in_l2: the vendor-like pair's PW kernel reading its DW kernel's
+      output -- which has the same LRU reuse distance as the fused kernel's hand-off, written in
+      one phase and read in the next); a write is absorbed where that tensor fits (write_hit).
+      The rest goes to and from HBM.
     `dma_reads` (kind -> read DMA bytes) sets the hit fraction used for timing: a kind's DMAs all
-    get the same fraction 1 - unique / DMA bytes (the kernel's average)."""
+    get the same fraction 1 - unique / DMA bytes (the kernel's average). `written` (kind -> bytes
+    the kernel writes of it) is what the write rule sees when the working set does not fit."""
     fits = working_set <= soc.l2_bytes
+    if fits:
+        rereads = tuple(dma_reads or ())
+        kept = tuple(absorbed)
+    else:
+        rereads = tuple(k for k in (dma_reads or ()) if unique.get(k, dma_reads[k]) <= soc.l2_bytes / 2)
+        kept = tuple(k for k in absorbed if produced_in_l2(soc, (written or {}).get(k, working_set), False))
     hit_in: dict[str, float] = {}
     hit_out: dict[str, float] = {}
-    if fits:
-        for k, d in (dma_reads or {}).items():
-            u = unique.get(k, d)
-            if d > 0 and u < d:
-                hit_in[k] = 1.0 - u / d
-        for k in WRITTEN_KINDS:
-            hit_out[k] = write_hit(soc, working_set)
-        for k in absorbed:
-            hit_in[k] = hit_out[k] = 1.0
-    return _L2(fits, working_set, dict(unique), hit_in, hit_out, tuple(absorbed) if fits else ())
+    for k in rereads:
+        d, u = dma_reads[k], unique.get(k, dma_reads[k])
+        if d > 0 and u < d:
+            hit_in[k] = 1.0 - u / d
+    for k in WRITTEN_KINDS:
+        hit_out[k] = write_hit(soc, working_set if fits else (written or {}).get(k, working_set))
+    for k in kept:
+        hit_in[k] = hit_out[k] = 1.0
+    return _L2(fits, working_set, dict(unique), hit_in, hit_out, kept, rereads)

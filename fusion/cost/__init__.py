@@ -50,8 +50,10 @@ L2 (MODELING ASSUMPTIONS, _l2_policy): every GM access goes through L2. Per kern
 read of each byte of a tensor (input windows' union, each weight tensor, the residual) comes
 from HBM; every re-read inside the kernel -- PW weights loaded by every core or per tile, input
 halos, DW taps loaded per core -- hits L2, provided the kernel's working set (every tensor it
-touches, the 910B hand-off buffer included) fits in soc.l2_bytes; otherwise every DMA byte is
-charged to HBM (conservative). L2 is write-back: the output is written to HBM once; the 910B
+touches, the 910B hand-off buffer included) fits in soc.l2_bytes; a larger working set loses
+them tensor by tensor, by the vendor-like kernels' rules (a re-read hits where the tensor's first
+read fits in half of L2, the hand-off stays in L2 where it fits in half of it, a write is absorbed
+where its tensor fits). L2 is write-back: the output is written to HBM once; the 910B
 AIV->AIC hand-off (and pre-activation round trip) is written to L2 and consumed while resident,
 so it never reaches HBM when the working set fits. A kernel boundary flushes L2: the fused
 kernel's first read of its input comes from HBM. (The unfused baselines -- the vendor-like
@@ -66,8 +68,7 @@ the simulation, for the L2 policy); schedules/traffic.py gives the DMA floor any
 must pay.
 
 Not modeled: bank conflicts, scalar overhead, K-streaming through L0A (the plan keeps all of C1
-of the cube's A operand in L0A), L2 set conflicts and other tenants of L2, partial L2 reuse
-when the working set exceeds it.
+of the cube's A operand in L0A), L2 set conflicts and other tenants of L2.
 
 Roofline bound = max(minimal GM bytes / hbm bandwidth, FLOPs / peak of the units used), where
 minimal GM bytes = input + all weights and biases + residual + output, each once (NC1HWC0,

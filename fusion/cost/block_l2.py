@@ -34,8 +34,8 @@ def block_l2(plan: KernelPlan, reads: Mapping[str, int], output: int, residual: 
         unique[k] = 0
         dma_reads[k] = reads[k]
     l2 = _l2_policy(plan.soc, u_in + weights + residual + output + handoff, unique, dma_reads,
-                    ("handoff",) if absorb_handoff else ())
-    if not l2.fits or not weight_reads:
+                    ("handoff",) if absorb_handoff else (), {"output": output, "handoff": handoff})
+    if "weights" not in l2.rereads or not weight_reads:
         return l2
     hit = dict(l2.hit_in)
     for t, u in zip(WEIGHT_TENSORS, weight_bytes(wl)):

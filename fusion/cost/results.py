@@ -67,7 +67,7 @@ class KernelCost:
     l2_hit_bytes: int = 0                    # DMA bytes L2 serves without an HBM transfer
     hbm_traffic: dict[str, int] = field(default_factory=dict)   # per traffic kind, read + write
     l2_working_set_bytes: int = 0            # every tensor the kernel touches
-    l2_fits: bool = False                    # working set <= soc.l2_bytes (else no L2 hits)
+    l2_fits: bool = False                    # working set <= soc.l2_bytes (else hits per tensor, schedules/l2)
     dma_us_by_kind: dict[str, float] = field(default_factory=dict)   # DMA µs per kind, summed over cores
 
     @property
@@ -201,11 +201,10 @@ def _assemble(name: str, soc: SocSpec, runs: dict[str, CoreRun], acc: _Acc, laun
     # HBM / L2 split of the DMA traffic (l2=None: no L2 model, every byte is HBM traffic)
     rd = acc.read
     wr = {k: v - rd[k] for k, v in acc.traffic.items()}
-    if l2 is None or not l2.fits:
+    if l2 is None:
         hbm_rd, hbm_wr = dict(rd), wr
     else:
-        uniq = {**l2.unique, **dict.fromkeys(l2.absorbed, 0)}
-        hbm_rd = {k: min(v, uniq.get(k, v)) for k, v in rd.items()}
+        hbm_rd = {k: l2.hbm_read(k, v) for k, v in rd.items()}
         hbm_wr = {k: 0 if k in l2.absorbed else v for k, v in wr.items()}
     hbm_read, hbm_write = sum(hbm_rd.values()), sum(hbm_wr.values())
     hbm_traffic = {k: hbm_rd[k] + hbm_wr[k] for k in acc.traffic}
@@ -229,8 +228,9 @@ def _assemble(name: str, soc: SocSpec, runs: dict[str, CoreRun], acc: _Acc, laun
     per_core = {c: dict(rows[id(r)]) for c, r in runs.items()}
     roof = roofline_us(soc, min_bytes, vec_flops, cube_flops, vec_elem_bytes, dtype, resident_min_bytes)
     cls, detail = _classify(launch, body, floor, runs, what)
-    if l2 is not None and l2.fits and hbm_read + hbm_write < total:
-        notes = (*notes, f"L2: working set {l2.working_set / 2**20:.2f} MiB fits {soc.l2_bytes / 2**20:.0f} MiB; "
+    if l2 is not None and hbm_read + hbm_write < total:
+        fit = "fits" if l2.fits else "exceeds"
+        notes = (*notes, f"L2: working set {l2.working_set / 2**20:.2f} MiB {fit} {soc.l2_bytes / 2**20:.0f} MiB; "
                          f"{total - hbm_read - hbm_write:,} B of re-reads / hand-off served by L2")
     if timeline:
         events = tuple(Event(c, p, s, d, lab) for c, r in runs.items() for (p, s, d, lab) in r.events)

@@ -17,8 +17,11 @@ tensor with slack after it, every stage but a first one is (fusion/chain.direct_
 Pattern: an `op` step computing a blocked 1x1 Conv (group 1, stride 1, no padding, NC1HWC0 in and
 out), optionally followed by the activation step that is its output's only consumer.
 Legality: float16 (the cube kernels), an activation the kernel carries without per-channel slopes,
-and a two-phase plan that fits (both SoCs: 910B chains sync with the hard SyncAll, 310P with the
-soft one).
+a two-phase plan that fits (both SoCs: 910B chains sync with the hard SyncAll, 310P with the
+soft one), and one that pays: its body and a SyncAll below the vendor-like conv kernel it replaces
+with its launch and the launch a chain split at the stage adds (MobileNetV2 at batch 8 on 310P3
+chained three expansion convs whose bodies were twice the vendor's, making that chain 46.8 µs
+slower than its members launched one by one).
 Rewrite: a GemmStage record; fusion/driver/chain.py decides whether it joins a chain.
 """
 
@@ -37,6 +40,10 @@ from schedules.workload import DwSepWorkload
 from fusion.core.ir import C0
 from schedules.workload import ceil_div
 from fusion.core.sanitize import block_ident, display
+from fusion.cost import model_block
+from fusion.cost.twophase import sync_all_us
+from fusion.cost.vendor_baseline import layer_kernel
+from fusion.cost.vendor_layers import conv_layer
 from fusion.driver.tile_policy import two_phase_plan
 
 log = logging.getLogger("megafuse.chain")
@@ -79,6 +86,22 @@ def _why_not(g, conv, soc, dtype) -> str | None:
     return None
 
 
+def _loses(plan: KernelPlan, name: str, soc, dtype: str) -> str | None:
+    """Why the stage costs a chain more than running the vendor-like conv kernel it replaces, or
+    None: its body and a SyncAll against that kernel's time with its launch plus the launch a chain
+    split at the stage adds (the stage's own, as a lower bound: a conservative refusal, so a stage at
+    the end of a chain, which splits nothing, may stay where it loses by less than a launch). MODELED."""
+    wl = plan.workload
+    k = model_block(plan, name, timeline=False)
+    in_chain = k.time_us - k.launch_us + sync_all_us(soc)
+    vendor = layer_kernel(soc, conv_layer(name, wl.batch, wl.cin, wl.cout, wl.height, wl.width, 1, 1, 0, wl.act2),
+                          dtype).time_us
+    if in_chain < vendor + k.launch_us:
+        return None
+    return (f"{in_chain:.2f} us in a chain (body + SyncAll) >= {vendor:.2f} us of the vendor-like conv kernel "
+            f"with its launch + {k.launch_us:.2f} us of the launch a split chain adds (MODELED)")
+
+
 def find_stages(cm, taken: set[str]) -> dict[str, GemmStage]:
     """Every GEMM stage of the compiled program, by its first step's name. `taken`: identifiers in
     use (the fused blocks'); the stages' are added."""
@@ -108,6 +131,10 @@ def find_stages(cm, taken: set[str]) -> dict[str, GemmStage]:
             continue
         if gemm_only_ok(plan) and a_layout_aligned(plan):   # x is already the A layout: no copy
             plan = replace(plan, gemm_only=True)
+        why = _loses(plan, conv.name, soc, dtype)
+        if why is not None:
+            log.info("chain: %s not a GEMM stage: %s", display(st.name), why)
+            continue
         name = block_ident(st.name, len(taken), taken)
         out[st.name] = GemmStage(name, (st.name, *act_steps), (conv.name, *act_steps), st.params[0],
                                  (steps[i + 1].out if act_steps else st.out), wl, plan, conv.name)

@@ -282,3 +282,24 @@ def test_a_last_stage_reads_into_the_workspace_slack(v2_56, emu_cache, capsys):
     assert c["max_abs"] == 0.0 and c["counters_match"]
     cm = _compile(v2_56, outputs="head_act", inputs="b16_add")
     assert cm.chain_plans["head"].gemm_only and not cm.chain_stages["head"].plan.gemm_only
+
+
+def test_a_stage_that_loses_to_the_vendor_conv_does_not_join(tmp_path, caplog):
+    """MobileNetV2 (width 0.35) at batch 8 on 310P3: each expansion conv's two-phase stage costs a
+    chain more than the vendor-like conv kernel with its launch and the launch a split adds
+    (fusion/driver/chain_stage._loses), so none is a stage and the blocks between them form no
+    chain -- before that gate one such chain was 46.8 us slower than its members launched alone."""
+    import logging
+
+    from models.mobilenet import mobilenet_v2
+
+    p = tmp_path / "v2b8.onnx"
+    onnx.save(mobilenet_v2(batch=8, width=0.35), p)
+    with caplog.at_level(logging.INFO, logger="megafuse.chain"):
+        cm = _compile(str(p), target="sim:ascend310p3")
+    refused = [r.getMessage() for r in caplog.records if "not a GEMM stage" in r.getMessage()]
+    assert {m.split()[1] for m in refused} == {"b2_exp", "b3_exp", "b4_exp"}
+    for m in refused:   # "<in chain> us in a chain ... >= <vendor> us ... + <launch> us ..."
+        nums = [float(w) for w in m.replace("(", " ").split() if w.replace(".", "", 1).isdigit()]
+        assert nums[0] >= nums[1] + nums[2] > 0
+    assert cm.chains == [] and cm.chain_stages == {}
