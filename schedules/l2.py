@@ -72,31 +72,41 @@ def _l2_policy(soc: SocSpec, working_set: int, unique: dict[str, int],
       consumed while resident and never reaches HBM (its eventual eviction of dead dirty lines is
       not charged);
     - a working set larger than L2 loses the hits whose reuse distance exceeds L2, tensor by
-      tensor, by the rules the vendor-like kernels get (fusion/cost/baseline.py): a tensor read
-      again inside the kernel hits where its first read fits in half of L2 (the vendor's L2 tiling
-      walks its operands in passes of half of L2); an intermediate is consumed from L2 where it
-      fits in half of it (produced_in_l2: the vendor-like pair's PW kernel reading its DW kernel's
-      output -- which has the same LRU reuse distance as the fused kernel's hand-off, written in
-      one phase and read in the next); a write is absorbed where that tensor fits (write_hit).
-      The rest goes to and from HBM.
+      tensor, by the rules the vendor-like kernels get (fusion/cost/baseline.py,
+      schedules/baseline_program.py): re-reads of the input (halo rows of neighbouring units, one
+      round of units apart) hit, as the vendor DW kernel's do; the weights' re-reads (every core's
+      copy, the PW weights per M tile) hit where the weights fit in half of L2 (the vendor GEMM's
+      L2 passes hold all of B in half of it); an intermediate is consumed from L2 where it fits in
+      half of it (produced_in_l2: the vendor-like pair's PW kernel reading its DW kernel's output,
+      whose LRU reuse distance equals the fused hand-off's, written in one phase and read in the
+      next), else it is written to HBM and read back from it once, its re-reads (the GEMM's A
+      block once per N tile, read by the cores of one round) hitting as the vendor GEMM's A does
+      within a pass; a write is absorbed where its tensor fits (write_hit). No L2 (0 bytes): no
+      hits at all.
     `dma_reads` (kind -> read DMA bytes) sets the hit fraction used for timing: a kind's DMAs all
     get the same fraction 1 - unique / DMA bytes (the kernel's average). `written` (kind -> bytes
     the kernel writes of it) is what the write rule sees when the working set does not fit."""
     fits = working_set <= soc.l2_bytes
+    reads = dict(dma_reads or {})
+    unique = dict(unique)
     if fits:
-        rereads = tuple(dma_reads or ())
+        rereads = tuple(reads)
         kept = tuple(absorbed)
     else:
-        rereads = tuple(k for k in (dma_reads or ()) if unique.get(k, dma_reads[k]) <= soc.l2_bytes / 2)
+        half = soc.l2_bytes / 2
+        rereads = tuple(k for k in reads if soc.l2_bytes > 0 and (k != "weights" or unique.get(k, reads[k]) <= half))
         kept = tuple(k for k in absorbed if produced_in_l2(soc, (written or {}).get(k, working_set), False))
+        for k in absorbed:   # through HBM once: its first read misses, its re-reads hit
+            if k not in kept and soc.l2_bytes > 0 and k in reads:
+                unique[k] = (written or {}).get(k, reads[k])
     hit_in: dict[str, float] = {}
     hit_out: dict[str, float] = {}
     for k in rereads:
-        d, u = dma_reads[k], unique.get(k, dma_reads[k])
+        d, u = reads[k], unique.get(k, reads[k])
         if d > 0 and u < d:
             hit_in[k] = 1.0 - u / d
     for k in WRITTEN_KINDS:
         hit_out[k] = write_hit(soc, working_set if fits else (written or {}).get(k, working_set))
     for k in kept:
         hit_in[k] = hit_out[k] = 1.0
-    return _L2(fits, working_set, dict(unique), hit_in, hit_out, kept, rereads)
+    return _L2(fits, working_set, unique, hit_in, hit_out, kept, rereads)

@@ -50,10 +50,11 @@ L2 (MODELING ASSUMPTIONS, _l2_policy): every GM access goes through L2. Per kern
 read of each byte of a tensor (input windows' union, each weight tensor, the residual) comes
 from HBM; every re-read inside the kernel -- PW weights loaded by every core or per tile, input
 halos, DW taps loaded per core -- hits L2, provided the kernel's working set (every tensor it
-touches, the 910B hand-off buffer included) fits in soc.l2_bytes; a larger working set loses
-them tensor by tensor, by the vendor-like kernels' rules (a re-read hits where the tensor's first
-read fits in half of L2, the hand-off stays in L2 where it fits in half of it, a write is absorbed
-where its tensor fits). L2 is write-back: the output is written to HBM once; the 910B
+touches, the 910B hand-off buffer included) fits in soc.l2_bytes; a larger working set keeps,
+tensor by tensor, the hits the vendor-like kernels keep (schedules/l2._l2_policy: input halo
+re-reads hit, weight re-reads where the weights fit in half of L2, the hand-off stays in L2 where
+it fits in half of it and otherwise goes through HBM once, a write is absorbed where its tensor
+fits). L2 is write-back: the output is written to HBM once; the 910B
 AIV->AIC hand-off (and pre-activation round trip) is written to L2 and consumed while resident,
 so it never reaches HBM when the working set fits. A kernel boundary flushes L2: the fused
 kernel's first read of its input comes from HBM. (The unfused baselines -- the vendor-like

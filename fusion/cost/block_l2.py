@@ -15,7 +15,8 @@ WEIGHT_TENSORS = ("w_dw", "b_dw", "w_pw", "b_pw")   # weight_bytes' order
 
 
 def block_l2(plan: KernelPlan, reads: Mapping[str, int], output: int, residual: int, handoff: int,
-             absorb_handoff: bool, in_l2: tuple[str, ...] = (), weight_reads: Mapping[str, int] | None = None) -> _L2:
+             absorb_handoff: bool, in_l2: tuple[str, ...] = (), weight_reads: Mapping[str, int] | None = None,
+             handoff_reads: int = 0) -> _L2:
     """reads: DMA bytes read per kind (input, weights, residual); output / residual: the bytes of
     those tensors; handoff: the footprint of the GM hand-off slots (each written once, read once),
     absorbed by L2 when `absorb_handoff`. in_l2: kinds (input, residual) already in L2 when the
@@ -24,7 +25,9 @@ def block_l2(plan: KernelPlan, reads: Mapping[str, int], output: int, residual: 
     weight_reads: DMA bytes read per weight tensor (w_dw, b_dw, w_pw, b_pw); where given, each of
     those tensors gets its own hit fraction 1 - its bytes / its DMA bytes (hit_in "weights:w_pw"...),
     the same first-touch rule per tensor instead of one average over the kind: the taps every
-    core re-reads hit, the PW weights read once per N tile miss. The HBM bytes do not change."""
+    core re-reads hit, the PW weights read once per N tile miss. The HBM bytes do not change.
+    handoff_reads: DMA bytes read of the hand-off, where it is read more than once (the two-phase
+    GEMM's A block once per N tile): the re-reads a hand-off too large for L2 still hits."""
     wl = plan.workload
     u_in = _input_bytes(wl, plan.th, plan.tw)[0]
     weights = sum(weight_bytes(wl))
@@ -33,6 +36,8 @@ def block_l2(plan: KernelPlan, reads: Mapping[str, int], output: int, residual: 
     for k in in_l2:
         unique[k] = 0
         dma_reads[k] = reads[k]
+    if handoff_reads:
+        dma_reads["handoff"] = handoff_reads
     l2 = _l2_policy(plan.soc, u_in + weights + residual + output + handoff, unique, dma_reads,
                     ("handoff",) if absorb_handoff else (), {"output": output, "handoff": handoff})
     if "weights" not in l2.rereads or not weight_reads:

@@ -36,7 +36,7 @@ def _l2(plan: KernelPlan, prog, in_l2: tuple[str, ...] = ()):
     mins = fused_min_bytes(plan.workload)
     reads = {k: counts[f"read:{k}"] for k in ("input", "weights", "residual")}
     return block_l2(plan, reads, mins["output"], mins["residual"], counts["write:handoff"], True, in_l2,
-                    prog.weight_reads)
+                    prog.weight_reads, counts.get("read:handoff", 0))
 
 
 class _Timer:
