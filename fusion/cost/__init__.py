@@ -42,7 +42,9 @@ and write y through Fixpipe (bias + relu on the fly); any other act2 or a residu
 pre-activation back through GM to the AIV for the epilogue. All of that traffic is "handoff".
 
 Kernel time = launch (launch_base_us + launch_per_core_us · cores launched)
-            + max(busiest core, HBM bytes / hbm bandwidth, DMA bytes / l2 bandwidth).
+            + max(busiest core, HBM bytes / hbm bandwidth, DMA bytes / l2 bandwidth),
+where the HBM bytes leave out the writes L2 absorbs: those reach HBM later, behind the kernels
+after it, as the vendor-like kernels' accounting has it (fusion/cost/baseline.time_program).
 Bottleneck classes (the usual profiling table): launch-bound (launch >= body), memory-bound,
 compute-bound (vector|cube), pipeline-bubbles (the busiest core idles > 10 % with no pipe busy).
 
@@ -73,7 +75,8 @@ of the cube's A operand in L0A), L2 set conflicts and other tenants of L2.
 
 Roofline bound = max(minimal GM bytes / hbm bandwidth, FLOPs / peak of the units used), where
 minimal GM bytes = input + all weights and biases + residual + output, each once (NC1HWC0,
-channel tails padded). The modeled HBM bytes are never below it.
+channel tails padded), less what an earlier kernel left in L2 and the writes L2 absorbs (the
+HBM floor's rule). The modeled HBM bytes are never below the minimal bytes.
 
 Speed (the same results, bit for bit, as a plain replay): cores with the same tile sequence are
 simulated once; a tile's steps are built from parts (ci-steps, co-steps, resident loads) shared
