@@ -365,12 +365,13 @@ def test_mobilenet_v1_traffic_ratio(soc_name, block, kind, tile, ratio):
 # b1-b3 (10.35 / 13.14, 9.60 / 13.05, 11.44 / 13.70) and loses on 910B b4-b6 (14.18 / 13.37,
 # 23.20 / 12.77, 50.10 / 13.26: the PW runs per spatial tile -- 1x28 .. 1x4 tiles, one GEMM row
 # block per tile, its AIC idling on hand-offs -- while the vendor's GEMM runs over large base
-# blocks) and on every 310P block (b1 16.27 / 15.69 .. b6 45.33 / 21.70: the vendor's DW runs on
-# the cube there). The old closed-form "folded" model had 310P b1 as a win (it timed the DW on the
-# vector unit). It beats the per-op framework kernels everywhere but 910B b5-b6 and 310P b5-b6.
-FUSED_WINS = [("ascend910b2", "b1"), ("ascend910b2", "b2"), ("ascend910b2", "b3")]
+# blocks) and on the 310P blocks but b1 (b2 .. b6 up to 45.33 / 21.70: the vendor's DW runs on the
+# cube there). 310P b1 wins (15.49 / 15.69) since its output's write-back, which L2 absorbs, is
+# no longer in its HBM floor (the vendor-like kernels' accounting; it was 16.27 with it). It beats
+# the per-op framework kernels everywhere but 910B b5-b6 and 310P b5-b6.
+FUSED_WINS = [("ascend910b2", "b1"), ("ascend910b2", "b2"), ("ascend910b2", "b3"), ("ascend310p3", "b1")]
 FUSED_LOSSES = [("ascend910b2", "b4"), ("ascend910b2", "b5"), ("ascend910b2", "b6")] + [
-    ("ascend310p3", b) for b in ("b1", "b2", "b3", "b4", "b5", "b6")]
+    ("ascend310p3", b) for b in ("b2", "b3", "b4", "b5", "b6")]
 
 
 @pytest.mark.parametrize("soc_name,block", FUSED_WINS, ids=[f"{a}-{b}" for a, b in FUSED_WINS])
