@@ -74,7 +74,7 @@ def vendor_network(cm, model_path, model=None):
 def efficiency(cost) -> dict:
     """Roofline as efficiency: roofline time / modeled time (<= 100 %), with the launch floor
     apart so a tiny kernel reads as launch-bound rather than as far off its roofline."""
-    body = cost.time_us - cost.launch_us
+    body = cost.body_us   # not time - launch: a body at its floor reads 100 %, not 100 % + a rounding
     return {"roofline_pct": 100.0 * cost.roofline_us / cost.time_us if cost.time_us else 0.0,
             "roofline_pct_of_body": 100.0 * cost.roofline_us / body if body > 0 else 0.0,
             "launch_floor_us": cost.launch_us, "launch_pct": 100.0 * cost.launch_us / cost.time_us}

@@ -285,21 +285,21 @@ def test_a_last_stage_reads_into_the_workspace_slack(v2_56, emu_cache, capsys):
 
 
 def test_a_stage_that_loses_to_the_vendor_conv_does_not_join(tmp_path, caplog):
-    """MobileNetV2 (width 0.35) at batch 8 on 310P3: each expansion conv's two-phase stage costs a
-    chain more than the vendor-like conv kernel with its launch and the launch a split adds
-    (fusion/driver/chain_stage._loses), so none is a stage and the blocks between them form no
-    chain -- before that gate one such chain was 46.8 us slower than its members launched alone."""
+    """MobileNetV2 (width 0.35) at batch 32 on 310P3: the first expansion conv's two-phase stage
+    (8 -> 48 at 112 x 112) costs a chain more than the vendor-like conv kernel with its launch and
+    the launch a split adds (fusion/driver/chain_stage._loses), so it is no stage; the later
+    expansions' stages pay and are not refused. Before that gate, MobileNetV2 at batch 8 on
+    310P3 ran a chain 46.8 us slower than its members launched alone."""
     import logging
 
     from models.mobilenet import mobilenet_v2
 
-    p = tmp_path / "v2b8.onnx"
-    onnx.save(mobilenet_v2(batch=8, width=0.35), p)
+    p = tmp_path / "v2b32.onnx"
+    onnx.save(mobilenet_v2(batch=32, width=0.35), p)
     with caplog.at_level(logging.INFO, logger="megafuse.chain"):
         cm = _compile(str(p), target="sim:ascend310p3")
     refused = [r.getMessage() for r in caplog.records if "not a GEMM stage" in r.getMessage()]
-    assert {m.split()[1] for m in refused} == {"b2_exp", "b3_exp", "b4_exp"}
-    for m in refused:   # "<in chain> us in a chain ... >= <vendor> us ... + <launch> us ..."
-        nums = [float(w) for w in m.replace("(", " ").split() if w.replace(".", "", 1).isdigit()]
-        assert nums[0] >= nums[1] + nums[2] > 0
-    assert cm.chains == [] and cm.chain_stages == {}
+    assert [m.split()[1] for m in refused] == ["b2_exp"]
+    nums = [float(w) for w in refused[0].replace("(", " ").split() if w.replace(".", "", 1).isdigit()]
+    assert nums[0] >= nums[1] + nums[2] > 0   # in chain >= vendor conv with its launch + a launch
+    assert "b2_exp" not in cm.chain_stages and all("b2_exp" not in c.blocks for c in cm.chains)
