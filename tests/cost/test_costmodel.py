@@ -168,7 +168,7 @@ def test_hand_computed_tile_cube_handoff_910b():
     # L2: the hand-off is written to L2 and consumed while resident -- it never reaches HBM
     assert cost.l2_fits and cost.hbm_traffic["handoff"] == 0 and cost.l2_hit_bytes == 2 * inter
     assert cost.hbm_bytes == cost.min_gm_bytes and cost.hbm_traffic_ratio == 1.0
-    # ... unless the working set exceeds L2: then it is an HBM round trip
+    # ... unless it does not fit in half of L2 (here 1 KiB): then it is an HBM round trip
     tiny = model_fused(make_plan(SMALL, dataclasses.replace(SMALL_TILE, pw_engine="cube"),
                                  dataclasses.replace(B910, l2_bytes=1024)))
     assert not tiny.l2_fits and tiny.hbm_traffic["handoff"] == 2 * inter and tiny.hbm_bytes == tiny.gm_bytes
@@ -326,8 +326,8 @@ TRAFFIC = [
 # HBM traffic (what reaches HBM once L2 serves the re-reads): every block's fastest plan is at
 # exactly the minimal bytes (ratio 1.0) -- all the excess DMA traffic is weights and halos
 # re-read by other cores / tiles and the 910B hand-off, which stay in L2 because the working
-# sets (1-3.3 MB at batch 1) fit in L2 (192 MiB on 910B, 16 MiB on 310P). It stops holding when
-# a working set exceeds L2: see test_hbm_ratio_falls_back_to_dma_when_working_set_exceeds_l2.
+# sets (1-3.3 MB at batch 1) fit in L2 (192 MiB on 910B, 16 MiB on 310P). Past L2's capacity the
+# hits are kept tensor by tensor: see test_l2_overflow_loses_hits_tensor_by_tensor.
 
 
 def _tile(t):
