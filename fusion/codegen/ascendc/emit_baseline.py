@@ -4,8 +4,8 @@ templates/baseline_gemm.cpp) from the same programs the simulator times
 emulator runs them and its counters equal the program's (fusion/verify/baseline_check.py).
 
 What is emitted (fp16, NC1HWC0): the depthwise kernel in its vector form (what 910B runs; the
-310P runs DepthwiseConv2D on the cube through load3d, which the emulator does not model, so its
-cube form is simulated only), and the 1x1-convolution GEMM of one image (the PW kernel) with
+310P runs DepthwiseConv2D on the cube through load3d, which the emulator models since 16de0db
+but no template here emits, so its cube form is simulated only), and the 1x1-convolution GEMM of one image (the PW kernel) with
 the Fixpipe epilogue on 910B (act none / relu, no residual: the AIV pass of the others is not
 emitted) and the L0C -> UB epilogue on 310P (relu / relu6, residual). Other shapes refuse with a
 MegafuseError naming what is missing.
