@@ -401,8 +401,9 @@ L2_OVERFLOW_BATCH = [("ascend310p3", "b1", 7), ("ascend310p3", "b3", 11), ("asce
 @pytest.mark.parametrize("soc_name,block,batch", L2_OVERFLOW_BATCH,
                          ids=[f"{a}-{b}-n{c}" for a, b, c in L2_OVERFLOW_BATCH])
 def test_l2_overflow_loses_hits_tensor_by_tensor(soc_name, block, batch):
-    """A working set over L2 loses the re-read hits of the tensors whose first read does not fit in
-    half of L2, not every hit (schedules/l2._l2_policy: the vendor-like kernels' rule)."""
+    """A working set over L2 keeps, tensor by tensor, the hits the vendor-like kernels keep
+    (schedules/l2._l2_policy): the input's halo re-reads, the weights' re-reads where the weights
+    fit in half of L2; with no L2, none."""
     soc = get_soc(soc_name)
     cin, cout, h, s = BLOCKS[block]
     tile = _tile(next(r[3] for r in TRAFFIC if r[:3] == (soc_name, block, "fast")))
