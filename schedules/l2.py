@@ -89,16 +89,17 @@ def _l2_policy(soc: SocSpec, working_set: int, unique: dict[str, int],
     fits = working_set <= soc.l2_bytes
     reads = dict(dma_reads or {})
     unique = dict(unique)
+    written = written or {}
     if fits:
         rereads = tuple(reads)
         kept = tuple(absorbed)
     else:
         half = soc.l2_bytes / 2
         rereads = tuple(k for k in reads if soc.l2_bytes > 0 and (k != "weights" or unique.get(k, reads[k]) <= half))
-        kept = tuple(k for k in absorbed if produced_in_l2(soc, (written or {}).get(k, working_set), False))
+        kept = tuple(k for k in absorbed if produced_in_l2(soc, written.get(k, working_set), False))
         for k in absorbed:   # through HBM once: its first read misses, its re-reads hit
             if k not in kept and soc.l2_bytes > 0 and k in reads:
-                unique[k] = (written or {}).get(k, reads[k])
+                unique[k] = written.get(k, reads[k])
     hit_in: dict[str, float] = {}
     hit_out: dict[str, float] = {}
     for k in rereads:
@@ -106,7 +107,7 @@ def _l2_policy(soc: SocSpec, working_set: int, unique: dict[str, int],
         if d > 0 and u < d:
             hit_in[k] = 1.0 - u / d
     for k in WRITTEN_KINDS:
-        hit_out[k] = write_hit(soc, working_set if fits else (written or {}).get(k, working_set))
+        hit_out[k] = write_hit(soc, working_set if fits else written.get(k, working_set))
     for k in kept:
         hit_in[k] = hit_out[k] = 1.0
     return _L2(fits, working_set, unique, hit_in, hit_out, kept, rereads)

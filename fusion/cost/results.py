@@ -211,7 +211,7 @@ def _assemble(name: str, soc: SocSpec, runs: dict[str, CoreRun], acc: _Acc, laun
     # a write L2 absorbs (write-back) reaches HBM later, behind the kernels after it: not in this
     # kernel's floor -- the vendor-like kernels' accounting (fusion/cost/baseline.time_program),
     # which the measured networks fit (tests/cost/test_fidelity.py)
-    deferred = sum(v for k, v in hbm_wr.items() if l2 is not None and l2.hit_out.get(k, 0.0) >= 1.0)
+    deferred = 0 if l2 is None else sum(v for k, v in hbm_wr.items() if l2.hit_out.get(k, 0.0) >= 1.0)
     # shared-bandwidth floors: HBM bytes at HBM bandwidth, every DMA byte at L2 bandwidth
     floor_hbm = (hbm_read + hbm_write - deferred) / (soc.hbm_gbps * 1e3)
     floor_l2 = total / (soc.l2_gbps * 1e3)
