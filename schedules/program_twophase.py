@@ -29,13 +29,14 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from fusion.core.ir import C0
-from schedules.isa import ACC_BYTES, cube_fractals, itemsize
+from schedules.isa import ACC_BYTES, count_form, cube_fractals, itemsize
 from schedules.plan import KernelPlan
 from schedules.channel_norm import ln_ops
 from schedules.program import (
     Copy,
     CubeOp,
     Move,
+    VectorOp,
     _fmt,
     bias_cast,
     bias_setup,
@@ -52,7 +53,8 @@ from schedules.loops import (block_len, block_start, part_rows, round_robin, row
 from schedules.norm_phase import norm_phase
 from schedules.se_program import se_dw_steps, se_phase
 from schedules.steps import L0_RING, Phase, stages
-from schedules.twophase import EPI_LAG, VARIANT, fixpipe, phase2_cores, gemm_k, gemm_m, gemm_rows
+from schedules.twophase import (EPI_LAG, EYE_BYTES, VARIANT, fixpipe, gemm_k, gemm_m, gemm_rows, phase2_cores,
+                                res_in_cube)
 from schedules.workload import ceil_div
 
 @dataclass(frozen=True)
@@ -183,9 +185,22 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
     preload = tuple(tuple(Copy("weights", "in", "w_dw", "w_dw", block_len(unit_inner(u, plan.ci_steps), plan.cib,
                                                                             wl.c1) * kh * kw * C0 * b, 1)
                           for u in core[:n_loads]) for core in assignment)
+    if res_in_cube(wl, soc) and preload:   # core 0 makes the residual GEMM's identity first (_eye_steps)
+        preload = (_eye_steps(plan) + preload[0],) + preload[1:]
     pipeline = stages(plan, ("MTE2", "x block", "x_tile"), ("vector", "dw taps+bias+act1", "dw_out"),
                       ("MTE3", "dw result -> GM workspace"))
     return Phase("dw", role, tuple(units), assignment, pro, preload, pipeline=pipeline)
+
+
+def _eye_steps(plan: KernelPlan) -> tuple:
+    """res_in_cube: DW core 0 writes the identity fractal to the workspace before its units (zeros,
+    then the diagonal by two bit-masked Duplicates of 8 rows each: twophase_eye.h), which the
+    SyncAll makes visible to every AIC. Its ~4 vector repeats and 512 B are counted; the
+    simulator times a preload's MTE2 only, so their few cycles on core 0 are left out."""
+    b = itemsize(plan.workload.dtype)
+    zero = count_form(plan.soc, C0 * C0, b)
+    return (VectorOp("eye", "eye_ub", C0 * C0, zero.instrs + 2, zero.repeats + 2),
+            Copy("handoff", "out", "eye_ub", "eye_ws", EYE_BYTES, 1))
 
 
 def dw_tap_loads(plan: KernelPlan) -> int:
@@ -206,6 +221,7 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
     m_al = ceil_div(m, frac) * frac
     per_image = wl.out_height * wl.out_width
     fix, coupled = fixpipe(wl, soc), soc.coupled
+    res_k = res_in_cube(wl, soc)
     slots = plan.tile.copies
 
     def a_copy(nbytes: int, bursts: int, copies: int) -> Copy:
@@ -233,7 +249,9 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
                         Move("L1->L0B", b_src, "b_l0b", kb * C0 * cbo * C0 * b),
                         CubeOp(cube_fractals(soc, rows_al, kb, cbo), "a_l0a", "b_l0b", "pw_acc")]
             if q == len(k_blocks) - 1:
-                if fix:
+                if res_k:   # the epilogue follows the residual's K blocks (below)
+                    pass
+                elif fix:
                     it.append(Copy("output", "out", "pw_acc", "y", out_bytes, out_bursts))
                 elif not coupled:
                     it.append(Copy("handoff", "out", "pw_acc", "pre_ws", cbo * rows_al * C0 * b, cbo))
@@ -243,6 +261,13 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
                     it += l0c_epilogue(plan, cbo, rows_al, rows_al, "y_acc")
                     it.append(Copy("output", "out", "y_tile", "y", out_bytes, out_bursts, slots))
             its.append(tuple(it))
+        if res_k:   # per output block its residual rows as one more K block, B the identity (res_in_cube)
+            segs = _segments(m0, m0 + valid, per_image)
+            for jj in range(cbo):
+                its.append((Copy("residual", "in", "a_l1", "res", valid * C0 * b, segs, slots),
+                            Move("L1->L0A", "a_l1", "a_l0a", rows_al * C0 * b),
+                            CubeOp(cube_fractals(soc, rows_al, 1, 1), "a_l0a", "eye_l0b", "pw_acc"))
+                           + ((Copy("output", "out", "pw_acc", "y", out_bytes, out_bursts),) if jj == cbo - 1 else ()))
         units.append(tuple(its))
     cores = phase2_cores(wl, soc, plan.cob, bm, plan.gemm_cap)
     assignment = round_robin(len(units), cores)
@@ -254,6 +279,8 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
     pro = ()
     if fix:
         pro = (Copy("weights", "in", "b_pw_l1", "b_pw", wl.co1 * C0 * ACC_BYTES, 1),)
+        if res_k:   # the identity, made by phase 1: workspace -> L1 -> L0B, resident
+            pro += (Copy("handoff", "in", "eye_l1", "eye_ws", EYE_BYTES, 1), Move("L1->L0B", "eye_l1", "eye_l0b", EYE_BYTES))
     elif coupled:
         pro = _b_pw_prologue(plan) + bias_setup(plan, bm)
     # per K block: A (+ B) -> L1, L1 -> L0A / L0B, Mmad into the L0C accumulator, which the last K

@@ -166,9 +166,28 @@ def gemm_m(wl: DwSepWorkload) -> int:
     return wl.batch * wl.out_height * wl.out_width
 
 
+def res_in_cube(wl: DwSepWorkload, soc: SocSpec) -> bool:
+    """910B, a residual after a linear projection (act2 none, MobileNetV2's blocks): the residual
+    joins the GEMM as cbo more K blocks per output tile -- A the residual's rows of output block
+    j, B a 16 x 16 identity (EYE_BYTES; phase 1 writes it to the workspace) -- so L0C holds
+    PW + residual and the Fixpipe writes y = PW + bias + res straight from it, with no
+    pre-activation round trip through GM and no AIV epilogue (phase 3). The vendor's graph
+    compiler fuses such an Add into its conv's Fixpipe (TbeConvFixPipeFusionPass), which the
+    public A2 Fixpipe API does not offer; the identity GEMM is exact (fp16 x 1 into fp32).
+    Not for an identity DW (a gemm_only plan has no phase 1 to write the identity); fp16 (the
+    two-phase kernel's dtype: EYE_BYTES)."""
+    return (not soc.coupled and wl.residual and wl.act2 == "none" and not wl.pointwise_dw
+            and itemsize(wl.dtype) == 2)
+
+
+EYE_BYTES = C0 * C0 * 2   # the identity fractal of res_in_cube, fp16
+
+
 def fixpipe(wl: DwSepWorkload, soc: SocSpec) -> bool:
-    """910B: Fixpipe applies bias and act2 out of L0C (as the one-phase MIX kernel)."""
-    return not soc.coupled and wl.act2 in soc.fixpipe_acts and not wl.residual
+    """910B: Fixpipe applies bias and act2 out of L0C (as the one-phase MIX kernel); with a
+    residual only where the GEMM adds it (res_in_cube)."""
+    return (not soc.coupled and wl.act2 in soc.fixpipe_acts
+            and (not wl.residual or res_in_cube(wl, soc)))
 
 
 def gemm_rows(wl: DwSepWorkload, soc: SocSpec, cob: int, copies: int) -> int:
@@ -194,6 +213,7 @@ def gemm_rows(wl: DwSepWorkload, soc: SocSpec, cob: int, copies: int) -> int:
         bm = min(limit, ceil_div(ceil_div(m_al, want_m), frac) * frac)
         return ceil_div(ceil_div(m_al, ceil_div(m_al, bm)), frac) * frac
     best = None
+    res = res_in_cube(wl, soc)
     first = ceil_div(m_al, limit)
     # past two more rounds of tiles per core the busiest core's rows shrink no further than its
     # rounds grow (bm + cob x C0 per round)
@@ -201,7 +221,9 @@ def gemm_rows(wl: DwSepWorkload, soc: SocSpec, cob: int, copies: int) -> int:
         bm = ceil_div(ceil_div(m_al, tiles_m), frac) * frac
         if ceil_div(m_al, bm) != tiles_m:   # the same bm as fewer M tiles
             continue
-        load = ceil_div(tiles_m * n_tiles, soc.cube_cores) * (bm + cob * C0)
+        # (res_in_cube: a tile also reads its cob residual blocks of bm rows, K's c1 blocks each)
+        a_rows = bm * (wl.c1 + cob) if res else bm * wl.c1
+        load = ceil_div(tiles_m * n_tiles, soc.cube_cores) * (a_rows + wl.c1 * cob * C0)
         if best is None or load < best[0]:
             best = (load, bm)
     return best[1]
@@ -212,7 +234,8 @@ def gemm_k(wl: DwSepWorkload, soc: SocSpec, cob: int, bm: int, copies: int) -> i
     double-buffered, in at least K_STEPS_MIN steps, balanced over C1. (The bias GEMM's operands,
     bias_gemm_buffers, take what room the balanced kb leaves.)"""
     b = itemsize(wl.dtype)
-    kmax = min(soc.l0a_bytes // (copies * bm * C0 * b), soc.l0b_bytes // (copies * C0 * cob * C0 * b))
+    l0b = soc.l0b_bytes - (EYE_BYTES if res_in_cube(wl, soc) else 0)   # the identity stays in L0B
+    kmax = min(soc.l0a_bytes // (copies * bm * C0 * b), l0b // (copies * C0 * cob * C0 * b))
     kmax = max(1, min(wl.c1, kmax))
     steps = max(ceil_div(wl.c1, kmax), min(K_STEPS_MIN, wl.c1))
     return ceil_div(wl.c1, steps)
@@ -258,6 +281,7 @@ def b_resident(wl: DwSepWorkload, soc: SocSpec, cob: int, db: bool, vec_cores: i
     b = itemsize(wl.dtype)
     l1 = copies * kb * bm * C0 * b + wl.c1 * C0 * cob * C0 * b
     l1 += wl.co1 * C0 * 4 if fixpipe(wl, soc) else 0
+    l1 += EYE_BYTES if res_in_cube(wl, soc) else 0
     return l1 <= soc.l1_bytes
 
 
@@ -341,19 +365,25 @@ def twophase_buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db,
         if wl.residual:
             add("res_tile", "UB", (cob, bm, C0), dt, copies, "residual input tile", in_tir=False)
         add("y_tile", "UB", (cob, bm, C0), dt, copies, "output tile", in_tir=False)
+    if res_in_cube(wl, soc):   # the residual's identity B: made by AIV 0, read by every AIC
+        add("eye_ub", "UB", (C0, C0), dt, 1, "identity fractal made for the workspace (AIV 0)", in_tir=False)
+        add("eye_l1", "L1", (C0, C0), dt, 1, "identity fractal from the workspace", in_tir=False)
+        add("eye_l0b", "L0B", (C0, C0), dt, 1, "identity fractal: B of the residual's K blocks", in_tir=False)
     return out + se_buffer_specs(wl, soc, th, tw, cib, db, vec_cores)   # squeeze-and-excitation, if any
 
 
 def workspace_bytes(wl: DwSepWorkload, soc: SocSpec) -> dict[str, int]:
     """GM workspaces of the kernel: the DW result (A operand), the 910B pre-activation without a
-    Fixpipe epilogue, and SyncAll's flags (cores x 32 B, zeroed by the host)."""
+    Fixpipe epilogue, SyncAll's flags (cores x 32 B, zeroed by the host) and (res_in_cube) the
+    identity fractal behind them."""
     frac = soc.cube_fractal[0]
     m_al = ceil_div(gemm_m(wl), frac) * frac
     b = itemsize(wl.dtype)
     cores = soc.vector_cores + (0 if soc.coupled else soc.cube_cores)
     return {"dw_ws": wl.c1 * m_al * C0 * b,
             "pre_ws": 0 if (soc.coupled or fixpipe(wl, soc)) else wl.co1 * m_al * C0 * b,
-            "sync_ws": cores * 32, **({"se_ws": se_ws_bytes(wl)} if wl.se else {})}
+            "sync_ws": cores * 32, **({"se_ws": se_ws_bytes(wl)} if wl.se else {}),
+            **({"eye_ws": EYE_BYTES} if res_in_cube(wl, soc) else {})}
 
 
 
@@ -364,6 +394,6 @@ def l2_resident(wl: DwSepWorkload, soc: SocSpec) -> bool:
     return write_hit(soc, ws["dw_ws"] + ws["pre_ws"]) >= 1.0
 
 
-__all__ = ["ENGINE", "EPI_LAG", "GROUPED_ACTS", "VARIANT", "b_resident", "twophase_buffer_specs", "gemm_cap", "phase2_cores", "dw_grouped", "dw_wide_ok",
+__all__ = ["ENGINE", "EPI_LAG", "EYE_BYTES", "res_in_cube", "GROUPED_ACTS", "VARIANT", "b_resident", "twophase_buffer_specs", "gemm_cap", "phase2_cores", "dw_grouped", "dw_wide_ok",
            "fixpipe", "gemm_m", "gemm_rows", "l2_resident",
            "workspace_bytes", "gemm_k", "tap_row_fit"]

@@ -78,7 +78,8 @@ def _to_l1(plan: KernelPlan, phase) -> bool:
 
 def _resident(pre) -> str:
     """A preload's timeline label: what it loads where."""
-    return " + ".join(dict.fromkeys(f"{s.gm} -> {s.buffer}" for s in pre if isinstance(s, Copy))) + " (resident)"
+    return " + ".join(dict.fromkeys(f"{s.gm} -> {s.buffer}" for s in pre
+                                    if isinstance(s, Copy) and s.direction == "in")) + " (resident)"
 
 
 def _at_start(prog, launched: int) -> float:

@@ -20,18 +20,28 @@ from schedules.targets import parse_target
 from fusion.driver.tile_policy import choose_tile
 from schedules.plan import make_plan
 from schedules.program import count_steps
-from schedules.twophase import fixpipe
+from schedules.program_twophase import build_twophase, gemm_tile
+from schedules.steps import Copy, CubeOp
+from schedules.twophase import fixpipe, gemm_m, res_in_cube, workspace_bytes
 from schedules.workload import DwSepWorkload as W, TileConfig
 from factories import run_twophase_checked
 
 F16 = "float16"
 ODD = W(1, 40, 56, 19, 19, stride=(2, 2), dtype=F16)          # Cin / Cout not multiples of 16, odd H/W, stride 2
 RES = W(2, 40, 40, 9, 7, act1="relu6", act2="hardswish", residual=True, dtype=F16)   # batch 2, residual
+# a residual after a linear projection (MobileNetV2's blocks): on 910B it joins the GEMM as K blocks
+# with an identity B (schedules/twophase.res_in_cube). Batch 2: GEMM tiles span two images and the
+# last has pad rows; one channel block: K in one step, so the residual's first K block takes the
+# A queue's unused copy (its pad rows zeroed, never stale)
+RES_LIN = W(2, 40, 40, 9, 7, act1="relu6", act2="none", residual=True, dtype=F16)
+RES_LIN1 = W(1, 12, 12, 5, 5, act1="relu", act2="none", residual=True, dtype=F16)
 # (workload, tile, soc): 910B Fixpipe epilogue (2 phases) and AIV epilogue (3 phases, residual);
 # 310P without and with residual. Ragged tiles, K in several blocks, a ragged last N tile.
 CASES = [
     (ODD, TileConfig(3, 5, 2, 1, True, "twophase"), "ascend910b2"),
     (RES, TileConfig(3, 4, 2, 1, True, "twophase"), "ascend910b2"),
+    (RES_LIN, TileConfig(3, 4, 2, 1, True, "twophase"), "ascend910b2"),
+    (RES_LIN1, TileConfig(5, 5, 1, 1, True, "twophase"), "ascend910b2"),
     (ODD, TileConfig(3, 5, 2, 1, True, "twophase"), "ascend310p3"),
     (RES, TileConfig(3, 4, 2, 1, False, "twophase"), "ascend310p3"),
 ]
@@ -73,6 +83,45 @@ def test_counters_equal_program_and_numerics(kernels, i):
         assert all(row["cube_fractals"] == 0 for core, row in zip(run.cores, run.per_core) if core.core_type == "AIV")
         assert len(prog.phases) == (2 if fixpipe(wl, plan.soc) else 3)
     assert got == fr + [0] * (len(got) - len(fr))
+
+
+@pytest.mark.parametrize("i", [2, 3])
+def test_residual_joins_the_gemm_on_910b(kernels, i):
+    """The linear-projection residual on 910B: no AIV epilogue and no pre-activation workspace;
+    per GEMM tile, after the PW's K blocks, one K block per output block reads the residual's rows
+    into L0A and multiplies them by the identity fractal DW core 0 wrote to the workspace; the
+    Fixpipe writes y. The program says so step by step, and the kernel's counters and output
+    (run_twophase_checked, in test_counters_equal_program_and_numerics) follow it."""
+    wl, tile, soc = CASES[i]
+    ek, _ = kernels[i]
+    plan = ek.plan
+    assert res_in_cube(wl, plan.soc) and fixpipe(wl, plan.soc)
+    prog = build_twophase(plan)
+    assert [ph.name for ph in prog.phases] == ["dw", "gemm"]
+    ws = workspace_bytes(wl, plan.soc)
+    assert ws["pre_ws"] == 0 and ws["eye_ws"] == 512
+    gemm = prog.phases[1]
+    k_steps = -(-wl.c1 // prog.kb)
+    for u, unit in enumerate(gemm.units):
+        *_, cbo = gemm_tile(plan, u, prog.bm, -(-gemm_m(wl) // 16) * 16, gemm_m(wl))
+        assert len(unit) == k_steps + cbo
+        for it in unit[k_steps:]:
+            reads = [s for s in it if isinstance(s, Copy) and s.direction == "in"]
+            assert [(s.kind, s.gm) for s in reads] == [("residual", "res")]
+            assert [s.b for s in it if isinstance(s, CubeOp)] == ["eye_l0b"]
+        assert [s.gm for s in unit[-1] if isinstance(s, Copy) and s.direction == "out"] == ["y"]
+    assert prog.counts["read:residual"] == wl.batch * wl.out_height * wl.out_width * wl.co1 * 16 * 2
+    eye = [s for s in prog.phases[0].preload[0] if isinstance(s, Copy)]
+    assert [(s.gm, s.direction) for s in eye][0] == ("eye_ws", "out")
+    assert "MakeEye();" in ek.source and "Mmad(c[j * rows * C0], a2, eye, mp)" in ek.source
+    assert "EpiPhase" not in ek.source
+
+
+def test_residual_stays_on_the_aivs_after_an_activation():
+    """act2 before the Add (y = act2(PW) + res) cannot ride in the GEMM's accumulator: the AIV
+    epilogue keeps it (3 phases); so does 310P, whose epilogue is on the same core."""
+    assert not res_in_cube(RES, SOCS["ascend910b2"]) and not fixpipe(RES, SOCS["ascend910b2"])
+    assert not res_in_cube(RES_LIN, SOCS["ascend310p3"])
 
 
 def test_fp32_two_phase_is_refused():

@@ -28,12 +28,13 @@ from factories import run_twophase_checked
 
 F16 = "float16"
 SOC = SOCS["ascend910b2"]
-# linear-bottleneck residual blocks (act2 none: no Fixpipe epilogue), odd shapes, few cores so one
-# AIC runs many tiles: 14 tiles of 16 rows (the second AIV's part empty), and 20 tiles of 48 rows
-# (parts of 32 and 16 rows; more tiles than a flag counter holds, so the pacing is exercised)
+# residual blocks whose act2 comes before the Add (y = relu6(PW) + res: neither the Fixpipe nor the
+# GEMM's K can finish them, schedules/twophase.res_in_cube), odd shapes, few cores so one AIC runs
+# many tiles: 14 tiles of 16 rows (the second AIV's part empty), and 20 tiles of 48 rows (parts of
+# 32 and 16 rows; more tiles than a flag counter holds, so the pacing is exercised)
 CASES = [
-    (W(1, 24, 24, 9, 11, act1="relu6", act2="none", residual=True, dtype=F16), TileConfig(3, 4, 1, 1, True, "twophase", 2)),
-    (W(1, 40, 40, 19, 23, act1="relu6", act2="none", residual=True, dtype=F16), TileConfig(3, 4, 2, 1, True, "twophase", 2)),
+    (W(1, 24, 24, 9, 11, act1="relu6", act2="relu6", residual=True, dtype=F16), TileConfig(3, 4, 1, 1, True, "twophase", 2)),
+    (W(1, 40, 40, 19, 23, act1="relu6", act2="relu6", residual=True, dtype=F16), TileConfig(3, 4, 2, 1, True, "twophase", 2)),
 ]
 
 
@@ -83,9 +84,9 @@ def test_no_second_sync_all_in_the_kernel_text(kernels):
 
 
 def test_check_ascend_odd_residual_block_matches_onnxruntime():
-    """`check -t ascend:910b2` on a linear-bottleneck residual block (24 -> 24 at 9 x 11): the
-    two-phase kernel with its per-tile epilogue matches ONNX Runtime, GM bytes equal the model's."""
-    m = models.dwsep_block(24, 24, h=9, w=11, act1="relu6", act2="none", residual=True)
+    """`check -t ascend:910b2` on a residual block with relu6 before its Add (24 -> 24 at 9 x 11):
+    the two-phase kernel with its per-tile epilogue matches ONNX Runtime, GM bytes equal the model's."""
+    m = models.dwsep_block(24, 24, h=9, w=11, act1="relu6", act2="relu6", residual=True)
     cm = compile_model(m, target="ascend:910b2", dtype=F16, tile=TileOverride(pw_engine="twophase"))
     (blk,) = cm.fused_blocks
     assert blk.plan.variant == "two-phase" and phase(build_twophase(blk.plan), "epi").gate == "flags"

@@ -38,7 +38,8 @@ def test_program_moves_every_byte_once(soc, wl):
     b = 2 if wl.dtype == F16 else 4
     px = wl.batch * wl.out_height * wl.out_width
     m_al = -(-px // 16) * 16
-    assert n["write:handoff"] - (workspace_bytes(wl, soc)["pre_ws"]) == wl.c1 * px * C0 * b
+    ws = workspace_bytes(wl, soc)   # the hand-off: the DW result, the pre-activation, the residual GEMM's identity
+    assert n["write:handoff"] - ws["pre_ws"] - ws.get("eye_ws", 0) == wl.c1 * px * C0 * b
     assert n["write:output"] == wl.co1 * px * C0 * b
     assert n["read:residual"] == (wl.co1 * px * C0 * b if wl.residual else 0)
     resident = sum(s.nbytes for ph in prog.phases for c in ph.assignment if c for s in ph.prologue

@@ -86,6 +86,7 @@ from schedules.channel_norm import LN_PX
 from schedules.isa import itemsize, tap_form
 from schedules.plan import KernelPlan
 from schedules.se_plan import SE_SOCS, se_emitted
+from schedules.twophase import res_in_cube
 
 VERSION = "0.2.0"
 MAX_REPEAT = 255
@@ -228,7 +229,9 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
         needed |= {"dw_out_l1", "b_pw", "y_tile"}
     if variant == "cube-pw-mix":
         needed |= {"dw_in_l1"} | ({"b_pw_l1", "bias_bt"} if plan.fixpipe_epilogue else {"pre_tile", "b_pw", "y_tile"})
-    if wl.residual:
+    if variant == "two-phase" and res_in_cube(wl, plan.soc):   # the residual joins the GEMM's K
+        needed |= {"eye_ub", "eye_l1", "eye_l0b"}
+    elif wl.residual:
         needed.add("res_tile")
     missing = needed - names
     if missing:

@@ -24,7 +24,7 @@ from fusion.codegen.ascendc.kernel_types import ArgSpec, Launch
 from fusion.core.ir import C0
 from schedules.plan import KernelPlan
 from schedules.program_twophase import build_twophase, dw_tap_loads
-from schedules.twophase import EPI_LAG, fixpipe, gemm_m, workspace_bytes
+from schedules.twophase import EPI_LAG, fixpipe, gemm_m, res_in_cube, workspace_bytes
 from schedules.workload import ceil_div
 
 # kernel member of each two-phase plan buffer (name, scope): the one-phase table (cxx.MEMBERS)
@@ -40,6 +40,9 @@ MEMBERS = {
     ("pw_acc", "L0C"): ("cQue", "TQue<TPosition::CO1, @COPIES@>", True),
     ("y_acc", "UB"): ("yAccBuf", "TBuf<TPosition::VECCALC>", False),
     ("act2_tmp", "UB"): ("act2TmpBuf", "TBuf<TPosition::VECCALC>", False),
+    ("eye_ub", "UB"): ("eyeUbQue", "TQue<TPosition::VECOUT, 1>", True),
+    ("eye_l1", "L1"): ("eyeL1Que", "TQue<TPosition::B1, 1>", True),
+    ("eye_l0b", "L0B"): ("eyeL0Que", "TQue<TPosition::B2, 1>", True),
     **emit_se.MEMBERS,
     **emit_norm_phase.MEMBERS,
 }
@@ -116,6 +119,23 @@ def resident_values(plan: KernelPlan) -> dict[str, str]:
                 B_RES_TAKE=snippet("B_RES_TAKE"), B_RES_FREE=snippet("B_RES_FREE"))
 
 
+def _diagonal_masks(first_row: int) -> str:
+    """The bit mask (two uint64 words, 128 fp16 lanes) of the diagonal elements of the identity
+    fractal's rows first_row .. first_row + 7, lanes counted from row first_row's start."""
+    bits = sum(1 << ((first_row + i) * (C0 + 1) - first_row * C0) for i in range(8))
+    return f"0x{bits & (2 ** 64 - 1):x}ULL, 0x{bits >> 64:x}ULL"
+
+
+def eye_values(plan: KernelPlan) -> dict[str, str]:
+    """The slots of the residual's K blocks (schedules/twophase.res_in_cube): the identity made
+    by DW core 0 and loaded by every AIC, and the K blocks after the PW's."""
+    if not res_in_cube(plan.workload, plan.soc):
+        return dict(TP_EYE_MAKE="", TP_EYE_GM="", TP_EYE_DECL="", TP_RES_K="", EYE_LOAD="", EYE_FREE="")
+    return dict(TP_EYE_MAKE=snippet("TP_EYE_MAKE"), TP_EYE_GM=snippet("TP_EYE_GM"), TP_EYE_DECL=snippet("TP_EYE_DECL"),
+                TP_RES_K=template("twophase_res_k.h"), EYE_LOAD=snippet("TP_EYE_LOAD"), EYE_FREE=snippet("TP_EYE_FREE"),
+                EYE_TOP=_diagonal_masks(0), EYE_BOTTOM=_diagonal_masks(8))
+
+
 # cross-core flag ids of phase 3 (mode 2), apart from the one-phase MIX kernel's (emit_kernel FLAG_DW,
 # FLAG_PW = 1, 2) so a chain's blocks never share one: AIC -> its AIVs "tile i's pre-activation is in
 # the workspace", AIVs -> their AIC "tile i is read" (schedules/program_twophase.epi_phase)
@@ -147,7 +167,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                   A_LOAD=snippet("A_LOAD_X") if plan.gemm_only else snippet("A_LOAD_WS"),
                   # phase 1 loads only its units' channel blocks of w_dw (program_twophase.dw_phase)
                   RESIDENT_UB=template("twophase_taps_ub.h"),
-                  **resident_values(plan))
+                  **resident_values(plan), **eye_values(plan))
     common.update(grouped_values(plan))   # the DW form's slots (may replace TAP_ACC)
     if wl.se and plan.gemm_only:
         raise ValueError(f"{wl.describe()}: squeeze-and-excitation needs phase 1 (a gemm_only plan has none)")
@@ -176,8 +196,8 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
         if len(members) + len(aic_members) != len(bufs):
             raise ValueError("the 910B two-phase kernel holds UB (AIV) and L1 / L0 / BT (AIC) buffers only")
         if fix:
-            gm_prologue = template("aic_b_pw_load.h")
-            gm_free = snippet("B_PW_L1_FREE")
+            gm_prologue = template("aic_b_pw_load.h") + common["EYE_LOAD"]
+            gm_free = snippet("B_PW_L1_FREE") + common["EYE_FREE"]
         body = sub(template("twophase_aiv.h"), **common, MEMBERS="\n".join(members), INITS="\n".join(inits),
                    TP_INIT_MAIN=sub(template("twophase_init.h"), CLASS="TwoPhaseAiv@OPTYPE@", SCOPES="UB"),
                    TP_INIT_AIC=sub(template("twophase_init.h"), CLASS="TwoPhaseAic@OPTYPE@",
@@ -214,7 +234,10 @@ def twophase_notes(ek) -> str:
     fix = fixpipe(p.workload, p.soc)
     where = ("one MIX launch (`KERNEL_TYPE_MIX_AIC_1_2`, block dim " f"{dim}); hard `SyncAll<false>()` over AICs and AIVs"
              if not p.soc.coupled else f"one launch on {dim} AI cores; soft `SyncAll(gm, ub)` with flags in the workspace")
-    tail = ("Fixpipe writes y (bias table, act2 on the fly)" if fix else
+    tail = ("the residual joins the GEMM as one more K block per output block (its rows times a 16 x 16 identity "
+            "that phase 1 writes to the workspace) and Fixpipe writes y = PW + bias + residual"
+            if res_in_cube(p.workload, p.soc) else
+            "Fixpipe writes y (bias table, act2 on the fly)" if fix else
             f"the pre-activation goes to the workspace, tile by tile: the AIC signals each tile (cross-core flag "
             f"{FLAG_EPI_PRE}, mode 2) and the {epi} AIVs of the GEMM cores' groups each add bias, act2, residual to "
             f"their part of its rows while the AIC runs the next (answering on flag {FLAG_EPI_FREE}: at most "

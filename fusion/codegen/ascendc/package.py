@@ -31,7 +31,7 @@ from fusion.core.errors import MegafuseError
 from fusion.core.sanitize import display, inside
 from fusion.cost import model_fused
 from fusion.cost.vendor_baseline import block_baseline
-from schedules.twophase import fixpipe
+from schedules.twophase import fixpipe, res_in_cube
 
 def op_pkg_dir(ek: EmittedKernel) -> str:
     return f"op_pkg/{ek.op_type}/{VERSION}"
@@ -120,6 +120,8 @@ def _rounding(ek: EmittedKernel) -> str:
     if ek.variant == "cube-pw" or (ek.variant == "two-phase" and ek.plan.soc.coupled):
         return dw + pw + "; L0C -> UB in fp32, epilogue in fp32, Cast CAST_NONE to storage"
     if ek.variant == "two-phase":
+        if res_in_cube(ek.plan.workload, ek.plan.soc):
+            return dw + pw + " from the fp32 bias, the residual added exactly (x 1) by the cube; Fixpipe F322F16 to storage"
         if fixpipe(ek.plan.workload, ek.plan.soc):
             return dw + pw + " from the fp32 bias; Fixpipe F322F16 to storage"
     if ek.plan.fixpipe_epilogue:

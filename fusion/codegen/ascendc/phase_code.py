@@ -19,6 +19,7 @@ import fusion.codegen.ascendc.emit_norm_phase as emit_norm_phase
 import fusion.codegen.ascendc.emit_se as emit_se
 from fusion.codegen.ascendc.cxx import snippet, sub, template
 from schedules.plan import KernelPlan
+from schedules.twophase import res_in_cube
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,8 @@ class PhaseCode:
 
 def _gemm_methods(plan: KernelPlan) -> str:
     text = template("twophase_gemm.h") + (template("twophase_preload.h") if plan.b_resident else "")
+    if res_in_cube(plan.workload, plan.soc):   # the residual's K blocks read its rows (twophase_res_k.h)
+        text += template("twophase_res_rows.h")
     if plan.soc.coupled and not plan.epi_post16:   # the L0C -> UB epilogue's helpers (910B: Fixpipe / the epi phase)
         text += template("epilogue_block.h")
     return text
@@ -43,7 +46,8 @@ def _epi_methods(plan: KernelPlan) -> str:
 
 
 KINDS: dict[str, PhaseCode] = {
-    "dw": PhaseCode("DwPhase", lambda plan: template("twophase_dw.h"),
+    "dw": PhaseCode("DwPhase", lambda plan: template("twophase_dw.h")
+                    + (template("twophase_eye.h") if res_in_cube(plan.workload, plan.soc) else ""),
                     "the DW workspace is complete before any GEMM reads it"),
     "se": PhaseCode("SePhase", emit_se.methods, "the scaled DW result is complete"),
     "norm": PhaseCode("LnPhase", emit_norm_phase.methods, "the normalised DW result is complete"),

@@ -235,3 +235,24 @@ __aicore__ inline int32_t LoopMax(int32_t a, int32_t b) { return a > b ? a : b; 
         LocalTensor<T> io = lnIoBuf.Get<T>();
 //@ LN_IO_FLOAT
         LocalTensor<T> io = a;   // fp32: the copies land in ln_x itself
+//@ TP_EYE_MAKE
+        if (core == 0) MakeEye();  // the residual GEMM's identity, before the units (visible after the SyncAll)
+//@ TP_EYE_GM
+        eyeGm.SetGlobalBuffer((__gm__ T*)(usr + t.wsSync@WS_SE@ + t.c1 * t.mAl * C0 * sizeof(T) + t.wsPre), C0 * C0);
+//@ TP_EYE_DECL
+    GlobalTensor<T> eyeGm;
+    LocalTensor<T> eye;
+//@ TP_EYE_LOAD
+        {   // the residual GEMM's identity (written by DW core 0 before the SyncAll): -> L1 -> L0B, resident
+            LocalTensor<T> e1 = eyeL1Que.AllocTensor<T>();
+            DataCopy(e1, eyeGm, C0 * C0);
+            eyeL1Que.EnQue(e1);
+            e1 = eyeL1Que.DeQue<T>();
+            eye = eyeL0Que.AllocTensor<T>();
+            LoadData(eye, e1, LoadData2DParams(0, 1, 0, 0, 0, true, 0));
+            eyeL0Que.EnQue(eye);
+            eye = eyeL0Que.DeQue<T>();
+            eyeL1Que.FreeTensor(e1);
+        }
+//@ TP_EYE_FREE
+        eyeL0Que.FreeTensor(eye);

@@ -1,7 +1,7 @@
     // ---- phase 1: DW units (tile, ci-block) round-robin over the plan's DW cores ----------
     __aicore__ inline void DwPhase(uint32_t core)
     {
-        const uint32_t mine = UnitsOf(core, tl.nTiles * tl.ciSteps, tl.blockDim);
+@TP_EYE_MAKE@        const uint32_t mine = UnitsOf(core, tl.nTiles * tl.ciSteps, tl.blockDim);
         if (mine == 0) {
 @TP_PRELOAD_IDLE@            return;
         }

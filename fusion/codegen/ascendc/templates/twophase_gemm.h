@@ -53,7 +53,7 @@
 @GEMM_MMAD@                aL0Que.FreeTensor(a2);
                 bL0Que.FreeTensor(b2);
             }
-@GEMM_BIAS@            cQue.EnQue(c);
+@TP_RES_K@@GEMM_BIAS@            cQue.EnQue(c);
             c = cQue.DeQue<float>();
 @GEMM_EPILOGUE@            cQue.FreeTensor(c);
         }

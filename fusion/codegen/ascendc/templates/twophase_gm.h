@@ -6,4 +6,4 @@
 @GM_TENSORS@        syncGm.SetGlobalBuffer((__gm__ int32_t*)usr, t.wsSync / sizeof(int32_t));
         dwGm.SetGlobalBuffer(@DW_GM@, t.c1 * t.mAl * C0);
         preGm.SetGlobalBuffer((__gm__ T*)(usr + t.wsSync@WS_SE@ + t.c1 * t.mAl * C0 * sizeof(T)), t.wsPre / sizeof(T));
-@TP_SE_GM@    }
+@TP_EYE_GM@@TP_SE_GM@    }
