@@ -27,6 +27,7 @@ from fusion.core.soc import get_soc
 from schedules.plan import make_plan
 from schedules.lowering import build_program
 from schedules.reference import kernel_layout_reference
+from schedules.twophase import res_in_cube
 from schedules.workload import DwSepWorkload, TileConfig
 
 PLANS_PER_GROUP = 20
@@ -64,7 +65,7 @@ GROUPS = [
     # repeat, wide rows, fp16 bias and act1; more input channels, so groups of 8 and a short last one
     ("tp-310p-grouped-bres-relu", "ascend310p3", "two-phase", "twophase", "relu", "relu", False, True, None,
      "float16"),
-    ("tp-910b-grouped-relu6-res", "ascend910b2", "two-phase", "twophase", "relu6", "none", True, True, None,
+    ("tp-910b-grouped-relu6-res", "ascend910b2", "two-phase", "twophase", "relu6", "relu6", True, True, None,
      "float16"),
     # two-phase with the PW weights resident in L1 (schedules/twophase.b_resident): loaded while
     # phase 1 runs (310P: in the DW loop; 910B: by the idle AIC), no B block per K step
@@ -75,6 +76,10 @@ GROUPS = [
     # epilogue (the groups above run phase 1's and the 310P epilogue's fp16 forms: plan.dw_post16,
     # plan.epi_post16)
     ("tp-310p-hswish-res", "ascend310p3", "two-phase", "twophase", "hardswish", "hardswish", True, False, None,
+     "float16"),
+    # a residual after a linear projection on 910B: K blocks of the GEMM with an identity B
+    # (schedules/twophase.res_in_cube), no epilogue phase
+    ("tp-910b-grouped-resk", "ascend910b2", "two-phase", "twophase", "relu6", "none", True, True, None,
      "float16"),
 ]
 GROUPED = {g[0] for g in GROUPS if "grouped" in g[0]}   # the others sample the per-block DW form only
@@ -157,6 +162,9 @@ def test_sampled_plans_counters_equal_program_and_model(sampled, group):
         _check_plan(ek, built, rng)
     if group[0] in ("tp-310p-relu", "tp-910b-grouped-relu6-res"):   # fp16 phase 1 and vector epilogue
         assert all(ek.plan.dw_post16 and ek.plan.epi_post16 for ek in eks)
+    if group[0] == "tp-910b-grouped-resk":   # the residual in the GEMM's K: Fixpipe epilogue, two phases
+        assert all(res_in_cube(ek.plan.workload, ek.plan.soc) and len(build_program(ek.plan).phases) == 2
+                   for ek in eks)
     if group[0] == "tp-910b-res-relu6":   # the 910B phase 3 in fp16 after fp32 DW post-ops (hardswish)
         assert all(ek.plan.epi_post16 and not ek.plan.dw_post16 for ek in eks)
     if group[0] in ("cube-310p-relu", "cube-310p-hswish", "tp-910b-fixpipe", "tp-310p-bres-relu6-res"):
