@@ -7,9 +7,11 @@
                                      the workspace's DW result in place (schedules/norm_phase.py)
   gemm  (aic on 910B, core on 310P)  per (M, N) tile, per K block: A block from the workspace,
                                      B block of PW weights, L1 -> L0 moves, Mmad; after the last K
-                                     block the epilogue: Fixpipe y (910B), the pre-activation to
-                                     its workspace (910B, vector epilogue), or L0C -> UB + bias,
-                                     act2, residual, y (310P)
+                                     block the epilogue: Fixpipe y (910B; a linear projection's
+                                     residual first, as one more K block per output block with an
+                                     identity B: twophase.res_in_cube), the pre-activation to its
+                                     workspace (910B, vector epilogue), or L0C -> UB + bias, act2,
+                                     residual, y (310P)
   epi   (aiv, 910B without Fixpipe)  per (M, N) tile and AIV of the producing AIC's group: its part
                                      of the tile's rows -- pre-activation in, epilogue, y out
 
@@ -248,10 +250,8 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
                         Move("L1->L0A", "a_l1", "a_l0a", kb * rows_al * C0 * b),
                         Move("L1->L0B", b_src, "b_l0b", kb * C0 * cbo * C0 * b),
                         CubeOp(cube_fractals(soc, rows_al, kb, cbo), "a_l0a", "b_l0b", "pw_acc")]
-            if q == len(k_blocks) - 1:
-                if res_k:   # the epilogue follows the residual's K blocks (below)
-                    pass
-                elif fix:
+            if q == len(k_blocks) - 1 and not res_k:   # (res_k: the epilogue follows the residual's K blocks)
+                if fix:
                     it.append(Copy("output", "out", "pw_acc", "y", out_bytes, out_bursts))
                 elif not coupled:
                     it.append(Copy("handoff", "out", "pw_acc", "pre_ws", cbo * rows_al * C0 * b, cbo))

@@ -8,7 +8,8 @@
            cob blocks per tile), K (Cin) streamed through L1/L0 in blocks of kb = cib channel
            blocks -- no core holds all of K, and the PW weights are read once per (M, N) tile
            instead of once per core per DW tile. Epilogue as the one-phase variants: 910B Fixpipe
-           (bias, relu) where it applies, 310P L0C -> UB + vector;
+           (bias, relu) where it applies -- with a linear projection's residual added by the cube
+           first (res_in_cube) --, 310P L0C -> UB + vector;
   phase 3  (910B without a Fixpipe epilogue) no barrier: the AIVs of AIC g's group finish bias,
            act2 and the residual of each tile AIC g wrote to the pre-activation workspace as soon
            as its cross-core flag arrives (schedules/program_twophase.epi_phase), overlapping the

@@ -1,4 +1,5 @@
-    // GM: the block's tensors; the user workspace holds [SyncAll flags | DW result (c1, mAl, C0) | pre-activation (co1, mAl, C0)]
+    // GM: the block's tensors; the user workspace holds [SyncAll flags | DW result (c1, mAl, C0) | pre-activation (co1, mAl, C0)
+    // | the residual GEMM's identity fractal (schedules/twophase.res_in_cube)]
     // (an identity DW whose x is the A layout: the GEMM's A is x itself, dwGm points at it)
     __aicore__ inline void SetGm(GM_ADDR x, GM_ADDR w_dw, GM_ADDR b_dw, GM_ADDR w_pw, GM_ADDR b_pw, @SE_PARAMS@@RES_PARAM@GM_ADDR y,
                                  GM_ADDR usr, const @TILING@& t)
