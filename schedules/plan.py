@@ -213,7 +213,8 @@ class KernelPlan:
         runs (schedules/twophase.b_resident)."""
         if not self.two_phase:
             return False
-        return b_resident(self.workload, self.soc, self.cob, self.tile.double_buffer, self.gemm_cap)
+        return b_resident(self.workload, self.soc, self.cob, self.tile.double_buffer, self.gemm_cap,
+                          self.tile.b_stream)
 
     @property
     def gemm_cap(self) -> int:
@@ -473,7 +474,8 @@ def make_plan(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> KernelPlan:
     if tile.pw_engine == "twophase":
         cores = KernelPlan(wl, tile, soc).cores   # from the tile alone (no buffers needed)
         specs = twophase.twophase_buffer_specs(wl, soc, th, tw, cob, cib, tile.double_buffer, cores,
-                                               tile.norm_phase, twophase.gemm_cap(wl, soc, tile.cores, cores))
+                                               tile.norm_phase, twophase.gemm_cap(wl, soc, tile.cores, cores),
+                                               tile.b_stream)
         bufs = tuple(BufferPlan(name, scope, tuple(int(d) for d in dims), dtype, int(n), role, **opts)
                      for name, scope, dims, dtype, n, role, opts in specs)
         return KernelPlan(wl, tile, soc, bufs)

@@ -264,14 +264,18 @@ def phase2_cores(wl: DwSepWorkload, soc: SocSpec, cob: int, bm: int, vec_cores: 
     return min(soc.cube_cores, units, ceil_div(vec_cores, max(1, soc.vector_cores // soc.cube_cores)))
 
 
-def b_resident(wl: DwSepWorkload, soc: SocSpec, cob: int, db: bool, vec_cores: int) -> bool:
+def b_resident(wl: DwSepWorkload, soc: SocSpec, cob: int, db: bool, vec_cores: int, stream: bool = False) -> bool:
     """Phase 2 holds its N tile's PW weights (all of K x cob blocks) in L1, loaded once per core
     while phase 1 runs (310P: queued on the core's MTE2 after its first x block; 910B: the AIC,
     idle until the SyncAll, loads them at the start), instead of one B block per K step of every
     (M, N) tile -- the weights' DRAM time then overlaps the DW phase and the barrier, which two
     separate kernels cannot do. Needs every GEMM core's tiles in one N tile (the round-robin deals
     tile u to core u mod G, its N tile is u mod coSteps: G a multiple of coSteps, or one N tile)
-    and the slice beside the A blocks in L1."""
+    and the slice beside the A blocks in L1. `stream` (TileConfig.b_stream): the tile streams B
+    anyway -- resident weights load at the kernel's start beside every other core's traffic, which
+    a GEMM phase of few tiles may not amortize (the tile policy keeps the faster)."""
+    if stream:
+        return False
     copies = buffer_copies(db)
     bm = gemm_rows(wl, soc, cob, copies)
     kb = gemm_k(wl, soc, cob, bm, copies)
@@ -287,7 +291,7 @@ def b_resident(wl: DwSepWorkload, soc: SocSpec, cob: int, db: bool, vec_cores: i
 
 
 def twophase_buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, vec_cores: int,
-                          norm_phase: bool = False, cap: int | None = None) -> list[tuple]:
+                          norm_phase: bool = False, cap: int | None = None, b_stream: bool = False) -> list[tuple]:
     """Every buffer of the two-phase kernel, as schedules/plan.buffer_specs lists them (scalar
     tile sizes only). Phase 1 lives in UB; phase 2 in L1/L0 (and, on 310P or for a vector
     epilogue, UB). A core runs its phases one after the other but the kernel allocates them all.
@@ -302,7 +306,7 @@ def twophase_buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db,
     bm = gemm_rows(wl, soc, cob, copies)
     kb = gemm_k(wl, soc, cob, bm, copies)
     fix = fixpipe(wl, soc)
-    resident = b_resident(wl, soc, cob, db, vec_cores if cap is None else cap)
+    resident = b_resident(wl, soc, cob, db, vec_cores if cap is None else cap, b_stream)
     grouped = dw_grouped(wl, soc, th, tw, cib)
     post16 = dw_post16(wl)
     out = []

@@ -127,6 +127,9 @@ class TileConfig:
     # a channel LayerNorm block's norm in a phase of its own between the DW and the GEMM (two-phase
     # only, schedules/norm_phase.py) instead of inside DW units that hold all of C1
     norm_phase: bool = False
+    # two-phase: the GEMM streams its PW weights per K step even where its N tile would fit L1
+    # (schedules/twophase.b_resident); the tile policy tries both and keeps the faster modeled
+    b_stream: bool = False
 
     def __post_init__(self):
         if self.th < 1 or self.tw < 1 or self.cob < 1 or self.cib < 0 or self.cores < 0:
@@ -135,6 +138,8 @@ class TileConfig:
             raise ValueError(f"unknown PW engine {self.pw_engine!r}")
         if self.norm_phase and self.pw_engine != "twophase":
             raise ValueError(f"a norm phase needs the two-phase kernel, not pw:{self.pw_engine}")
+        if self.b_stream and self.pw_engine != "twophase":
+            raise ValueError(f"streamed GEMM weights need the two-phase kernel, not pw:{self.pw_engine}")
 
     @property
     def copies(self) -> int:
@@ -144,12 +149,15 @@ class TileConfig:
     def describe(self) -> str:
         cib = f" cib{self.cib}" if self.cib else ""
         return (f"{self.th}x{self.tw} cob{self.cob}{cib} "
-                f"{'db' if self.double_buffer else 'sb'} pw:{self.pw_engine}" + (" ln:phase" if self.norm_phase else ""))
+                f"{'db' if self.double_buffer else 'sb'} pw:{self.pw_engine}" + (" ln:phase" if self.norm_phase else "")
+                + (" B:stream" if self.b_stream else ""))
 
     def key(self) -> str:
         d = asdict(self)
         if not self.norm_phase:   # the keys of tiles without a norm phase stay what they were
             del d["norm_phase"]
+        if not self.b_stream:     # (likewise b_stream)
+            del d["b_stream"]
         return _digest(d)
 
 

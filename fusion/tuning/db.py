@@ -139,9 +139,11 @@ def tuning_key(wl: DwSepWorkload, target, evaluator: str | None = None, options:
 
 
 def tile_to_json(t: TileConfig) -> dict:
-    """The record's tile; norm_phase (a ConvNeXt block's default two-phase tile) only where set, so
-    the records of every other tile stay what they were."""
-    return {f: getattr(t, f) for f in TILE_FIELDS} | ({"norm_phase": True} if t.norm_phase else {})
+    """The record's tile; norm_phase (a ConvNeXt block's default two-phase tile) and b_stream (a
+    two-phase tile streaming its PW weights) only where set, so the records of every other tile stay
+    what they were."""
+    return ({f: getattr(t, f) for f in TILE_FIELDS} | ({"norm_phase": True} if t.norm_phase else {})
+            | ({"b_stream": True} if t.b_stream else {}))
 
 
 def tile_from_json(d: dict) -> TileConfig:
@@ -151,7 +153,7 @@ def tile_from_json(d: dict) -> TileConfig:
     if why:
         raise ValueError(why)
     return TileConfig(d["th"], d["tw"], d["cob"], d["cib"], d["double_buffer"], d["pw_engine"], d["cores"],
-                      d.get("norm_phase", False))
+                      d.get("norm_phase", False), d.get("b_stream", False))
 
 
 # field -> (lowest, highest) of the integer tile fields; cores is also capped by the SoC
@@ -165,7 +167,7 @@ def _is_int(v) -> bool:
 def tile_problem(d, max_cores: int | None = None) -> str | None:
     if not isinstance(d, dict):
         return "tile is not an object"
-    extra = set(d) - set(TILE_FIELDS) - {"norm_phase"}
+    extra = set(d) - set(TILE_FIELDS) - {"norm_phase", "b_stream"}
     if extra:
         return f"unknown tile field(s) {sorted(extra)[:3]}"
     for f, (lo, hi) in TILE_INT_RANGES.items():
@@ -183,6 +185,9 @@ def tile_problem(d, max_cores: int | None = None) -> str | None:
     norm = d.get("norm_phase", False)
     if not isinstance(norm, bool) or (norm and d["pw_engine"] != "twophase"):
         return "tile field norm_phase is not a boolean of a twophase tile"
+    stream = d.get("b_stream", False)
+    if not isinstance(stream, bool) or (stream and d["pw_engine"] != "twophase"):
+        return "tile field b_stream is not a boolean of a twophase tile"
     return None
 
 
