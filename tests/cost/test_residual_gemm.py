@@ -1,7 +1,7 @@
 """The linear-projection residual on 910B as K blocks of the GEMM (schedules/twophase.res_in_cube):
 MobileNetV2's residual blocks, which lost to their vendor-like pairs at batch 8 and 32 while an AIV
-epilogue added the residual after a pre-activation round trip through GM (docs/design.md, "Batch 32
-on 910B2: MobileNetV2's residual blocks"), now beat them, both sides timed by the step simulator."""
+epilogue added the residual after a pre-activation round trip through GM (docs/design.md, "The
+residual inside the GEMM"), now beat them, both sides timed by the step simulator."""
 
 import pytest
 
