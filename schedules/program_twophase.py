@@ -240,7 +240,8 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
     for u in range(m_tiles * co_steps):   # GEMM tile u: mi x coSteps + j, as SetGemmTile decodes it
         m0, rows_al, valid, cbo = gemm_tile(plan, u, bm, m_al, m)
         out_bytes = cbo * valid * C0 * b
-        out_bursts = cbo * _segments(m0, m0 + valid, per_image)
+        segs = _segments(m0, m0 + valid, per_image)   # runs of one output block's rows (one per image)
+        out_bursts = cbo * segs
         its = []
         for q, kb in enumerate(k_blocks):
             b_src = "b_res" if resident else "b_l1"
@@ -262,7 +263,6 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
                     it.append(Copy("output", "out", "y_tile", "y", out_bytes, out_bursts, slots))
             its.append(tuple(it))
         if res_k:   # per output block its residual rows as one more K block, B the identity (res_in_cube)
-            segs = _segments(m0, m0 + valid, per_image)
             for jj in range(cbo):
                 its.append((Copy("residual", "in", "a_l1", "res", valid * C0 * b, segs, slots),
                             Move("L1->L0A", "a_l1", "a_l0a", rows_al * C0 * b),

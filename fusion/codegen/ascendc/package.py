@@ -120,10 +120,10 @@ def _rounding(ek: EmittedKernel) -> str:
     if ek.variant == "cube-pw" or (ek.variant == "two-phase" and ek.plan.soc.coupled):
         return dw + pw + "; L0C -> UB in fp32, epilogue in fp32, Cast CAST_NONE to storage"
     if ek.variant == "two-phase":
-        if res_in_cube(ek.plan.workload, ek.plan.soc):
-            return dw + pw + " from the fp32 bias, the residual added exactly (x 1) by the cube; Fixpipe F322F16 to storage"
         if fixpipe(ek.plan.workload, ek.plan.soc):
-            return dw + pw + " from the fp32 bias; Fixpipe F322F16 to storage"
+            res = (", the residual added exactly (x 1) by the cube" if res_in_cube(ek.plan.workload, ek.plan.soc)
+                   else "")
+            return dw + pw + f" from the fp32 bias{res}; Fixpipe F322F16 to storage"
     if ek.plan.fixpipe_epilogue:
         return dw + pw + " from the fp32 bias; Fixpipe F322F16 to storage"
     return dw + pw + "; the pre-activation is rounded to fp16 by Fixpipe, the AIV epilogue runs in fp32"
