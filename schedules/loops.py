@@ -33,6 +33,10 @@ FORMULAS = MappingProxyType({
     # round robin: core `core` of `cores` runs units core, core + cores, ... of `units`
     "UNITS_OF": (("core", "units", "cores"), "(units - core + cores - 1) // cores if core < cores else 0"),
     "UNIT_AT": (("core", "k", "cores"), "core + k * cores"),
+    # contiguous ranges: core `core` of `cores` runs units RANGE_AT(core, 0 .. RANGE_OF - 1), the
+    # first units % cores cores one more (the two-phase GEMM with its A panel kept: twophase.a_keep)
+    "RANGE_OF": (("core", "units", "cores"), "units // cores + (1 if core < units % cores else 0)"),
+    "RANGE_AT": (("core", "k", "units", "cores"), "core * (units // cores) + Min(core, units % cores) + k"),
     # member s of group g of `size` cores (910B MIX: the AIVs an AIC serves)
     "GROUP_MEMBER": (("group", "s", "size"), "group * size + s"),
     # a unit numbered outer x inner + i (DW unit: tile x ciSteps + q; GEMM tile: mi x coSteps + j)
@@ -68,6 +72,8 @@ block_start = _compile("BLOCK_START", *FORMULAS["BLOCK_START"])
 block_len = _compile("BLOCK_LEN", *FORMULAS["BLOCK_LEN"])
 units_of = _compile("UNITS_OF", *FORMULAS["UNITS_OF"])
 unit_at = _compile("UNIT_AT", *FORMULAS["UNIT_AT"])
+range_of = _compile("RANGE_OF", *FORMULAS["RANGE_OF"])
+range_at = _compile("RANGE_AT", *FORMULAS["RANGE_AT"])
 group_member = _compile("GROUP_MEMBER", *FORMULAS["GROUP_MEMBER"])
 unit_outer = _compile("UNIT_OUTER", *FORMULAS["UNIT_OUTER"])
 unit_inner = _compile("UNIT_INNER", *FORMULAS["UNIT_INNER"])
@@ -90,6 +96,11 @@ def split(total: int, step: int) -> tuple[int, ...]:
 def round_robin(units: int, cores: int) -> tuple[tuple[int, ...], ...]:
     """Per core the units it runs, in its order."""
     return tuple(tuple(unit_at(c, k, cores) for k in range(units_of(c, units, cores))) for c in range(cores))
+
+
+def contiguous(units: int, cores: int) -> tuple[tuple[int, ...], ...]:
+    """Per core the units it runs: a contiguous range each, balanced (RANGE_OF, RANGE_AT)."""
+    return tuple(tuple(range_at(c, k, units, cores) for k in range(range_of(c, units, cores))) for c in range(cores))
 
 
 def parse(expr: str) -> ast.expr:

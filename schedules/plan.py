@@ -217,6 +217,15 @@ class KernelPlan:
                           self.tile.b_stream)
 
     @property
+    def a_keep(self) -> int:
+        """Two-phase: each GEMM core keeps its A panel in L1 across its tiles of one M tile, the
+        tiles dealt in contiguous ranges (schedules/twophase.a_keep): the panel's copies, 0 = not."""
+        if not self.two_phase or self.gemm_only:
+            return 0
+        return twophase.a_keep(self.workload, self.soc, self.cob, self.tile.double_buffer, self.gemm_cap,
+                               self.tile.b_stream)
+
+    @property
     def gemm_cap(self) -> int:
         """Two-phase: the vector cores the launch may hold, which bound the GEMM phase's cores
         (schedules/twophase.gemm_cap; the DW phase runs on `cores` of them)."""

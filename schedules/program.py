@@ -32,7 +32,7 @@ from schedules.loops import (block_len, block_start, group_member, round_robin, 
 from schedules.isa import ACC_BYTES, ACT_OPS, VecWork, bias_block16, bias_halves, count_form, cube_fractals, itemsize
 from schedules.plan import KernelPlan
 from schedules.twophase import act2_vector_ops
-from schedules.steps import Copy, CubeOp, Handoff, Iteration, Move, Step, VectorOp, count_steps, total_work  # noqa: F401
+from schedules.steps import Copy, CubeOp, Handoff, Iteration, Move, Refill, Step, VectorOp, count_steps, total_work  # noqa: F401
 from schedules.workload import DwSepWorkload, ceil_div
 
 
@@ -495,6 +495,8 @@ def _fmt(s) -> str:
         return f"move {s.path} {s.src} -> {s.dst} {s.nbytes}B"
     if isinstance(s, CubeOp):
         return f"cube mmad {s.a} x {s.b} -> {s.c} {s.fractals} fractals"
+    if isinstance(s, Refill):
+        return f"refill {s.buffer} (after the core's step {s.back} back)"
     return f"flag {s.flag} ({s.slot})"
 
 

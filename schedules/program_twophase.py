@@ -5,7 +5,9 @@
                                      (an identity DW whose x is already the A layout: A reads x)
   norm  (aiv / core, a norm phase)   per unit of pixels x all C1 blocks: the channel LayerNorm of
                                      the workspace's DW result in place (schedules/norm_phase.py)
-  gemm  (aic on 910B, core on 310P)  per (M, N) tile, per K block: A block from the workspace,
+  gemm  (aic on 910B, core on 310P)  per (M, N) tile, per K block: A block from the workspace
+                                     (twophase.a_keep: the core's A panel, all of K, loaded once
+                                     per M tile it touches, tiles in contiguous ranges),
                                      B block of PW weights, L1 -> L0 moves, Mmad; after the last K
                                      block the epilogue: Fixpipe y (910B; a linear projection's
                                      residual first, as one more K block per output block with an
@@ -38,6 +40,7 @@ from schedules.program import (
     Copy,
     CubeOp,
     Move,
+    Refill,
     VectorOp,
     _fmt,
     bias_cast,
@@ -50,8 +53,8 @@ from schedules.program import (
     rows_bursts,
     tile_axes,
 )
-from schedules.loops import (block_len, block_start, part_rows, round_robin, row_image, split, tile_col,
-                             tile_row, unit_inner, unit_outer, window_valid)
+from schedules.loops import (block_len, block_start, contiguous, part_rows, round_robin, row_image, split,
+                             tile_col, tile_row, unit_inner, unit_outer, window_valid)
 from schedules.norm_phase import norm_phase
 from schedules.se_program import se_dw_steps, se_phase
 from schedules.steps import L0_RING, Phase, stages
@@ -124,7 +127,8 @@ class TwoPhaseProgram:
         lines = [f"program {p.workload.describe()} tile {p.tile.describe()}: {self.variant}, GEMM tiles "
                  f"{self.m_tiles} x {self.n_tiles} of {self.bm} rows x {p.cob} Cout blocks, K in blocks of "
                  f"{self.kb}, {self.barriers} SyncAll" + (", Fixpipe epilogue" if self.fixpipe_epilogue else "")
-                 + (", grouped DW form" if p.dw_grouped else ", DW post-ops in fp16" if p.dw_post16 else "")]
+                 + (", grouped DW form" if p.dw_grouped else ", DW post-ops in fp16" if p.dw_post16 else "")
+                 + (f", tiles in contiguous ranges, A panel kept in L1 ({p.a_keep} copies)" if p.a_keep else "")]
         for k, ph in enumerate(self.phases):
             if k:
                 lines.append("  SyncAll" if ph.gate == "sync" else
@@ -235,20 +239,40 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
 
     m_tiles, co_steps = ceil_div(m_al, bm), plan.co_steps
     k_blocks = split(wl.c1, kb)
-    resident = plan.b_resident
+    resident, keep = plan.b_resident, plan.a_keep
+    cores = phase2_cores(wl, soc, plan.cob, bm, plan.gemm_cap)
+    n_units = m_tiles * co_steps
+    assignment = contiguous(n_units, cores) if keep else round_robin(n_units, cores)
+    # a_keep: the tiles whose core loads an A panel (its first tile of each M tile), and for those
+    # refilling a copy (the keep-th panel on, keep = the copies) how many steps back on the core
+    # the last tile that read that copy ended
+    panel: dict[int, int] = {}
+    for core in assignment if keep else ():
+        pos, ends = 0, []   # the core's step count; per panel the index of its last tile's last step
+        for i, u in enumerate(core):
+            if i == 0 or unit_outer(u, co_steps) != unit_outer(core[i - 1], co_steps):
+                panel[u] = pos - ends[len(ends) - keep] if len(ends) >= keep else 0
+                ends.append(0)
+                pos += 1
+            pos += len(k_blocks)
+            ends[-1] = pos - 1
+    a_src = "a_res" if keep else "a_l1"
     units = []
-    for u in range(m_tiles * co_steps):   # GEMM tile u: mi x coSteps + j, as SetGemmTile decodes it
+    for u in range(n_units):   # GEMM tile u: mi x coSteps + j, as SetGemmTile decodes it
         m0, rows_al, valid, cbo = gemm_tile(plan, u, bm, m_al, m)
         out_bytes = cbo * valid * C0 * b
         segs = _segments(m0, m0 + valid, per_image)   # runs of one output block's rows (one per image)
         out_bursts = cbo * segs
         its = []
+        if keep and u in panel:   # the tile's rows over all of K, one run per channel block (A_PANEL)
+            its.append((*((Refill("a_res", panel[u]),) if panel[u] else ()),
+                        Copy("handoff", "in", "a_res", "dw_ws", wl.c1 * rows_al * C0 * b, wl.c1, keep)))
         for q, kb in enumerate(k_blocks):
             b_src = "b_res" if resident else "b_l1"
-            it: list = [a_copy(kb * rows_al * C0 * b, kb, slots),
+            it: list = [*(() if keep else (a_copy(kb * rows_al * C0 * b, kb, slots),)),
                         *(() if resident else
                           (Copy("weights", "in", "b_l1", "w_pw", kb * C0 * cbo * C0 * b, cbo, slots),)),
-                        Move("L1->L0A", "a_l1", "a_l0a", kb * rows_al * C0 * b),
+                        Move("L1->L0A", a_src, "a_l0a", kb * rows_al * C0 * b),
                         Move("L1->L0B", b_src, "b_l0b", kb * C0 * cbo * C0 * b),
                         CubeOp(cube_fractals(soc, rows_al, kb, cbo), "a_l0a", "b_l0b", "pw_acc")]
             if q == len(k_blocks) - 1 and not res_k:   # (res_k: the epilogue follows the residual's K blocks)
@@ -269,8 +293,6 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
                             CubeOp(cube_fractals(soc, rows_al, 1, 1), "a_l0a", "eye_l0b", "pw_acc"))
                            + ((Copy("output", "out", "pw_acc", "y", out_bytes, out_bursts),) if jj == cbo - 1 else ()))
         units.append(tuple(its))
-    cores = phase2_cores(wl, soc, plan.cob, bm, plan.gemm_cap)
-    assignment = round_robin(len(units), cores)
     preload = ()
     if resident:   # each core's one N tile (its first unit's, as PreloadB): cbo x C1 FRACTAL_Z fractals, one run
         preload = tuple((Copy("weights", "in", "b_res", "w_pw",
@@ -285,7 +307,8 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
         pro = _b_pw_prologue(plan) + bias_setup(plan, bm)
     # per K block: A (+ B) -> L1, L1 -> L0A / L0B, Mmad into the L0C accumulator, which the last K
     # block's epilogue reads out (310P: L0C -> UB, vector epilogue, y; 910B: Fixpipe or the workspace)
-    pipeline = stages(plan, ("MTE2", "A + B block k{q}", "a_l1"), ("MTE1", "L1->L0A/B k{q}", L0_RING),
+    # (a_keep: the K steps' MTE2 loads B blocks only, into b_l1; a panel iteration loads A alone)
+    pipeline = stages(plan, ("MTE2", "A + B block k{q}", "b_l1" if keep else "a_l1"), ("MTE1", "L1->L0A/B k{q}", L0_RING),
                       ("cube", "mmad k{q}", "pw_acc", True), ("vector", "L0C->UB + epilogue", "y_tile"), ("MTE3", "y"))
     return Phase("gemm", role, tuple(units), assignment, pro, preload, pipeline=pipeline), m_tiles, co_steps
 

@@ -90,7 +90,21 @@ class Handoff:
         pass   # a flag moves no data and issues no vector or cube work
 
 
-Step = Copy | VectorOp | Move | CubeOp | Handoff
+@dataclass(frozen=True)
+class Refill:
+    """The iteration refills a copy of a buffer the core's earlier iterations read (a kept A panel
+    for a new M tile, schedules/twophase.a_keep): its loads wait for the end of the core's step
+    `back` places before it, the last that read that copy (the kernel frees the copy after that
+    tile, and AllocTensor waits for the free)."""
+
+    buffer: str
+    back: int
+
+    def fold(self, v: list, soc: SocSpec, dtype: str | None) -> None:
+        pass   # an ordering: no data, no work
+
+
+Step = Copy | VectorOp | Move | CubeOp | Handoff | Refill
 Iteration = tuple  # tuple[Step, ...]
 
 # the pipes an iteration's steps busy, in the order the kernel's loop body issues them: GM -> chip

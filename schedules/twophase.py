@@ -33,7 +33,7 @@ from schedules.dw_forms import dw_form_work, wide_legal
 from schedules.isa import ACT_OPS, itemsize
 from schedules.channel_norm import add_ln_buffers
 from schedules.norm_phase import add_norm_phase_buffers
-from schedules.loops import window_span
+from schedules.loops import contiguous, window_span
 from schedules.workload import DwSepWorkload, buffer_copies, ceil_div
 from schedules.footprint import fused_min_bytes
 from schedules.l2 import write_hit
@@ -290,6 +290,37 @@ def b_resident(wl: DwSepWorkload, soc: SocSpec, cob: int, db: bool, vec_cores: i
     return l1 <= soc.l1_bytes
 
 
+def a_keep(wl: DwSepWorkload, soc: SocSpec, cob: int, db: bool, vec_cores: int, stream: bool = False) -> int:
+    """910B, Fixpipe epilogue, PW weights streamed: the GEMM cores take their tiles in contiguous
+    ranges (loops.contiguous, M-major: a core's consecutive tiles share an M tile) and each keeps
+    its A panel -- the tile's rows over all of K -- in L1 across the N tiles of one M tile, loaded
+    once per (core, M tile) instead of one A block per K step of every tile. The vendor-like GEMM
+    keeps its A panel across its N base blocks likewise. Returns the panel's copies (0: not
+    kept): two where they fit beside the streamed B blocks and the bias in L1 (a new M tile's
+    panel loads while the last one's tiles run), else one (its load waits for the last tile).
+    Only where the busiest core loads fewer panels than it runs tiles (a whole panel is one
+    load before the tile's first Mmad, where streamed A blocks overlap it). Not with the residual's K blocks
+    (res_in_cube: they stream their A through the A queue) nor where a gemm_only plan may read
+    A from x (an identity DW at batch 1: chain_stage.py)."""
+    if (soc.coupled or not fixpipe(wl, soc) or res_in_cube(wl, soc) or (wl.pointwise_dw and wl.batch == 1)
+            or b_resident(wl, soc, cob, db, vec_cores, stream)):
+        return 0
+    copies = buffer_copies(db)
+    bm = gemm_rows(wl, soc, cob, copies)
+    kb = gemm_k(wl, soc, cob, bm, copies)
+    frac = soc.cube_fractal[0]
+    m_tiles, n_tiles = ceil_div(ceil_div(gemm_m(wl), frac) * frac, bm), ceil_div(wl.co1, cob)
+    g = phase2_cores(wl, soc, cob, bm, vec_cores)
+    ranges = contiguous(m_tiles * n_tiles, g)
+    panels = max(len({u // n_tiles for u in r}) for r in ranges)
+    if panels >= max(len(r) for r in ranges):   # the busiest core would load an A panel per tile
+        return 0
+    b = itemsize(wl.dtype)
+    rest = copies * kb * C0 * cob * C0 * b + wl.co1 * C0 * 4
+    panel = wl.c1 * bm * C0 * b
+    return next((n for n in (copies, 1) if n * panel + rest <= soc.l1_bytes), 0)
+
+
 def twophase_buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, vec_cores: int,
                           norm_phase: bool = False, cap: int | None = None, b_stream: bool = False) -> list[tuple]:
     """Every buffer of the two-phase kernel, as schedules/plan.buffer_specs lists them (scalar
@@ -307,6 +338,7 @@ def twophase_buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db,
     kb = gemm_k(wl, soc, cob, bm, copies)
     fix = fixpipe(wl, soc)
     resident = b_resident(wl, soc, cob, db, vec_cores if cap is None else cap, b_stream)
+    keep_a = a_keep(wl, soc, cob, db, vec_cores if cap is None else cap, b_stream)
     grouped = dw_grouped(wl, soc, th, tw, cib)
     post16 = dw_post16(wl)
     out = []
@@ -339,8 +371,12 @@ def twophase_buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db,
     add("sync_ub", "UB", (soc.vector_cores * 8,), "int32", 1,
         "SyncAll's per-core UB workspace (cores x 32 B)", in_tir=False)
     # phase 2: the GEMM tile, K streamed in kb blocks
-    add("a_l1", "L1", (kb, bm, C0), dt, copies, "A block: kb channel blocks of bm pixels from the workspace (NZ)",
-        in_tir=False)
+    if keep_a:
+        add("a_res", "L1", (c1, bm, C0), dt, keep_a, "A panel: all C1 channel blocks of bm pixels from the workspace "
+            "(NZ), kept across the core's tiles of one M tile", in_tir=False)
+    else:
+        add("a_l1", "L1", (kb, bm, C0), dt, copies, "A block: kb channel blocks of bm pixels from the workspace (NZ)",
+            in_tir=False)
     if resident:
         add("b_res", "L1", (c1 * C0, cob * C0), dt, 1,
             "the core's N tile of PW weights (all of K x cob blocks), loaded during phase 1", in_tir=False)
@@ -399,6 +435,6 @@ def l2_resident(wl: DwSepWorkload, soc: SocSpec) -> bool:
     return write_hit(soc, ws["dw_ws"] + ws["pre_ws"]) >= 1.0
 
 
-__all__ = ["ENGINE", "EPI_LAG", "EYE_BYTES", "res_in_cube", "GROUPED_ACTS", "VARIANT", "b_resident", "twophase_buffer_specs", "gemm_cap", "phase2_cores", "dw_grouped", "dw_wide_ok",
+__all__ = ["a_keep", "ENGINE", "EPI_LAG", "EYE_BYTES", "res_in_cube", "GROUPED_ACTS", "VARIANT", "b_resident", "twophase_buffer_specs", "gemm_cap", "phase2_cores", "dw_grouped", "dw_wide_ok",
            "fixpipe", "gemm_m", "gemm_rows", "l2_resident",
            "workspace_bytes", "gemm_k", "tap_row_fit"]

@@ -17,7 +17,7 @@ from fusion.cost.pipes import _st
 from fusion.cost.primitives import VecWork, cycles_to_us
 from schedules.program import Copy
 from schedules.steps import (CUBE_CYC, FRACTALS, MTE1_MOVE, MTE3_MOVE, PIPE_ORDER, VEC_INSTRS, VEC_MOVE, VEC_REPEATS,
-                             fold_steps)
+                             Refill, fold_steps)
 
 
 def iteration_us(soc, dtype: str, acc, it, times: int, copy_us: Callable[[Copy], float]
@@ -51,9 +51,12 @@ def stages_of(pipeline, it, times: tuple, q: int = 0, gate: int | None = None) -
     taking that pipe's time in `times` ((MTE2, MTE1, cube, vector, MTE3), iteration_us). The one
     rule every timer uses: a stage fills its ring (a when_out ring only in an iteration that
     writes out), labels take {q} (the iteration's index), a gated stage waits for the step `gate`
-    places back, an optional stage with no work is left out."""
+    places back, an optional stage with no work is left out; an iteration with a Refill step starts
+    its first stage after the core's step it names (the copy it refills is free then)."""
     t = dict(zip(PIPE_ORDER, times))
     out = any(type(s) is Copy and s.direction == "out" for s in it)
+    refill = next((-s.back for s in it if type(s) is Refill), None)
+    kept = [s for s in pipeline if t[s.pipe] or not s.optional]
     return tuple(_st(s.pipe, t[s.pipe], s.label.format(q=q), s.ring if out or not s.when_out else None, s.depth,
-                     gate if s.gated else None)
-                 for s in pipeline if t[s.pipe] or not s.optional)
+                     gate if s.gated else (refill if k == 0 else None))
+                 for k, s in enumerate(kept))

@@ -21,7 +21,8 @@ from fusion.driver.tile_policy import choose_tile
 from schedules.plan import make_plan
 from schedules.program import count_steps
 from schedules.program_twophase import build_twophase, gemm_tile
-from schedules.steps import Copy, CubeOp
+from schedules.loops import contiguous
+from schedules.steps import Copy, CubeOp, Refill
 from schedules.twophase import fixpipe, gemm_m, res_in_cube, workspace_bytes
 from schedules.workload import DwSepWorkload as W, TileConfig
 from factories import run_twophase_checked
@@ -35,6 +36,12 @@ RES = W(2, 40, 40, 9, 7, act1="relu6", act2="hardswish", residual=True, dtype=F1
 # A queue's unused copy (its pad rows zeroed, never stale)
 RES_LIN = W(2, 40, 40, 9, 7, act1="relu6", act2="none", residual=True, dtype=F16)
 RES_LIN1 = W(1, 12, 12, 5, 5, act1="relu", act2="none", residual=True, dtype=F16)
+# the GEMM cores keep their A panel in L1 across their tiles of one M tile (schedules/twophase.a_keep;
+# the tile's cores knob leaves 2 / 3 AICs, so each runs several tiles): two panel copies, a core's
+# ranges crossing M tiles (the third panel refills the first copy); one copy (2048 channels: two
+# panels do not fit L1), each new panel waiting for the tile before
+KEEP2 = W(2, 40, 72, 9, 7, act1="relu", act2="relu", dtype=F16)
+KEEP1 = W(8, 2048, 80, 6, 6, act1="relu", act2="relu", dtype=F16)
 # (workload, tile, soc): 910B Fixpipe epilogue (2 phases) and AIV epilogue (3 phases, residual);
 # 310P without and with residual. Ragged tiles, K in several blocks, a ragged last N tile.
 CASES = [
@@ -44,6 +51,8 @@ CASES = [
     (RES_LIN1, TileConfig(5, 5, 1, 1, True, "twophase"), "ascend910b2"),
     (ODD, TileConfig(3, 5, 2, 1, True, "twophase"), "ascend310p3"),
     (RES, TileConfig(3, 4, 2, 1, False, "twophase"), "ascend310p3"),
+    (KEEP2, TileConfig(3, 7, 2, 1, True, "twophase", 4), "ascend910b2"),
+    (KEEP1, TileConfig(6, 6, 1, 8, True, "twophase", 6), "ascend910b2"),
 ]
 
 
@@ -115,6 +124,32 @@ def test_residual_joins_the_gemm_on_910b(kernels, i):
     assert [(s.gm, s.direction) for s in eye][0] == ("eye_ws", "out")
     assert "MakeEye();" in ek.source and "Mmad(c[j * rows * C0], a2, eye, mp)" in ek.source
     assert "EpiPhase" not in ek.source
+
+
+@pytest.mark.parametrize("i, copies", [(6, 2), (7, 1)])
+def test_a_panel_kept_across_n_tiles(kernels, i, copies):
+    """a_keep: the GEMM tiles go to the cores in contiguous ranges, and a core loads the A panel
+    (all of K) once per M tile it touches, not an A block per K step of every tile; a panel that
+    refills a copy waits (Refill) for the last tile that read it. The kernel's loop is the
+    program's (its counters and output: test_counters_equal_program_and_numerics)."""
+    wl, tile, soc = CASES[i]
+    ek, _ = kernels[i]
+    plan = ek.plan
+    assert plan.a_keep == copies and not plan.b_resident
+    prog = build_twophase(plan)
+    gemm = prog.phases[1]
+    n_units = prog.m_tiles * prog.n_tiles
+    assert gemm.assignment == contiguous(n_units, len(gemm.assignment))
+    panels = sum(len({u // prog.n_tiles for u in core}) for core in gemm.assignment)
+    assert panels < n_units
+    m_al = -(-gemm_m(wl) // 16) * 16
+    a_bytes = sum(gemm_tile(plan, u, prog.bm, m_al, gemm_m(wl))[1] for core in gemm.assignment
+                  for k, u in enumerate(core) if k == 0 or u // prog.n_tiles != core[k - 1] // prog.n_tiles)
+    assert prog.counts["read:handoff"] == a_bytes * wl.c1 * 16 * 2
+    refills = [s.back for u in gemm.units for it in u for s in it if isinstance(s, Refill)]
+    assert refills and all(b >= 1 for b in refills)
+    assert "RangeAt(core, i, tl.mTiles * tl.coSteps, tl.gemmCores)" in ek.source and "aResQue" in ek.source
+    assert "aL1Que" not in ek.source
 
 
 def test_residual_stays_on_the_aivs_after_an_activation():

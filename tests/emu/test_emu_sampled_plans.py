@@ -3,7 +3,8 @@
 For each kernel variant and arch (vector PW on 910B and 310P, the 310P cube kernel with its fp16
 and fp32 DW post-ops and epilogues, the 910B MIX kernel with and without the Fixpipe epilogue, the
 two-phase kernel on both, with and without residual / act2, with the per-block and the grouped DW
-form, fp16 and fp32 post-ops and epilogues, streamed and L1-resident PW weights) 20 plans are drawn
+form, fp16 and fp32 post-ops and epilogues, streamed and L1-resident PW weights, the A panel kept
+or streamed) 20 plans are drawn
 from a fixed seed: odd shapes, strides, pads, tiles that do not divide the output, cib / cob tails,
 resident and streamed PW weights, core counts. Each runs on the emulator with random inputs; its GM
 bytes, vector instructions and repeats and cube fractals must equal the program's and the cost
@@ -15,6 +16,8 @@ Fixpipe epilogue, queue depths); the plan is tiling data. So each group below is
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -81,9 +84,13 @@ GROUPS = [
     # (schedules/twophase.res_in_cube), no epilogue phase
     ("tp-910b-grouped-resk", "ascend910b2", "two-phase", "twophase", "relu6", "none", True, True, None,
      "float16"),
+    # the GEMM cores keep their A panel in L1 across their tiles of one M tile, tiles in contiguous
+    # ranges (schedules/twophase.a_keep; two panel copies); the other 910B groups deal tiles round-robin
+    ("tp-910b-akeep-relu", "ascend910b2", "two-phase", "twophase", "relu6", "relu", False, True, None, "float16"),
 ]
 GROUPED = {g[0] for g in GROUPS if "grouped" in g[0]}   # the others sample the per-block DW form only
 RESIDENT_B = {g[0] for g in GROUPS if "bres" in g[0]}   # the other two-phase groups stream B per K step
+KEEP_A = {g[0] for g in GROUPS if "akeep" in g[0]}
 COUNTERS = (("gm_read_bytes", "gm_read_bytes"), ("gm_write_bytes", "gm_write_bytes"),
             ("vector_instrs", "vector_instructions"), ("vector_repeats", "vector_repeats"),
             ("cube_fractals", "cube_fractals"))
@@ -109,12 +116,15 @@ def _sample(group, rng):
         tile = TileConfig(int(rng.integers(1, wl.out_height + 1)), int(rng.integers(1, wl.out_width + 1)),
                           int(rng.integers(1, wl.co1 + 1)), int(rng.integers(0, wl.c1 + 1)), db, engine,
                           int(rng.integers(0, 6)))
+        if engine == "twophase":   # the streamed-weights knob (small shapes whose B would fit L1)
+            tile = replace(tile, b_stream=bool(rng.integers(0, 2)))
         try:
             plan = make_plan(wl, tile, spec)
         except ValueError:
             continue
         if (plan.fits() and plan.variant == variant and fix in (None, plan.fixpipe_epilogue)
-                and plan.dw_grouped == (_id in GROUPED) and plan.b_resident == (_id in RESIDENT_B)):
+                and plan.dw_grouped == (_id in GROUPED) and plan.b_resident == (_id in RESIDENT_B)
+                and plan.a_keep == (2 if _id in KEEP_A else 0)):
             return plan
 
 

@@ -38,6 +38,9 @@ def test_split_and_round_robin_from_the_formulas():
     assert loops.split(8, 4) == (4, 4)
     assert loops.round_robin(5, 3) == ((0, 3), (1, 4), (2,))
     assert loops.round_robin(2, 4) == ((0,), (1,), (), ())   # cores past the units get none
+    assert loops.contiguous(5, 3) == ((0, 1), (2, 3), (4,))   # balanced ranges, the first ones longer
+    assert loops.contiguous(2, 4) == ((0,), (1,), (), ())
+    assert loops.contiguous(48, 24)[5] == (10, 11)
 
 
 def test_rendering():

@@ -223,7 +223,8 @@ def _emit(plan: KernelPlan, sym: str, op_type: str, block_name: str, variant: st
                   DTYPE=b.dtype, ROLE=b.role).rstrip("\n") for b in bufs]
     needed = {"x_tile", "w_dw", "b_dw", "dw_out"} | ({"b_dw16"} if plan.dw_post16 else {"dw_acc"})
     needed |= ({"w_pw", "pw_acc", "b_pw", "y_tile"} if variant == "vector-pw" else
-               {"a_l1", "b_res" if plan.b_resident else "b_l1", "a_l0a", "b_l0b", "pw_acc"} if variant == "two-phase" else
+               {"a_res" if plan.a_keep else "a_l1", "b_res" if plan.b_resident else "b_l1", "a_l0a", "b_l0b", "pw_acc"}
+                   if variant == "two-phase" else
                {"a_l0a", "w_pw_l1", "b_l0b", "pw_acc"})
     if variant == "cube-pw":
         needed |= {"dw_out_l1", "b_pw", "y_tile"}

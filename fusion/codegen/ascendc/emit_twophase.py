@@ -33,6 +33,7 @@ MEMBERS = {
     **cxx.MEMBERS,
     ("sync_ub", "UB"): ("syncUbBuf", "TBuf<TPosition::VECCALC>", False),
     ("a_l1", "L1"): ("aL1Que", "TQue<TPosition::A1, @COPIES@>", True),
+    ("a_res", "L1"): ("aResQue", "TQue<TPosition::A1, @COPIES@>", True),
     ("b_l1", "L1"): ("bL1Que", "TQue<TPosition::B1, @COPIES@>", True),
     ("b_res", "L1"): ("bResQue", "TQue<TPosition::B1, 1>", True),
     ("a_l0a", "L0A"): ("aL0Que", "TQue<TPosition::A2, @COPIES@>", True),
@@ -119,6 +120,21 @@ def resident_values(plan: KernelPlan) -> dict[str, str]:
                 B_RES_TAKE=snippet("B_RES_TAKE"), B_RES_FREE=snippet("B_RES_FREE"))
 
 
+def a_values(plan: KernelPlan) -> dict[str, str]:
+    """The slots that differ when the GEMM cores keep their A panel in L1 (plan.a_keep): tiles in
+    contiguous ranges, the panel loaded on an M tile change, the K loop's L0A source the panel
+    at K block k0, no per-K-step A block."""
+    if not plan.a_keep:
+        return dict(GEMM_UNITS="UnitsOf(core, tl.mTiles * tl.coSteps, tl.gemmCores)",
+                    GEMM_UNIT="UnitAt(core, i, tl.gemmCores)", A_RES_DECL="", A_PANEL="",
+                    A_IN=snippet("A_IN_STREAM"), A_DEQUE=snippet("A_DEQUE_STREAM"), A_FREE=snippet("A_FREE_STREAM"),
+                    A_L1_ARGS="a1, rows / 16, kbq, 0", A_RES_FREE="")
+    return dict(GEMM_UNITS="RangeOf(core, tl.mTiles * tl.coSteps, tl.gemmCores)",
+                GEMM_UNIT="RangeAt(core, i, tl.mTiles * tl.coSteps, tl.gemmCores)",
+                A_RES_DECL=snippet("A_RES_DECL"), A_PANEL=snippet("A_PANEL"), A_IN="", A_DEQUE="", A_FREE="",
+                A_L1_ARGS="aRes, rows / 16, kbq, k0 * (rows / 16)", A_RES_FREE=snippet("A_RES_FREE"))
+
+
 def _diagonal_masks(first_row: int) -> str:
     """The bit mask (two uint64 words, 128 fp16 lanes) of the diagonal elements of the identity
     fractal's rows first_row .. first_row + 7, lanes counted from row first_row's start."""
@@ -167,7 +183,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                   A_LOAD=snippet("A_LOAD_X") if plan.gemm_only else snippet("A_LOAD_WS"),
                   # phase 1 loads only its units' channel blocks of w_dw (program_twophase.dw_phase)
                   RESIDENT_UB=template("twophase_taps_ub.h"),
-                  **resident_values(plan), **eye_values(plan))
+                  **resident_values(plan), **eye_values(plan), **a_values(plan))
     common.update(grouped_values(plan))   # the DW form's slots (may replace TAP_ACC)
     if wl.se and plan.gemm_only:
         raise ValueError(f"{wl.describe()}: squeeze-and-excitation needs phase 1 (a gemm_only plan has none)")
@@ -250,4 +266,6 @@ def twophase_notes(ek) -> str:
              f"workspace (C1, M = {gemm_m(p.workload)} pixels padded to 16, C0)")
     first += emit_se.workspace_note(p) + emit_norm_phase.workspace_note(p)
     return (f"- Two phases, {where}: {first}; phase 2 runs {prog.m_tiles} x {prog.n_tiles} GEMM tiles of {prog.bm} rows x {p.cob} "
-            f"output blocks on {gemm} cube cores, K in blocks of {prog.kb} channel blocks through L1 / L0; {tail}.\n")
+            f"output blocks on {gemm} cube cores, K in blocks of {prog.kb} channel blocks through L1 / L0"
+            + (f" (the tiles in contiguous ranges; a core keeps the A panel of an M tile, all of K, in L1 across "
+               f"its tiles of that M tile: {p.a_keep} copies)" if p.a_keep else "") + f"; {tail}.\n")

@@ -77,6 +77,29 @@
         SyncAll<false>();  // AIVs and AICs: @DONE@
 //@ TP_SYNC_SOFT
         SyncAll(syncGm, syncUbBuf.Get<int32_t>());  // soft (its flags zeroed by the host): @DONE@
+//@ A_IN_STREAM
+                LocalTensor<T> a1 = aL1Que.AllocTensor<T>();
+@A_LOAD@                aL1Que.EnQue(a1);
+//@ A_DEQUE_STREAM
+                a1 = aL1Que.DeQue<T>();
+//@ A_FREE_STREAM
+                aL1Que.FreeTensor(a1);
+//@ A_RES_DECL
+        LocalTensor<T> aRes;   // the kept A panel of the current M tile (twophase.a_keep)
+        uint32_t aM0 = 0;
+//@ A_PANEL
+            if (i == 0 || m0 != aM0) {   // the core's first tile of an M tile: its A panel, all of K
+                if (i > 0) aResQue.FreeTensor(aRes);   // the last M tile's tiles are issued
+                aRes = aResQue.AllocTensor<T>();
+                DataCopy(aRes, dwGm[m0 * C0],
+                         DataCopyParams(static_cast<uint16_t>(tl.c1), static_cast<uint16_t>(rows * PB),
+                                        static_cast<uint16_t>((tl.mAl - rows) * PB), 0));
+                aResQue.EnQue(aRes);
+                aRes = aResQue.DeQue<T>();
+                aM0 = m0;
+            }
+//@ A_RES_FREE
+        aResQue.FreeTensor(aRes);
 //@ A_LOAD_WS
                 // A: kbq channel blocks of the tile's rows from the workspace (one column block each)
                 DataCopy(a1, dwGm[(k0 * tl.mAl + m0) * C0],

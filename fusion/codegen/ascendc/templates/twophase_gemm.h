@@ -1,12 +1,14 @@
-    // L1 A (kbq, rows, C0) NZ -> L0A fractal (mi, ki) at mi * kbq + ki
-    __aicore__ inline void LoadAK(const LocalTensor<T>& a2, const LocalTensor<T>& a1, uint32_t m1, uint32_t kbq)
+    // L1 A (kbq, rows, C0) NZ from fractal a0 on (a0 = 0: a streamed block; k0 x m1: the kept
+    // panel's K block k0) -> L0A fractal (mi, ki) at mi * kbq + ki
+    __aicore__ inline void LoadAK(const LocalTensor<T>& a2, const LocalTensor<T>& a1, uint32_t m1, uint32_t kbq,
+                                  uint32_t a0)
     {
         if (m1 <= kbq) {
             for (uint32_t mi = 0; mi < m1; ++mi)
-                LoadData(a2[mi * kbq * 256], a1, LoadData2DParams(mi, kbq, m1, 0, 0, false, 0));
+                LoadData(a2[mi * kbq * 256], a1, LoadData2DParams(a0 + mi, kbq, m1, 0, 0, false, 0));
         } else {
             for (uint32_t ki = 0; ki < kbq; ++ki)
-                LoadData(a2[ki * 256], a1, LoadData2DParams(ki * m1, m1, 1, 0, kbq - 1, false, 0));
+                LoadData(a2[ki * 256], a1, LoadData2DParams(a0 + ki * m1, m1, 1, 0, kbq - 1, false, 0));
         }
     }
 
@@ -27,24 +29,20 @@
     // ---- phase 2: the PW GEMM, (M, N) tiles round-robin over the GEMM cores, K in kb blocks --
     __aicore__ inline void GemmPhase(uint32_t core)
     {
-        const uint32_t mine = UnitsOf(core, tl.mTiles * tl.coSteps, tl.gemmCores);
+        const uint32_t mine = @GEMM_UNITS@;
         if (mine == 0) return;
-@GEMM_PROLOGUE@@B_RES_TAKE@        for (uint32_t i = 0; i < mine; ++i) {
-            SetGemmTile(UnitAt(core, i, tl.gemmCores));
-            LocalTensor<float> c = cQue.AllocTensor<float>();
+@GEMM_PROLOGUE@@B_RES_TAKE@@A_RES_DECL@        for (uint32_t i = 0; i < mine; ++i) {
+            SetGemmTile(@GEMM_UNIT@);
+@A_PANEL@            LocalTensor<float> c = cQue.AllocTensor<float>();
             for (uint32_t kq = 0; kq < tl.kSteps; ++kq) {
                 const uint32_t k0 = BlockStart(kq, tl.kb), kbq = BlockLen(kq, tl.kb, tl.c1);
-                LocalTensor<T> a1 = aL1Que.AllocTensor<T>();
-@A_LOAD@                aL1Que.EnQue(a1);
-@B_IN@                a1 = aL1Que.DeQue<T>();
-                LocalTensor<T> a2 = aL0Que.AllocTensor<T>();
-                LoadAK(a2, a1, rows / 16, kbq);
+@A_IN@@B_IN@@A_DEQUE@                LocalTensor<T> a2 = aL0Que.AllocTensor<T>();
+                LoadAK(a2, @A_L1_ARGS@);
                 aL0Que.EnQue(a2);
                 LocalTensor<T> b2 = bL0Que.AllocTensor<T>();
                 LoadBK(b2, @B_L1_ARGS@);
                 bL0Que.EnQue(b2);
-                aL1Que.FreeTensor(a1);
-@B_FREE@                a2 = aL0Que.DeQue<T>();
+@A_FREE@@B_FREE@                a2 = aL0Que.DeQue<T>();
                 b2 = bL0Que.DeQue<T>();
                 MmadParams mp;
                 mp.m = rows;
@@ -57,4 +55,4 @@
             c = cQue.DeQue<float>();
 @GEMM_EPILOGUE@            cQue.FreeTensor(c);
         }
-@GEMM_FREE@@B_RES_FREE@    }
+@GEMM_FREE@@B_RES_FREE@@A_RES_FREE@    }

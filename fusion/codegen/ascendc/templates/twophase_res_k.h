@@ -9,7 +9,7 @@
                 aL1Que.EnQue(a1);
                 a1 = aL1Que.DeQue<T>();
                 LocalTensor<T> a2 = aL0Que.AllocTensor<T>();
-                LoadAK(a2, a1, rows / 16, 1);
+                LoadAK(a2, a1, rows / 16, 1, 0);
                 aL0Que.EnQue(a2);
                 aL1Que.FreeTensor(a1);
                 a2 = aL0Que.DeQue<T>();
