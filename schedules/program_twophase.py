@@ -58,8 +58,8 @@ from schedules.loops import (block_len, block_start, contiguous, part_rows, roun
 from schedules.norm_phase import norm_phase
 from schedules.se_program import se_dw_steps, se_phase
 from schedules.steps import L0_RING, Phase, stages
-from schedules.twophase import (EPI_LAG, EYE_BYTES, VARIANT, fixpipe, gemm_k, gemm_m, gemm_rows, phase2_cores,
-                                res_in_cube)
+from schedules.twophase import (EPI_LAG, EYE_BYTES, VARIANT, fixpipe, gemm_k, gemm_m, gemm_rows, panel_starts,
+                                phase2_cores, res_in_cube)
 from schedules.workload import ceil_div
 
 @dataclass(frozen=True)
@@ -249,8 +249,9 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
     panel: dict[int, int] = {}
     for core in assignment if keep else ():
         pos, ends = 0, []   # the core's step count; per panel the index of its last tile's last step
+        starts = set(panel_starts(core, co_steps))
         for i, u in enumerate(core):
-            if i == 0 or unit_outer(u, co_steps) != unit_outer(core[i - 1], co_steps):
+            if i in starts:
                 panel[u] = pos - ends[len(ends) - keep] if len(ends) >= keep else 0
                 ends.append(0)
                 pos += 1

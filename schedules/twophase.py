@@ -33,7 +33,7 @@ from schedules.dw_forms import dw_form_work, wide_legal
 from schedules.isa import ACT_OPS, itemsize
 from schedules.channel_norm import add_ln_buffers
 from schedules.norm_phase import add_norm_phase_buffers
-from schedules.loops import contiguous, window_span
+from schedules.loops import contiguous, unit_outer, window_span
 from schedules.workload import DwSepWorkload, buffer_copies, ceil_div
 from schedules.footprint import fused_min_bytes
 from schedules.l2 import write_hit
@@ -312,13 +312,20 @@ def a_keep(wl: DwSepWorkload, soc: SocSpec, cob: int, db: bool, vec_cores: int, 
     m_tiles, n_tiles = ceil_div(ceil_div(gemm_m(wl), frac) * frac, bm), ceil_div(wl.co1, cob)
     g = phase2_cores(wl, soc, cob, bm, vec_cores)
     ranges = contiguous(m_tiles * n_tiles, g)
-    panels = max(len({u // n_tiles for u in r}) for r in ranges)
+    panels = max(len(panel_starts(r, n_tiles)) for r in ranges)
     if panels >= max(len(r) for r in ranges):   # the busiest core would load an A panel per tile
         return 0
     b = itemsize(wl.dtype)
     rest = copies * kb * C0 * cob * C0 * b + wl.co1 * C0 * 4
     panel = wl.c1 * bm * C0 * b
     return next((n for n in (copies, 1) if n * panel + rest <= soc.l1_bytes), 0)
+
+
+def panel_starts(tiles: tuple[int, ...], co_steps: int) -> list[int]:
+    """a_keep: the positions in a core's range of GEMM tiles (u = mi x coSteps + j) where a new M
+    tile starts, i.e. where the core loads an A panel (as the kernel's A_PANEL tests m0)."""
+    return [i for i, u in enumerate(tiles)
+            if i == 0 or unit_outer(u, co_steps) != unit_outer(tiles[i - 1], co_steps)]
 
 
 def twophase_buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, vec_cores: int,
@@ -435,6 +442,6 @@ def l2_resident(wl: DwSepWorkload, soc: SocSpec) -> bool:
     return write_hit(soc, ws["dw_ws"] + ws["pre_ws"]) >= 1.0
 
 
-__all__ = ["a_keep", "ENGINE", "EPI_LAG", "EYE_BYTES", "res_in_cube", "GROUPED_ACTS", "VARIANT", "b_resident", "twophase_buffer_specs", "gemm_cap", "phase2_cores", "dw_grouped", "dw_wide_ok",
+__all__ = ["a_keep", "panel_starts", "ENGINE", "EPI_LAG", "EYE_BYTES", "res_in_cube", "GROUPED_ACTS", "VARIANT", "b_resident", "twophase_buffer_specs", "gemm_cap", "phase2_cores", "dw_grouped", "dw_wide_ok",
            "fixpipe", "gemm_m", "gemm_rows", "l2_resident",
            "workspace_bytes", "gemm_k", "tap_row_fit"]
