@@ -35,7 +35,7 @@ C0 = 16
 
 __all__ = ["BlockBaseline", "VendorKernel", "VendorNetwork", "block_baseline", "block_kernels", "copy_us",
            "framework_layers", "gemm_kernel", "launch_us", "layer_kernel", "layer_program", "model_graph",
-           "model_network", "node_kernel", "write_hit"]
+           "model_network", "node_kernel", "one_launch_cores", "write_hit"]
 
 
 class _Kernels:
@@ -77,14 +77,25 @@ class VendorNetwork(_Kernels):
         """Modeled time of the kernels anchored on any of these ONNX nodes."""
         return sum(k.time_us for k in self.kernels_for(members))
 
-    def one_launch_us(self, sync_us: float) -> float:
-        """The same kernels run as one SuperKernel-like launch: the widest kernel's launch, every
+    def one_launch_us(self, soc: SocSpec, sync_us: float) -> float:
+        """The same kernels run as one SuperKernel-like launch: that launch (one_launch_cores), every
         kernel's body, one all-core sync between consecutive kernels -- what fusion/driver/chain.py
         charges a chain of fused blocks, so the two differ only in the kernels' bodies."""
         if not self.kernels:
             return 0.0
-        return (max(k.launch_us for k in self.kernels) + sum(k.body_us for k in self.kernels)
+        return (launch_us(soc, one_launch_cores(soc, self.kernels)) + sum(k.body_us for k in self.kernels)
                 + (len(self.kernels) - 1) * sync_us)
+
+
+def one_launch_cores(soc: SocSpec, kernels) -> int:
+    """The cores one launch running all of `kernels` starts. 910B (decoupled): a launch holding
+    both cube and vector kernels is a MIX launch of the most AICs any cube kernel uses and the most
+    AIVs any vector kernel uses -- what a fused two-phase kernel (AICs + AIVs) is charged; 310P: the
+    AI cores run both, the most any kernel uses."""
+    if soc.coupled:
+        return max((k.cores for k in kernels), default=0)
+    return (max((k.cores for k in kernels if k.engine == "cube"), default=0)
+            + max((k.cores for k in kernels if k.engine != "cube"), default=0))
 
 
 def copy_us(soc: SocSpec, nbytes: float, n_instr: int, direction: str, active: int, hit: float,

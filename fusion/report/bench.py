@@ -94,7 +94,7 @@ def _superkernel(vendor, soc, fused_us: float) -> dict:
 
     if soc.coupled:
         return {}
-    sk = vendor.one_launch_us(sync_all_us(soc))
+    sk = vendor.one_launch_us(soc, sync_all_us(soc))
     return {"vendor_superkernel_us": sk, "speedup_vs_vendor_superkernel": sk / fused_us}
 
 

@@ -4,8 +4,9 @@ one launch, on both SoCs. MODELED.
 The headline (`fused_in_vendor_network_us`) pits the fused network against the vendor-like kernels
 launched one by one, so much of its win is launches. Here both sides pay one launch and one SyncAll
 per kernel boundary, so only the kernels' bodies differ:
-- vendor-like, one launch: the widest kernel's launch + every kernel's body + (kernels - 1) SyncAll
-  (VendorNetwork.one_launch_us; on 910B what CANN's SuperKernel does in PyTorch graph mode, on 310P
+- vendor-like, one launch: the launch of every core its kernels use (on 910B a MIX launch: the most
+  AICs a cube kernel uses + the most AIVs a vector kernel uses) + every kernel's body + (kernels - 1)
+  SyncAll (VendorNetwork.one_launch_us; on 910B what CANN's SuperKernel does in PyTorch graph mode, on 310P
   a hypothetical launch with the soft SyncAll, which the chip has);
 - fused, one launch: the fused chains' member bodies, the unchained fused blocks' bodies and the
   bodies of the vendor-like kernels the fused network keeps (TransData, stem, pooling, FC...), one
@@ -20,6 +21,7 @@ boundaries and the two-phase kernels' internal barriers -- recharged at that cos
 from __future__ import annotations
 
 from fusion.cost.primitives import cycles_to_us
+from fusion.cost.vendor_baseline import launch_us, one_launch_cores
 from schedules.lowering import build_program
 
 SENSITIVITY_CYCLES = (1200, 2400)   # one GM round trip; the unsourced value used until 2026-11 (README)
@@ -44,7 +46,9 @@ def body_comparison(cm, vendor, rows: list[dict], chains: list, by_name: dict, c
              (n for c in chains for n in c.chain.blocks)]
     units += [(n, c.time_us - c.launch_us, plans[n]) for n, c in costs.items() if n not in chained]
     launches = [c.launch_us for c in chains] + [costs[n].launch_us for n in costs if n not in chained]
-    launches += [k.launch_us for k in others]
+    # the vendor-like kernels kept run in the same launch: their AICs and AIVs (one_launch_cores), as
+    # the vendor-like side's one launch is charged; a fused kernel's own launch counts its AICs + AIVs
+    launches.append(launch_us(soc, one_launch_cores(soc, others)) if others else 0.0)
     fused_bodies = sum(u[1] for u in units) + sum(k.body_us for k in others)
     n_fused = len(units) + len(others)
     inner = sum(_barriers(u[2]) for u in units)
@@ -53,7 +57,7 @@ def body_comparison(cm, vendor, rows: list[dict], chains: list, by_name: dict, c
     def at(cycles: float) -> dict:
         s = cycles_to_us(soc, cycles)
         fused = max(launches) + fused_bodies + inner * (s - sync_now) + (n_fused - 1) * s
-        vend = vendor.one_launch_us(s)
+        vend = vendor.one_launch_us(soc, s)
         return {"sync_all_cycles": cycles, "sync_all_us": s, "fused_one_launch_us": fused,
                 "vendor_one_launch_us": vend, "speedup": vend / fused}
 

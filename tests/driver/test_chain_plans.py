@@ -92,7 +92,12 @@ def test_superkernel_column(small_v1, capsys, tmp_path):
     assert r["speedup_vs_vendor_superkernel"] == pytest.approx(r["vendor_superkernel_us"] / r["fused_in_vendor_network_us"])
     v = vendor_network(_compile(small_v1), small_v1)
     ks = v.kernels
-    assert v.one_launch_us(0.5) == pytest.approx(max(k.launch_us for k in ks) + sum(k.body_us for k in ks) + (len(ks) - 1) * 0.5)
+    soc = _compile(small_v1).target.soc
+    # one MIX launch: the most AICs a cube kernel uses + the most AIVs a vector kernel uses
+    cores = max(k.cores for k in ks if k.engine == "cube") + max(k.cores for k in ks if k.engine == "vector")
+    assert cores > max(k.cores for k in ks)
+    assert v.one_launch_us(soc, 0.5) == pytest.approx(soc.launch_base_us + soc.launch_per_core_us * cores
+                                                      + sum(k.body_us for k in ks) + (len(ks) - 1) * 0.5)
     # 310P has no hard all-core sync: no such column
     code, text, _ = run_cli(capsys, "bench", small_v1, "-t", "sim:ascend310p3", "--dtype", "float16", "--no-db",
                             "--outputs", "b4_pw_act", "--json", str(out))
