@@ -53,7 +53,7 @@ def _tir_plan(plan: KernelPlan) -> KernelPlan:
         return plan
     from dataclasses import replace
 
-    return make_plan(plan.workload, replace(plan.tile, pw_engine="vector", norm_phase=False, b_stream=False), plan.soc)
+    return make_plan(plan.workload, replace(plan.tile, pw_engine="vector", norm_phase=False, b_stream=False, gemm_bm=0), plan.soc)
 
 
 def build_fused(plan: KernelPlan, disk_cache: bool = True):

@@ -98,6 +98,15 @@ def round_robin(units: int, cores: int) -> tuple[tuple[int, ...], ...]:
     return tuple(tuple(unit_at(c, k, cores) for k in range(units_of(c, units, cores))) for c in range(cores))
 
 
+def by_m_tile(m_tiles: int, n_tiles: int, cores: int) -> tuple[tuple[int, ...], ...]:
+    """Per core the GEMM tiles (u = mi x n_tiles + j) it runs when M tiles are dealt round-robin and
+    each core runs every N tile of its M tiles (a chain's GEMM stage after its producer on the same
+    cores, fusion/driver/chain_local.py): core c's i-th tile is M tile UNIT_AT(c, i // n_tiles), N
+    tile i % n_tiles."""
+    return tuple(tuple(unit_at(c, i // n_tiles, cores) * n_tiles + i % n_tiles
+                       for i in range(units_of(c, m_tiles, cores) * n_tiles)) for c in range(cores))
+
+
 def contiguous(units: int, cores: int) -> tuple[tuple[int, ...], ...]:
     """Per core the units it runs: a contiguous range each, balanced (RANGE_OF, RANGE_AT)."""
     return tuple(tuple(range_at(c, k, units, cores) for k in range(range_of(c, units, cores))) for c in range(cores))

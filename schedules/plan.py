@@ -84,6 +84,9 @@ class KernelPlan:
     # a chain member whose producer's clip (relu6 = min(relu, 6)) was deferred to it: min(x, x_max)
     # on each x tile before the taps (fusion/driver/chain.py; the producer's Fixpipe then does the relu)
     x_max: float | None = None
+    # a chain's GEMM stage whose cores read only rows they wrote themselves in the member before
+    # (fusion/driver/chain_local.py): the chain orders the two with a pipe barrier, not a SyncAll
+    local_in: bool = False
 
     # --- loop structure -------------------------------------------------------------------
     @cached_property
@@ -205,7 +208,8 @@ class KernelPlan:
         if not (self.epi_post16 and bias_in_cube(self.workload, self.soc)):
             return False
         thw_al = None if self.two_phase else self.thw_al
-        return bool(bias_gemm_rows(self.workload, self.soc, self.cob, self.tile.double_buffer, thw_al)[1])
+        return bool(bias_gemm_rows(self.workload, self.soc, self.cob, self.tile.double_buffer, thw_al,
+                                   self.tile.gemm_bm if thw_al is None else 0)[1])
 
     @property
     def b_resident(self) -> bool:
@@ -214,7 +218,7 @@ class KernelPlan:
         if not self.two_phase:
             return False
         return b_resident(self.workload, self.soc, self.cob, self.tile.double_buffer, self.gemm_cap,
-                          self.tile.b_stream)
+                          self.tile.b_stream, self.tile.gemm_bm)
 
     @property
     def a_keep(self) -> int:
@@ -223,7 +227,7 @@ class KernelPlan:
         if not self.two_phase or self.gemm_only:
             return 0
         return twophase.a_keep(self.workload, self.soc, self.cob, self.tile.double_buffer, self.gemm_cap,
-                               self.tile.b_stream)
+                               self.tile.b_stream, self.tile.gemm_bm)
 
     @property
     def gemm_cap(self) -> int:
@@ -484,7 +488,7 @@ def make_plan(wl: DwSepWorkload, tile: TileConfig, soc: SocSpec) -> KernelPlan:
         cores = KernelPlan(wl, tile, soc).cores   # from the tile alone (no buffers needed)
         specs = twophase.twophase_buffer_specs(wl, soc, th, tw, cob, cib, tile.double_buffer, cores,
                                                tile.norm_phase, twophase.gemm_cap(wl, soc, tile.cores, cores),
-                                               tile.b_stream)
+                                               tile.b_stream, tile.gemm_bm)
         bufs = tuple(BufferPlan(name, scope, tuple(int(d) for d in dims), dtype, int(n), role, **opts)
                      for name, scope, dims, dtype, n, role, opts in specs)
         return KernelPlan(wl, tile, soc, bufs)

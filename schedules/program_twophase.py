@@ -53,7 +53,7 @@ from schedules.program import (
     rows_bursts,
     tile_axes,
 )
-from schedules.loops import (block_len, block_start, contiguous, part_rows, round_robin, row_image, split,
+from schedules.loops import (block_len, block_start, by_m_tile, contiguous, part_rows, round_robin, row_image, split,
                              tile_col, tile_row, unit_inner, unit_outer, window_valid)
 from schedules.norm_phase import norm_phase
 from schedules.se_program import se_dw_steps, se_phase
@@ -242,7 +242,10 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
     resident, keep = plan.b_resident, plan.a_keep
     cores = phase2_cores(wl, soc, plan.cob, bm, plan.gemm_cap)
     n_units = m_tiles * co_steps
-    assignment = contiguous(n_units, cores) if keep else round_robin(n_units, cores)
+    if plan.local_in and co_steps > 1 and resident:
+        raise ValueError(f"{wl.describe()}: a stage dealt by M tile cannot hold one N tile of B resident")
+    assignment = (contiguous(n_units, cores) if keep else by_m_tile(m_tiles, co_steps, cores) if plan.local_in
+                  else round_robin(n_units, cores))
     # a_keep: the tiles whose core loads an A panel (its first tile of each M tile), and for those
     # refilling a copy (the keep-th panel on, keep = the copies) how many steps back on the core
     # the last tile that read that copy ended
@@ -400,7 +403,7 @@ def build_twophase(plan: KernelPlan) -> TwoPhaseProgram:
     wl, soc = plan.workload, plan.soc
     coupled = soc.coupled
     copies = plan.tile.copies
-    bm = gemm_rows(wl, soc, plan.cob, copies)
+    bm = gemm_rows(wl, soc, plan.cob, copies, plan.tile.gemm_bm)
     kb = gemm_k(wl, soc, plan.cob, bm, copies)
     if plan.gemm_only and not gemm_only_ok(plan):
         raise ValueError(f"gemm_only plan of {wl.describe()}: x is not the GEMM's A layout on {soc.name}")

@@ -105,14 +105,14 @@ def bias_in_cube(wl: DwSepWorkload, soc: SocSpec) -> bool:
     return soc.coupled and epi_post16(wl, soc)
 
 
-def bias_gemm_rows(wl: DwSepWorkload, soc: SocSpec, cob, db, thw_al=None):
+def bias_gemm_rows(wl: DwSepWorkload, soc: SocSpec, cob, db, thw_al=None, bm: int = 0):
     """(rows of the ones operand, whether the bias GEMM's one K block of A and of B fit in L0A / L0B
     beside the GEMM's): the cube kernel's output tile (thw_al rows; its A holds all C1 x thw_al, B
     C1 x cob, one copy each) or, thw_al None, the two-phase GEMM tile (bm rows; A kb x bm and B kb
     x cob, `db` copies each). Scalars or arrays of tiles (the tuner's budget)."""
     if thw_al is None:
         copies = buffer_copies(db)
-        rows = gemm_rows(wl, soc, cob, copies)
+        rows = gemm_rows(wl, soc, cob, copies, bm)
         kb = gemm_k(wl, soc, cob, rows, copies)
         a_rows, b_fractals = kb * rows * copies, kb * cob * copies
     else:
@@ -122,12 +122,12 @@ def bias_gemm_rows(wl: DwSepWorkload, soc: SocSpec, cob, db, thw_al=None):
     return rows, fits
 
 
-def bias_gemm_buffers(wl: DwSepWorkload, soc: SocSpec, cob, db, thw_al, step: str) -> list:
+def bias_gemm_buffers(wl: DwSepWorkload, soc: SocSpec, cob, db, thw_al, step: str, bm: int = 0) -> list:
     """The bias GEMM's buffers (name, scope, dims, dtype, copies, role) for output tiles of cob
     blocks (bias_gemm_rows: the rows, and whether they fit): one more K block of A and of B. None
     where they do not fit (the epilogue adds the bias on the vector unit then); arrays of tiles
     (the tuner's budget): zero-sized where they do not fit."""
-    rows, fits = bias_gemm_rows(wl, soc, cob, db, thw_al)
+    rows, fits = bias_gemm_rows(wl, soc, cob, db, thw_al, bm)
     if np.ndim(fits):
         rows, cob, co1 = (np.where(fits, v, 0) for v in (rows, cob, wl.co1))
     elif not fits:
@@ -191,7 +191,7 @@ def fixpipe(wl: DwSepWorkload, soc: SocSpec) -> bool:
             and (not wl.residual or res_in_cube(wl, soc)))
 
 
-def gemm_rows(wl: DwSepWorkload, soc: SocSpec, cob: int, copies: int) -> int:
+def gemm_rows(wl: DwSepWorkload, soc: SocSpec, cob: int, copies: int, bm: int = 0) -> int:
     """bm: rows of one GEMM tile, a multiple of 16, at most what L0A (A block) and L0C (the
     accumulator) hold, balanced so the last M tile is no sliver. Of the M splits, the one whose
     busiest cube core loads the fewest operand bytes: rounds (tiles per core, round-robin) x (its A
@@ -199,12 +199,15 @@ def gemm_rows(wl: DwSepWorkload, soc: SocSpec, cob: int, copies: int) -> int:
     waits for. Splitting M re-reads every B slice once more (the old rule filled the cube cores
     with M tiles: MobileNetV1 b12, M = 49 x 1024 Cout, read its 1 MB of weights twice where the
     vendor-like split 1 x 22 reads them once); ties keep the fewer M tiles. A vector epilogue
-    (310P, 910B phase 3) keeps the old rule (below)."""
+    (310P, 910B phase 3) keeps the old rule (below). bm: rows asked for (TileConfig.gemm_bm), held
+    to that limit and to the rows there are."""
     frac = soc.cube_fractal[0]
     m_al = ceil_div(gemm_m(wl), frac) * frac
     b = itemsize(wl.dtype)
     limit = min(soc.l0c_bytes // (copies * cob * C0 * 4), soc.l0a_bytes // (copies * C0 * b), BM_CAP)
     limit = max(frac, limit // frac * frac)
+    if bm:
+        return max(frac, min(bm, limit, m_al) // frac * frac)
     n_tiles = ceil_div(wl.co1, cob)
     if soc.coupled or not fixpipe(wl, soc):
         # a vector epilogue holds (cob, bm) tiles in UB beside the DW phase's buffers: the rule that
@@ -247,9 +250,10 @@ def gemm_cap(wl: DwSepWorkload, soc: SocSpec, tile_cores: int, dw_cores: int) ->
     are bounded by this, not by the DW units (dw_cores, KernelPlan.cores). An identity DW (a
     chain's GEMM stage, fusion/driver/chain_stage.py) keeps its DW units' cores: its tile is the
     only core knob the policy weighs for it (all cores made MobileNetV2's 310P stages slower,
-    MODELED)."""
+    MODELED), unless the tile names its cores (a stage after its producer on the same cores takes
+    the producer's cap: fusion/driver/chain_local.py)."""
     if wl.pointwise_dw:
-        return dw_cores
+        return min(soc.vector_cores, tile_cores) if tile_cores else dw_cores
     return min(soc.vector_cores, tile_cores or soc.vector_cores)
 
 
@@ -264,7 +268,8 @@ def phase2_cores(wl: DwSepWorkload, soc: SocSpec, cob: int, bm: int, vec_cores: 
     return min(soc.cube_cores, units, ceil_div(vec_cores, max(1, soc.vector_cores // soc.cube_cores)))
 
 
-def b_resident(wl: DwSepWorkload, soc: SocSpec, cob: int, db: bool, vec_cores: int, stream: bool = False) -> bool:
+def b_resident(wl: DwSepWorkload, soc: SocSpec, cob: int, db: bool, vec_cores: int, stream: bool = False,
+               rows: int = 0) -> bool:
     """Phase 2 holds its N tile's PW weights (all of K x cob blocks) in L1, loaded once per core
     while phase 1 runs (310P: queued on the core's MTE2 after its first x block; 910B: the AIC,
     idle until the SyncAll, loads them at the start), instead of one B block per K step of every
@@ -277,7 +282,7 @@ def b_resident(wl: DwSepWorkload, soc: SocSpec, cob: int, db: bool, vec_cores: i
     if stream:
         return False
     copies = buffer_copies(db)
-    bm = gemm_rows(wl, soc, cob, copies)
+    bm = gemm_rows(wl, soc, cob, copies, rows)
     kb = gemm_k(wl, soc, cob, bm, copies)
     n_tiles = ceil_div(wl.co1, cob)
     g = phase2_cores(wl, soc, cob, bm, vec_cores)
@@ -290,7 +295,8 @@ def b_resident(wl: DwSepWorkload, soc: SocSpec, cob: int, db: bool, vec_cores: i
     return l1 <= soc.l1_bytes
 
 
-def a_keep(wl: DwSepWorkload, soc: SocSpec, cob: int, db: bool, vec_cores: int, stream: bool = False) -> int:
+def a_keep(wl: DwSepWorkload, soc: SocSpec, cob: int, db: bool, vec_cores: int, stream: bool = False,
+           rows: int = 0) -> int:
     """910B, Fixpipe epilogue, PW weights streamed: the GEMM cores take their tiles in contiguous
     ranges (loops.contiguous, M-major: a core's consecutive tiles share an M tile) and each keeps
     its A panel -- the tile's rows over all of K -- in L1 across the N tiles of one M tile, loaded
@@ -303,10 +309,10 @@ def a_keep(wl: DwSepWorkload, soc: SocSpec, cob: int, db: bool, vec_cores: int, 
     (res_in_cube: they stream their A through the A queue) nor where a gemm_only plan may read
     A from x (an identity DW at batch 1: chain_stage.py)."""
     if (soc.coupled or not fixpipe(wl, soc) or res_in_cube(wl, soc) or (wl.pointwise_dw and wl.batch == 1)
-            or b_resident(wl, soc, cob, db, vec_cores, stream)):
+            or b_resident(wl, soc, cob, db, vec_cores, stream, rows)):
         return 0
     copies = buffer_copies(db)
-    bm = gemm_rows(wl, soc, cob, copies)
+    bm = gemm_rows(wl, soc, cob, copies, rows)
     kb = gemm_k(wl, soc, cob, bm, copies)
     frac = soc.cube_fractal[0]
     m_tiles, n_tiles = ceil_div(ceil_div(gemm_m(wl), frac) * frac, bm), ceil_div(wl.co1, cob)
@@ -329,7 +335,8 @@ def panel_starts(tiles: tuple[int, ...], co_steps: int) -> list[int]:
 
 
 def twophase_buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, vec_cores: int,
-                          norm_phase: bool = False, cap: int | None = None, b_stream: bool = False) -> list[tuple]:
+                          norm_phase: bool = False, cap: int | None = None, b_stream: bool = False,
+                          rows: int = 0) -> list[tuple]:
     """Every buffer of the two-phase kernel, as schedules/plan.buffer_specs lists them (scalar
     tile sizes only). Phase 1 lives in UB; phase 2 in L1/L0 (and, on 310P or for a vector
     epilogue, UB). A core runs its phases one after the other but the kernel allocates them all.
@@ -341,11 +348,11 @@ def twophase_buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db,
     c1, co1 = wl.c1, wl.co1
     kh, kw = wl.kernel
     ih, iw = window_span(th, wl.stride[0], kh), window_span(tw, wl.stride[1], kw)
-    bm = gemm_rows(wl, soc, cob, copies)
+    bm = gemm_rows(wl, soc, cob, copies, rows)
     kb = gemm_k(wl, soc, cob, bm, copies)
     fix = fixpipe(wl, soc)
-    resident = b_resident(wl, soc, cob, db, vec_cores if cap is None else cap, b_stream)
-    keep_a = a_keep(wl, soc, cob, db, vec_cores if cap is None else cap, b_stream)
+    resident = b_resident(wl, soc, cob, db, vec_cores if cap is None else cap, b_stream, rows)
+    keep_a = a_keep(wl, soc, cob, db, vec_cores if cap is None else cap, b_stream, rows)
     grouped = dw_grouped(wl, soc, th, tw, cib)
     post16 = dw_post16(wl)
     out = []
@@ -393,7 +400,7 @@ def twophase_buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db,
     add("b_l0b", "L0B", (kb * C0, cob * C0), dt, copies, "cube B operand", in_tir=False)
     add("pw_acc", "L0C", (cob, bm, C0), "float32", copies, "GEMM accumulator of one (M, N) tile", in_tir=False)
     if bias_in_cube(wl, soc):   # the bias GEMM's operands, where they fit
-        for spec in bias_gemm_buffers(wl, soc, cob, db, None, "tile"):
+        for spec in bias_gemm_buffers(wl, soc, cob, db, None, "tile", rows):
             add(*spec, in_tir=False)
     if fix:
         add("b_pw_l1", "L1", (co1, C0), "float32", 1, "folded BN2 bias (bias-table source)", in_tir=False)

@@ -130,6 +130,10 @@ class TileConfig:
     # two-phase: the GEMM streams its PW weights per K step even where its N tile would fit L1
     # (schedules/twophase.b_resident); the tile policy tries both and keeps the faster modeled
     b_stream: bool = False
+    # two-phase: rows of a GEMM tile (a multiple of 16, at most what L0A / L0C hold); 0 = the rule
+    # (schedules/twophase.gemm_rows). A chain sets it so a GEMM stage's tiles are its producer's
+    # rows on the same cores (fusion/driver/chain_local.py)
+    gemm_bm: int = 0
 
     def __post_init__(self):
         if self.th < 1 or self.tw < 1 or self.cob < 1 or self.cib < 0 or self.cores < 0:
@@ -140,6 +144,10 @@ class TileConfig:
             raise ValueError(f"a norm phase needs the two-phase kernel, not pw:{self.pw_engine}")
         if self.b_stream and self.pw_engine != "twophase":
             raise ValueError(f"streamed GEMM weights need the two-phase kernel, not pw:{self.pw_engine}")
+        if self.gemm_bm < 0 or self.gemm_bm % 16:
+            raise ValueError(f"GEMM tile rows {self.gemm_bm} are not a multiple of 16")
+        if self.gemm_bm and self.pw_engine != "twophase":
+            raise ValueError(f"GEMM tile rows need the two-phase kernel, not pw:{self.pw_engine}")
 
     @property
     def copies(self) -> int:
@@ -150,14 +158,16 @@ class TileConfig:
         cib = f" cib{self.cib}" if self.cib else ""
         return (f"{self.th}x{self.tw} cob{self.cob}{cib} "
                 f"{'db' if self.double_buffer else 'sb'} pw:{self.pw_engine}" + (" ln:phase" if self.norm_phase else "")
-                + (" B:stream" if self.b_stream else ""))
+                + (" B:stream" if self.b_stream else "") + (f" bm{self.gemm_bm}" if self.gemm_bm else ""))
 
     def key(self) -> str:
         d = asdict(self)
         if not self.norm_phase:   # the keys of tiles without a norm phase stay what they were
             del d["norm_phase"]
-        if not self.b_stream:     # (likewise b_stream)
+        if not self.b_stream:     # (likewise b_stream and gemm_bm)
             del d["b_stream"]
+        if not self.gemm_bm:
+            del d["gemm_bm"]
         return _digest(d)
 
 

@@ -169,14 +169,19 @@ def block_args(wl: DwSepWorkload, seed: int = 0) -> dict[str, np.ndarray]:
     return {k: np.ascontiguousarray(v.astype("float32" if k in f32 else wl.dtype)) for k, v in a.items()}
 
 
-def run_twophase_checked(ek, built, wl: DwSepWorkload, seed: int = 0):
+def run_twophase_checked(ek, built, wl: DwSepWorkload, seed: int = 0, identity_dw: bool = False):
     """Runs an emitted two-phase kernel on the emulator with block_args(wl, seed) and checks it against its
     program (schedules/program_twophase.build_twophase): GM bytes and cube fractals equal, the vector
     work instruction for instruction (program.dw_ops, block_epilogue_ops: what templates/dw.h and
     epilogue_block.h issue), the output the NumPy reference's within 2e-2 of its range.
-    Returns (program, the emulator's run)."""
+    identity_dw: a chain's gemm_only GEMM stage, which has no DW phase: its w_dw 1 and b_dw 0 on the
+    real channels, as the chain's host packs them. Returns (program, the emulator's run)."""
     prog = build_twophase(ek.plan)
     args = block_args(wl, seed)
+    if identity_dw:
+        real = (np.arange(wl.c1 * 16) < wl.cin).reshape(wl.c1, 1, 1, 16)
+        args["w_dw"] = np.ascontiguousarray(np.broadcast_to(real, args["w_dw"].shape).astype(args["w_dw"].dtype))
+        args["b_dw"] = np.zeros_like(args["b_dw"])
     y, counters, (run,) = run_emitted(ek, built, args)
     want = prog.counts
     keys = ("gm_read_bytes", "gm_write_bytes", "cube_fractals")

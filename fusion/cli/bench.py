@@ -81,8 +81,10 @@ def _print(report: dict) -> None:
     for c in report.get("chains", []):
         n, stages = len(c["blocks"]), len(c.get("stages", ()))
         what = f"{n} blocks" if not stages else f"{n - stages} blocks + {stages} GEMM stages"
+        syncs = c.get("syncs", n - 1)
+        local = f" ({n - 1 - syncs} GEMM stages follow their producer on its cores)" if syncs < n - 1 else ""
         print(f"  {c['name']}: {what} in one launch: {c['time_us']:.1f} us = launch "
-              f"{c['launch_us']:.1f} + bodies {c['body_us']:.1f} + {n - 1} SyncAll {c['sync_us']:.1f} "
+              f"{c['launch_us']:.1f} + bodies {c['body_us']:.1f} + {syncs} SyncAll {c['sync_us']:.1f}{local} "
               f"(launched one by one {c['unchained_us']:.1f} us; saves {c['saved_us']:.1f} us)  [MODELED]")
         if stages:
             print(f"    GEMM stages: bodies {c['stages_body_us']:.1f} us in the chain (identity-DW copy + GEMM) vs "

@@ -32,6 +32,7 @@ from fusion.driver.tile_policy import two_phase_plan
 from schedules.activations import needs_slope
 from fusion.cost import model_fused
 from fusion.driver.chain_stage import GemmStage
+from fusion.driver.chain_local import local_members, local_stages
 from schedules.program_twophase import gemm_only_ok
 from schedules.plan import make_plan
 
@@ -55,9 +56,10 @@ class ChainCost:
     chain: Chain
     launch_us: float          # the chain's launch (its widest member's)
     body_us: float            # every member's time without its launch
-    sync_us: float            # one SyncAll per boundary
+    sync_us: float            # one SyncAll per boundary but where a GEMM stage follows locally
     time_us: float
     unchained_us: float       # the blocks launched one by one, the GEMM stages as the vendor's kernels
+    syncs: int = 0            # the SyncAlls (boundaries less the local ones, chain_local.py)
 
     @property
     def saved_us(self) -> float:
@@ -65,7 +67,7 @@ class ChainCost:
 
     def to_json(self) -> dict:
         return {"name": self.chain.name, "blocks": list(self.chain.blocks), "stages": list(self.chain.stages),
-                "launch_us": self.launch_us, "body_us": self.body_us, "sync_us": self.sync_us,
+                "launch_us": self.launch_us, "body_us": self.body_us, "sync_us": self.sync_us, "syncs": self.syncs,
                 "time_us": self.time_us, "unchained_us": self.unchained_us, "saved_us": self.saved_us,
                 "figures": "modeled"}
 
@@ -218,18 +220,21 @@ def find_chains(cm, stages: dict | None = None) -> tuple[list[Chain], list[str]]
     return chains, breaks
 
 
-def chain_cost(chain: Chain, costs: dict, soc, unchained_us: dict | None = None) -> ChainCost:
+def chain_cost(chain: Chain, costs: dict, soc, unchained_us: dict | None = None,
+               local: frozenset[str] = frozenset()) -> ChainCost:
     """costs: member name -> its KernelCost in the chain (fusion/costmodel.model_fused);
     unchained_us: member name -> its time launched on its own (a block's standalone plan, a GEMM
-    stage's vendor-like kernels); default the costs' own times."""
+    stage's vendor-like kernels); default the costs' own times; local: the members that follow
+    their producer on the same cores, with no SyncAll before them (chain_local.local_members)."""
 
     ks = [costs[n] for n in chain.blocks]
     launch = max(k.launch_us for k in ks)
     body = sum(k.time_us - k.launch_us for k in ks)
-    sync = (len(ks) - 1) * sync_all_us(soc)
+    syncs = len(ks) - 1 - len(local & set(chain.blocks[1:]))
+    sync = syncs * sync_all_us(soc)
     alone = unchained_us or {}
     unchained = sum(alone[n] if n in alone else costs[n].time_us for n in chain.blocks)
-    return ChainCost(chain, launch, body, sync, launch + body + sync, unchained)
+    return ChainCost(chain, launch, body, sync, launch + body + sync, unchained, syncs)
 
 
 def member_costs(chain: Chain, plans: dict) -> dict:
@@ -238,15 +243,17 @@ def member_costs(chain: Chain, plans: dict) -> dict:
     of a MobileNet block is far below the 910B L2) -- the rule the vendor-like baseline applies
     to every kernel's input. MODELED."""
 
-    out = {}
-    for k, n in enumerate(chain.blocks):
-        res = chain.residual_from[k] if chain.residual_from else None
-        if k == 0:   # the chain's input: the network rule
-            out[n] = model_block(plans[n], n, timeline=False)
-            continue
-        in_l2 = ("input",) + (("residual",) if res is not None else ())
-        out[n] = model_fused(plans[n], n, timeline=False, in_l2=in_l2)
-    return out
+    return {n: member_cost(chain, k, plans[n]) for k, n in enumerate(chain.blocks)}
+
+
+def member_cost(chain: Chain, k: int, plan):
+    """Member k's KernelCost in the chain with this plan (member_costs)."""
+    n = chain.blocks[k]
+    if k == 0:   # the chain's input: the network rule
+        return model_block(plan, n, timeline=False)
+    res = chain.residual_from[k] if chain.residual_from else None
+    in_l2 = ("input",) + (("residual",) if res is not None else ())
+    return model_fused(plan, n, timeline=False, in_l2=in_l2)
 
 
 def chain_plans(chains: list[Chain], members: dict, target) -> dict:
@@ -280,6 +287,23 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
             if t < best:
                 log.info("chain: %s %s: %.2f us modeled", c.name, why, t)
                 pick, best = cand, t
+        at = {n: k for k, n in enumerate(c.blocks)}
+        bodies: dict = {}
+
+        def body(n, p, c=c, at=at, bodies=bodies):
+            key = (n, p.tile, p.gemm_only, p.x_max)
+            if key not in bodies:
+                k = member_cost(c, at[n], p)
+                bodies[key] = k.time_us - k.launch_us
+            return bodies[key]
+
+        cand = local_stages(c, pick, body, sync_all_us(soc))
+        local = local_members(c, cand)
+        t = chain_cost(c, member_costs(c, cand), soc, local=local).time_us
+        if local and t < best:
+            log.info("chain: %s GEMM stages after their producer on the same cores (%s, no SyncAll before "
+                     "them): %.2f us modeled", c.name, ", ".join(n for n in c.blocks if n in local), t)
+            pick, best = cand, t
         out.update(pick)
     return out
 

@@ -25,6 +25,7 @@ from fusion.cost.twophase import sync_all_us
 from fusion.cost import model_block
 from schedules.traffic import dma_floor_any_split_bytes, dma_floor_bytes, gemm_cores
 from fusion.driver.chain import chain_cost, member_costs
+from fusion.driver.chain_local import local_members
 from fusion.driver.fallback import is_fallback
 from fusion.verify.check import random_inputs
 from fusion.tuning.measure import interleaved, tvm_threads
@@ -196,13 +197,16 @@ def bench_sim(cm, model_path: str, model=None) -> tuple[dict, list]:
     by_name = {n: k for c in cm.chains for n, k in member_costs(c, cm.chain_plans).items()}
     stage_vendor = {g.name: vendor.for_members(g.members[:1]) for g in stages.values()}
     alone = {**{n: c.time_us for n, c in costs}, **stage_vendor}
-    chains = [chain_cost(c, by_name, soc, alone) for c in cm.chains]
-    # a chain member pays its body and one SyncAll instead of a launch: that against its pair
-    sync = sync_all_us(soc)
+    chains = [chain_cost(c, by_name, soc, alone, local_members(c, cm.chain_plans)) for c in cm.chains]
+    # a chain member pays its body and one SyncAll instead of a launch: that against its pair (none
+    # where the member after it follows on the same cores, fusion/driver/chain_local.py)
     for r in rows:
         c = next((c for c in cm.chains if r["name"] in c.blocks), None)
         if c is not None:
             k = by_name[r["name"]]
+            i = c.blocks.index(r["name"])
+            local = i + 1 < len(c.blocks) and c.blocks[i + 1] in local_members(c, cm.chain_plans)
+            sync = 0.0 if local else sync_all_us(soc)
             r.update({"chain": c.name, "in_chain_body_us": k.time_us - k.launch_us, "in_chain_sync_us": sync,
                       "in_chain_us": k.time_us - k.launch_us + sync,
                       "in_chain_speedup_vs_vendor": r["vendor_us"] / (k.time_us - k.launch_us + sync)})

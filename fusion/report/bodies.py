@@ -10,7 +10,8 @@ per kernel boundary, so only the kernels' bodies differ:
   a hypothetical launch with the soft SyncAll, which the chip has);
 - fused, one launch: the fused chains' member bodies, the unchained fused blocks' bodies and the
   bodies of the vendor-like kernels the fused network keeps (TransData, stem, pooling, FC...), one
-  launch, one SyncAll per boundary -- what a whole-network chain would pay.
+  launch, one SyncAll per boundary -- what a whole-network chain would pay -- but where a GEMM stage
+  follows its producer on the same cores (fusion/driver/chain_local.py).
 Per block: the fused body (in its chain where it is in one, its internal SyncAlls included) against
 its vendor-like pair's bodies plus the SyncAll between the pair's kernels in one launch (both sides
 then pay one boundary SyncAll after the block, as the whole-network figure counts).
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from fusion.cost.primitives import cycles_to_us
 from fusion.cost.vendor_baseline import launch_us, one_launch_cores
+from fusion.driver.chain_local import local_members
 from schedules.lowering import build_program
 
 SENSITIVITY_CYCLES = (1200, 2400)   # one GM round trip; the unsourced value used until 2026-11 (README)
@@ -51,12 +53,14 @@ def body_comparison(cm, vendor, rows: list[dict], chains: list, by_name: dict, c
     launches.append(launch_us(soc, one_launch_cores(soc, others)) if others else 0.0)
     fused_bodies = sum(u[1] for u in units) + sum(k.body_us for k in others)
     n_fused = len(units) + len(others)
+    # boundaries with no SyncAll: a GEMM stage after its producer on the same cores (chain_local.py)
+    local = sum(len(local_members(c.chain, cm.chain_plans)) for c in chains)
     inner = sum(_barriers(u[2]) for u in units)
     sync_now = cycles_to_us(soc, soc.sync_all_cycles)
 
     def at(cycles: float) -> dict:
         s = cycles_to_us(soc, cycles)
-        fused = max(launches) + fused_bodies + inner * (s - sync_now) + (n_fused - 1) * s
+        fused = max(launches) + fused_bodies + inner * (s - sync_now) + (n_fused - 1 - local) * s
         vend = vendor.one_launch_us(soc, s)
         return {"sync_all_cycles": cycles, "sync_all_us": s, "fused_one_launch_us": fused,
                 "vendor_one_launch_us": vend, "speedup": vend / fused}

@@ -140,10 +140,10 @@ def tuning_key(wl: DwSepWorkload, target, evaluator: str | None = None, options:
 
 def tile_to_json(t: TileConfig) -> dict:
     """The record's tile; norm_phase (a ConvNeXt block's default two-phase tile) and b_stream (a
-    two-phase tile streaming its PW weights) only where set, so the records of every other tile stay
-    what they were."""
+    two-phase tile streaming its PW weights) and gemm_bm (forced GEMM rows) only where set, so the
+    records of every other tile stay what they were."""
     return ({f: getattr(t, f) for f in TILE_FIELDS} | ({"norm_phase": True} if t.norm_phase else {})
-            | ({"b_stream": True} if t.b_stream else {}))
+            | ({"b_stream": True} if t.b_stream else {}) | ({"gemm_bm": t.gemm_bm} if t.gemm_bm else {}))
 
 
 def tile_from_json(d: dict) -> TileConfig:
@@ -153,7 +153,7 @@ def tile_from_json(d: dict) -> TileConfig:
     if why:
         raise ValueError(why)
     return TileConfig(d["th"], d["tw"], d["cob"], d["cib"], d["double_buffer"], d["pw_engine"], d["cores"],
-                      d.get("norm_phase", False), d.get("b_stream", False))
+                      d.get("norm_phase", False), d.get("b_stream", False), d.get("gemm_bm", 0))
 
 
 # field -> (lowest, highest) of the integer tile fields; cores is also capped by the SoC
@@ -167,7 +167,7 @@ def _is_int(v) -> bool:
 def tile_problem(d, max_cores: int | None = None) -> str | None:
     if not isinstance(d, dict):
         return "tile is not an object"
-    extra = set(d) - set(TILE_FIELDS) - {"norm_phase", "b_stream"}
+    extra = set(d) - set(TILE_FIELDS) - {"norm_phase", "b_stream", "gemm_bm"}
     if extra:
         return f"unknown tile field(s) {sorted(extra)[:3]}"
     for f, (lo, hi) in TILE_INT_RANGES.items():
@@ -188,6 +188,9 @@ def tile_problem(d, max_cores: int | None = None) -> str | None:
     stream = d.get("b_stream", False)
     if not isinstance(stream, bool) or (stream and d["pw_engine"] != "twophase"):
         return "tile field b_stream is not a boolean of a twophase tile"
+    bm = d.get("gemm_bm", 0)
+    if not _is_int(bm) or bm < 0 or bm % 16 or bm > 65536 or (bm and d["pw_engine"] != "twophase"):
+        return "tile field gemm_bm is not a multiple of 16 rows of a twophase tile"
     return None
 
 

@@ -165,14 +165,16 @@ def test_a_first_member_cannot_read_past_its_input(v2_56):
     (c,) = cm.chains
     k = c.blocks.index("b3_exp")
     names = c.blocks[k:k + 2]                                          # b3_exp, b3_fused
-    ks = [emit_kernel(cm.chain_plans[n], n) for n in names]
-    assert ks[0].plan.gemm_only
+    # (the stage's plan before the chain made it follow its producer on the same cores)
+    ks = [emit_kernel(replace(cm.chain_stages[names[0]].plan, gemm_only=True), names[0]),
+          emit_kernel(cm.chain_plans[names[1]], names[1])]
+    assert cm.chain_plans[names[0]].gemm_only and cm.chain_plans[names[0]].local_in
     res = tuple(None if r is None else r - k for r in c.residual_from[k:k + 2])
     assert res == (None, -1)                                           # b3's residual: the chain's x
     with pytest.raises(MegafuseError, match="reads past its input"):
         emit_chain("c", ks, res, (names[0],))
     # with the identity copy it may open a chain
-    plain = [emit_kernel(replace(cm.chain_plans[names[0]], gemm_only=False), names[0]), ks[1]]
+    plain = [emit_kernel(replace(cm.chain_stages[names[0]].plan, gemm_only=False), names[0]), ks[1]]
     assert emit_chain("c", plain, res, (names[0],)).blocks[0].plan.gemm_only is False
 
 

@@ -4,7 +4,9 @@ The chain kernel composes the blocks' own emitted code (EmittedKernel.chain_body
 classes, each block in its own namespace) and runs them in order from one entry point with a
 SyncAll between blocks: on 910B one MIX launch and the hard SyncAll<false>() over AIVs and AICs,
 on 310P one launch of the AI cores and the soft SyncAll (the chain's own flags in the workspace, a
-scoped TPipe lending the UB it polls into). A block's residual is the chain's x or an earlier
+scoped TPipe lending the UB it polls into). Before a GEMM stage marked local_in (its cores read
+only rows they wrote in the block before: schedules/local_handoff.local_ok, checked here again) a
+PipeBarrier<PIPE_ALL> on the core takes the SyncAll's place. A block's residual is the chain's x or an earlier
 block's output (a boundary tensor, still in the workspace). Five GM arguments whatever the chain's
 length:
 
@@ -29,6 +31,7 @@ from fusion.codegen.ascendc.emit_kernel import VERSION, EmittedKernel
 from fusion.codegen.ascendc.kernel_types import ArgSpec, Launch
 from fusion.core.errors import MegafuseError
 from schedules.workload import ceil_div
+from schedules.local_handoff import local_ok
 from schedules.program_twophase import a_slack_bytes
 
 ALIGN = 512           # packed GM operands start on a 512 B boundary (full-bandwidth DMA bursts)
@@ -124,6 +127,7 @@ class EmittedChain:
             "workspace_zeroed": [list(z) for z in self.zeroed()],
             "tiling_offsets": list(self.tiling_offsets), "residual_from": list(self.residual_from),
             "stages": list(self.stages),
+            "local": [ek.block for ek in self.blocks if ek.plan.local_in],
             "stage_weights": "a GEMM stage's w_dw is 1 and its b_dw 0 on the real channels (the identity "
                              "depthwise); its w_pw / b_pw are the 1x1 conv's folded weights and bias in the "
                              "PW layouts of the block kernel" if self.stages else "",
@@ -168,6 +172,11 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
     for k, ek in enumerate(kernels):
         if ek.plan.gemm_only and a_slack_bytes(ek.plan) and (k == 0 or a_slack_bytes(ek.plan) > BOUNDARY_SLACK):
             raise MegafuseError(f"chain {name}: block {ek.block} reads past its input, which has no slack there")
+    local = {k for k, ek in enumerate(kernels) if ek.plan.local_in}
+    for k in sorted(local):
+        if k == 0 or kernels[k].block not in stages or not local_ok(kernels[k - 1].plan, kernels[k].plan):
+            raise MegafuseError(f"chain {name}: block {kernels[k].block} is marked to follow its producer on the same "
+                                f"cores, but it reads rows other cores write")
     if not set(stages) <= {ek.block for ek in kernels}:
         raise MegafuseError(f"chain {name}: GEMM stages {sorted(set(stages) - {ek.block for ek in kernels})} "
                             f"are not among its blocks")
@@ -213,7 +222,9 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
                                    else f"ws + {out_at[kernels[res[k]].block]}, "),
                           OUT_WHAT="y" if k == last else "its output (workspace)",
                           **{w.upper(): w_at[ek.block, w] for w in WEIGHTS}))
-        if k != last:
+        if k != last and k + 1 in local:
+            calls.append(snippet("CHAIN_LOCAL"))
+        elif k != last:
             calls.append(sub(snippet("CHAIN_SYNC_ALL_SOFT"), SYNC_OFF=work[-1].offset, SYNC_BYTES=work[-1].nbytes)
                          if soc.coupled else snippet("CHAIN_SYNC_ALL"))
     source = fill(template("chain_entry.cpp"), VERSION=VERSION, SYM=sym, N=len(kernels),

@@ -120,17 +120,30 @@ def resident_values(plan: KernelPlan) -> dict[str, str]:
                 B_RES_TAKE=snippet("B_RES_TAKE"), B_RES_FREE=snippet("B_RES_FREE"))
 
 
+def gemm_units(plan: KernelPlan, core: str) -> tuple[str, str]:
+    """(how many GEMM tiles AIC `core` runs, its i-th tile) as the program's GEMM phase deals them
+    (schedules/program_twophase.gemm_phase): contiguous ranges where the A panel is kept; M tiles
+    round-robin, each with all its N tiles, for a stage after its producer on the same cores
+    (plan.local_in, loops.by_m_tile); else round-robin. The epilogue phase's AIVs follow their AIC."""
+    if plan.a_keep:
+        return (f"RangeOf({core}, tl.mTiles * tl.coSteps, tl.gemmCores)",
+                f"RangeAt({core}, i, tl.mTiles * tl.coSteps, tl.gemmCores)")
+    if plan.local_in:
+        return (f"UnitsOf({core}, tl.mTiles, tl.gemmCores) * tl.coSteps",
+                f"UnitAt({core}, i / tl.coSteps, tl.gemmCores) * tl.coSteps + i % tl.coSteps")
+    return f"UnitsOf({core}, tl.mTiles * tl.coSteps, tl.gemmCores)", f"UnitAt({core}, i, tl.gemmCores)"
+
+
 def a_values(plan: KernelPlan) -> dict[str, str]:
     """The slots that differ when the GEMM cores keep their A panel in L1 (plan.a_keep): tiles in
     contiguous ranges, the panel loaded on an M tile change, the K loop's L0A source the panel
     at K block k0, no per-K-step A block."""
+    units, unit = gemm_units(plan, "core")
     if not plan.a_keep:
-        return dict(GEMM_UNITS="UnitsOf(core, tl.mTiles * tl.coSteps, tl.gemmCores)",
-                    GEMM_UNIT="UnitAt(core, i, tl.gemmCores)", A_RES_DECL="", A_PANEL="",
+        return dict(GEMM_UNITS=units, GEMM_UNIT=unit, A_RES_DECL="", A_PANEL="",
                     A_IN=snippet("A_IN_STREAM"), A_DEQUE=snippet("A_DEQUE_STREAM"), A_FREE=snippet("A_FREE_STREAM"),
                     A_L1_ARGS="a1, rows / 16, kbq, 0", A_RES_FREE="")
-    return dict(GEMM_UNITS="RangeOf(core, tl.mTiles * tl.coSteps, tl.gemmCores)",
-                GEMM_UNIT="RangeAt(core, i, tl.mTiles * tl.coSteps, tl.gemmCores)",
+    return dict(GEMM_UNITS=units, GEMM_UNIT=unit,
                 A_RES_DECL=snippet("A_RES_DECL"), A_PANEL=snippet("A_PANEL"), A_IN="", A_DEQUE="", A_FREE="",
                 A_L1_ARGS="aRes, rows / 16, kbq, k0 * (rows / 16)", A_RES_FREE=snippet("A_RES_FREE"))
 
@@ -160,8 +173,9 @@ FLAG_EPI_PRE, FLAG_EPI_FREE = 3, 4
 
 def epi_flag_values(plan: KernelPlan) -> dict[str, str]:
     """The slots of phase 3's tile-by-tile hand-off (twophase_epi_phase.h, twophase_fixpipe_pre.h)."""
+    units, unit = gemm_units(plan, "g")
     return dict(EPI_LAG=str(EPI_LAG), FLAG_EPI_PRE=str(FLAG_EPI_PRE), FLAG_EPI_FREE=str(FLAG_EPI_FREE),
-                EPI_RATIO=str(plan.aic_ratio))
+                EPI_RATIO=str(plan.aic_ratio), EPI_UNITS=units, EPI_UNIT=unit)
 
 
 def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...], sym: str) -> tuple[str, str, Launch]:

@@ -2,7 +2,9 @@
 //
 // @SYM@: @N@ blocks in one persistent launch (fusion/chain.py): @BLOCKS@
 //   Every core runs block k's two-phase kernel (its own classes, TPipe and tiling), then a SyncAll
-//   over every core (@SYNC_WHAT@: block k's output is complete in GM), then block k+1's.
+//   over every core (@SYNC_WHAT@: block k's output is complete in GM), then block k+1's -- or,
+//   where block k+1 is a GEMM stage whose cores read only rows they wrote in block k, a pipe
+//   barrier on the core instead of the SyncAll (fusion/driver/chain_local.py).
 //   x -> boundary tensors in the user workspace -> y; every block's weights packed in `weights`
 //   and every block's tiling struct packed in `tiling`, at the offsets the host writes (see
 //   @SYM@.json); block k's own workspace (DW result, pre-activation) is its own region.

@@ -140,6 +140,8 @@ DataCopy(wp, wPwGm, tl.co1 * tl.c1 * C0 * C0);   // FRACTAL_Z is the layout L1 h
 LoadPwWeights(wp, 0, tl.co1);
 //@ CHAIN_SYNC_ALL
     SyncAll<false>();  // AIVs and AICs: this block's output is in GM before the next reads it
+//@ CHAIN_LOCAL
+    PipeBarrier<PIPE_ALL>();  // the next GEMM stage reads only rows this core wrote (its writes land first): no SyncAll
 //@ CHAIN_SYNC_ALL_SOFT
     {   // soft SyncAll (310P): this block's output is in GM before the next reads it; the chain's
         // flags (zeroed by the host) count every boundary, a small TPipe lends the UB it polls into

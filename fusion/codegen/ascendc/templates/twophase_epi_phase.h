@@ -3,10 +3,10 @@
     __aicore__ inline void EpiPhase(uint32_t core)
     {
         const uint32_t g = UnitOuter(core, @EPI_RATIO@), s = UnitInner(core, @EPI_RATIO@);
-        const uint32_t mine = UnitsOf(g, tl.mTiles * tl.coSteps, tl.gemmCores);
+        const uint32_t mine = @EPI_UNITS@;
         if (mine == 0) return;
 @B_PW_LOAD@        for (uint32_t i = 0; i < mine; ++i) {
-            SetGemmTile(UnitAt(g, i, tl.gemmCores));
+            SetGemmTile(@EPI_UNIT@);
             {   // this AIV's part of the tile's rows (whole fractals; the last part ragged or empty)
                 const uint32_t step = PartRows(rows, @EPI_RATIO@, 16);
                 const uint32_t n = LoopMax(0, BlockLen(s, step, rows));
