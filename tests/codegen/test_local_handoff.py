@@ -165,6 +165,7 @@ def test_mobilenet_v2_expansions_follow_their_producer(tmp_path, soc):
     cm = fusion.compile(str(p), target=f"sim:{soc}", dtype=F16, outputs="b4_pw_bn", fallback=False)
     (c,) = cm.chains
     local = local_members(c, cm.chain_plans)
+    assert {n for n, q in cm.to_json()["chains"][0]["plans"].items() if q["local_in"]} == local
     assert local == set(c.stages) == {"b2_exp", "b3_exp", "b4_exp"}
     costs = member_costs(c, cm.chain_plans)
     with_local = chain_cost(c, costs, cm.target.soc, local=local)
