@@ -7,6 +7,8 @@ program's counters; the chain kernel carries one barrier less."""
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 from collections import Counter
 from dataclasses import replace
@@ -89,7 +91,11 @@ def test_gemm_bm_knob_is_validated_and_recorded():
     t = TileConfig(3, 3, 2, 1, True, "twophase", gemm_bm=48)
     assert tile_from_json(json.loads(json.dumps(tile_to_json(t)))) == t
     assert "gemm_bm" not in tile_to_json(replace(t, gemm_bm=0))
-    assert TileConfig(3, 3).key() == replace(TileConfig(3, 3)).key()   # records without it keep their keys
+    # tiles without it keep the keys they had (the digest of their fields without gemm_bm)
+    plain = TileConfig(3, 3, 2, 1, True, "twophase")
+    old = {k: v for k, v in dataclasses.asdict(plain).items() if k not in ("norm_phase", "b_stream", "gemm_bm")}
+    assert plain.key() == hashlib.sha256(json.dumps(old, sort_keys=True).encode()).hexdigest()[:16]
+    assert t.key() != replace(t, gemm_bm=0).key()
     bad = {**tile_to_json(t), "gemm_bm": 40}
     assert "gemm_bm" in tile_problem(bad)
     # the rows asked for, held to what L0C holds
