@@ -230,6 +230,11 @@ class KernelPlan:
                                self.tile.b_stream, self.tile.gemm_bm)
 
     @property
+    def gemm_rows(self) -> int:
+        """Two-phase: rows of a GEMM tile (schedules/twophase.gemm_rows; the tile's gemm_bm where set)."""
+        return twophase.gemm_rows(self.workload, self.soc, self.cob, self.tile.copies, self.tile.gemm_bm)
+
+    @property
     def gemm_cap(self) -> int:
         """Two-phase: the vector cores the launch may hold, which bound the GEMM phase's cores
         (schedules/twophase.gemm_cap; the DW phase runs on `cores` of them)."""

@@ -58,7 +58,7 @@ from schedules.loops import (block_len, block_start, by_m_tile, contiguous, part
 from schedules.norm_phase import norm_phase
 from schedules.se_program import se_dw_steps, se_phase
 from schedules.steps import L0_RING, Phase, stages
-from schedules.twophase import (EPI_LAG, EYE_BYTES, VARIANT, fixpipe, gemm_k, gemm_m, gemm_rows, panel_starts,
+from schedules.twophase import (EPI_LAG, EYE_BYTES, VARIANT, fixpipe, gemm_k, gemm_m, panel_starts,
                                 phase2_cores, res_in_cube)
 from schedules.workload import ceil_div
 
@@ -403,7 +403,7 @@ def build_twophase(plan: KernelPlan) -> TwoPhaseProgram:
     wl, soc = plan.workload, plan.soc
     coupled = soc.coupled
     copies = plan.tile.copies
-    bm = gemm_rows(wl, soc, plan.cob, copies, plan.tile.gemm_bm)
+    bm = plan.gemm_rows
     kb = gemm_k(wl, soc, plan.cob, bm, copies)
     if plan.gemm_only and not gemm_only_ok(plan):
         raise ValueError(f"gemm_only plan of {wl.describe()}: x is not the GEMM's A layout on {soc.name}")

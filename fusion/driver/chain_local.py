@@ -27,7 +27,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from schedules.local_handoff import local_ok
-from schedules.lowering import build_program
 from schedules.plan import KernelPlan, make_plan
 
 
@@ -36,10 +35,6 @@ def _with(plan: KernelPlan, **tile) -> KernelPlan | None:
     p = make_plan(plan.workload, replace(plan.tile, **tile), plan.soc)
     p = replace(p, gemm_only=plan.gemm_only, x_max=plan.x_max, local_in=plan.local_in)
     return p if p.fits() else None
-
-
-def _bm(plan: KernelPlan) -> int:
-    return build_program(plan).bm
 
 
 def candidates(producer: KernelPlan, stage: KernelPlan):
@@ -61,15 +56,15 @@ def candidates(producer: KernelPlan, stage: KernelPlan):
         for stream in (False, True):
             if stream or cob == stage.workload.co1:   # several N tiles on a core: B cannot stay resident
                 knobs.append(dict(cob=cob, b_stream=stream, cores=full.gemm_cap))
-    rows = {_bm(full)} | {_bm(b) for k in knobs if (b := _with(marked, **k)) is not None}
+    rows = {full.gemm_rows} | {b.gemm_rows for k in knobs if (b := _with(marked, **k)) is not None}
     for bm in sorted(rows):
         a = _with(full, gemm_bm=bm)
         for k in knobs:
             b = _with(marked, gemm_bm=bm, **k)
             if a is None or b is None:
                 continue
-            if _bm(a) != _bm(b):   # one side holds fewer rows (its L0A / L0C): both take those
-                low = min(_bm(a), _bm(b))
+            if a.gemm_rows != b.gemm_rows:   # one side holds fewer rows (its L0A / L0C): both take those
+                low = min(a.gemm_rows, b.gemm_rows)
                 a, b = _with(full, gemm_bm=low), _with(marked, gemm_bm=low, **k)
             if a is not None and b is not None and local_ok(a, b):
                 yield a, b

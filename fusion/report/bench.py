@@ -205,7 +205,7 @@ def bench_sim(cm, model_path: str, model=None) -> tuple[dict, list]:
         if c is not None:
             k = by_name[r["name"]]
             i = c.blocks.index(r["name"])
-            local = i + 1 < len(c.blocks) and c.blocks[i + 1] in local_members(c, cm.chain_plans)
+            local = i + 1 < len(c.blocks) and cm.chain_plans[c.blocks[i + 1]].local_in
             sync = 0.0 if local else sync_all_us(soc)
             r.update({"chain": c.name, "in_chain_body_us": k.time_us - k.launch_us, "in_chain_sync_us": sync,
                       "in_chain_us": k.time_us - k.launch_us + sync,

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from fusion.cost.primitives import cycles_to_us
 from fusion.cost.vendor_baseline import launch_us, one_launch_cores
-from fusion.driver.chain_local import local_members
 from schedules.lowering import build_program
 
 SENSITIVITY_CYCLES = (1200, 2400)   # one GM round trip; the unsourced value used until 2026-11 (README)
@@ -54,7 +53,7 @@ def body_comparison(cm, vendor, rows: list[dict], chains: list, by_name: dict, c
     fused_bodies = sum(u[1] for u in units) + sum(k.body_us for k in others)
     n_fused = len(units) + len(others)
     # boundaries with no SyncAll: a GEMM stage after its producer on the same cores (chain_local.py)
-    local = sum(len(local_members(c.chain, cm.chain_plans)) for c in chains)
+    local = sum(len(c.chain.blocks) - 1 - c.syncs for c in chains)
     inner = sum(_barriers(u[2]) for u in units)
     sync_now = cycles_to_us(soc, soc.sync_all_cycles)
 
