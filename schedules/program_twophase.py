@@ -230,12 +230,13 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
     res_k = res_in_cube(wl, soc)
     slots = plan.tile.copies
 
-    def a_copy(nbytes: int, bursts: int, copies: int) -> Copy:
-        """A block: the DW result from the workspace, or (gemm_only) x itself, whose NC1HWC0
-        layout is the workspace's when the pixels are a multiple of 16."""
+    def a_copy(nbytes: int, blocks: int, segs: int, copies: int) -> Copy:
+        """A block: the DW result from the workspace (a burst per channel block), or (gemm_only) x
+        itself, whose NC1HWC0 layout is the workspace's within one image: a burst per channel
+        block and image run of the tile's rows."""
         if plan.gemm_only:
-            return Copy("input", "in", "a_l1", "x", nbytes, bursts, copies)
-        return Copy("handoff", "in", "a_l1", "dw_ws", nbytes, bursts, copies)
+            return Copy("input", "in", "a_l1", "x", nbytes, blocks * segs, copies)
+        return Copy("handoff", "in", "a_l1", "dw_ws", nbytes, blocks, copies)
 
     m_tiles, co_steps = ceil_div(m_al, bm), plan.co_steps
     k_blocks = split(wl.c1, kb)
@@ -273,7 +274,7 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
                         Copy("handoff", "in", "a_res", "dw_ws", wl.c1 * rows_al * C0 * b, wl.c1, keep)))
         for q, kb in enumerate(k_blocks):
             b_src = "b_res" if resident else "b_l1"
-            it: list = [*(() if keep else (a_copy(kb * rows_al * C0 * b, kb, slots),)),
+            it: list = [*(() if keep else (a_copy(kb * rows_al * C0 * b, kb, segs, slots),)),
                         *(() if resident else
                           (Copy("weights", "in", "b_l1", "w_pw", kb * C0 * cbo * C0 * b, cbo, slots),)),
                         Move("L1->L0A", a_src, "a_l0a", kb * rows_al * C0 * b),
@@ -369,8 +370,8 @@ def _b_pw_prologue(plan: KernelPlan) -> tuple:
 
 
 def gemm_only_ok(plan: KernelPlan) -> bool:
-    """The GEMM can read its A blocks straight from x (NC1HWC0, one image: per channel block the
-    M pixels in a row, C0 each), on either chip (the flag is the caller's promise that the DW is
+    """The GEMM can read its A blocks straight from x (NC1HWC0: per image and channel block its
+    pixels in a row, C0 each; a tile's rows that span images read one run per image), on either chip (the flag is the caller's promise that the DW is
     the identity; the kernel then has no phase 1 and no barrier: on 910B the AICs start at once,
     on 310P each core loads its resident N tile, if any, and runs its GEMM tiles). Where M is not a
     multiple of 16 the last M tile's pad rows run past a channel block (into the next one, or past
@@ -378,7 +379,7 @@ def gemm_only_ok(plan: KernelPlan) -> bool:
     end (a chain boundary tensor, fusion/codegen/ascendc/emit_chain.py); those rows only feed output rows
     never written."""
     wl = plan.workload
-    return wl.batch == 1 and wl.pointwise_dw
+    return wl.pointwise_dw
 
 
 def a_layout_aligned(plan: KernelPlan) -> bool:

@@ -307,8 +307,8 @@ def a_keep(wl: DwSepWorkload, soc: SocSpec, cob: int, db: bool, vec_cores: int, 
     Only where the busiest core loads fewer panels than it runs tiles (a whole panel is one
     load before the tile's first Mmad, where streamed A blocks overlap it). Not with the residual's K blocks
     (res_in_cube: they stream their A through the A queue) nor where a gemm_only plan may read
-    A from x (an identity DW at batch 1: chain_stage.py)."""
-    if (soc.coupled or not fixpipe(wl, soc) or res_in_cube(wl, soc) or (wl.pointwise_dw and wl.batch == 1)
+    A from x (an identity DW: a chain's GEMM stage, chain_stage.py)."""
+    if (soc.coupled or not fixpipe(wl, soc) or res_in_cube(wl, soc) or wl.pointwise_dw
             or b_resident(wl, soc, cob, db, vec_cores, stream, rows)):
         return 0
     copies = buffer_copies(db)

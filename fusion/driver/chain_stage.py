@@ -10,8 +10,9 @@ taps of weight 1, bias 0, no activation, so phase 1 copies x into the GEMM's A w
 (x * 1 + 0 is x in fp16 and fp32) and phase 2 is the conv on the cube with bias and activation as
 any fused block's PW. Everything the fused blocks have (plan, cost model, Ascend C, emulator
 counters) holds for it unchanged; the copy is counted in its modeled time. Where x already has the
-GEMM's A layout (one image, H x W a multiple of 16) the plan is gemm_only: no copy, no barrier,
-the GEMM reads x (schedules/program_twophase.gemm_only_ok); inside a chain, where x is a boundary
+GEMM's A layout (its N x H x W pixels a multiple of 16; past one image a tile's rows read one run
+per image) the plan is gemm_only: no copy, no barrier, the GEMM reads x
+(schedules/program_twophase.gemm_only_ok); inside a chain, where x is a boundary
 tensor with slack after it, every stage but a first one is (fusion/chain.direct_stage_reads).
 
 Pattern: an `op` step computing a blocked 1x1 Conv (group 1, stride 1, no padding, NC1HWC0 in and

@@ -194,7 +194,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                   DW_OUT=f"dwOutBuf.Get<T>()[dwSlot * (tl.{buffer_field('dw_out')} / sizeof(T))]",
                   TP_RES_IN=res_in, TP_RES_ARG="resT[j * rows * C0], " if res else "", TP_RES_FREE=res_free,
                   DW_GM="(__gm__ T*)x" if plan.gemm_only else "(__gm__ T*)(usr + t.wsSync@WS_SE@)",
-                  A_LOAD=snippet("A_LOAD_X") if plan.gemm_only else snippet("A_LOAD_WS"),
+                  A_LOAD=snippet(("A_LOAD_X" if wl.batch == 1 else "A_LOAD_X_IMAGES") if plan.gemm_only else "A_LOAD_WS"),
                   # phase 1 loads only its units' channel blocks of w_dw (program_twophase.dw_phase)
                   RESIDENT_UB=template("twophase_taps_ub.h"),
                   **resident_values(plan), **eye_values(plan), **a_values(plan))

@@ -110,6 +110,19 @@
                 // the last tile's pad rows read on past the block (slack after x: only dropped rows use them)
                 for (uint32_t q = 0; q < kbq; ++q)
                     DataCopy(a1[q * rows * C0], dwGm[((k0 + q) * tl.m + m0) * C0], rows * C0);
+//@ A_LOAD_X_IMAGES
+                // A straight from x (gemm_only, several images): per channel block one run per image the
+                // tile's rows touch, x's pitch being an image's pixels; the last image's run reads on
+                // through the pad rows (slack after x: only dropped rows use them)
+                for (uint32_t q = 0; q < kbq; ++q) {
+                    for (uint32_t r = m0, ohw = tl.oh * tl.ow; r < m0 + rows;) {
+                        const uint32_t img = RowImage(r, ohw);
+                        const uint32_t end = img + 1 < tl.batch ? LoopMin(BlockStart(img + 1, ohw), m0 + rows) : m0 + rows;
+                        DataCopy(a1[(q * rows + r - m0) * C0], dwGm[((img * tl.c1 + k0 + q) * ohw + r - img * ohw) * C0],
+                                 (end - r) * C0);
+                        r = end;
+                    }
+                }
 //@ TASK_MIX_1_2
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);  // per block: 1 AIC (GEMM) + 2 AIVs (DW, epilogue)
 //@ TASK_AIV_ONLY
