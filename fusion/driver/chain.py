@@ -33,6 +33,7 @@ from schedules.activations import needs_slope
 from fusion.cost import model_fused
 from fusion.driver.chain_stage import GemmStage
 from fusion.driver.chain_local import local_members, local_stages
+from fusion.driver.stage_tiles import fastest_gemm_tile, stage_tiles
 from schedules.program_twophase import gemm_only_ok
 from schedules.plan import make_plan
 
@@ -280,13 +281,6 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
         log.info("chain: %s members' plans %s: %.2f us modeled (standalone plans %.2f us)", c.name,
                  "re-chosen for the shortest bodies" if pick is alt else "kept", min(t_alt, t_own), t_own)
         best = min(t_alt, t_own)
-        for why, f in (("relu6 clips deferred to the next block's input", defer_clips),
-                       ("GEMM stages read their boundary input directly", direct_stage_reads)):
-            cand = f(c, pick)
-            t = chain_cost(c, member_costs(c, cand), soc).time_us
-            if t < best:
-                log.info("chain: %s %s: %.2f us modeled", c.name, why, t)
-                pick, best = cand, t
         at = {n: k for k, n in enumerate(c.blocks)}
         bodies: dict = {}
 
@@ -297,12 +291,26 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
                 bodies[key] = k.time_us - k.launch_us
             return bodies[key]
 
-        cand = local_stages(c, pick, body, sync_all_us(soc))
+        for why, f in (("relu6 clips deferred to the next block's input", defer_clips),
+                       ("GEMM stages read their boundary input directly", direct_stage_reads)):
+            cand = f(c, pick)
+            t = chain_cost(c, member_costs(c, cand), soc).time_us
+            if t < best:
+                log.info("chain: %s %s: %.2f us modeled", c.name, why, t)
+                pick, best = cand, t
+
+        def tune(n, p, body=body):
+            return fastest_gemm_tile(p, lambda q: body(n, q))
+
+        # each stage after its producer on the same cores, or on its fastest GEMM tile
+        cand = stage_tiles(c, local_stages(c, pick, body, sync_all_us(soc), tune), tune)
         local = local_members(c, cand)
         t = chain_cost(c, member_costs(c, cand), soc, local=local).time_us
-        if local and t < best:
+        if t < best:
+            retiled = [n for n in c.stages if n not in local and cand[n].tile != pick[n].tile]
             log.info("chain: %s GEMM stages after their producer on the same cores (%s, no SyncAll before "
-                     "them): %.2f us modeled", c.name, ", ".join(n for n in c.blocks if n in local), t)
+                     "them), on their fastest GEMM tiles (%s): %.2f us modeled", c.name,
+                     ", ".join(n for n in c.blocks if n in local) or "none", ", ".join(retiled) or "none", t)
             pick, best = cand, t
         out.update(pick)
     return out

@@ -70,23 +70,25 @@ def candidates(producer: KernelPlan, stage: KernelPlan):
                 yield a, b
 
 
-def local_stages(chain, plans: dict, body, sync_us: float) -> dict:
+def local_stages(chain, plans: dict, body, sync_us: float, tune=lambda n, p: p) -> dict:
     """`plans` with each (member, GEMM stage) pair replaced by its fastest candidate where the two
-    bodies beat the pair's as it is with its SyncAll. body(name, plan): the member's modeled body
-    in the chain. A producer that itself follows its producer locally keeps its plan."""
+    bodies beat the pair's with the SyncAll between, the stage as tune(name, plan) gives it
+    (fusion/driver/stage_tiles.fastest_gemm_tile: its fastest tile not following locally), which
+    it then runs. body(name, plan): the member's modeled body in the chain. A producer that itself
+    follows its producer locally keeps its plan."""
     out = dict(plans)
     for k in range(len(chain.blocks) - 1):
         a, b = chain.blocks[k], chain.blocks[k + 1]
         pa, pb = out[a], out[b]
         if b not in chain.stages or pb.local_in or pa.local_in:
             continue
-        best, best_t = None, body(a, pa) + body(b, pb) + sync_us
+        alone = tune(b, pb)
+        best, best_t = (pa, alone), body(a, pa) + body(b, alone) + sync_us
         for qa, qb in candidates(pa, pb):
             t = body(a, qa) + body(b, qb)
             if t < best_t:
                 best, best_t = (qa, qb), t
-        if best is not None:
-            out[a], out[b] = best
+        out[a], out[b] = best
     return out
 
 
