@@ -33,7 +33,7 @@ from schedules.activations import needs_slope
 from fusion.cost import model_fused
 from fusion.driver.chain_stage import GemmStage
 from fusion.driver.chain_local import local_members, local_stages
-from fusion.driver.stage_tiles import fastest_gemm_tile, stage_tiles
+from fusion.driver.gemm_tiles import fastest_gemm_tile, member_tiles
 from schedules.program_twophase import gemm_only_ok
 from schedules.plan import make_plan
 
@@ -299,17 +299,19 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
                 log.info("chain: %s %s: %.2f us modeled", c.name, why, t)
                 pick, best = cand, t
 
-        def tune(n, p, body=body):
-            return fastest_gemm_tile(p, lambda q: body(n, q))
+        forced = {n for n in c.blocks if members[n].tile_source == "forced"}
 
-        # each stage after its producer on the same cores, or on its fastest GEMM tile
-        cand = stage_tiles(c, local_stages(c, pick, body, sync_all_us(soc), tune), tune)
+        def tune(n, p, body=body, forced=forced):
+            return p if n in forced else fastest_gemm_tile(p, lambda q: body(n, q))
+
+        # each GEMM stage after its producer on the same cores, the other members on their fastest GEMM tiles
+        cand = member_tiles(c, local_stages(c, pick, body, sync_all_us(soc), tune), tune)
         local = local_members(c, cand)
         t = chain_cost(c, member_costs(c, cand), soc, local=local).time_us
         if t < best:
-            retiled = [n for n in c.stages if n not in local and cand[n].tile != pick[n].tile]
+            retiled = [n for n in c.blocks if n not in local and cand[n].tile != pick[n].tile]
             log.info("chain: %s GEMM stages after their producer on the same cores (%s, no SyncAll before "
-                     "them), on their fastest GEMM tiles (%s): %.2f us modeled", c.name,
+                     "them), members on their fastest GEMM tiles (%s): %.2f us modeled", c.name,
                      ", ".join(n for n in c.blocks if n in local) or "none", ", ".join(retiled) or "none", t)
             pick, best = cand, t
         out.update(pick)

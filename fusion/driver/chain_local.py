@@ -72,18 +72,18 @@ def candidates(producer: KernelPlan, stage: KernelPlan):
 
 def local_stages(chain, plans: dict, body, sync_us: float, tune=lambda n, p: p) -> dict:
     """`plans` with each (member, GEMM stage) pair replaced by its fastest candidate where the two
-    bodies beat the pair's with the SyncAll between, the stage as tune(name, plan) gives it
-    (fusion/driver/stage_tiles.fastest_gemm_tile: its fastest tile not following locally), which
-    it then runs. body(name, plan): the member's modeled body in the chain. A producer that itself
-    follows its producer locally keeps its plan."""
+    bodies beat the pair's with the SyncAll between, each member as tune(name, plan) gives it
+    (fusion/driver/gemm_tiles.fastest_gemm_tile: its fastest GEMM tile), which they then run.
+    body(name, plan): the member's modeled body in the chain. A producer that itself follows its
+    producer locally keeps its plan."""
     out = dict(plans)
     for k in range(len(chain.blocks) - 1):
         a, b = chain.blocks[k], chain.blocks[k + 1]
         pa, pb = out[a], out[b]
         if b not in chain.stages or pb.local_in or pa.local_in:
             continue
-        alone = tune(b, pb)
-        best, best_t = (pa, alone), body(a, pa) + body(b, alone) + sync_us
+        best = tune(a, pa), tune(b, pb)
+        best_t = body(a, best[0]) + body(b, best[1]) + sync_us
         for qa, qb in candidates(pa, pb):
             t = body(a, qa) + body(b, qb)
             if t < best_t:
