@@ -185,29 +185,37 @@ def test_mobilenet_v2_expansions_follow_their_producer(tmp_path, soc):
 STAGE_B4 = replace(STAGE, batch=4, height=14, width=14)
 
 
+# batch 16 at 7 x 7: 49 pixels an image, tiles of 64 rows touch two or three images
+STAGE_B16 = replace(STAGE, batch=16, height=7, width=7, cout=72)
+
+
 @pytest.fixture(scope="module")
 def batched_stages():
     plans = [replace(make_plan(STAGE_B4, replace(TILE, cob=cob), SOCS[soc]), gemm_only=True)
              for soc in ("ascend910b2", "ascend310p3") for cob in (3, 9)]
+    plans += [replace(make_plan(STAGE_B16, replace(TILE, cob=2, gemm_bm=64), SOCS[soc]), gemm_only=True)
+              for soc in ("ascend910b2", "ascend310p3")]
     eks = [emit_kernel(p, f"bat{i}") for i, p in enumerate(plans)]
     built, _ = build_all(eks)
     return list(zip(eks, built))
 
 
-@pytest.mark.parametrize("i", range(4))
+@pytest.mark.parametrize("i", range(6))
 def test_a_gemm_only_stage_reads_x_per_image(batched_stages, i):
     """Past one image x is not the GEMM's A layout: a gemm_only stage reads each tile's A blocks one
     run per image its rows touch (program: a burst per channel block and run). On the emulator the
     output is the reference's and the GM bytes, cube fractals and vector work equal the program's."""
     ek, built = batched_stages[i]
     assert "A straight from x (gemm_only, several images)" in ek.source
-    prog, _ = run_twophase_checked(ek, built, STAGE_B4, identity_dw=True)
+    wl = ek.plan.workload
+    prog, _ = run_twophase_checked(ek, built, wl, identity_dw=True)
     gemm = next(ph for ph in prog.phases if ph.name == "gemm")
     assert [ph.name for ph in prog.phases][0] == "gemm"   # no identity copy
+    px, m = wl.height * wl.width, wl.batch * wl.height * wl.width
     spans = 0
     for u, its in enumerate(gemm.units):
-        m0, rows, valid, _ = gemm_tile(ek.plan, u, prog.bm, 4 * 196, 4 * 196)
-        images = (m0 + valid - 1) // 196 - m0 // 196 + 1
+        m0, rows, valid, _ = gemm_tile(ek.plan, u, prog.bm, m, m)
+        images = (m0 + valid - 1) // px - m0 // px + 1
         spans += images > 1
         loads = [s for it in its for s in it if getattr(s, "buffer", "") == "a_l1"]
         assert loads and all(s.gm == "x" and s.bursts == s.nbytes // (rows * 16 * 2) * images for s in loads)
