@@ -309,7 +309,8 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
         local = local_members(c, cand)
         t = chain_cost(c, member_costs(c, cand), soc, local=local).time_us
         if t < best:
-            retiled = [n for n in c.blocks if n not in local and cand[n].tile != pick[n].tile]
+            paired = local | {c.blocks[k - 1] for k, n in enumerate(c.blocks) if n in local}
+            retiled = [n for n in c.blocks if n not in paired and cand[n].tile != pick[n].tile]
             log.info("chain: %s GEMM stages after their producer on the same cores (%s, no SyncAll before "
                      "them), members on their fastest GEMM tiles (%s): %.2f us modeled", c.name,
                      ", ".join(n for n in c.blocks if n in local) or "none", ", ".join(retiled) or "none", t)

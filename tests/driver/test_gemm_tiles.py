@@ -63,10 +63,10 @@ def test_fastest_gemm_tile_leaves_local_stages_and_one_phase_plans(v2_56_full):
 
 @pytest.mark.slow   # in CI (bin/test); left out of the quick local subset
 @pytest.mark.parametrize("soc", ["ascend910b2", "ascend310p3"])
-def test_retiled_stages_run_in_the_chain_on_the_emulator(v2_56_full, emu_cache, capsys, soc):
-    """The whole model on the emulator: the chain (its retiled stages reading x in several M tiles,
-    pad rows into the boundary slack) bitwise equal to its members run one by one, counters their
-    sum, the model PASS vs ORT."""
+def test_retiled_members_run_in_the_chain_on_the_emulator(v2_56_full, emu_cache, capsys, soc):
+    """The whole model on the emulator: the chain (its retiled blocks, and its retiled stages
+    reading x in several M tiles, pad rows into the boundary slack) bitwise equal to its members
+    run one by one, counters their sum, the model PASS vs ORT."""
     code, out, _ = run_cli(capsys, "check", v2_56_full, "-t", soc.replace("ascend", "ascend:"), "--dtype", F16,
                            "--no-db", "--json")
     assert code == 0
@@ -74,3 +74,22 @@ def test_retiled_stages_run_in_the_chain_on_the_emulator(v2_56_full, emu_cache, 
     assert res["passed"]
     (c,) = res["chains"]
     assert "head" in c["stages"] and c["max_abs"] == 0.0 and c["counters_match"]
+
+
+@pytest.mark.slow   # in CI (bin/test); left out of the quick local subset
+def test_retiled_blocks_run_in_the_chain_on_the_emulator(tmp_path, emu_cache, capsys):
+    """MobileNetV1 at 96 px (width 0.5) on 310P3: blocks whose GEMM phase takes other M-tile rows in
+    the chain (gemm_bm, which only the chain's passes set and V1 has no GEMM stage to pair with);
+    the chain bitwise equal to its members run one by one, counters their sum, PASS vs ORT."""
+    from models.mobilenet import mobilenet_v1
+
+    p = tmp_path / "v1s96.onnx"
+    onnx.save(mobilenet_v1(resolution=96, width=0.5), p)
+    cm = fusion.compile(str(p), target="sim:ascend310p3", dtype=F16)
+    assert sum(q.tile.gemm_bm > 0 for q in cm.chain_plans.values()) >= 5
+    code, out, _ = run_cli(capsys, "check", str(p), "-t", "ascend:310p3", "--dtype", F16, "--no-db", "--json")
+    assert code == 0
+    res = json.loads(out)
+    assert res["passed"]
+    (c,) = res["chains"]
+    assert c["max_abs"] == 0.0 and c["counters_match"]
