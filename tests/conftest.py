@@ -22,6 +22,18 @@ def block_path(tmp_path_factory):
     return str(p)
 
 
+@pytest.fixture(scope="module")
+def v2_56(tmp_path_factory):
+    """MobileNetV2 at 56 px, width 0.35, whole (tests/driver: chains with GEMM stages): b3/b4's
+    expansions run at 14 x 14 (196 pixels, not a multiple of 16), so standalone their stages keep the
+    identity-DW copy; b2's (28 x 28) is gemm_only; its late expansions and head run at 4 x 4 and 2 x 2."""
+    from models.mobilenet import mobilenet_v2
+
+    p = tmp_path_factory.mktemp("v2s56") / "v2s56.onnx"
+    onnx.save(mobilenet_v2(resolution=56, width=0.35), p)
+    return str(p)
+
+
 def run_cli(capsys, *argv):
     """(exit code, stdout, stderr) of `megafuse ARGV`."""
     from fusion.cli.main import main

@@ -30,7 +30,7 @@ from schedules.local_handoff import local_ok
 from schedules.plan import KernelPlan, make_plan
 
 
-def _with(plan: KernelPlan, **tile) -> KernelPlan | None:
+def with_tile(plan: KernelPlan, **tile) -> KernelPlan | None:
     """The plan with these tile knobs (its chain fields kept), None where it does not fit."""
     p = make_plan(plan.workload, replace(plan.tile, **tile), plan.soc)
     p = replace(p, gemm_only=plan.gemm_only, x_max=plan.x_max, local_in=plan.local_in)
@@ -44,28 +44,28 @@ def candidates(producer: KernelPlan, stage: KernelPlan):
     every N tile of its M tiles, so B streams where there are several); both with the same rows."""
     if not stage.gemm_only or not producer.two_phase:
         return
-    full = _with(producer, cob=producer.workload.co1)
+    full = with_tile(producer, cob=producer.workload.co1)
     if full is None:
         return
     marked = replace(stage, local_in=True)
     # all of N; else the widest N tile that fits (910B: the bias table holds 16 blocks' fp32 bias)
     widest = next((c for c in range(stage.workload.co1, stage.cob, -1)
-                   if _with(marked, cob=c, b_stream=True, cores=full.gemm_cap) is not None), stage.cob)
+                   if with_tile(marked, cob=c, b_stream=True, cores=full.gemm_cap) is not None), stage.cob)
     knobs = []
     for cob in dict.fromkeys((stage.workload.co1, widest, stage.cob)):
         for stream in (False, True):
             if stream or cob == stage.workload.co1:   # several N tiles on a core: B cannot stay resident
                 knobs.append(dict(cob=cob, b_stream=stream, cores=full.gemm_cap))
-    rows = {full.gemm_rows} | {b.gemm_rows for k in knobs if (b := _with(marked, **k)) is not None}
+    rows = {full.gemm_rows} | {b.gemm_rows for k in knobs if (b := with_tile(marked, **k)) is not None}
     for bm in sorted(rows):
-        a = _with(full, gemm_bm=bm)
+        a = with_tile(full, gemm_bm=bm)
         for k in knobs:
-            b = _with(marked, gemm_bm=bm, **k)
+            b = with_tile(marked, gemm_bm=bm, **k)
             if a is None or b is None:
                 continue
             if a.gemm_rows != b.gemm_rows:   # one side holds fewer rows (its L0A / L0C): both take those
                 low = min(a.gemm_rows, b.gemm_rows)
-                a, b = _with(full, gemm_bm=low), _with(marked, gemm_bm=low, **k)
+                a, b = with_tile(full, gemm_bm=low), with_tile(marked, gemm_bm=low, **k)
             if a is not None and b is not None and local_ok(a, b):
                 yield a, b
 

@@ -21,9 +21,8 @@ evenly (up to two tiles per GEMM core), the weights resident or streamed.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from schedules.plan import KernelPlan, balanced_sizes, make_plan
+from fusion.driver.chain_local import with_tile
+from schedules.plan import KernelPlan, balanced_sizes
 from schedules.twophase import gemm_m
 from schedules.workload import ceil_div
 
@@ -37,9 +36,8 @@ def gemm_candidates(plan: KernelPlan):
     for cob in balanced_sizes(wl.co1):
         for bm in bms:
             for stream in (False, True):
-                q = make_plan(wl, replace(plan.tile, cob=cob, gemm_bm=bm, b_stream=stream), soc)
-                q = replace(q, gemm_only=plan.gemm_only, x_max=plan.x_max, local_in=plan.local_in)
-                if q.fits():
+                q = with_tile(plan, cob=cob, gemm_bm=bm, b_stream=stream)
+                if q is not None:
                     yield q
 
 

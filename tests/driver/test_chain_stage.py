@@ -122,17 +122,6 @@ def test_bench_replaces_the_stages_vendor_kernels(small_v2, capsys, tmp_path):
     assert r2["vendor_latency_us"] == pytest.approx(r["vendor_latency_us"])
 
 
-@pytest.fixture(scope="module")
-def v2_56(tmp_path_factory):
-    """MobileNetV2 at 56 px: b3/b4's expansions run at 14 x 14 (196 pixels, not a multiple of 16),
-    so their stages keep the identity-DW copy; b2's (28 x 28) is gemm_only."""
-    from models.mobilenet import mobilenet_v2
-
-    p = tmp_path_factory.mktemp("stage56") / "v2s56.onnx"
-    onnx.save(mobilenet_v2(resolution=56, width=0.35), p)
-    return str(p)
-
-
 def test_gemm_only_where_x_is_the_a_layout(small_v2, v2_56):
     from dataclasses import replace
 

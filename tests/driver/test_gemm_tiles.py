@@ -15,18 +15,9 @@ import fusion
 from conftest import run_cli
 from fusion.driver.chain import member_cost
 from fusion.driver.gemm_tiles import fastest_gemm_tile, gemm_candidates
-from models.mobilenet import mobilenet_v2
 from schedules.plan import make_plan
 
 F16 = "float16"
-
-
-@pytest.fixture(scope="module")
-def v2_56_full(tmp_path_factory):
-    """MobileNetV2 at 56 px, width 0.35, whole: its late expansions and head run at 4 x 4 and 2 x 2."""
-    p = tmp_path_factory.mktemp("stagetiles") / "v2s56.onnx"
-    onnx.save(mobilenet_v2(resolution=56, width=0.35), p)
-    return str(p)
 
 
 def _body(chain, k, plan):
@@ -35,8 +26,8 @@ def _body(chain, k, plan):
 
 
 @pytest.mark.parametrize("soc", ["ascend910b2", "ascend310p3"])
-def test_members_take_their_fastest_gemm_tile(v2_56_full, soc):
-    cm = fusion.compile(v2_56_full, target=f"sim:{soc}", dtype=F16)
+def test_members_take_their_fastest_gemm_tile(v2_56, soc):
+    cm = fusion.compile(v2_56, target=f"sim:{soc}", dtype=F16)
     (c,) = cm.chains
     plans = cm.chain_plans
     producers = {c.blocks[k - 1] for k in range(1, len(c.blocks)) if plans[c.blocks[k]].local_in}
@@ -50,8 +41,8 @@ def test_members_take_their_fastest_gemm_tile(v2_56_full, soc):
     assert p.tile != own.tile and _body(c, k, p) < _body(c, k, own)
 
 
-def test_fastest_gemm_tile_leaves_local_stages_and_one_phase_plans(v2_56_full):
-    cm = fusion.compile(v2_56_full, target="sim:ascend910b2", dtype=F16)
+def test_fastest_gemm_tile_leaves_local_stages_and_one_phase_plans(v2_56):
+    cm = fusion.compile(v2_56, target="sim:ascend910b2", dtype=F16)
     (c,) = cm.chains
     local = next(n for n in c.stages if cm.chain_plans[n].local_in)
     body = pytest.fail   # neither is timed: both are returned as they are
@@ -63,11 +54,11 @@ def test_fastest_gemm_tile_leaves_local_stages_and_one_phase_plans(v2_56_full):
 
 @pytest.mark.slow   # in CI (bin/test); left out of the quick local subset
 @pytest.mark.parametrize("soc", ["ascend910b2", "ascend310p3"])
-def test_retiled_members_run_in_the_chain_on_the_emulator(v2_56_full, emu_cache, capsys, soc):
+def test_retiled_members_run_in_the_chain_on_the_emulator(v2_56, emu_cache, capsys, soc):
     """The whole model on the emulator: the chain (its retiled blocks, and its retiled stages
     reading x in several M tiles, pad rows into the boundary slack) bitwise equal to its members
     run one by one, counters their sum, the model PASS vs ORT."""
-    code, out, _ = run_cli(capsys, "check", v2_56_full, "-t", soc.replace("ascend", "ascend:"), "--dtype", F16,
+    code, out, _ = run_cli(capsys, "check", v2_56, "-t", soc.replace("ascend", "ascend:"), "--dtype", F16,
                            "--no-db", "--json")
     assert code == 0
     res = json.loads(out)
