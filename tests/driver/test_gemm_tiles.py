@@ -84,3 +84,24 @@ def test_retiled_blocks_run_in_the_chain_on_the_emulator(tmp_path, emu_cache, ca
     assert res["passed"]
     (c,) = res["chains"]
     assert c["max_abs"] == 0.0 and c["counters_match"]
+
+
+def test_candidates_lower_to_distinct_programs(v2_56):
+    """The search times each program once: no two candidates share same_program's key, and the
+    key decides the body (a candidate dropped as a twin has the body of the one kept)."""
+    from fusion.driver.gemm_tiles import same_program
+    from fusion.driver.chain_local import with_tile
+    from fusion.cost.fused import model_fused
+    cm = fusion.compile(v2_56, target="sim:ascend910b2", dtype="float16", fallback=True)
+    plan = next(p for p in cm.chain_plans.values() if p.two_phase and not p.local_in and not p.gemm_only)
+    cands = list(gemm_candidates(plan))
+    keys = [same_program(q) for q in cands]
+    assert len(keys) == len(set(keys)) and len(cands) > 4
+    kept = {same_program(q): q for q in cands}
+    twins = 0
+    for bm in sorted({q.gemm_rows for q in cands}):
+        q = with_tile(plan, cob=plan.cob, gemm_bm=bm, b_stream=True)
+        if q is not None and same_program(q) in kept and q.tile != kept[same_program(q)].tile:
+            twins += 1
+            assert model_fused(q, "m", timeline=False).time_us == model_fused(kept[same_program(q)], "m", timeline=False).time_us
+    assert twins
