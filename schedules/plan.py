@@ -87,6 +87,9 @@ class KernelPlan:
     # a chain's GEMM stage whose cores read only rows they wrote themselves in the member before
     # (fusion/driver/chain_local.py): the chain orders the two with a pipe barrier, not a SyncAll
     local_in: bool = False
+    # a chain member run as `chunks` image chunks, the DW of one beside the GEMM of another
+    # (schedules/wave.py: its kernel is the plan at batch / chunks, once per chunk)
+    chunks: int = 1
 
     # --- loop structure -------------------------------------------------------------------
     @cached_property

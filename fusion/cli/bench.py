@@ -86,6 +86,9 @@ def _print(report: dict) -> None:
         print(f"  {c['name']}: {what} in one launch: {c['time_us']:.1f} us = launch "
               f"{c['launch_us']:.1f} + bodies {c['body_us']:.1f} + {syncs} SyncAll {c['sync_us']:.1f}{local} "
               f"(launched one by one {c['unchained_us']:.1f} us; saves {c['saved_us']:.1f} us)  [MODELED]")
+        if c.get("chunks", 1) > 1:
+            print(f"    in {c['chunks']} image chunks: {c['steps']} steps, the DW of one chunk beside the GEMM of "
+                  f"another, a SyncAll between steps (bodies: the steps'; the rows above: each member unchunked)")
         if stages:
             print(f"    GEMM stages: bodies {c['stages_body_us']:.1f} us in the chain (identity-DW copy + GEMM) vs "
                   f"the vendor's conv+act kernels {c['stages_vendor_body_us']:.1f} us of bodies + "

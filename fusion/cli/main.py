@@ -238,6 +238,10 @@ def _print_compiled(cm) -> None:
                  for n in c.blocks if (p := cm.chain_plans.get(n)) is not None and p != own.get(n)]
         if moved:
             print(f"  in-chain plans (shortest body; the launch is paid once): {'; '.join(moved)}")
+        chunks = cm.chain_plans[c.blocks[0]].chunks if c.blocks[0] in cm.chain_plans else 1
+        if chunks > 1:
+            print(f"  in {chunks} image chunks: the DW of one chunk beside the GEMM of another, a SyncAll "
+                  f"between steps (each member's kernel at batch / {chunks} once per chunk)")
     for line in cm.chain_breaks:
         print(f"  {display_message(line)}")
     if cm.refusals:

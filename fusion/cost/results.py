@@ -189,6 +189,28 @@ def _classify(launch: float, body: float, floor: float, runs: dict[str, CoreRun]
 
 
 
+def bandwidth_floors(soc: SocSpec, acc: _Acc, l2: _L2 | None):
+    """(HBM reads per kind, HBM writes per kind, deferred write bytes, HBM floor us, L2 floor us) of
+    the traffic in `acc`: the shared-bandwidth floors of a kernel's body (_assemble) or of a chain
+    wave's step (fusion/cost/wave.py)."""
+    # HBM / L2 split of the DMA traffic (l2=None: no L2 model, every byte is HBM traffic)
+    rd = acc.read
+    wr = {k: v - rd[k] for k, v in acc.traffic.items()}
+    if l2 is None:
+        hbm_rd, hbm_wr = dict(rd), wr
+    else:
+        hbm_rd = {k: l2.hbm_read(k, v) for k, v in rd.items()}
+        hbm_wr = {k: 0 if k in l2.absorbed else v for k, v in wr.items()}
+    # a write L2 absorbs (write-back) reaches HBM later, behind the kernels after it: not in this
+    # kernel's floor -- the vendor-like kernels' accounting (fusion/cost/baseline.time_program),
+    # which the measured networks fit (tests/cost/test_fidelity.py)
+    deferred = 0 if l2 is None else sum(v for k, v in hbm_wr.items() if l2.hit_out.get(k, 0.0) >= 1.0)
+    # shared-bandwidth floors: HBM bytes at HBM bandwidth, every DMA byte at L2 bandwidth
+    floor_hbm = (sum(hbm_rd.values()) + sum(hbm_wr.values()) - deferred) / (soc.hbm_gbps * 1e3)
+    floor_l2 = (acc.reads + acc.writes) / (soc.l2_gbps * 1e3)
+    return hbm_rd, hbm_wr, deferred, floor_hbm, floor_l2
+
+
 def _assemble(name: str, soc: SocSpec, runs: dict[str, CoreRun], acc: _Acc, launched: int,
               min_bytes: int, vec_flops: int, cube_flops: int, vec_elem_bytes: int, dtype: str,
               engine: dict[str, str], tile: str = "", notes: Iterable[str] = (),
@@ -198,23 +220,9 @@ def _assemble(name: str, soc: SocSpec, runs: dict[str, CoreRun], acc: _Acc, laun
     launch = _launch_us(soc, launched)
     core_max = max(r.end for r in runs.values())
     total = acc.reads + acc.writes
-    # HBM / L2 split of the DMA traffic (l2=None: no L2 model, every byte is HBM traffic)
-    rd = acc.read
-    wr = {k: v - rd[k] for k, v in acc.traffic.items()}
-    if l2 is None:
-        hbm_rd, hbm_wr = dict(rd), wr
-    else:
-        hbm_rd = {k: l2.hbm_read(k, v) for k, v in rd.items()}
-        hbm_wr = {k: 0 if k in l2.absorbed else v for k, v in wr.items()}
+    hbm_rd, hbm_wr, deferred, floor_hbm, floor_l2 = bandwidth_floors(soc, acc, l2)
     hbm_read, hbm_write = sum(hbm_rd.values()), sum(hbm_wr.values())
     hbm_traffic = {k: hbm_rd[k] + hbm_wr[k] for k in acc.traffic}
-    # a write L2 absorbs (write-back) reaches HBM later, behind the kernels after it: not in this
-    # kernel's floor -- the vendor-like kernels' accounting (fusion/cost/baseline.time_program),
-    # which the measured networks fit (tests/cost/test_fidelity.py)
-    deferred = 0 if l2 is None else sum(v for k, v in hbm_wr.items() if l2.hit_out.get(k, 0.0) >= 1.0)
-    # shared-bandwidth floors: HBM bytes at HBM bandwidth, every DMA byte at L2 bandwidth
-    floor_hbm = (hbm_read + hbm_write - deferred) / (soc.hbm_gbps * 1e3)
-    floor_l2 = total / (soc.l2_gbps * 1e3)
     floor = max(floor_hbm, floor_l2)
     if floor_l2 > floor_hbm:
         what = "all DMA bytes at L2 bandwidth"

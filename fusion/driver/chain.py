@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from fusion.cost import model_block
+from schedules.l2 import block_inputs_in_l2
 from fusion.cost.twophase import sync_all_us
 from fusion.driver.tile_policy import two_phase_plan
 from schedules.activations import needs_slope
@@ -34,6 +35,8 @@ from fusion.cost import model_fused
 from fusion.driver.chain_stage import GemmStage
 from fusion.driver.chain_local import local_members, local_stages
 from fusion.driver.gemm_tiles import fastest_gemm_tile, member_tiles
+from fusion.driver.chain_wave import candidates as wave_candidates
+from fusion.cost.wave import wave_cost
 from schedules.program_twophase import gemm_only_ok
 from schedules.plan import make_plan
 
@@ -61,6 +64,7 @@ class ChainCost:
     time_us: float
     unchained_us: float       # the blocks launched one by one, the GEMM stages as the vendor's kernels
     syncs: int = 0            # the SyncAlls (boundaries less the local ones, chain_local.py)
+    wave: object = None       # fusion/cost/wave.WaveCost where the members run in image chunks
 
     @property
     def saved_us(self) -> float:
@@ -70,6 +74,7 @@ class ChainCost:
         return {"name": self.chain.name, "blocks": list(self.chain.blocks), "stages": list(self.chain.stages),
                 "launch_us": self.launch_us, "body_us": self.body_us, "sync_us": self.sync_us, "syncs": self.syncs,
                 "time_us": self.time_us, "unchained_us": self.unchained_us, "saved_us": self.saved_us,
+                "chunks": self.wave.chunks if self.wave else 1, "steps": len(self.wave.steps) if self.wave else 0,
                 "figures": "modeled"}
 
 
@@ -222,20 +227,27 @@ def find_chains(cm, stages: dict | None = None) -> tuple[list[Chain], list[str]]
 
 
 def chain_cost(chain: Chain, costs: dict, soc, unchained_us: dict | None = None,
-               local: frozenset[str] = frozenset()) -> ChainCost:
+               local: frozenset[str] = frozenset(), plans: dict | None = None) -> ChainCost:
     """costs: member name -> its KernelCost in the chain (fusion/costmodel.model_fused);
     unchained_us: member name -> its time launched on its own (a block's standalone plan, a GEMM
     stage's vendor-like kernels); default the costs' own times; local: the members that follow
-    their producer on the same cores, with no SyncAll before them (chain_local.local_members)."""
+    their producer on the same cores, with no SyncAll before them (chain_local.local_members);
+    plans: the members' plans -- where they run in image chunks (schedules/wave.py) the body and
+    the SyncAlls are the wave's steps (fusion/cost/wave.py)."""
 
     ks = [costs[n] for n in chain.blocks]
     launch = max(k.launch_us for k in ks)
-    body = sum(k.time_us - k.launch_us for k in ks)
-    syncs = len(ks) - 1 - len(local & set(chain.blocks[1:]))
+    wave = None
+    if plans is not None and plans[chain.blocks[0]].chunks > 1:
+        wave = wave_cost([plans[n] for n in chain.blocks], [in_l2(chain, k, plans[n]) for k, n in enumerate(chain.blocks)])
+        body, syncs = wave.body_us, wave.syncs
+    else:
+        body = sum(k.time_us - k.launch_us for k in ks)
+        syncs = len(ks) - 1 - len(local & set(chain.blocks[1:]))
     sync = syncs * sync_all_us(soc)
     alone = unchained_us or {}
     unchained = sum(alone[n] if n in alone else costs[n].time_us for n in chain.blocks)
-    return ChainCost(chain, launch, body, sync, launch + body + sync, unchained, syncs)
+    return ChainCost(chain, launch, body, sync, launch + body + sync, unchained, syncs, wave)
 
 
 def member_costs(chain: Chain, plans: dict) -> dict:
@@ -247,14 +259,18 @@ def member_costs(chain: Chain, plans: dict) -> dict:
     return {n: member_cost(chain, k, plans[n]) for k, n in enumerate(chain.blocks)}
 
 
+def in_l2(chain: Chain, k: int, plan) -> tuple[str, ...]:
+    """What of member k's tensors an earlier kernel left in L2: the chain's input by the network
+    rule (model_block: where it fits), after the first member its x and a residual."""
+    if k == 0:
+        return block_inputs_in_l2(plan.workload, plan.soc)
+    res = chain.residual_from[k] if chain.residual_from else None
+    return ("input",) + (("residual",) if res is not None else ())
+
+
 def member_cost(chain: Chain, k: int, plan):
     """Member k's KernelCost in the chain with this plan (member_costs)."""
-    n = chain.blocks[k]
-    if k == 0:   # the chain's input: the network rule
-        return model_block(plan, n, timeline=False)
-    res = chain.residual_from[k] if chain.residual_from else None
-    in_l2 = ("input",) + (("residual",) if res is not None else ())
-    return model_fused(plan, n, timeline=False, in_l2=in_l2)
+    return model_fused(plan, chain.blocks[k], timeline=False, in_l2=in_l2(chain, k, plan))
 
 
 def chain_plans(chains: list[Chain], members: dict, target) -> dict:
@@ -315,6 +331,12 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
                      "them), members on their fastest GEMM tiles (%s): %.2f us modeled", c.name,
                      ", ".join(n for n in c.blocks if n in local) or "none", ", ".join(retiled) or "none", t)
             pick, best = cand, t
+        # the members in image chunks, the DW of one beside the GEMM of another (chain_wave.py)
+        for k, cand in wave_candidates(c, pick):
+            t = chain_cost(c, member_costs(c, cand), soc, plans=cand).time_us
+            log.info("chain: %s in %d image chunks: %.2f us modeled (as it was %.2f us)", c.name, k, t, best)
+            if t < best:
+                pick, best = cand, t
         out.update(pick)
     return out
 

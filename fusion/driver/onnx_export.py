@@ -25,6 +25,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from fusion.codegen.ascendc.emit_chain import emit_chain, pack_weights
+from schedules.wave import member_plan
 from fusion.codegen.ascendc.emit_kernel import emit_kernel, kernel_names
 from fusion.codegen.ascendc.node_spec import DOMAIN, DOMAIN_VERSION, NodeSpec, chain_spec, fused_ops_of, plan_spec
 from fusion.driver.chain_stage import stage_arrays
@@ -79,22 +80,22 @@ def units(cm, notes: list[str] | None = None) -> list[Unit]:
     in_chain = set()
     for c in cm.chains:
         try:
-            kernels = [emit_kernel(cm.chain_plans[n], n) for n in c.blocks]
+            kernels = [emit_kernel(member_plan(cm.chain_plans[n]), n) for n in c.blocks]
         except MegafuseError as e:   # no chain kernel (float32 two-phase): its blocks are nodes of their own
             if c.stages:
                 raise
             notes.append(f"{c.name} exported as its {len(c.blocks)} blocks: {e}")
             continue
-        ec = emit_chain(c.name, kernels, c.residual_from, c.stages)
+        ec = emit_chain(c.name, kernels, c.residual_from, c.stages, cm.chain_plans[c.blocks[0]].chunks)
         arrays = {n: (stage_arrays(stages[n], cm) if n in stages
                       else _block_arrays(steps[n], blocks[n].workload)) for n in c.blocks}
         first, last = c.blocks[0], c.blocks[-1]
         x = stages[first].x if first in stages else steps[first].params[0]
         out = stages[last].out if last in stages else steps[last].out
         spec = chain_spec(ec, fused_ops_of(cm, c.blocks))
-        out, out_shape = _through_head(cm.graph, _model_tensor(cm.graph, out), _nchw(kernels[-1].plan.workload, True))
+        out, out_shape = _through_head(cm.graph, _model_tensor(cm.graph, out), _nchw(cm.chain_plans[last].workload, True))
         found.append(Unit(c.name, spec, ec.symbol, _model_tensor(cm.graph, x), None, out,
-                          {"weights": pack_weights(ec, arrays)}, _nchw(kernels[0].plan.workload, False), out_shape))
+                          {"weights": pack_weights(ec, arrays)}, _nchw(cm.chain_plans[first].workload, False), out_shape))
         in_chain.update(c.blocks)
     for b in cm.fused_blocks:
         if b.name in in_chain:

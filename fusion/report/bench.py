@@ -197,7 +197,7 @@ def bench_sim(cm, model_path: str, model=None) -> tuple[dict, list]:
     by_name = {n: k for c in cm.chains for n, k in member_costs(c, cm.chain_plans).items()}
     stage_vendor = {g.name: vendor.for_members(g.members[:1]) for g in stages.values()}
     alone = {**{n: c.time_us for n, c in costs}, **stage_vendor}
-    chains = [chain_cost(c, by_name, soc, alone, local_members(c, cm.chain_plans)) for c in cm.chains]
+    chains = [chain_cost(c, by_name, soc, alone, local_members(c, cm.chain_plans), cm.chain_plans) for c in cm.chains]
     # a chain member pays its body and one SyncAll instead of a launch: that against its pair (none
     # where the member after it follows on the same cores, fusion/driver/chain_local.py)
     for r in rows:

@@ -44,7 +44,10 @@ def body_comparison(cm, vendor, rows: list[dict], chains: list, by_name: dict, c
     plans = {b.name: b.plan for b in cm.fused_blocks}
     # fused side: chain members' bodies, unchained blocks' bodies, the other vendor-like kernels' bodies
     units = [(n, by_name[n].time_us - by_name[n].launch_us, cm.chain_plans.get(n, plans.get(n))) for n in
-             (n for c in chains for n in c.chain.blocks)]
+             (n for c in chains if not c.wave for n in c.chain.blocks)]
+    # a chain in image chunks (schedules/wave.py) is its steps: their bodies and the SyncAlls between
+    waved = [c for c in chains if c.wave]
+    units += [(c.chain.name, c.body_us, None) for c in waved]
     units += [(n, c.time_us - c.launch_us, plans[n]) for n, c in costs.items() if n not in chained]
     launches = [c.launch_us for c in chains] + [costs[n].launch_us for n in costs if n not in chained]
     # the vendor-like kernels kept run in the same launch: their AICs and AIVs (one_launch_cores), as
@@ -53,8 +56,8 @@ def body_comparison(cm, vendor, rows: list[dict], chains: list, by_name: dict, c
     fused_bodies = sum(u[1] for u in units) + sum(k.body_us for k in others)
     n_fused = len(units) + len(others)
     # boundaries with no SyncAll: a GEMM stage after its producer on the same cores (chain_local.py)
-    local = sum(len(c.chain.blocks) - 1 - c.syncs for c in chains)
-    inner = sum(_barriers(u[2]) for u in units)
+    local = sum(len(c.chain.blocks) - 1 - c.syncs for c in chains if not c.wave)
+    inner = sum(_barriers(u[2]) for u in units) + sum(c.syncs for c in waved)
     sync_now = cycles_to_us(soc, soc.sync_all_cycles)
 
     def at(cycles: float) -> dict:

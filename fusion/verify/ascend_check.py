@@ -30,6 +30,7 @@ from fusion.cost import model_fused
 from fusion.verify.sensitivity import input_sensitivity
 from fusion.frontend.onnx_import import read_model
 from fusion.driver.chain_stage import stage_arrays
+from schedules.wave import member_plan
 from fusion.verify.chain_check import check_chain
 from fusion.codegen.ascendc import emit_kernel
 from fusion.verify.emu_run import build_all, run_emitted
@@ -124,7 +125,7 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
     kernels = [emit_kernel(b.plan, b.name) for b in [*cm.fused_blocks, *stages.values()]]
     # the chains' members as they run in their chains (fusion/chain.chain_plans): the reference
     # the chain kernel is compared with
-    in_chain = [emit_kernel(p, n) for n, p in cm.chain_plans.items()]
+    in_chain = [emit_kernel(member_plan(p), n) for n, p in cm.chain_plans.items()]   # one chunk's (schedules/wave.py)
     built, build_s = build_all(kernels + in_chain, jobs)
     by_name = {ek.block: (ek, kb, bs) for ek, kb, bs in zip(kernels, built, build_s)}
     chain_kernels = {ek.block: ek for ek in in_chain}
@@ -182,7 +183,8 @@ def check_ascend(cm, model=None, seed: int = 0, tolerance: float | None = None, 
         block_w[name] = arrays
         if name in chain_end:   # the chain kernel's output feeds the rest of the model
             c = chain_end[name]
-            cc, y = check_chain(c, chain_kernels, chain_built, block_x[c.blocks[0]], block_w)
+            cc, y = check_chain(c, chain_kernels, chain_built, block_x[c.blocks[0]], block_w,
+                                cm.chain_plans[c.blocks[0]].chunks)
             chain_checks.append(cc)
         env[st.out] = tvm.runtime.tensor(y, dev)
     got = {name: env[name].numpy() if name in env else np.asarray(prog.constants[name]) for name in prog.outputs}

@@ -75,8 +75,8 @@ def build_chain(ec: EmittedChain):
 
 def run_chain(ec: EmittedChain, kernel, x: np.ndarray, arrays: dict[str, dict]):
     """(y, counters) of one emulated run. arrays: block -> its weight arrays (kernel layouts)."""
-    last = ec.blocks[-1]
-    y = np.full(last.arg("y").shape, np.nan, dtype=np.dtype(last.arg("y").dtype))
+    spec = ec.whole(ec.blocks[-1].arg("y"))
+    y = np.full(spec.shape, np.nan, dtype=np.dtype(spec.dtype))
     ws = np.full(ec.workspace_bytes // 2, np.nan, np.float16).view(np.uint8)
     for off, n in ec.zeroed():
         ws[off:off + n] = 0
@@ -86,11 +86,20 @@ def run_chain(ec: EmittedChain, kernel, x: np.ndarray, arrays: dict[str, dict]):
     return y, dict(res.counters)
 
 
-def run_members(chain, kernels: dict, built: dict, x: np.ndarray, weights: dict[str, dict]):
+def run_members(chain, kernels: dict, built: dict, x: np.ndarray, weights: dict[str, dict], chunks: int = 1):
     """The chain's members' own kernels (its chain plans) run one after the other on the chain's
     input, residuals from the chain's x or an earlier member's output: the reference the chain
-    kernel must equal bit for bit. Returns (last output, counters summed over the members)."""
-
+    kernel must equal bit for bit. chunks > 1: the kernels are one image chunk's
+    (schedules/wave.py), run on each chunk of x in turn. Returns (last output, counters summed
+    over the members and chunks)."""
+    if chunks > 1:
+        ys, summed = [], {}
+        for part in np.split(x, chunks):
+            y, counters = run_members(chain, kernels, built, part, weights)
+            ys.append(y)
+            for key, v in counters.items():
+                summed[key] = summed.get(key, 0) + v
+        return np.concatenate(ys), summed
     outs: list[np.ndarray] = []
     summed: dict[str, int] = {}
     cur = x
@@ -109,11 +118,12 @@ def run_members(chain, kernels: dict, built: dict, x: np.ndarray, weights: dict[
 
 
 def check_chain(chain, kernels: dict, built: dict, x: np.ndarray,
-                weights: dict[str, dict]) -> tuple[ChainCheck, np.ndarray]:
-    """kernels / built: member -> EmittedKernel of its chain plan / its emulator build; x: the
-    chain's input; weights: member -> w_dw, b_dw, w_pw, b_pw (kernel layouts)."""
-    ec = emit_chain(chain.name, [kernels[b] for b in chain.blocks], chain.residual_from, chain.stages)
-    y_members, summed = run_members(chain, kernels, built, x, weights)
+                weights: dict[str, dict], chunks: int = 1) -> tuple[ChainCheck, np.ndarray]:
+    """kernels / built: member -> EmittedKernel of its chain plan (one image chunk's where chunks
+    > 1) / its emulator build; x: the chain's input; weights: member -> w_dw, b_dw, w_pw, b_pw
+    (kernel layouts)."""
+    ec = emit_chain(chain.name, [kernels[b] for b in chain.blocks], chain.residual_from, chain.stages, chunks)
+    y_members, summed = run_members(chain, kernels, built, x, weights, chunks)
     t0 = time.perf_counter()
     kernel = build_chain(ec)
     build_s = time.perf_counter() - t0

@@ -24,7 +24,7 @@ The layouts are data (ChainLayout) that the host writes and the emulator run rea
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fusion.codegen.ascendc.cxx import fill, snippet, sub, template
 from fusion.codegen.ascendc.emit_kernel import VERSION, EmittedKernel
@@ -33,6 +33,8 @@ from fusion.core.errors import MegafuseError
 from schedules.workload import ceil_div
 from schedules.local_handoff import local_ok
 from schedules.program_twophase import a_slack_bytes
+from schedules.wave import roles, wave_steps
+from schedules.lowering import build_program
 
 ALIGN = 512           # packed GM operands start on a 512 B boundary (full-bandwidth DMA bursts)
 TILING_ALIGN = 8
@@ -67,6 +69,7 @@ class EmittedChain:
     block_dim: int
     residual_from: tuple[int | None, ...] = ()   # per block: -1 the chain's x, j block j's output
     stages: tuple[str, ...] = ()                 # blocks that are GEMM stages (fusion/driver/chain_stage.py)
+    chunks: int = 1                              # image chunks (schedules/wave.py): the blocks are one chunk's kernels
 
     @property
     def source_name(self) -> str:
@@ -94,12 +97,16 @@ class EmittedChain:
     def workspace_bytes(self) -> int:
         return max((r.offset + r.nbytes for r in self.workspace), default=0)
 
+    def whole(self, spec: ArgSpec) -> ArgSpec:
+        """A chunk kernel's NC1HWC0 tensor at the chain's batch (every chunk, N outermost)."""
+        return replace(spec, shape=(spec.shape[0] * self.chunks, *spec.shape[1:])) if self.chunks > 1 else spec
+
     def args(self) -> tuple[ArgSpec, ...]:
         first, last = self.blocks[0], self.blocks[-1]
-        return (first.arg("x"),
+        return (self.whole(first.arg("x")),
                 ArgSpec("weights", "weight", "uint8", "ND", (self.weights_bytes,),
                         "every block's w_dw, b_dw, w_pw, b_pw (layouts of the block kernels), packed"),
-                last.arg("y"),
+                self.whole(last.arg("y")),
                 ArgSpec("workspace", "workspace", "uint8", "ND", (self.workspace_bytes,),
                         "per block its two-phase workspace, then the boundary tensors"),
                 ArgSpec("tiling", "tiling", "uint8", "ND", (len(self.tiling_bytes()),), "every block's tiling struct"))
@@ -113,8 +120,9 @@ class EmittedChain:
     def zeroed(self) -> tuple[tuple[int, int], ...]:
         """(offset, bytes) of the workspace the host zeroes: each block's SyncAll flags, and the
         chain's own (310P)."""
-        own = tuple((r.offset, ek.workspace_zeroed_bytes) for r, ek in
-                    zip((r for r in self.workspace if r.what == "workspace"), self.blocks) if ek.workspace_zeroed_bytes)
+        by = {ek.block: ek for ek in self.blocks}
+        own = tuple((r.offset, by[r.block].workspace_zeroed_bytes) for r in self.workspace
+                    if r.what == "workspace" and by[r.block].workspace_zeroed_bytes)
         return own + tuple((r.offset, r.nbytes) for r in self.workspace if r.what == "sync")
 
     def manifest(self) -> str:
@@ -126,7 +134,7 @@ class EmittedChain:
             "weights": [r.__dict__ for r in self.weights], "workspace": [r.__dict__ for r in self.workspace],
             "workspace_zeroed": [list(z) for z in self.zeroed()],
             "tiling_offsets": list(self.tiling_offsets), "residual_from": list(self.residual_from),
-            "stages": list(self.stages),
+            "stages": list(self.stages), "chunks": self.chunks,
             "local": [ek.block for ek in self.blocks if ek.plan.local_in],
             "stage_weights": "a GEMM stage's w_dw is 1 and its b_dw 0 on the real channels (the identity "
                              "depthwise); its w_pw / b_pw are the 1x1 conv's folded weights and bias in the "
@@ -150,10 +158,12 @@ def _res_source(name: str, kernels: list[EmittedKernel], residual_from) -> list[
     return res
 
 
-def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stages=()) -> EmittedChain:
+def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stages=(), chunks: int = 1) -> EmittedChain:
     """The chain kernel of `kernels` (two-phase, one SoC, in order; block k's y is block k+1's x).
     residual_from: per block, the producer of its residual (-1: the chain's x; None: none);
-    stages: the blocks that are GEMM stages (identity DW; the host packs their weights so)."""
+    stages: the blocks that are GEMM stages (identity DW; the host packs their weights so);
+    chunks > 1: the kernels are one image chunk's (schedules/wave.member_plan), run per chunk in
+    wave_steps' steps with a SyncAll between steps (the chain's tensors hold every chunk)."""
     if len(kernels) < 2:
         raise MegafuseError(f"chain {name}: needs at least two blocks")
     soc = kernels[0].plan.soc
@@ -180,6 +190,8 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
     if not set(stages) <= {ek.block for ek in kernels}:
         raise MegafuseError(f"chain {name}: GEMM stages {sorted(set(stages) - {ek.block for ek in kernels})} "
                             f"are not among its blocks")
+    if chunks > 1 and (soc.coupled or local):
+        raise MegafuseError(f"chain {name}: image chunks need separate vector and cube cores and no local stage")
     sym = f"megafuse_{name}"
     weights, off = [], 0
     for ek in kernels:
@@ -188,11 +200,12 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
             weights.append(Region(ek.block, w, off, n))
             off = _align(off + n, ALIGN)
     work, off = [], 0
-    for ek in kernels:
-        work.append(Region(ek.block, "workspace", off, ek.workspace_bytes))
-        off = _align(off + ek.workspace_bytes, ALIGN)
+    for ek in kernels:   # one per chunk: a chunk's DW result is read while the next chunk's is written
+        for _ in range(chunks):
+            work.append(Region(ek.block, "workspace", off, ek.workspace_bytes))
+            off = _align(off + ek.workspace_bytes, ALIGN)
     for ek in kernels[:-1]:
-        n = ek.arg("y").nbytes
+        n = ek.arg("y").nbytes * chunks
         work.append(Region(ek.block, "boundary", off, n))
         work.append(Region(ek.block, "slack", off + n, BOUNDARY_SLACK))   # readable, never written
         off = _align(off + n + BOUNDARY_SLACK, ALIGN)
@@ -204,13 +217,18 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
         off = _align(off + len(ek.tiling_bytes()), TILING_ALIGN)
 
     w_at = {(r.block, r.what): r.offset for r in weights}
-    ws_at = {r.block: r.offset for r in work if r.what == "workspace"}
+    ws_at = {}
+    for r in work:   # a block's (first chunk's) workspace
+        if r.what == "workspace":
+            ws_at.setdefault(r.block, r.offset)
     out_at = {r.block: r.offset for r in work if r.what == "boundary"}
     calls, bodies = [], []
     last = len(kernels) - 1
     for k, ek in enumerate(kernels):
         ns = f"{sym}_b{k}"
         bodies.append(f"namespace {ns} {{\n{ek.chain_body}}}  // namespace {ns}\n")
+        if chunks > 1:
+            continue
         prev = kernels[k - 1].block if k else ""
         block_call = template("chain_block_core.h" if soc.coupled else "chain_block.h")
         calls.append(sub(block_call, K=k, BLOCK=ek.block, NS=ns, OPTYPE=ek.op_type,
@@ -227,16 +245,59 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
         elif k != last:
             calls.append(sub(snippet("CHAIN_SYNC_ALL_SOFT"), SYNC_OFF=work[-1].offset, SYNC_BYTES=work[-1].nbytes)
                          if soc.coupled else snippet("CHAIN_SYNC_ALL"))
+    if chunks > 1:
+        calls = _wave_calls(sym, kernels, chunks, res, w_at, ws_at, out_at, tiling_offsets, work)
     source = fill(template("chain_entry.cpp"), VERSION=VERSION, SYM=sym, N=len(kernels),
                   TASK_TYPE="" if soc.coupled else snippet("TASK_MIX_1_2"),
                   SYNC_WHAT=("the soft SyncAll on the chain's flags" if soc.coupled
                              else "hard SyncAll<false>() over all AIVs and AICs"),
                   BLOCKS=", ".join(ek.block for ek in kernels),
                   INCLUDES="".join(f'#include "{ek.tiling_header_name}"\n' for ek in kernels),
-                  BODIES="\n".join(bodies), STAGES="".join(calls))
+                  BODIES="\n".join(bodies), STAGES="".join(calls),
+                  WAVE_NOTE=(f"//   In {chunks} image chunks (schedules/wave.py): instead of block by block, the steps below run\n"
+                             f"//   one block's phase on one chunk per role (the AIVs' DW beside the AICs' GEMM of another\n"
+                             f"//   chunk), each block's kernel at batch / {chunks} on its chunk's slices, a SyncAll between steps.\n"
+                             if chunks > 1 else ""))
     headers = tuple((ek.tiling_header_name, ek.tiling_header) for ek in kernels)
     return EmittedChain(name, sym, tuple(kernels), source, headers, tuple(weights), tuple(work),
-                        tuple(tiling_offsets), max(ek.block_dim for ek in kernels), tuple(res), tuple(stages))
+                        tuple(tiling_offsets), max(ek.block_dim for ek in kernels), tuple(res), tuple(stages), chunks)
+
+
+def _wave_calls(sym: str, kernels: list[EmittedKernel], chunks: int, res, w_at, ws_at, out_at,
+                tiling_offsets, work) -> list[str]:
+    """The entry's statements of a chain in image chunks: per step (schedules/wave.wave_steps) each
+    role's task -- block k's phase on chunk c, its own kernel classes on the chunk's slices of its
+    tensors and its chunk's workspace -- then a SyncAll (none after the last)."""
+    last = len(kernels) - 1
+    steps = wave_steps(tuple(roles(ek.plan) for ek in kernels), chunks)
+    ws_size = {ek.block: next(r.nbytes for r in work if r.what == "workspace" and r.block == ek.block)
+                for ek in kernels}
+    out = []
+    for s, step in enumerate(steps):
+        tasks, what = "", []
+        for k, ph, c in step:
+            ek = kernels[k]
+            phase = build_program(ek.plan).phases[ph]
+            xb, yb = ek.arg("x").nbytes, ek.arg("y").nbytes
+            src = "x" if k == 0 else f"ws + {out_at[kernels[k - 1].block]}"
+            dst = "y" if k == last else f"ws + {out_at[ek.block]}"
+            if res[k] is None:
+                res_arg = ""
+            else:
+                rb = ek.arg("res").nbytes
+                rsrc = "x" if res[k] == -1 else f"ws + {out_at[kernels[res[k]].block]}"
+                res_arg = f"{rsrc} + {c * rb}, "
+            ws_off = ws_at[ek.block] + c * _align(ws_size[ek.block], ALIGN)
+            tasks += sub(template("chain_wave_task.h"), ROLE=phase.role.upper(), CLS=phase.role.capitalize(),
+                         K=k, BLOCK=ek.block, C=c, PHASE=phase.name, PH=ph, NS=f"{sym}_b{k}", OPTYPE=ek.op_type,
+                         TILING=ek.tiling_struct, TILING_OFF=tiling_offsets[k], IN=f"{src} + {c * xb}",
+                         OUT=f"{dst} + {c * yb}", RES_ARG=res_arg, WS_OFF=ws_off,
+                         **{w.upper(): w_at[ek.block, w] for w in WEIGHTS})
+            what.append(f"{phase.role.upper()} {ek.block} {phase.name} chunk {c}")
+        out.append(sub(snippet("CHAIN_WAVE_STEP"), S=s, WHAT=", ".join(what), TASKS=tasks))
+        if s + 1 < len(steps):
+            out.append(snippet("CHAIN_WAVE_SYNC"))
+    return out
 
 
 def pack_weights(ec: EmittedChain, arrays: dict[str, dict]) -> "np.ndarray":

@@ -235,6 +235,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                    AIC_MEMBERS="\n".join(aic_members), AIC_INITS="\n".join(aic_inits),
                    PROCESS_AIV=phase_code.process_body(prog, "aiv"), PHASES_AIV=phase_code.phase_methods(prog, "aiv"),
                    PROCESS_AIC=phase_code.process_body(prog, "aic"), PHASES_AIC=phase_code.phase_methods(prog, "aic"),
+                   RUN_AIV=phase_code.run_phase(prog, "aiv"), RUN_AIC=phase_code.run_phase(prog, "aic"),
                    EPI_TILE=(sub(snippet("EPI_TILE_16"), EPI16_OPS=epi16_ops(plan, "pre"))
                              if plan.epi_post16 else snippet("EPI_TILE_F32")),
                    B_PW_LOAD=template("b_pw_load.h") + (snippet("B_PW16") if plan.epi_post16 else ""),

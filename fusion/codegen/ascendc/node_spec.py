@@ -125,6 +125,7 @@ def chain_spec(ec: EmittedChain, fused_ops: tuple[str, ...] = ()) -> NodeSpec:
                                 (ec.residual_from or (None,) * len(kernels)))),
         ("weight_offsets", tuple(int(at[ek.block, w]) for ek in kernels for w in WEIGHTS)),
         ("fused_ops", tuple(fused_ops) or tuple(ek.block for ek in kernels)),
+        ("chunks", int(ec.chunks)),   # image chunks: the members' plans are one chunk's (schedules/wave.py)
     ]
     args = {a.name: a for a in ec.args()}
     return NodeSpec(chain_op_type(ec.name), "chain", (_tensor(args["x"]), _tensor(args["weights"])),

@@ -25,6 +25,7 @@ import fusion.codegen.ascendc.deploy_files as deploy_files
 import fusion.codegen.ascendc.emit_host as emit_host
 import fusion.codegen.ascendc.yaml_lite as yaml_lite
 from fusion.codegen.ascendc.emit_chain import emit_chain
+from schedules.wave import member_plan
 from fusion.codegen.ascendc.emit_kernel import VERSION, EmittedKernel, emit_kernel
 from fusion.codegen.ascendc.node_spec import block_spec, chain_spec, fused_ops_of, op_proto
 from fusion.core.errors import MegafuseError
@@ -261,7 +262,9 @@ def _write_chains(cm, out: Path, kernels: dict[str, EmittedKernel]) -> list[dict
     gets its op package too (the chain is one node of the fused ONNX model)."""
     rows = []
     for chain in cm.chains:
-        ec = emit_chain(chain.name, [kernels[b] for b in chain.blocks], chain.residual_from, chain.stages)
+        chunks = cm.chain_plans[chain.blocks[0]].chunks   # one image chunk's kernels (schedules/wave.py)
+        members = [kernels[b] if chunks == 1 else emit_kernel(member_plan(cm.chain_plans[b]), b) for b in chain.blocks]
+        ec = emit_chain(chain.name, members, chain.residual_from, chain.stages, chunks)
         files = {f"{chain.name}/kernel/{ec.source_name}": ec.source,
                  f"{chain.name}/{ec.symbol}.json": ec.manifest()}
         files.update({f"{chain.name}/kernel/{name}": text for name, text in ec.headers})

@@ -74,9 +74,24 @@ def process_body(prog, role: str) -> str:
     return out
 
 
+def run_phase(prog, role: str) -> str:
+    """The RunPhase(k) statements of the class that runs `role`: phase k of the program alone, with
+    the preload its role issues before it (a chain in image chunks runs one phase of one chunk per
+    step, the SyncAll between steps its caller's: schedules/wave.py)."""
+    out = ""
+    for k, ph in enumerate(prog.phases):
+        if ph.role != role:
+            continue
+        code = KINDS[ph.name]
+        pre = code.preload if ph.preload and code.preload else ""
+        call = f"{pre + chr(10) + '            ' if pre else ''}{code.fn}(GetBlockIdx());"
+        out += sub(snippet("TP_RUN_PHASE"), K=k, CALL=call)
+    return out
+
+
 def phase_methods(prog, role: str) -> str:
     """The methods of the phases `role` runs, in phase order."""
     return "".join(KINDS[ph.name].methods(prog.plan) for ph in prog.phases if ph.role == role)
 
 
-__all__ = ["KINDS", "PhaseCode", "phase_methods", "process_body"]
+__all__ = ["KINDS", "PhaseCode", "phase_methods", "process_body", "run_phase"]

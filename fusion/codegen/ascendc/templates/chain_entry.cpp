@@ -10,7 +10,7 @@
 //   @SYM@.json); block k's own workspace (DW result, pre-activation) is its own region.
 //   A residual is read from x or an earlier block's boundary tensor (still in the workspace).
 //   GEMM stages (a 1x1 conv + activation) are blocks whose depthwise is the identity.
-
+@WAVE_NOTE@
 #include "kernel_operator.h"
 @INCLUDES@
 using namespace AscendC;

@@ -73,6 +73,10 @@
             PreloadB(core);  // a GEMM core without a DW unit: its PW weights at once (the SyncAll waits)
 //@ TP_CALL
         @CALL@
+//@ TP_RUN_PHASE
+        if (k == @K@) {
+            @CALL@
+        }
 //@ TP_SYNC_HARD
         SyncAll<false>();  // AIVs and AICs: @DONE@
 //@ TP_SYNC_SOFT
@@ -153,6 +157,11 @@ DataCopy(wp, wPwGm, tl.co1 * tl.c1 * C0 * C0);   // FRACTAL_Z is the layout L1 h
 LoadPwWeights(wp, 0, tl.co1);
 //@ CHAIN_SYNC_ALL
     SyncAll<false>();  // AIVs and AICs: this block's output is in GM before the next reads it
+//@ CHAIN_WAVE_STEP
+    {   // step @S@: @WHAT@
+@TASKS@    }
+//@ CHAIN_WAVE_SYNC
+    SyncAll<false>();  // AIVs and AICs: this step's DW results and outputs are in GM before the next step reads them
 //@ CHAIN_LOCAL
     PipeBarrier<PIPE_ALL>();  // the next GEMM stage reads only rows this core wrote (its writes land first): no SyncAll
 //@ CHAIN_SYNC_ALL_SOFT

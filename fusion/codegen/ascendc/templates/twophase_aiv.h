@@ -8,6 +8,11 @@ public:
     {
 @PROCESS_AIV@    }
 
+    // phase k alone (a chain in image chunks: one phase of one chunk per step, schedules/wave.py)
+    __aicore__ inline void RunPhase(uint32_t k)
+    {
+@RUN_AIV@    }
+
 private:
 @TP_GM@
 @GEOMETRY@
@@ -27,6 +32,11 @@ public:
     __aicore__ inline void Process()
     {
 @PROCESS_AIC@    }
+
+    // phase k alone (a chain in image chunks: one phase of one chunk per step, schedules/wave.py)
+    __aicore__ inline void RunPhase(uint32_t k)
+    {
+@RUN_AIC@    }
 
 private:
 @TP_GM@

@@ -1,0 +1,112 @@
+"""A chain run in image chunks, timed step by step (schedules/wave.py). MODELED.
+
+Each step's tasks -- one member's phase on one chunk for the AIVs, another for the AICs -- start
+together after the SyncAll that ends the step before. A task is its phase of the member's chunk
+program replayed through the in-order pipes as the two-phase timer does (fusion/cost/twophase.py:
+its units on its cores, the GEMM's resident weights loaded at the phase's start, which in a chunk
+has no DW phase of its own to hide behind). The two tasks share the GM bandwidth: a core of the
+other task counts in a core's share in proportion to its GM bytes against one of this task's
+(twophase._side_by_side, the rule of the flag-gated epilogue beside its GEMM). A step lasts its
+longer task, and at least its bytes at the shared HBM and L2 bandwidth (results.bandwidth_floors,
+the floors of every kernel's body). A SyncAll ends every step but the last.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from fusion.cost.pipes import _sim, _st, with_prologue
+from fusion.cost.results import _Acc, bandwidth_floors
+from fusion.cost.twophase import _l2, _resident, _side_by_side, _Timer, _to_l1, _unit_steps, sync_all_us
+from schedules.lowering import build_program
+from schedules.wave import member_plan, roles, wave_steps
+
+
+@dataclass(frozen=True)
+class WaveCost:
+    chunks: int
+    steps: tuple                  # schedules/wave.wave_steps
+    step_us: tuple[float, ...]    # each step's time (its longer task or its bandwidth floor)
+    body_us: float                # the steps, without the SyncAlls between them
+    syncs: int                    # SyncAlls between steps
+
+    def describe(self) -> str:
+        return (f"{self.chunks} image chunks in {len(self.steps)} steps (DW of one chunk beside the GEMM "
+                f"of another): steps {self.body_us:.1f} us + {self.syncs} SyncAll")
+
+
+def _busy(ph) -> int:
+    return sum(1 for c in ph.assignment if c)
+
+
+def _task(plan, prog, k: int, active: float, in_l2: tuple[str, ...]) -> tuple[float, _Acc, object]:
+    """(end us, its traffic, its L2) of phase k of `prog` from the step's start, `active` cores'
+    worth sharing the GM bandwidth."""
+    ph = prog.phases[k]
+    db = plan.tile.double_buffer
+    l2 = _l2(plan, prog, in_l2)
+    timer = _Timer(plan, l2, active)
+    acc = _Acc()
+    to_l1 = _to_l1(plan, ph)
+    start = {}
+    for ci, pre in enumerate(ph.preload):   # the resident PW weights, at the phase's start
+        if pre:
+            t = timer.iteration(acc, pre, 1, to_l1)[0]
+            start[ci] = _sim([(0, 0.0, ((_st("MTE2", t, _resident(pre)),),))], db)
+    occ = Counter(it for core in ph.assignment for u in core for it in ph.units[u])
+    timed = {it: timer.iteration(acc, it, n, to_l1) for it, n in occ.items()}
+    pro = timer.iteration(acc, ph.prologue, _busy(ph), to_l1)
+    end, cache = 0.0, {}
+    for ci, core in enumerate(ph.assignment):
+        key = (tuple(core), ci in start)
+        if key not in cache:
+            seq = []
+            for j, u in enumerate(core):
+                st = _unit_steps(ph, ph.units[u], timed)
+                if j == 0 and any(pro):
+                    st = with_prologue(st, pro)
+                seq.append((j, 0.0, st))
+            base = start[ci].copy() if ci in start else None
+            cache[key] = _sim(seq, db, base) if seq else (base or _sim([], db))
+        end = max(end, cache[key].end)
+    return end, acc, l2
+
+
+def wave_cost(plans: list, in_l2: list[tuple[str, ...]]) -> WaveCost:
+    """plans: the chain's member plans in order, each marked with the same `chunks`; in_l2: per
+    member what of its chunk is in L2 when it runs (fusion/driver/chain.member_cost's rule)."""
+    chunks = plans[0].chunks
+    kplans = [member_plan(p) for p in plans]
+    progs = [build_program(p) for p in kplans]
+    steps = wave_steps(tuple(roles(p) for p in plans), chunks)
+    soc = kplans[0].soc
+    memo: dict = {}
+    times = []
+    for step in steps:
+        end, floor = 0.0, 0.0
+        accs = []
+        for m, k, _ in step:
+            me = progs[m].phases[k]
+            active = _busy(me) + sum(_busy(progs[m2].phases[k2]) * _side_by_side(me, progs[m2].phases[k2])
+                                     for m2, k2, _ in step if (m2, k2) != (m, k))
+            key = (m, k, round(active, 6))
+            if key not in memo:
+                memo[key] = _task(kplans[m], progs[m], k, active, in_l2[m])
+            t, acc, l2 = memo[key]
+            end = max(end, t)
+            accs.append((acc, l2))
+        # the step's bytes at the shared bandwidth: each task's floors (its own L2 hits), summed
+        hbm = sum(bandwidth_floors(soc, acc, l2)[3] for acc, l2 in accs)
+        l2f = sum(bandwidth_floors(soc, acc, l2)[4] for acc, l2 in accs)
+        times.append(max(end, hbm, l2f))
+    return WaveCost(chunks, steps, tuple(times), sum(times), len(steps) - 1)
+
+
+def wave_time_us(plans: list, in_l2: list[tuple[str, ...]]) -> tuple[float, int]:
+    """(body with the SyncAlls between steps, SyncAlls) of the chain's wave."""
+    w = wave_cost(plans, in_l2)
+    return w.body_us + w.syncs * sync_all_us(plans[0].soc), w.syncs
+
+
+__all__ = ["WaveCost", "wave_cost", "wave_time_us"]

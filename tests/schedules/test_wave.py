@@ -1,0 +1,67 @@
+"""A chain in image chunks (schedules/wave.py): the steps' order, the legality, the chunk plans."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from fusion.core.soc import get_soc
+from schedules.plan import make_plan
+from schedules.wave import ROLES, chunk_plan, member_plan, roles, wave_refusal, wave_steps
+from schedules.workload import DwSepWorkload, TileConfig
+
+F16 = "float16"
+
+
+def _plan(soc="ascend910b2", batch=4, act2="relu", **kw):
+    wl = DwSepWorkload(batch, 32, 64, 14, 14, act1="relu", act2=act2, dtype=F16, **kw)
+    return make_plan(wl, TileConfig(7, 14, 4, pw_engine="twophase"), get_soc(soc))
+
+
+@pytest.mark.parametrize("member_roles,chunks", [
+    ((("aiv", "aic"),) * 3, 2),
+    ((("aiv", "aic"), ("aic",), ("aiv", "aic"), ("aic",)), 2),
+    ((("aiv", "aic"),) * 2 + (("aic",),), 4),
+])
+def test_steps_keep_each_chunks_order_and_one_task_per_role(member_roles, chunks):
+    steps = wave_steps(member_roles, chunks)
+    done = {}
+    for s, step in enumerate(steps):
+        assert len({member_roles[m][k] for m, k, _ in step}) == len(step) <= len(ROLES)
+        assert len({c for _, _, c in step}) == len(step)   # two tasks of one chunk never share a step
+        for m, k, c in step:
+            done[m, k, c] = s
+    order = [(m, k) for m, rs in enumerate(member_roles) for k in range(len(rs))]
+    assert len(done) == len(order) * chunks   # every task once
+    for c in range(chunks):   # a chunk's tasks in program order, each after its predecessor's step
+        at = [done[m, k, c] for m, k in order]
+        assert at == sorted(at) and len(set(at)) == len(at)
+
+
+def test_two_chunks_overlap_dw_and_gemm():
+    """Three DW blocks in two chunks: the first and last steps hold one task, every other a DW
+    beside a GEMM -- 7 steps where the chain runs 6 phases per chunk."""
+    steps = wave_steps((("aiv", "aic"),) * 3, 2)
+    assert len(steps) == 7
+    assert [len(s) for s in steps] == [1, 2, 2, 2, 2, 2, 1]
+
+
+def test_chunk_plan_is_the_plan_at_a_fraction_of_the_batch():
+    p = _plan(batch=4)
+    q = chunk_plan(p, 2)
+    assert q.workload == replace(p.workload, batch=2) and q.tile == p.tile and q.chunks == 1
+    assert member_plan(p) is p   # not chunked: its own
+    assert member_plan(replace(p, chunks=2)) == q
+    assert roles(replace(p, chunks=2)) == ("aiv", "aic")
+    assert chunk_plan(p, 3) is None   # 4 images do not split in 3
+
+
+def test_refusals_name_the_rule():
+    assert wave_refusal(_plan(), 2) is None
+    assert "same cores" in wave_refusal(_plan("ascend310p3"), 2)
+    assert "does not split" in wave_refusal(_plan(batch=3), 2)
+    assert "does not split" in wave_refusal(_plan(batch=1), 2)
+    # an act2 the Fixpipe cannot apply: the epilogue runs on the AIVs behind cross-core flags
+    assert "phases dw+gemm+epi" in wave_refusal(_plan(act2="hardswish"), 2)
+    assert "producer" in wave_refusal(replace(_plan(), local_in=True), 2)
