@@ -46,8 +46,9 @@ def body_comparison(cm, vendor, rows: list[dict], chains: list, by_name: dict, c
     units = [(n, by_name[n].time_us - by_name[n].launch_us, cm.chain_plans.get(n, plans.get(n))) for n in
              (n for c in chains if not c.wave for n in c.chain.blocks)]
     # a chain in image chunks (schedules/wave.py) is its steps: their bodies and the SyncAlls between
+    # (counted in `inner` below, as a two-phase body's own barrier is)
     waved = [c for c in chains if c.wave]
-    units += [(c.chain.name, c.body_us, None) for c in waved]
+    units += [(c.chain.name, c.body_us + c.sync_us, None) for c in waved]
     units += [(n, c.time_us - c.launch_us, plans[n]) for n, c in costs.items() if n not in chained]
     launches = [c.launch_us for c in chains] + [costs[n].launch_us for n in costs if n not in chained]
     # the vendor-like kernels kept run in the same launch: their AICs and AIVs (one_launch_cores), as

@@ -61,3 +61,26 @@ def test_the_wave_overlaps_the_phases(pair):
     # (a two-phase body holds its own SyncAll; one more between the members)
     unchunked = sum(model_twophase(replace(p, chunks=1), in_l2=l).body_us for p, l in zip(plans, in_l2)) + sync
     assert w.body_us + w.syncs * sync < 0.95 * unchunked
+
+
+def test_bench_charges_the_chain_in_chunks_its_steps_and_syncalls(tmp_path):
+    """bench's one-launch figure moves by exactly what the chain's time moves when its members run
+    in image chunks: the steps' bodies and every SyncAll between them (none dropped)."""
+    import onnx
+
+    import fusion
+    from fusion.driver.chain_wave import waved
+    from fusion.report.bench import bench_sim
+    from models.mobilenet import mobilenet_v2
+
+    p = tmp_path / "v2b4.onnx"
+    onnx.save(mobilenet_v2(batch=4, resolution=56, width=0.35), p)
+    cm = fusion.compile(str(p), target="sim:ascend910b2", dtype=F16, outputs="b4_pw_bn", fallback=False)
+    (c,) = cm.chains
+    flat, _ = bench_sim(cm, str(p))
+    cm.chain_plans.update(waved(c, cm.chain_plans, 2))
+    wave, _ = bench_sim(cm, str(p))
+    (ch0,), (ch1,) = flat["chains"], wave["chains"]
+    assert ch1["chunks"] == 2 and ch1["syncs"] == ch1["steps"] - 1 > ch0["syncs"]
+    moved = ch1["time_us"] - ch0["time_us"]
+    assert wave["bodies"]["fused_one_launch_us"] - flat["bodies"]["fused_one_launch_us"] == pytest.approx(moved, abs=1e-6)
