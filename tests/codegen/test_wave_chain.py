@@ -67,3 +67,24 @@ def test_chunked_chain_source_and_refusals(v2_b4):
     assert any(ek.plan.local_in for ek in own)
     with pytest.raises(MegafuseError, match="no local stage"):
         emit_chain(c.name, own, c.residual_from, c.stages, 2)
+
+
+def test_chunked_chain_packages_and_exports_at_the_models_batch(v2_b4, tmp_path):
+    """The op package of a chain in image chunks is sound (verify_package: contracts agree with the
+    kernel's signature and tiling), its node carries the chunk count, and the exported node's x and y
+    have the model's batch while each member's kernel has a chunk's."""
+    from fusion.codegen.ascendc.package import verify_package, write_ascend_package
+    from fusion.driver.onnx_export import units
+
+    c, plans = _waved(v2_b4, 2)
+    before = dict(v2_b4.chain_plans)
+    v2_b4.chain_plans.update(plans)
+    try:
+        write_ascend_package(v2_b4, tmp_path)
+        found = {u.name: u for u in units(v2_b4)}
+    finally:
+        v2_b4.chain_plans.update(before)
+    assert verify_package(tmp_path) == []
+    u = found[c.name]
+    assert dict(u.spec.attributes)["chunks"] == 2
+    assert u.spec.inputs[0].shape[0] == 4 and u.spec.outputs[0].shape[0] == 4
