@@ -56,9 +56,9 @@ def member_plan(plan: KernelPlan) -> KernelPlan:
     return p
 
 
-def roles(plan: KernelPlan) -> tuple[str, ...]:
-    """The roles of the member's phases, in order (its chunk plan's program)."""
-    return tuple(ph.role for ph in build_program(member_plan(plan)).phases)
+def roles(prog) -> tuple[str, ...]:
+    """The roles of a lowered program's phases, in order (wave_steps' input)."""
+    return tuple(ph.role for ph in prog.phases)
 
 
 def wave_refusal(plan: KernelPlan, chunks: int) -> str | None:

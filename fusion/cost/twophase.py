@@ -69,6 +69,21 @@ def _unit_steps(phase, unit, timed) -> tuple:
     return tuple(stages_of(phase.pipeline, it, timed[it], q) for q, it in enumerate(unit))
 
 
+def core_sequence(ph, core, unit_steps: dict, timed, pro, ready: float = 0.0) -> list:
+    """One core's units of phase `ph` as simulated steps, in order (unit_steps: a memo of each
+    unit's steps): the phase's resident loads (its prologue) ride on the core's first load, a
+    prologue op on the first stage of its pipe; the first unit starts at `ready`."""
+    seq = []
+    for j, u in enumerate(core):
+        st = unit_steps.get(u)
+        if st is None:
+            st = unit_steps[u] = _unit_steps(ph, ph.units[u], timed)
+        if j == 0 and any(pro):
+            st = with_prologue(st, pro)
+        seq.append((j, ready if j == 0 else 0.0, st))
+    return seq
+
+
 def _to_l1(plan: KernelPlan, phase) -> bool:
     """The phase's loads go to L1 (the AIC's MTE2, with its own per-core bandwidth): its MTE2
     stage fills an L1 queue."""
@@ -261,16 +276,10 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
             key = (tuple(core), id(prev), t_pre) + (flagged.key(ci, runs) if flagged else ())
             hit = cache.get(key)
             if hit is None:
-                seq = []
-                for j, u in enumerate(core):
-                    st = unit_steps.get(u)
-                    if st is None:
-                        st = unit_steps[u] = _unit_steps(ph, ph.units[u], timed)
-                    if j == 0 and any(pro):   # the resident loads ride on the core's first load, a
-                        st = with_prologue(st, pro)   # prologue op on the first stage of its pipe
-                    if j == 0 and t_pre:   # the next phase's resident loads, after the first step
-                        st = (st[0], (_st("MTE2", t_pre, what),)) + st[1:]
-                    seq.append((j, ready if j == 0 else 0.0, st))
+                seq = core_sequence(ph, core, unit_steps, timed, pro, ready)
+                if seq and t_pre:   # the next phase's resident loads, after the first step
+                    st = seq[0][2]
+                    seq[0] = (0, ready, (st[0], (_st("MTE2", t_pre, what),)) + st[1:])
                 base = prev.copy() if prev is not None else None
                 if flagged:
                     hit = flagged.run(ci, seq, base, runs, ready)

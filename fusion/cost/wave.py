@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from fusion.cost.pipes import _sim, _st, with_prologue
+from fusion.cost.pipes import _sim, _st
 from fusion.cost.results import _Acc, bandwidth_floors
-from fusion.cost.twophase import _l2, _resident, _side_by_side, _Timer, _to_l1, _unit_steps, sync_all_us
+from fusion.cost.twophase import _l2, _resident, _side_by_side, _Timer, _to_l1, core_sequence
 from schedules.lowering import build_program
 from schedules.wave import member_plan, roles, wave_steps
 
@@ -57,16 +57,11 @@ def _task(plan, prog, k: int, active: float, in_l2: tuple[str, ...]) -> tuple[fl
     occ = Counter(it for core in ph.assignment for u in core for it in ph.units[u])
     timed = {it: timer.iteration(acc, it, n, to_l1) for it, n in occ.items()}
     pro = timer.iteration(acc, ph.prologue, _busy(ph), to_l1)
-    end, cache = 0.0, {}
+    end, cache, unit_steps = 0.0, {}, {}
     for ci, core in enumerate(ph.assignment):
         key = (tuple(core), ci in start)
         if key not in cache:
-            seq = []
-            for j, u in enumerate(core):
-                st = _unit_steps(ph, ph.units[u], timed)
-                if j == 0 and any(pro):
-                    st = with_prologue(st, pro)
-                seq.append((j, 0.0, st))
+            seq = core_sequence(ph, core, unit_steps, timed, pro)
             base = start[ci].copy() if ci in start else None
             cache[key] = _sim(seq, db, base) if seq else (base or _sim([], db))
         end = max(end, cache[key].end)
@@ -79,12 +74,12 @@ def wave_cost(plans: list, in_l2: list[tuple[str, ...]]) -> WaveCost:
     chunks = plans[0].chunks
     kplans = [member_plan(p) for p in plans]
     progs = [build_program(p) for p in kplans]
-    steps = wave_steps(tuple(roles(p) for p in plans), chunks)
+    steps = wave_steps(tuple(roles(pr) for pr in progs), chunks)
     soc = kplans[0].soc
     memo: dict = {}
     times = []
     for step in steps:
-        end, floor = 0.0, 0.0
+        end = 0.0
         accs = []
         for m, k, _ in step:
             me = progs[m].phases[k]
@@ -97,16 +92,9 @@ def wave_cost(plans: list, in_l2: list[tuple[str, ...]]) -> WaveCost:
             end = max(end, t)
             accs.append((acc, l2))
         # the step's bytes at the shared bandwidth: each task's floors (its own L2 hits), summed
-        hbm = sum(bandwidth_floors(soc, acc, l2)[3] for acc, l2 in accs)
-        l2f = sum(bandwidth_floors(soc, acc, l2)[4] for acc, l2 in accs)
-        times.append(max(end, hbm, l2f))
+        floors = [bandwidth_floors(soc, acc, l2)[3:] for acc, l2 in accs]
+        times.append(max(end, sum(f[0] for f in floors), sum(f[1] for f in floors)))
     return WaveCost(chunks, steps, tuple(times), sum(times), len(steps) - 1)
 
 
-def wave_time_us(plans: list, in_l2: list[tuple[str, ...]]) -> tuple[float, int]:
-    """(body with the SyncAlls between steps, SyncAlls) of the chain's wave."""
-    w = wave_cost(plans, in_l2)
-    return w.body_us + w.syncs * sync_all_us(plans[0].soc), w.syncs
-
-
-__all__ = ["WaveCost", "wave_cost", "wave_time_us"]
+__all__ = ["WaveCost", "wave_cost"]

@@ -331,9 +331,12 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
                      "them), members on their fastest GEMM tiles (%s): %.2f us modeled", c.name,
                      ", ".join(n for n in c.blocks if n in local) or "none", ", ".join(retiled) or "none", t)
             pick, best = cand, t
-        # the members in image chunks, the DW of one beside the GEMM of another (chain_wave.py)
+        # the members in image chunks, the DW of one beside the GEMM of another (chain_wave.py); the
+        # candidates differ in `chunks` alone, which the members' own costs (their launch) do not read
+        costs = None
         for k, cand in wave_candidates(c, pick):
-            t = chain_cost(c, member_costs(c, cand), soc, plans=cand).time_us
+            costs = costs or member_costs(c, cand)
+            t = chain_cost(c, costs, soc, plans=cand).time_us
             log.info("chain: %s in %d image chunks: %.2f us modeled (as it was %.2f us)", c.name, k, t, best)
             if t < best:
                 pick, best = cand, t

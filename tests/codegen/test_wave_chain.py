@@ -12,6 +12,7 @@ from fusion.codegen.ascendc.emit_kernel import emit_kernel
 from fusion.core.errors import MegafuseError
 from fusion.driver.chain_wave import waved
 from fusion.verify.ascend_check import check_ascend
+from schedules.lowering import build_program
 from schedules.wave import member_plan, roles, wave_steps
 
 F16 = "float16"
@@ -47,7 +48,7 @@ def test_chunked_chain_is_bitwise_its_members_per_chunk(v2_b4, emu_cache, chunks
         v2_b4.chain_plans.update(before)
     (cc,) = res.chains
     assert res.passed and cc.max_abs == 0.0 and cc.counters_match
-    steps = wave_steps(tuple(roles(plans[n]) for n in c.blocks), chunks)
+    steps = wave_steps(tuple(roles(build_program(member_plan(plans[n]))) for n in c.blocks), chunks)
     assert cc.counters["sync_alls"] == (len(steps) - 1) * cc.block_dim * 3   # an AIC and two AIVs per unit
     assert cc.counters["cross_flag_sets"] == 0
 
@@ -56,9 +57,9 @@ def test_chunked_chain_source_and_refusals(v2_b4):
     c, plans = _waved(v2_b4, 2)
     kernels = [emit_kernel(member_plan(plans[n]), n) for n in c.blocks]
     ec = emit_chain(c.name, kernels, c.residual_from, c.stages, 2)
-    steps = wave_steps(tuple(roles(plans[n]) for n in c.blocks), 2)
+    steps = wave_steps(tuple(roles(build_program(member_plan(plans[n]))) for n in c.blocks), 2)
     assert ec.source.count("this step's DW results and outputs are in GM") == len(steps) - 1
-    assert ec.source.count("op.RunPhase(") == 2 * sum(len(roles(plans[n])) for n in c.blocks)
+    assert ec.source.count("op.RunPhase(") == 2 * sum(len(roles(build_program(member_plan(plans[n])))) for n in c.blocks)
     # the chain's tensors hold every chunk: x and y at the model's batch, a workspace per chunk
     assert ec.args()[0].shape[0] == 4 and kernels[0].arg("x").shape[0] == 2
     assert sum(r.what == "workspace" for r in ec.workspace) == 2 * len(c.blocks)

@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from fusion.core.soc import get_soc
+from schedules.lowering import build_program
 from schedules.plan import make_plan
 from schedules.wave import ROLES, chunk_plan, member_plan, roles, wave_refusal, wave_steps
 from schedules.workload import DwSepWorkload, TileConfig
@@ -53,7 +54,7 @@ def test_chunk_plan_is_the_plan_at_a_fraction_of_the_batch():
     assert q.workload == replace(p.workload, batch=2) and q.tile == p.tile and q.chunks == 1
     assert member_plan(p) is p   # not chunked: its own
     assert member_plan(replace(p, chunks=2)) == q
-    assert roles(replace(p, chunks=2)) == ("aiv", "aic")
+    assert roles(build_program(member_plan(replace(p, chunks=2)))) == ("aiv", "aic")
     assert chunk_plan(p, 3) is None   # 4 images do not split in 3
 
 

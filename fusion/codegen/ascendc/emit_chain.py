@@ -246,7 +246,7 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
             calls.append(sub(snippet("CHAIN_SYNC_ALL_SOFT"), SYNC_OFF=work[-1].offset, SYNC_BYTES=work[-1].nbytes)
                          if soc.coupled else snippet("CHAIN_SYNC_ALL"))
     if chunks > 1:
-        calls = _wave_calls(sym, kernels, chunks, res, w_at, ws_at, out_at, tiling_offsets, work)
+        calls = _wave_calls(sym, kernels, chunks, res, w_at, ws_at, out_at, tiling_offsets)
     source = fill(template("chain_entry.cpp"), VERSION=VERSION, SYM=sym, N=len(kernels),
                   TASK_TYPE="" if soc.coupled else snippet("TASK_MIX_1_2"),
                   SYNC_WHAT=("the soft SyncAll on the chain's flags" if soc.coupled
@@ -264,20 +264,19 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
 
 
 def _wave_calls(sym: str, kernels: list[EmittedKernel], chunks: int, res, w_at, ws_at, out_at,
-                tiling_offsets, work) -> list[str]:
+                tiling_offsets) -> list[str]:
     """The entry's statements of a chain in image chunks: per step (schedules/wave.wave_steps) each
     role's task -- block k's phase on chunk c, its own kernel classes on the chunk's slices of its
     tensors and its chunk's workspace -- then a SyncAll (none after the last)."""
     last = len(kernels) - 1
-    steps = wave_steps(tuple(roles(ek.plan) for ek in kernels), chunks)
-    ws_size = {ek.block: next(r.nbytes for r in work if r.what == "workspace" and r.block == ek.block)
-                for ek in kernels}
+    progs = [build_program(ek.plan) for ek in kernels]
+    steps = wave_steps(tuple(roles(pr) for pr in progs), chunks)
     out = []
     for s, step in enumerate(steps):
         tasks, what = "", []
         for k, ph, c in step:
             ek = kernels[k]
-            phase = build_program(ek.plan).phases[ph]
+            phase = progs[k].phases[ph]
             xb, yb = ek.arg("x").nbytes, ek.arg("y").nbytes
             src = "x" if k == 0 else f"ws + {out_at[kernels[k - 1].block]}"
             dst = "y" if k == last else f"ws + {out_at[ek.block]}"
@@ -287,7 +286,7 @@ def _wave_calls(sym: str, kernels: list[EmittedKernel], chunks: int, res, w_at, 
                 rb = ek.arg("res").nbytes
                 rsrc = "x" if res[k] == -1 else f"ws + {out_at[kernels[res[k]].block]}"
                 res_arg = f"{rsrc} + {c * rb}, "
-            ws_off = ws_at[ek.block] + c * _align(ws_size[ek.block], ALIGN)
+            ws_off = ws_at[ek.block] + c * _align(ek.workspace_bytes, ALIGN)   # its chunk's (laid out above)
             tasks += sub(template("chain_wave_task.h"), ROLE=phase.role.upper(), CLS=phase.role.capitalize(),
                          K=k, BLOCK=ek.block, C=c, PHASE=phase.name, PH=ph, NS=f"{sym}_b{k}", OPTYPE=ek.op_type,
                          TILING=ek.tiling_struct, TILING_OFF=tiling_offsets[k], IN=f"{src} + {c * xb}",

@@ -83,8 +83,8 @@ def run_phase(prog, role: str) -> str:
         if ph.role != role:
             continue
         code = KINDS[ph.name]
-        pre = code.preload if ph.preload and code.preload else ""
-        call = f"{pre + chr(10) + '            ' if pre else ''}{code.fn}(GetBlockIdx());"
+        pre = code.preload + "\n            " if ph.preload and code.preload else ""
+        call = pre + f"{code.fn}(GetBlockIdx());"
         out += sub(snippet("TP_RUN_PHASE"), K=k, CALL=call)
     return out
 
