@@ -90,6 +90,9 @@ class KernelPlan:
     # a chain member run as `chunks` image chunks, the DW of one beside the GEMM of another
     # (schedules/wave.py: its kernel is the plan at batch / chunks, once per chunk)
     chunks: int = 1
+    # in a chain in image chunks, a GEMM stage run in its producer's GEMM task on the same chunk: after
+    # a pipe barrier where local_in, else after a barrier over the AICs alone (schedules/wave.py)
+    joined: bool = False
 
     # --- loop structure -------------------------------------------------------------------
     @cached_property

@@ -10,14 +10,25 @@ i + 1 on chunk 0 runs beside the GEMM of block i on chunk 1: a step takes the lo
 their sum. Each task is the member's own two-phase kernel at batch / K (chunk_plan) on its chunk's
 slices; its weights are read once per chunk.
 
+A GEMM stage may join its producer's GEMM task on the same chunk (`joined`): the AICs run the
+producer's GEMM, a barrier, then the stage's GEMM, in one step beside the AIVs' next DW -- instead of
+a step of its own with the AIVs idle and a SyncAll before it (MobileNetV2: a block's projection, then
+the next block's expansion). The barrier is a pipe barrier on the core where the stage follows its
+producer on the same cores (local_in, fusion/driver/chain_local.py), else a barrier over the AICs
+alone (CrossCoreSetFlag mode 0): the producer's output leaves from the AICs (its Fixpipe), so the
+AIVs, busy with a DW, need not wait for it.
+
 Pattern: a chain whose members are two-phase plans on a SoC with separate vector and cube cores.
 Legality (wave_refusal): the batch splits into K chunks; each member's chunk plan fits and its
 phases are a DW phase on the AIVs then a GEMM on the AICs (or the GEMM alone: a GEMM stage), each
-after a SyncAll (no epilogue phase on cross-core flags, no SE / norm phase); no member follows its
-producer on the same cores (chain_local: its rows are its producer's at the full batch).
+after a SyncAll (no epilogue phase on cross-core flags, no SE / norm phase); a member that follows
+its producer on the same cores passes local_handoff.local_ok on the two chunk plans (the rows each
+core reads and writes at batch / K) and is joined; a joined member is a GEMM stage whose producer's
+output leaves from the AICs (twophase.fixpipe).
 Rewrite: every member's plan marked `chunks` = K (fusion/driver/chain_wave.py keeps it where the
 simulator times the wave below the chain as it was); the emitter runs wave_steps' steps
-(fusion/codegen/ascendc/emit_chain.py), the simulator times them (fusion/cost/wave.py).
+(fusion/codegen/ascendc/emit_chain.py), the simulator times them (fusion/cost/wave.py); both take
+them from chain_steps.
 """
 
 from __future__ import annotations
@@ -25,8 +36,10 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import lru_cache
 
+from schedules.local_handoff import local_ok
 from schedules.lowering import build_program
 from schedules.plan import KernelPlan, make_plan
+from schedules.twophase import fixpipe
 
 ROLES = ("aiv", "aic")   # one task of each per step: the AIVs' and the AICs'
 
@@ -36,13 +49,13 @@ Task = tuple   # (member index, phase index, chunk)
 @lru_cache(maxsize=4096)
 def chunk_plan(plan: KernelPlan, chunks: int | None = None) -> KernelPlan | None:
     """The plan of one chunk (batch / chunks images; default plan.chunks), its tile and chain fields
-    kept (not local_in: see the module doc); None where it does not fit."""
+    kept (local_in too: it deals a stage's tiles by M tile); None where it does not fit."""
     k = chunks or plan.chunks
     wl = plan.workload
     if k < 1 or wl.batch % k:
         return None
     p = make_plan(replace(wl, batch=wl.batch // k), plan.tile, plan.soc)
-    p = replace(p, gemm_only=plan.gemm_only, x_max=plan.x_max)
+    p = replace(p, gemm_only=plan.gemm_only, x_max=plan.x_max, local_in=plan.local_in, joined=plan.joined)
     return p if p.fits() else None
 
 
@@ -61,20 +74,24 @@ def roles(prog) -> tuple[str, ...]:
     return tuple(ph.role for ph in prog.phases)
 
 
-def wave_refusal(plan: KernelPlan, chunks: int) -> str | None:
-    """Why this member cannot run in `chunks` image chunks (module doc), or None."""
+def wave_refusal(plan: KernelPlan, chunks: int, producer: KernelPlan | None = None) -> str | None:
+    """Why this member cannot run in `chunks` image chunks (module doc), or None; producer: the
+    member before it (read where this one follows it on the same cores)."""
     wl, soc = plan.workload, plan.soc
     if soc.coupled:
         return f"{soc.name} runs both phases on the same cores"
     if not plan.two_phase:
         return "not a two-phase plan"
-    if plan.local_in:
-        return "follows its producer on the same cores"
     if chunks < 2 or wl.batch % chunks:
         return f"batch {wl.batch} does not split into {chunks} chunks"
     p = chunk_plan(plan, chunks)
     if p is None:
         return f"its plan at batch {wl.batch // chunks} does not fit"
+    q = None if producer is None else chunk_plan(replace(producer, chunks=1), chunks)
+    if plan.local_in and (not plan.joined or q is None or not local_ok(q, p)):
+        return f"follows its producer on the same cores, but not at batch {wl.batch // chunks} in its task"
+    if plan.joined and (q is None or not plan.gemm_only or not q.two_phase or not fixpipe(q.workload, soc)):
+        return "joins a task whose output does not leave from the AICs (a GEMM stage after a Fixpipe GEMM)"
     phases = build_program(p).phases
     names = tuple(ph.name for ph in phases)
     if names not in (("dw", "gemm"), ("gemm",)) or any(ph.gate != "sync" for ph in phases):
@@ -82,27 +99,52 @@ def wave_refusal(plan: KernelPlan, chunks: int) -> str | None:
     return None
 
 
-def wave_steps(member_roles: tuple[tuple[str, ...], ...], chunks: int) -> tuple[tuple[Task, ...], ...]:
+def _tasks(member_roles: tuple[tuple[str, ...], ...], joined: frozenset[int]) -> list[tuple[tuple[int, int], ...]]:
+    """One chunk's tasks in order, each the (member, phase) pairs one role runs in it: a phase alone,
+    or a joined member's first phase after the member before's last (same role)."""
+    tasks: list[tuple[tuple[int, int], ...]] = []
+    for m, rs in enumerate(member_roles):
+        for k, role in enumerate(rs):
+            if k == 0 and m in joined:
+                if not tasks or member_roles[tasks[-1][-1][0]][tasks[-1][-1][1]] != role:
+                    raise ValueError(f"member {m} joins a task of another role")
+                tasks[-1] += ((m, k),)
+            else:
+                tasks.append(((m, k),))
+    return tasks
+
+
+def wave_steps(member_roles: tuple[tuple[str, ...], ...], chunks: int,
+               joined: frozenset[int] = frozenset()) -> tuple[tuple[Task, ...], ...]:
     """The steps of the chain's tasks: per chunk, every member's phases in order; each step runs,
     per role, the next task of the chunk that has one of that role ready (the lowest member, then
-    chunk, first), so the AIVs start chunk c's next DW while the AICs run another chunk's GEMM."""
-    seq = [[(m, k) for m, rs in enumerate(member_roles) for k in range(len(rs))] for _ in range(chunks)]
+    chunk, first), so the AIVs start chunk c's next DW while the AICs run another chunk's GEMM.
+    joined: the members whose (first) phase runs in the task of the member before's last phase, after
+    a barrier (module doc); a step lists a task's phases in order."""
+    seq = [_tasks(member_roles, joined)] * chunks
     pos = [0] * chunks
     steps = []
     while any(pos[c] < len(seq[c]) for c in range(chunks)):
         step = []
         for role in ROLES:
             ready = [(seq[c][pos[c]], c) for c in range(chunks)
-                     if pos[c] < len(seq[c]) and member_roles[seq[c][pos[c]][0]][seq[c][pos[c]][1]] == role]
+                     if pos[c] < len(seq[c]) and member_roles[seq[c][pos[c]][0][0]][seq[c][pos[c]][0][1]] == role]
             if ready:
-                (m, k), c = min(ready)
-                step.append((m, k, c))
+                task, c = min(ready)
+                step.extend((m, k, c) for m, k in task)
         if not step:
             raise ValueError(f"roles {member_roles} have a phase on neither {ROLES}")
-        for _, _, c in step:
+        for c in {c for _, _, c in step}:
             pos[c] += 1
         steps.append(tuple(step))
     return tuple(steps)
 
 
-__all__ = ["ROLES", "chunk_plan", "member_plan", "roles", "wave_refusal", "wave_steps"]
+def chain_steps(chunks: int, kplans: list[KernelPlan], progs: list) -> tuple[tuple[Task, ...], ...]:
+    """The steps of a chain in `chunks` image chunks from its members' chunk plans (member_plan) and
+    their programs: the one schedule the simulator times and the emitter runs."""
+    return wave_steps(tuple(roles(pr) for pr in progs), chunks,
+                      frozenset(m for m, p in enumerate(kplans) if m and p.joined))
+
+
+__all__ = ["ROLES", "chain_steps", "chunk_plan", "member_plan", "roles", "wave_refusal", "wave_steps"]

@@ -87,8 +87,10 @@ def _print(report: dict) -> None:
               f"{c['launch_us']:.1f} + bodies {c['body_us']:.1f} + {syncs} SyncAll {c['sync_us']:.1f}{local} "
               f"(launched one by one {c['unchained_us']:.1f} us; saves {c['saved_us']:.1f} us)  [MODELED]")
         if c.get("chunks", 1) > 1:
+            joined = (f"; {c['joined']} GEMM stages in their producer's GEMM task ({c['aic_barriers']} barriers over "
+                      f"the AICs, in the steps)" if c.get("joined") else "")
             print(f"    in {c['chunks']} image chunks: {c['steps']} steps, the DW of one chunk beside the GEMM of "
-                  f"another, a SyncAll between steps (bodies: the steps'; the rows above: each member unchunked)")
+                  f"another, a SyncAll between steps{joined} (bodies: the steps'; the rows above: each member unchunked)")
         if stages:
             print(f"    GEMM stages: bodies {c['stages_body_us']:.1f} us in the chain (identity-DW copy + GEMM) vs "
                   f"the vendor's conv+act kernels {c['stages_vendor_body_us']:.1f} us of bodies + "

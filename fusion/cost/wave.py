@@ -6,9 +6,12 @@ program replayed through the in-order pipes as the two-phase timer does (fusion/
 its units on its cores, the GEMM's resident weights loaded at the phase's start, which in a chunk
 has no DW phase of its own to hide behind). The two tasks share the GM bandwidth: a core of the
 other task counts in a core's share in proportion to its GM bytes against one of this task's
-(twophase._side_by_side, the rule of the flag-gated epilogue beside its GEMM). A step lasts its
-longer task, and at least its bytes at the shared HBM and L2 bandwidth (results.bandwidth_floors,
-the floors of every kernel's body). A SyncAll ends every step but the last.
+(twophase._side_by_side, the rule of the flag-gated epilogue beside its GEMM). A task of two phases
+(a GEMM stage joined to its producer's GEMM task, schedules/wave.py) lasts the two phases one after
+the other, each timed from its own start (an upper bound, as chain_local charges the pair), and where
+the stage does not follow its producer on the same cores, the barrier over the AICs between them,
+charged as the hard SyncAll (the same unfitted constant: no device figure for mode-0 flags here). A step lasts its longer task, and at least its bytes at the shared HBM and L2 bandwidth
+(results.bandwidth_floors, the floors of every kernel's body). A SyncAll ends every step but the last.
 """
 
 from __future__ import annotations
@@ -18,9 +21,9 @@ from dataclasses import dataclass
 
 from fusion.cost.pipes import _sim, _st
 from fusion.cost.results import _Acc, bandwidth_floors
-from fusion.cost.twophase import _l2, _resident, _side_by_side, _Timer, _to_l1, core_sequence
+from fusion.cost.twophase import _l2, _resident, _side_by_side, _Timer, _to_l1, core_sequence, sync_all_us
 from schedules.lowering import build_program
-from schedules.wave import member_plan, roles, wave_steps
+from schedules.wave import chain_steps, member_plan
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,8 @@ class WaveCost:
     step_us: tuple[float, ...]    # each step's time (its longer task or its bandwidth floor)
     body_us: float                # the steps, without the SyncAlls between them
     syncs: int                    # SyncAlls between steps
+    aic_barriers: int = 0         # barriers over the AICs inside steps (joined stages; in body_us)
+    joined: int = 0               # GEMM stages run in their producer's GEMM task (schedules/wave.py)
 
     def describe(self) -> str:
         return (f"{self.chunks} image chunks in {len(self.steps)} steps (DW of one chunk beside the GEMM "
@@ -74,27 +79,33 @@ def wave_cost(plans: list, in_l2: list[tuple[str, ...]]) -> WaveCost:
     chunks = plans[0].chunks
     kplans = [member_plan(p) for p in plans]
     progs = [build_program(p) for p in kplans]
-    steps = wave_steps(tuple(roles(pr) for pr in progs), chunks)
+    steps = chain_steps(chunks, kplans, progs)
     soc = kplans[0].soc
+    barrier = sync_all_us(soc)
     memo: dict = {}
-    times = []
+    times, barriers = [], 0
     for step in steps:
-        end = 0.0
+        ends: Counter = Counter()   # per role: its task's phases one after the other
         accs = []
         for m, k, _ in step:
             me = progs[m].phases[k]
             active = _busy(me) + sum(_busy(progs[m2].phases[k2]) * _side_by_side(me, progs[m2].phases[k2])
-                                     for m2, k2, _ in step if (m2, k2) != (m, k))
+                                     for m2, k2, _ in step if progs[m2].phases[k2].role != me.role)
             key = (m, k, round(active, 6))
             if key not in memo:
                 memo[key] = _task(kplans[m], progs[m], k, active, in_l2[m])
             t, acc, l2 = memo[key]
-            end = max(end, t)
+            ends[me.role] += t
+            if kplans[m].joined and not kplans[m].local_in:   # the AICs' barrier before a joined stage
+                ends[me.role] += barrier
+                barriers += 1
             accs.append((acc, l2))
+        end = max(ends.values())
         # the step's bytes at the shared bandwidth: each task's floors (its own L2 hits), summed
         floors = [bandwidth_floors(soc, acc, l2)[3:] for acc, l2 in accs]
         times.append(max(end, sum(f[0] for f in floors), sum(f[1] for f in floors)))
-    return WaveCost(chunks, steps, tuple(times), sum(times), len(steps) - 1)
+    return WaveCost(chunks, steps, tuple(times), sum(times), len(steps) - 1, barriers,
+                    sum(p.joined for p in kplans))
 
 
 __all__ = ["WaveCost", "wave_cost"]

@@ -75,6 +75,7 @@ class ChainCost:
                 "launch_us": self.launch_us, "body_us": self.body_us, "sync_us": self.sync_us, "syncs": self.syncs,
                 "time_us": self.time_us, "unchained_us": self.unchained_us, "saved_us": self.saved_us,
                 "chunks": self.wave.chunks if self.wave else 1, "steps": len(self.wave.steps) if self.wave else 0,
+                "joined": self.wave.joined if self.wave else 0, "aic_barriers": self.wave.aic_barriers if self.wave else 0,
                 "figures": "modeled"}
 
 
@@ -332,12 +333,15 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
                      ", ".join(n for n in c.blocks if n in local) or "none", ", ".join(retiled) or "none", t)
             pick, best = cand, t
         # the members in image chunks, the DW of one beside the GEMM of another (chain_wave.py); the
-        # candidates differ in `chunks` alone, which the members' own costs (their launch) do not read
-        costs = None
+        # candidates differ in `chunks` and local pairings, the members' own costs (their launch) in the latter
+        costs: dict = {}
         for k, cand in wave_candidates(c, pick):
-            costs = costs or member_costs(c, cand)
-            t = chain_cost(c, costs, soc, plans=cand).time_us
-            log.info("chain: %s in %d image chunks: %.2f us modeled (as it was %.2f us)", c.name, k, t, best)
+            local = local_members(c, cand)
+            costs[local] = costs.get(local) or member_costs(c, cand)
+            t = chain_cost(c, costs[local], soc, plans=cand).time_us
+            joined = sum(p.joined for p in cand.values())
+            log.info("chain: %s in %d image chunks%s: %.2f us modeled (as it was %.2f us)", c.name, k,
+                     f" ({joined} GEMM stages in their producer's GEMM task)" if joined else "", t, best)
             if t < best:
                 pick, best = cand, t
         out.update(pick)

@@ -118,7 +118,7 @@ class CompiledModel:
                 "chains": [{"name": c.name, "blocks": list(c.blocks), "stages": list(c.stages),
                             "plans": {n: {"tile": p.tile.describe(), "cores": p.cores, "gemm_only": p.gemm_only,
                                           "act2": p.workload.act2, "x_max": p.x_max, "local_in": p.local_in,
-                                          "chunks": p.chunks}
+                                          "chunks": p.chunks, "joined": p.joined}
                                       for n in c.blocks if (p := self.chain_plans.get(n)) is not None}}
                            for c in self.chains],
                 "not_chained": list(self.chain_breaks)}

@@ -3,6 +3,8 @@ chunk beside the GEMM of another, each task a member's own kernel on its chunk's
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import onnx
 import pytest
 
@@ -10,10 +12,11 @@ import fusion
 from fusion.codegen.ascendc.emit_chain import emit_chain
 from fusion.codegen.ascendc.emit_kernel import emit_kernel
 from fusion.core.errors import MegafuseError
+from fusion.core.soc import get_soc
 from fusion.driver.chain_wave import waved
 from fusion.verify.ascend_check import check_ascend
 from schedules.lowering import build_program
-from schedules.wave import member_plan, roles, wave_steps
+from schedules.wave import chain_steps, member_plan
 
 F16 = "float16"
 
@@ -28,18 +31,31 @@ def v2_b4(tmp_path_factory):
     return fusion.compile(str(p), target="ascend:910b2", dtype=F16, outputs="b4_pw_bn", fallback=False)
 
 
-def _waved(cm, chunks):
+def _waved(cm, chunks, join=False):
+    """join: False (every stage its own step), "local" (the stages in their producer's task after a
+    pipe barrier: they follow it on the same cores) or "aic" (the same, after a barrier over the AICs)."""
     (c,) = cm.chains
-    plans = waved(c, cm.chain_plans, chunks)
+    plans = waved(c, cm.chain_plans, chunks, bool(join))
     assert plans is not None and all(p.chunks == chunks for p in plans.values())
+    if join == "aic":
+        plans = {n: replace(p, local_in=False) for n, p in plans.items()}
+    assert all(p.joined == bool(join) for n, p in plans.items() if n in c.stages)
+    assert all(p.local_in == (join == "local") for n, p in plans.items() if n in c.stages)
     return c, plans
 
 
-@pytest.mark.parametrize("chunks", [2, 4])
-def test_chunked_chain_is_bitwise_its_members_per_chunk(v2_b4, emu_cache, chunks):
+def _steps(c, plans):
+    kplans = [member_plan(plans[n]) for n in c.blocks]
+    return chain_steps(plans[c.blocks[0]].chunks, kplans, [build_program(p) for p in kplans])
+
+
+@pytest.mark.parametrize("chunks,join", [(2, False), (4, False), (2, "local"), (2, "aic")])
+def test_chunked_chain_is_bitwise_its_members_per_chunk(v2_b4, emu_cache, chunks, join):
     """The chain kernel's output equals its members' kernels run chunk by chunk, bit for bit, its
-    counters their sum; every core passes one SyncAll per step boundary and no other."""
-    c, plans = _waved(v2_b4, chunks)
+    counters their sum; every core passes one SyncAll per step boundary and no other. join: the GEMM
+    stages run in their producer's GEMM task, after a pipe barrier ("local") or after a barrier over
+    the AICs ("aic": each AIC sets and waits once per joined stage and chunk, no AIV flags)."""
+    c, plans = _waved(v2_b4, chunks, join)
     before = dict(v2_b4.chain_plans)
     v2_b4.chain_plans.update(plans)
     try:
@@ -48,26 +64,39 @@ def test_chunked_chain_is_bitwise_its_members_per_chunk(v2_b4, emu_cache, chunks
         v2_b4.chain_plans.update(before)
     (cc,) = res.chains
     assert res.passed and cc.max_abs == 0.0 and cc.counters_match
-    steps = wave_steps(tuple(roles(build_program(member_plan(plans[n]))) for n in c.blocks), chunks)
+    steps = _steps(c, plans)
     assert cc.counters["sync_alls"] == (len(steps) - 1) * cc.block_dim * 3   # an AIC and two AIVs per unit
-    assert cc.counters["cross_flag_sets"] == 0
+    barriers = chunks * len(c.stages) * cc.block_dim if join == "aic" else 0
+    assert cc.counters["cross_flag_sets"] == cc.counters["cross_flag_waits"] == barriers
 
 
-def test_chunked_chain_source_and_refusals(v2_b4):
-    c, plans = _waved(v2_b4, 2)
+@pytest.mark.parametrize("join", [False, "local", "aic"])
+def test_chunked_chain_source_and_refusals(v2_b4, join):
+    c, plans = _waved(v2_b4, 2, join)
     kernels = [emit_kernel(member_plan(plans[n]), n) for n in c.blocks]
     ec = emit_chain(c.name, kernels, c.residual_from, c.stages, 2)
-    steps = wave_steps(tuple(roles(build_program(member_plan(plans[n]))) for n in c.blocks), 2)
+    steps = _steps(c, plans)
     assert ec.source.count("this step's DW results and outputs are in GM") == len(steps) - 1
-    assert ec.source.count("op.RunPhase(") == 2 * sum(len(roles(build_program(member_plan(plans[n])))) for n in c.blocks)
+    assert ec.source.count("op.RunPhase(") == 2 * sum(len(build_program(k.plan).phases) for k in kernels)
+    # a joined stage: a pipe barrier or the AICs' barrier before it, once per chunk; no SyncAll of its own
+    joined = sum(k.plan.joined for k in kernels)
+    assert joined == (len(c.stages) if join else 0)
+    assert ec.source.count("the next GEMM stage reads only rows this core wrote") == 2 * joined * (join == "local")
+    assert ec.source.count("CrossCoreSetFlag<0, PIPE_FIX>(") == 2 * joined * (join == "aic")
+    if join:
+        assert len(steps) < len(_steps(c, _waved(v2_b4, 2)[1]))
+        # a stage joined without a GEMM producer's Fixpipe output, or outside image chunks, is refused
+        flat = [emit_kernel(replace(member_plan(plans[n]), joined=False, local_in=False) if n not in c.stages
+                            else member_plan(plans[n]), n) for n in c.blocks]
+        with pytest.raises(MegafuseError, match="cannot run in its producer's task"):
+            emit_chain(c.name, flat, c.residual_from, c.stages, 1)
     # the chain's tensors hold every chunk: x and y at the model's batch, a workspace per chunk
     assert ec.args()[0].shape[0] == 4 and kernels[0].arg("x").shape[0] == 2
     assert sum(r.what == "workspace" for r in ec.workspace) == 2 * len(c.blocks)
-    # a GEMM stage that follows its producer on the same cores has no SyncAll before it: no chunks
-    own = [emit_kernel(v2_b4.chain_plans[n], n) for n in c.blocks]
-    assert any(ek.plan.local_in for ek in own)
-    with pytest.raises(MegafuseError, match="no local stage"):
-        emit_chain(c.name, own, c.residual_from, c.stages, 2)
+    # no image chunks where one core runs both phases
+    with pytest.raises(MegafuseError, match="separate vector and cube cores"):
+        emit_chain(c.name, [replace(k, plan=replace(k.plan, soc=get_soc("ascend310p3"))) for k in kernels],
+                   c.residual_from, c.stages, 2)
 
 
 def test_chunked_chain_packages_and_exports_at_the_models_batch(v2_b4, tmp_path):

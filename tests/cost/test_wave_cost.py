@@ -63,24 +63,69 @@ def test_the_wave_overlaps_the_phases(pair):
     assert w.body_us + w.syncs * sync < 0.95 * unchunked
 
 
-def test_bench_charges_the_chain_in_chunks_its_steps_and_syncalls(tmp_path):
-    """bench's one-launch figure moves by exactly what the chain's time moves when its members run
-    in image chunks: the steps' bodies and every SyncAll between them (none dropped)."""
+@pytest.fixture(scope="module")
+def v2_b4(tmp_path_factory):
+    """MobileNetV2 b1-b4 at batch 4 (56 px, width 0.35) on 910B2: DW blocks and GEMM stages, the
+    stages after their producer on the same cores."""
     import onnx
 
     import fusion
-    from fusion.driver.chain_wave import waved
-    from fusion.report.bench import bench_sim
     from models.mobilenet import mobilenet_v2
 
-    p = tmp_path / "v2b4.onnx"
+    p = tmp_path_factory.mktemp("wave_cost") / "v2b4.onnx"
     onnx.save(mobilenet_v2(batch=4, resolution=56, width=0.35), p)
-    cm = fusion.compile(str(p), target="sim:ascend910b2", dtype=F16, outputs="b4_pw_bn", fallback=False)
+    return fusion.compile(str(p), target="sim:ascend910b2", dtype=F16, outputs="b4_pw_bn", fallback=False), p
+
+
+@pytest.mark.parametrize("join", [False, True])
+def test_bench_charges_the_chain_in_chunks_its_steps_and_syncalls(v2_b4, join):
+    """bench's one-launch figure moves by exactly what the chain's time moves when its members run
+    in image chunks: the steps' bodies and every SyncAll between them (none dropped)."""
+    from fusion.driver.chain_wave import waved
+    from fusion.report.bench import bench_sim
+
+    cm, p = v2_b4
     (c,) = cm.chains
+    before = dict(cm.chain_plans)
     flat, _ = bench_sim(cm, str(p))
-    cm.chain_plans.update(waved(c, cm.chain_plans, 2))
-    wave, _ = bench_sim(cm, str(p))
+    try:
+        cm.chain_plans.update(waved(c, cm.chain_plans, 2, join))
+        wave, _ = bench_sim(cm, str(p))
+    finally:
+        cm.chain_plans.update(before)
     (ch0,), (ch1,) = flat["chains"], wave["chains"]
-    assert ch1["chunks"] == 2 and ch1["syncs"] == ch1["steps"] - 1 > ch0["syncs"]
+    assert ch1["chunks"] == 2 and ch1["syncs"] == ch1["steps"] - 1
+    assert ch1["syncs"] > ch0["syncs"] or join
     moved = ch1["time_us"] - ch0["time_us"]
     assert wave["bodies"]["fused_one_launch_us"] - flat["bodies"]["fused_one_launch_us"] == pytest.approx(moved, abs=1e-6)
+
+
+@pytest.mark.parametrize("barrier", ["local", "aic"])
+def test_a_joined_stage_runs_after_its_producers_gemm_in_one_step(v2_b4, barrier):
+    """A GEMM stage joined to its producer's GEMM task: that step lasts at least the two GEMMs one
+    after the other (each alone) and, where the stage does not follow on the same cores, the AICs'
+    barrier between them (a SyncAll's time); the wave has fewer steps than with the stage in its own."""
+    from fusion.driver.chain import in_l2
+    from fusion.driver.chain_wave import waved
+
+    cm, _ = v2_b4
+    (c,) = cm.chains
+    joined, apart = waved(c, cm.chain_plans, 2, True), waved(c, cm.chain_plans, 2, False)
+    if barrier == "aic":
+        joined = {n: replace(p, local_in=False) for n, p in joined.items()}
+    sync = sync_all_us(cm.target.soc)
+    lists = {j: ([p[n] for n in c.blocks], [in_l2(c, k, p[n]) for k, n in enumerate(c.blocks)])
+             for j, p in ((True, joined), (False, apart))}
+    w, w0 = wave_cost(*lists[True]), wave_cost(*lists[False])
+    assert len(w.steps) < len(w0.steps)
+    assert w.aic_barriers == (2 * len(c.stages) if barrier == "aic" else 0) and w0.aic_barriers == 0
+    kplans = [member_plan(p) for p in lists[True][0]]
+    progs = [build_program(p) for p in kplans]
+    pairs = 0
+    for step, t in zip(w.steps, w.step_us):
+        aic = [(m, k) for m, k, _ in step if progs[m].phases[k].role == "aic"]
+        pairs += len(aic) == 2
+        alone = sum(_task(kplans[m], progs[m], k, sum(1 for a in progs[m].phases[k].assignment if a),
+                          lists[True][1][m])[0] for m, k in aic)
+        assert t >= alone + (sync if barrier == "aic" and len(aic) == 2 else 0.0) - 1e-9
+    assert pairs == 2 * sum(p.joined for p in kplans) == 2 * len(c.stages)   # each joined stage once per chunk

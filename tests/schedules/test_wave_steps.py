@@ -48,6 +48,25 @@ def test_two_chunks_overlap_dw_and_gemm():
     assert [len(s) for s in steps] == [1, 2, 2, 2, 2, 2, 1]
 
 
+def test_a_joined_stage_runs_in_its_producers_gemm_task():
+    """MobileNetV2's pattern (DW block, GEMM stage, DW block, GEMM stage) in two chunks: a joined
+    stage's GEMM follows its producer's GEMM in the same step on the same chunk, so the steps are
+    those of the DW blocks alone (5) where four separate AIC tasks per chunk take 9."""
+    rs = (("aiv", "aic"), ("aic",), ("aiv", "aic"), ("aic",))
+    assert len(wave_steps(rs, 2)) == 9
+    steps = wave_steps(rs, 2, frozenset({1, 3}))
+    assert len(steps) == 5
+    for step in steps:
+        for m, k, c in step:
+            if m in (1, 3):   # right after its producer's GEMM, same chunk
+                i = step.index((m, k, c))
+                assert i and step[i - 1] == (m - 1, 1, c)
+    assert sorted(t for st in steps for t in st) == sorted((m, k, c) for c in range(2) for m, r in enumerate(rs)
+                                                          for k in range(len(r)))
+    with pytest.raises(ValueError, match="another role"):
+        wave_steps(rs, 2, frozenset({2}))   # a DW cannot join a GEMM task
+
+
 def test_chunk_plan_is_the_plan_at_a_fraction_of_the_batch():
     p = _plan(batch=4)
     q = chunk_plan(p, 2)

@@ -32,8 +32,9 @@ from fusion.codegen.ascendc.kernel_types import ArgSpec, Launch
 from fusion.core.errors import MegafuseError
 from schedules.workload import ceil_div
 from schedules.local_handoff import local_ok
+from schedules.twophase import fixpipe
 from schedules.program_twophase import a_slack_bytes
-from schedules.wave import roles, wave_steps
+from schedules.wave import chain_steps
 from schedules.lowering import build_program
 
 ALIGN = 512           # packed GM operands start on a 512 B boundary (full-bandwidth DMA bursts)
@@ -42,6 +43,9 @@ TILING_ALIGN = 8
 # past the tensor (at most 15 rows of 32 B; schedules/program_twophase.a_slack_bytes)
 BOUNDARY_SLACK = 512
 WEIGHTS = ("w_dw", "b_dw", "w_pw", "b_pw")
+# cross-core flag of the AICs' barrier before a joined stage (mode 0); the kernels' own are 1-4
+# (emit_kernel.FLAG_DW / FLAG_PW, emit_twophase.FLAG_EPI_PRE / FLAG_EPI_FREE); the devkit gives kernels 0-10
+FLAG_AIC_BARRIER = 5
 
 
 def _align(n: int, a: int) -> int:
@@ -163,7 +167,8 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
     residual_from: per block, the producer of its residual (-1: the chain's x; None: none);
     stages: the blocks that are GEMM stages (identity DW; the host packs their weights so);
     chunks > 1: the kernels are one image chunk's (schedules/wave.member_plan), run per chunk in
-    wave_steps' steps with a SyncAll between steps (the chain's tensors hold every chunk)."""
+    chain_steps' steps with a SyncAll between steps (the chain's tensors hold every chunk); a local
+    stage runs in its producer's task after a pipe barrier."""
     if len(kernels) < 2:
         raise MegafuseError(f"chain {name}: needs at least two blocks")
     soc = kernels[0].plan.soc
@@ -178,6 +183,15 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
     for a, b in zip(kernels, kernels[1:]):
         if a.arg("y").shape != b.arg("x").shape or a.arg("y").dtype != b.arg("x").dtype:
             raise MegafuseError(f"chain {name}: {a.block}'s output does not match {b.block}'s input")
+    if chunks > 1 and soc.coupled:
+        raise MegafuseError(f"chain {name}: image chunks need separate vector and cube cores")
+    for k, ek in enumerate(kernels):   # a joined stage: after a GEMM whose output leaves from the AICs
+        p = ek.plan
+        if (p.joined or (chunks > 1 and p.local_in)) and not (
+                chunks > 1 and p.joined and k and ek.block in stages and p.gemm_only
+                and kernels[k - 1].plan.two_phase and fixpipe(kernels[k - 1].plan.workload, soc)):
+            raise MegafuseError(f"chain {name}: block {ek.block} cannot run in its producer's task (a GEMM stage "
+                                f"after a Fixpipe GEMM, in image chunks)")
     res = _res_source(name, kernels, residual_from)
     for k, ek in enumerate(kernels):
         if ek.plan.gemm_only and a_slack_bytes(ek.plan) and (k == 0 or a_slack_bytes(ek.plan) > BOUNDARY_SLACK):
@@ -190,8 +204,6 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
     if not set(stages) <= {ek.block for ek in kernels}:
         raise MegafuseError(f"chain {name}: GEMM stages {sorted(set(stages) - {ek.block for ek in kernels})} "
                             f"are not among its blocks")
-    if chunks > 1 and (soc.coupled or local):
-        raise MegafuseError(f"chain {name}: image chunks need separate vector and cube cores and no local stage")
     sym = f"megafuse_{name}"
     weights, off = [], 0
     for ek in kernels:
@@ -265,18 +277,23 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
 
 def _wave_calls(sym: str, kernels: list[EmittedKernel], chunks: int, res, w_at, ws_at, out_at,
                 tiling_offsets) -> list[str]:
-    """The entry's statements of a chain in image chunks: per step (schedules/wave.wave_steps) each
+    """The entry's statements of a chain in image chunks: per step (schedules/wave.chain_steps) each
     role's task -- block k's phase on chunk c, its own kernel classes on the chunk's slices of its
-    tensors and its chunk's workspace -- then a SyncAll (none after the last)."""
+    tensors and its chunk's workspace; a joined stage after its producer's phase and a barrier (a
+    pipe barrier where it follows on the same cores, else one over the AICs) -- then a SyncAll
+    (none after the last)."""
     last = len(kernels) - 1
     progs = [build_program(ek.plan) for ek in kernels]
-    steps = wave_steps(tuple(roles(pr) for pr in progs), chunks)
+    steps = chain_steps(chunks, [ek.plan for ek in kernels], progs)
     out = []
     for s, step in enumerate(steps):
         tasks, what = "", []
-        for k, ph, c in step:
+        for i, (k, ph, c) in enumerate(step):
             ek = kernels[k]
             phase = progs[k].phases[ph]
+            if i and progs[step[i - 1][0]].phases[step[i - 1][1]].role == phase.role:   # joined (chain_steps)
+                tasks += (sub(snippet("CHAIN_WAVE_LOCAL"), ROLE=phase.role.upper()) if ek.plan.local_in else
+                          sub(snippet("CHAIN_WAVE_AIC_BARRIER"), FLAG=FLAG_AIC_BARRIER))
             xb, yb = ek.arg("x").nbytes, ek.arg("y").nbytes
             src = "x" if k == 0 else f"ws + {out_at[kernels[k - 1].block]}"
             dst = "y" if k == last else f"ws + {out_at[ek.block]}"

@@ -162,6 +162,16 @@ LoadPwWeights(wp, 0, tl.co1);
 @TASKS@    }
 //@ CHAIN_WAVE_SYNC
     SyncAll<false>();  // AIVs and AICs: this step's DW results and outputs are in GM before the next step reads them
+//@ CHAIN_WAVE_LOCAL
+        if ASCEND_IS_@ROLE@ {   // the next GEMM stage reads only rows this core wrote (its writes land first)
+            PipeBarrier<PIPE_ALL>();
+        }
+//@ CHAIN_WAVE_AIC_BARRIER
+        if ASCEND_IS_AIC {   // every AIC: the rows the next GEMM stage reads, other AICs' Fixpipe output, are in GM
+            PipeBarrier<PIPE_ALL>();
+            CrossCoreSetFlag<0, PIPE_FIX>(@FLAG@);
+            CrossCoreWaitFlag(@FLAG@);
+        }
 //@ CHAIN_LOCAL
     PipeBarrier<PIPE_ALL>();  // the next GEMM stage reads only rows this core wrote (its writes land first): no SyncAll
 //@ CHAIN_SYNC_ALL_SOFT
