@@ -10,7 +10,8 @@ other task counts in a core's share in proportion to its GM bytes against one of
 (a GEMM stage joined to its producer's GEMM task, schedules/wave.py) lasts the two phases one after
 the other, each timed from its own start (an upper bound, as chain_local charges the pair), and where
 the stage does not follow its producer on the same cores, the barrier over the AICs between them,
-charged as the hard SyncAll (the same unfitted constant: no device figure for mode-0 flags here). A step lasts its longer task, and at least its bytes at the shared HBM and L2 bandwidth
+charged as the hard SyncAll (the same unfitted constant: no device figure for mode-0 flags here).
+A step lasts its longer task, and at least its bytes at the shared HBM and L2 bandwidth
 (results.bandwidth_floors, the floors of every kernel's body). A SyncAll ends every step but the last.
 """
 

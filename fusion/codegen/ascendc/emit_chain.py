@@ -167,8 +167,8 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
     residual_from: per block, the producer of its residual (-1: the chain's x; None: none);
     stages: the blocks that are GEMM stages (identity DW; the host packs their weights so);
     chunks > 1: the kernels are one image chunk's (schedules/wave.member_plan), run per chunk in
-    chain_steps' steps with a SyncAll between steps (the chain's tensors hold every chunk); a local
-    stage runs in its producer's task after a pipe barrier."""
+    chain_steps' steps with a SyncAll between steps (the chain's tensors hold every chunk); a joined
+    GEMM stage runs in its producer's GEMM task after a barrier (KernelPlan.joined)."""
     if len(kernels) < 2:
         raise MegafuseError(f"chain {name}: needs at least two blocks")
     soc = kernels[0].plan.soc
