@@ -29,7 +29,7 @@ def sync_all_us(soc) -> float:
     return cycles_to_us(soc, soc.sync_all_cycles)
 
 
-def _l2(plan: KernelPlan, prog, in_l2: tuple[str, ...] = ()):
+def phase_l2(plan: KernelPlan, prog, in_l2: tuple[str, ...] = ()):
     """L2 of the two-phase kernel: the workspace (each byte written once) is its hand-off; each
     weight tensor its own hit fraction (block_l2)."""
     counts = prog.counts
@@ -39,7 +39,7 @@ def _l2(plan: KernelPlan, prog, in_l2: tuple[str, ...] = ()):
                     prog.weight_reads, counts.get("read:handoff", 0))
 
 
-class _Timer:
+class PhaseTimer:
     def __init__(self, plan: KernelPlan, l2, active: int):
 
         self.plan, self.soc = plan, plan.soc
@@ -84,14 +84,14 @@ def core_sequence(ph, core, unit_steps: dict, timed, pro, ready: float = 0.0) ->
     return seq
 
 
-def _to_l1(plan: KernelPlan, phase) -> bool:
+def phase_to_l1(plan: KernelPlan, phase) -> bool:
     """The phase's loads go to L1 (the AIC's MTE2, with its own per-core bandwidth): its MTE2
     stage fills an L1 queue."""
     scope = {b.name: b.scope for b in plan.buffers}
     return any(scope.get(s.ring) == "L1" for s in phase.pipeline if s.pipe == "MTE2")
 
 
-def _resident(pre) -> str:
+def resident_stage(pre) -> str:
     """A preload's timeline label: what it loads where."""
     return " + ".join(dict.fromkeys(f"{s.gm} -> {s.buffer}" for s in pre
                                     if isinstance(s, Copy) and s.direction == "in")) + " (resident)"
@@ -104,11 +104,11 @@ def _at_start(prog, launched: int) -> float:
     if len(prog.phases) > 1 and prog.phases[1].gate == "flags":
         first, cons = prog.phases[0], prog.phases[1]
         n = sum(1 for c in cons.assignment if c)
-        return launched - n + n * _side_by_side(first, cons)
+        return launched - n + n * side_by_side(first, cons)
     return launched
 
 
-def _side_by_side(producer, consumer) -> float:
+def side_by_side(producer, consumer) -> float:
     """The share weight of a flag-gated phase's core beside its producer's (see _Flagged)."""
     per = [_gm_bytes(ph) / max(1, sum(1 for c in ph.assignment if c)) for ph in (producer, consumer)]
     return min(1.0, per[1] / per[0]) if per[0] > 0 else 1.0
@@ -138,7 +138,7 @@ class _Flagged:
         # in proportion to its GM bytes against a producer core's, so where the share binds, the
         # pair takes (producer + consumer bytes) / the shared bandwidth -- not as if every
         # consumer core moved a producer core's bytes all the time
-        self.weight = _side_by_side(producer, consumer)
+        self.weight = side_by_side(producer, consumer)
         self.first = float("inf")   # when the earliest consumer unit may start (the note)
         self.pending = (timer, acc)
         self.timed = self.pro = None
@@ -148,7 +148,7 @@ class _Flagged:
         timer, acc = self.pending
         nxt = self.nxt
         occ = Counter(it for core in nxt.assignment for u in core for it in nxt.units[u])
-        l1 = _to_l1(timer.plan, nxt)
+        l1 = phase_to_l1(timer.plan, nxt)
         self.timed = {it: timer.iteration(acc, it, n, l1) for it, n in occ.items()}
         self.pro = timer.iteration(acc, nxt.prologue, self.n_busy, l1)
 
@@ -210,7 +210,7 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
     wl, soc = plan.workload, plan.soc
     db = plan.tile.double_buffer
     prog = build_program(plan)
-    l2 = _l2(plan, prog, in_l2)
+    l2 = phase_l2(plan, prog, in_l2)
     # a gemm_only plan still launches its MIX kernel's AIVs (the plan's cores)
     n_vec = max((len(ph.assignment) for ph in prog.phases if ph.role in ("aiv", "core")), default=plan.cores)
     n_aic = sum(len(ph.assignment) for ph in prog.phases if ph.role == "aic")
@@ -220,7 +220,7 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
     # vector cores the launch holds for the GEMM's AICs but the DW units do not reach move no data
     first = prog.phases[0]
     idle = n_vec - sum(1 for c in first.assignment if c) if first.role in ("aiv", "core") else 0
-    timer = _Timer(plan, l2, launched)
+    timer = PhaseTimer(plan, l2, launched)
     acc = _Acc()
     sync = sync_all_us(soc)
     runs: dict[str, CoreRun] = {}
@@ -239,11 +239,11 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
         inline = host < k
         before = prog.phases[host].assignment if inline else ()
         timer.active = (sum(1 for c in before if c) if inline else _at_start(prog, launched - idle))
-        l1 = _to_l1(plan, ph)
+        l1 = phase_to_l1(plan, ph)
         for ci, pre in enumerate(ph.preload):
             if pre:
                 t = timer.iteration(acc, pre, 1, l1)[0]   # the AIC's B -> L1, the AIV's taps -> UB
-                name_, what = f"{ph.role}{ci}", _resident(pre)
+                name_, what = f"{ph.role}{ci}", resident_stage(pre)
                 if inline and ci < len(before) and before[ci]:
                     pre_us[name_] = (t, what)
                 else:   # at the kernel's start (inline: no unit of the host phase, the barrier waits for it)
@@ -258,7 +258,7 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
             continue
         nxt = prog.phases[k + 1] if k + 1 < len(prog.phases) else None
         flagged = _Flagged(ph, nxt, timer, acc, db) if nxt is not None and nxt.gate == "flags" else None
-        to_l1 = _to_l1(plan, ph)
+        to_l1 = phase_to_l1(plan, ph)
         n_busy = sum(1 for core in ph.assignment if core)
         # the phase's cores share the GM bandwidth (the others wait at SyncAll); a flag-gated
         # phase runs beside it and shares it too

@@ -6,7 +6,7 @@ program replayed through the in-order pipes as the two-phase timer does (fusion/
 its units on its cores, the GEMM's resident weights loaded at the phase's start, which in a chunk
 has no DW phase of its own to hide behind). The two tasks share the GM bandwidth: a core of the
 other task counts in a core's share in proportion to its GM bytes against one of this task's
-(twophase._side_by_side, the rule of the flag-gated epilogue beside its GEMM). A task of two phases
+(twophase.side_by_side, the rule of the flag-gated epilogue beside its GEMM). A task of two phases
 (a GEMM stage joined to its producer's GEMM task, schedules/wave.py) lasts the two phases one after
 the other, each timed from its own start (an upper bound, as chain_local charges the pair), and where
 the stage does not follow its producer on the same cores, the barrier over the AICs between them,
@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 from fusion.cost.pipes import _sim, _st
 from fusion.cost.results import _Acc, bandwidth_floors
-from fusion.cost.twophase import _l2, _resident, _side_by_side, _Timer, _to_l1, core_sequence, sync_all_us
+from fusion.cost.twophase import (PhaseTimer, core_sequence, phase_l2, phase_to_l1, resident_stage, side_by_side,
+                                   sync_all_us)
 from schedules.lowering import build_program
 from schedules.wave import chain_steps, member_plan
 
@@ -51,15 +52,15 @@ def _task(plan, prog, k: int, active: float, in_l2: tuple[str, ...]) -> tuple[fl
     worth sharing the GM bandwidth."""
     ph = prog.phases[k]
     db = plan.tile.double_buffer
-    l2 = _l2(plan, prog, in_l2)
-    timer = _Timer(plan, l2, active)
+    l2 = phase_l2(plan, prog, in_l2)
+    timer = PhaseTimer(plan, l2, active)
     acc = _Acc()
-    to_l1 = _to_l1(plan, ph)
+    to_l1 = phase_to_l1(plan, ph)
     start = {}
     for ci, pre in enumerate(ph.preload):   # the resident PW weights, at the phase's start
         if pre:
             t = timer.iteration(acc, pre, 1, to_l1)[0]
-            start[ci] = _sim([(0, 0.0, ((_st("MTE2", t, _resident(pre)),),))], db)
+            start[ci] = _sim([(0, 0.0, ((_st("MTE2", t, resident_stage(pre)),),))], db)
     occ = Counter(it for core in ph.assignment for u in core for it in ph.units[u])
     timed = {it: timer.iteration(acc, it, n, to_l1) for it, n in occ.items()}
     pro = timer.iteration(acc, ph.prologue, _busy(ph), to_l1)
@@ -90,7 +91,7 @@ def wave_cost(plans: list, in_l2: list[tuple[str, ...]]) -> WaveCost:
         accs = []
         for m, k, _ in step:
             me = progs[m].phases[k]
-            active = _busy(me) + sum(_busy(progs[m2].phases[k2]) * _side_by_side(me, progs[m2].phases[k2])
+            active = _busy(me) + sum(_busy(progs[m2].phases[k2]) * side_by_side(me, progs[m2].phases[k2])
                                      for m2, k2, _ in step if progs[m2].phases[k2].role != me.role)
             key = (m, k, round(active, 6))
             if key not in memo:
