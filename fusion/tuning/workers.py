@@ -111,15 +111,6 @@ def start_pool(workers: int):
 def kill_workers(executor) -> None:
     """SIGKILL every live worker of a ProcessPoolExecutor, then let it shut down without waiting."""
     _quiet_manager_thread()
-    # tasks still in the call queue's pipe have no reader once the workers die: the queue's feeder
-    # thread must not be joined (at exit, or by the manager thread sweeping the broken pool), or
-    # this process can hang after the signal it is leaving for
-    queue = getattr(executor, "_call_queue", None)
-    if queue is not None:
-        try:
-            queue.cancel_join_thread()
-        except (OSError, ValueError, AttributeError):
-            pass
     procs = list((getattr(executor, "_processes", None) or {}).values())
     for p in procs:
         try:
