@@ -448,6 +448,14 @@ def test_fifo_and_dev_zero_do_not_block_or_read_forever(tmp_path):
         assert time.perf_counter() - t0 < 30
 
 
+def _signals_as_in_a_shell() -> None:
+    """The child starts with SIGINT / SIGTERM at their defaults, as a command typed in a shell does:
+    a run launched in the background (`cmd &` in a script, nohup) inherits SIGINT ignored, and Python
+    then installs no KeyboardInterrupt handler -- the signal this test sends would never arrive."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _group_alive(pgid: int) -> list[int]:
     alive = []
     for d in os.listdir("/proc"):
@@ -470,7 +478,7 @@ def test_killing_tune_leaves_no_process(sig, code, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT), TVM_NUM_THREADS="1")
     p = subprocess.Popen([sys.executable, "-m", "fusion.cli.main", "tune", str(model), "--no-db", "--workers", "2",
                           "--quiet", "--exhaustive"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         start_new_session=True, env=env, text=True)
+                         start_new_session=True, env=env, text=True, preexec_fn=_signals_as_in_a_shell)
     try:
         t0 = time.time()
         while len(_group_alive(p.pid)) < 3 and time.time() - t0 < 60:   # tune + 2 workers (+ tracker)
