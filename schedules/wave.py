@@ -74,6 +74,13 @@ def roles(prog) -> tuple[str, ...]:
     return tuple(ph.role for ph in prog.phases)
 
 
+def join_ok(producer: KernelPlan, stage: KernelPlan) -> bool:
+    """The stage may run in its producer's GEMM task (module doc; the barrier's kind aside: local_ok
+    where it follows on the same cores): a gemm_only GEMM stage after a two-phase GEMM whose output
+    leaves from the AICs (the Fixpipe). One predicate for the chain pass and the emitter."""
+    return stage.gemm_only and producer.two_phase and fixpipe(producer.workload, producer.soc)
+
+
 def wave_refusal(plan: KernelPlan, chunks: int, producer: KernelPlan | None = None) -> str | None:
     """Why this member cannot run in `chunks` image chunks (module doc), or None; producer: the
     member before it (read where this one follows it on the same cores)."""
@@ -90,7 +97,7 @@ def wave_refusal(plan: KernelPlan, chunks: int, producer: KernelPlan | None = No
     q = None if producer is None else chunk_plan(replace(producer, chunks=1), chunks)
     if plan.local_in and (not plan.joined or q is None or not local_ok(q, p)):
         return f"follows its producer on the same cores, but not at batch {wl.batch // chunks} in its task"
-    if plan.joined and (q is None or not plan.gemm_only or not q.two_phase or not fixpipe(q.workload, soc)):
+    if plan.joined and (q is None or not join_ok(q, p)):
         return "joins a task whose output does not leave from the AICs (a GEMM stage after a Fixpipe GEMM)"
     phases = build_program(p).phases
     names = tuple(ph.name for ph in phases)
@@ -147,4 +154,4 @@ def chain_steps(chunks: int, kplans: list[KernelPlan], progs: list) -> tuple[tup
                       frozenset(m for m, p in enumerate(kplans) if m and p.joined))
 
 
-__all__ = ["ROLES", "chain_steps", "chunk_plan", "member_plan", "roles", "wave_refusal", "wave_steps"]
+__all__ = ["ROLES", "chain_steps", "chunk_plan", "join_ok", "member_plan", "roles", "wave_refusal", "wave_steps"]

@@ -32,9 +32,8 @@ from fusion.codegen.ascendc.kernel_types import ArgSpec, Launch
 from fusion.core.errors import MegafuseError
 from schedules.workload import ceil_div
 from schedules.local_handoff import local_ok
-from schedules.twophase import fixpipe
 from schedules.program_twophase import a_slack_bytes
-from schedules.wave import chain_steps
+from schedules.wave import chain_steps, join_ok
 from schedules.lowering import build_program
 
 ALIGN = 512           # packed GM operands start on a 512 B boundary (full-bandwidth DMA bursts)
@@ -188,8 +187,7 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
     for k, ek in enumerate(kernels):   # a joined stage: after a GEMM whose output leaves from the AICs
         p = ek.plan
         if (p.joined or (chunks > 1 and p.local_in)) and not (
-                chunks > 1 and p.joined and k and ek.block in stages and p.gemm_only
-                and kernels[k - 1].plan.two_phase and fixpipe(kernels[k - 1].plan.workload, soc)):
+                chunks > 1 and p.joined and k and ek.block in stages and join_ok(kernels[k - 1].plan, p)):
             raise MegafuseError(f"chain {name}: block {ek.block} cannot run in its producer's task (a GEMM stage "
                                 f"after a Fixpipe GEMM, in image chunks)")
     res = _res_source(name, kernels, residual_from)
@@ -291,7 +289,7 @@ def _wave_calls(sym: str, kernels: list[EmittedKernel], chunks: int, res, w_at, 
         for i, (k, ph, c) in enumerate(step):
             ek = kernels[k]
             phase = progs[k].phases[ph]
-            if i and progs[step[i - 1][0]].phases[step[i - 1][1]].role == phase.role:   # joined (chain_steps)
+            if i and ek.plan.joined and step[i - 1][0] == k - 1:   # in its producer's task (chain_steps)
                 tasks += (sub(snippet("CHAIN_WAVE_LOCAL"), ROLE=phase.role.upper()) if ek.plan.local_in else
                           sub(snippet("CHAIN_WAVE_AIC_BARRIER"), FLAG=FLAG_AIC_BARRIER))
             xb, yb = ek.arg("x").nbytes, ek.arg("y").nbytes
