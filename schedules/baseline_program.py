@@ -298,14 +298,17 @@ def dw_column_pitch_ok(d: DwShape) -> bool:
 def dw_rows_per_copy(soc: SocSpec, d: DwShape, on_cube: bool = False) -> int:
     """Output rows one iteration computes, at most the plane's: as many as fit UB double-buffered
     (vector form: input window with halo, taps, bias, output rows; cube form: the fp32
-    accumulator and the output rows), and on the cube as many as two accumulators in L0C."""
+    accumulator, the output rows and the bias), and on the cube as many as two accumulators in
+    L0C and two input windows with their taps in L1."""
     e = itemsize(d.dtype)
     for r in range(d.out_h, 0, -1):
         in_rows = (r - 1) * d.stride + d.kh
         px16 = ceil_div(r * d.out_w, C0) * C0
-        if on_cube:
-            need = 2 * px16 * C0 * (ACC_BYTES + e)
-            fits = need <= soc.ub_usable_bytes and 2 * px16 * C0 * ACC_BYTES <= soc.l0c_bytes
+        if on_cube:   # (+ the bias in UB; the input rows and the taps in L1, double-buffered)
+            need = 2 * (px16 * C0 * (ACC_BYTES + e) + dw_cube_bias_bytes())
+            l1 = 2 * (in_rows * d.w * C0 * e + d.kh * d.kw * C0 * C0 * e)
+            fits = (need <= soc.ub_usable_bytes and 2 * px16 * C0 * ACC_BYTES <= soc.l0c_bytes
+                    and l1 <= soc.l1_bytes)
         else:
             need = 2 * (in_rows * dw_window_width(d) * C0 * e + r * dw_row_pixels(d) * C0 * e
                         + (d.kh * d.kw + 1) * C0 * ACC_BYTES)
@@ -313,6 +316,30 @@ def dw_rows_per_copy(soc: SocSpec, d: DwShape, on_cube: bool = False) -> int:
         if fits:
             return r
     return 0
+
+
+def dw_cube_rows(soc: SocSpec, d: DwShape) -> int:
+    """Cube form: rows of the img2col matrix (output pixels) one load3d brings into L0A -- what one
+    of its two buffers holds, whole 16-row fractals (the kernel's A2 queue is double-buffered, so
+    the next chunk's load3d overlaps this chunk's Mmad); 0 where a tap set is too wide for that."""
+    return (soc.l0a_bytes // 2 // (d.kh * d.kw * C0 * itemsize(d.dtype))) // C0 * C0
+
+
+def dw_cube_bias_bytes() -> int:
+    """Cube form: a channel block's fp32 bias as the kernel reads it, repeated over the 4 pixels of
+    one 256 B vector repeat (prepared by the host, as the diagonal taps are), so one repeat-form
+    Add covers the accumulator."""
+    return (256 // (C0 * ACC_BYTES)) * C0 * ACC_BYTES
+
+
+def dw_rows(soc: SocSpec, d: DwShape, on_cube: bool) -> int:
+    """Output rows per iteration of the depthwise kernel: what fits UB (dw_rows_per_copy), fewer
+    where that leaves cores without work; 0 where no row fits (or, cube form, no img2col chunk fits
+    L0A)."""
+    if on_cube and dw_cube_rows(soc, d) == 0:
+        return 0
+    cores = soc.cube_cores if on_cube else soc.vector_cores
+    return min(dw_rows_per_copy(soc, d, on_cube), max(1, ceil_div(d.out_h, ceil_div(cores, d.batch * d.c1))))
 
 
 def dw_window(d: DwShape, r0: int, rows: int) -> tuple[int, int, bool]:
@@ -342,13 +369,16 @@ def _dw_iteration(soc: SocSpec, d: DwShape, r0: int, rows: int, on_cube: bool) -
     # the channel block's taps (a diagonal 16 x 16 fractal each on the cube) and its bias
     w_bytes = taps * C0 * (C0 if on_cube else 1) * e
     it.append(Copy("weights", "in", "w_l1" if on_cube else "w_ub", "w", w_bytes, 1))
-    it.append(Copy("weights", "in", "b_ub", "b", C0 * (ACC_BYTES if on_cube else e), 1))
-    if on_cube:   # load3d of each tap's window, a diagonal 16 x 16 weight fractal per tap
-        px = rows * d.out_w
+    it.append(Copy("weights", "in", "b_ub", "b", dw_cube_bias_bytes() if on_cube else C0 * e, 1))
+    if on_cube:   # load3d of each tap's window in chunks of img2col rows, a diagonal 16 x 16
+        # weight fractal per tap, the whole accumulator L0C -> UB (whole fractals)
+        px, chunk = rows * d.out_w, dw_cube_rows(soc, d)
         it.append(Move("L1->L0B", "w_l1", "w_l0b", w_bytes))
-        it.append(Move("L1->L0A", "x_l1", "a_l0a", taps * ceil_div(px, C0) * C0 * C0 * e))
-        it.append(CubeOp(taps * ceil_div(px, C0), "a_l0a", "w_l0b", "c_l0c"))
-        it.append(Move("L0C->UB", "c_l0c", "acc_ub", n * ACC_BYTES))
+        for m0 in range(0, px, chunk):
+            m1 = ceil_div(min(chunk, px - m0), C0)
+            it.append(Move("L1->L0A", "x_l1", "a_l0a", taps * m1 * C0 * C0 * e))
+            it.append(CubeOp(taps * m1, "a_l0a", "w_l0b", "c_l0c"))
+        it.append(Move("L0C->UB", "c_l0c", "acc_ub", ceil_div(px, C0) * C0 * C0 * ACC_BYTES))
         it.append(_vw("bias", "acc_ub", n, vec_op(soc, n, ACC_BYTES)))
         if ACT_OPS[d.act]:
             it.append(_vw("act", "acc_ub", n, count_form(soc, n, ACC_BYTES, ACT_OPS[d.act])))
@@ -379,8 +409,7 @@ def dw_program(soc: SocSpec, name: str, d: DwShape, members: tuple[str, ...] = (
     contiguous ranges over the cores; per unit one iteration (module doc)."""
     on_cube = dw_on_cube(soc) if on_cube is None else on_cube
     cores = soc.cube_cores if on_cube else soc.vector_cores
-    # rows per iteration: what fits UB, fewer where that leaves cores without work
-    rows = min(dw_rows_per_copy(soc, d, on_cube), max(1, ceil_div(d.out_h, ceil_div(cores, d.batch * d.c1))))
+    rows = dw_rows(soc, d, on_cube)
     if rows == 0:
         raise ValueError(f"no row of the depthwise kernel {name} fits UB")
     groups = [(r0, min(rows, d.out_h - r0)) for r0 in range(0, d.out_h, rows)]
@@ -396,7 +425,7 @@ def dw_program(soc: SocSpec, name: str, d: DwShape, members: tuple[str, ...] = (
         start += p
     e = itemsize(d.dtype)
     in_bytes = float(d.batch * d.c1 * C0 * d.h * d.w * e)
-    w_bytes = float(d.c1 * C0 * (d.kh * d.kw * (C0 if on_cube else 1) * e + (ACC_BYTES if on_cube else e)))
+    w_bytes = float(d.c1 * (d.kh * d.kw * C0 * (C0 if on_cube else 1) * e + (dw_cube_bias_bytes() if on_cube else C0 * e)))
     out_bytes = float(d.batch * d.c1 * C0 * d.out_h * d.out_w * e)
     cs = sorted((CoreSeq(c, _runs((it,) for it in key)) for key, c in seqs.items()), key=lambda s: -s.iterations)
     return BaselineProgram(name, "dwconv", members, d.dtype, "cube" if on_cube else "vector",

@@ -66,10 +66,13 @@ def _act(v: np.ndarray, act: str) -> np.ndarray:
     return v
 
 
-def check_dw(soc: SocSpec, d: DwShape, seed: int = 0) -> BaselineCheck:
-    """Runs the baseline DW kernel of `d` on random fp16 data (NC1HWC0, channel tail zero)."""
+def check_dw(soc: SocSpec, d: DwShape, seed: int = 0, on_cube: bool | None = None) -> BaselineCheck:
+    """Runs the baseline DW kernel of `d` (its form on `soc`, or `on_cube`) on random fp16 data
+    (NC1HWC0, channel tail zero). The cube form reads each tap as a diagonal 16 x 16 fractal and
+    the bias in fp32, repeated over 4 pixels (emit_baseline.emit_dw), as the host prepares them."""
     rng = np.random.default_rng(seed)
-    k = emit_dw(soc, d)
+    k = emit_dw(soc, d, on_cube=on_cube)
+    cube = k.symbol == "baseline_dw_cube"
     c1, taps = d.c1, d.kh * d.kw
     x = np.zeros((d.batch, c1 * C0, d.h, d.w), np.float16)
     x[:, :d.channels] = rng.uniform(-1, 1, (d.batch, d.channels, d.h, d.w)).astype(np.float16)
@@ -79,9 +82,13 @@ def check_dw(soc: SocSpec, d: DwShape, seed: int = 0) -> BaselineCheck:
     b[:d.channels] = rng.uniform(-0.5, 0.5, d.channels).astype(np.float16)
     x5 = np.ascontiguousarray(x.reshape(d.batch, c1, C0, d.h, d.w).transpose(0, 1, 3, 4, 2))
     w5 = np.ascontiguousarray(wt.reshape(c1, C0, taps).transpose(0, 2, 1))
+    b5 = b.reshape(c1, C0).copy()
+    if cube:   # (c1, taps, 16, 16) diagonal fractals; (c1, 4, 16) fp32 bias
+        w5 = np.ascontiguousarray(w5[..., None] * np.eye(C0, dtype=np.float16))
+        b5 = np.ascontiguousarray(np.repeat(b5.astype(np.float32)[:, None, :], 4, axis=1))
     y5 = np.full((d.batch, c1, d.out_h, d.out_w, C0), np.nan, np.float16)
     lib = build_kernel(k.source, k.symbol)
-    res = lib.run([x5, w5, b.reshape(c1, C0).copy(), y5, None, k.tiling_bytes()], block_dim=k.block_dim, soc=soc)
+    res = lib.run([x5, w5, b5, y5, None, k.tiling_bytes()], block_dim=k.block_dim, soc=soc)
     # reference: fp32 over the padded input
     pad_b = max(0, (d.out_h - 1) * d.stride + d.kh - d.h - d.pad_top)
     pad_r = max(0, (d.out_w - 1) * d.stride + d.kw - d.w - d.pad_left)

@@ -16,22 +16,43 @@ SOCS = ("ascend910b2", "ascend310p3")
 FP16_REL = 2e-3     # fp16 accumulation of up to 9 taps / a rounding of the fp32 GEMM result
 
 
-@pytest.mark.parametrize("soc_name", SOCS)
+@pytest.mark.parametrize("soc_name, on_cube", [("ascend910b2", False), ("ascend310p3", True), ("ascend310p3", False)],
+                         ids=["910b2-vector", "310p3-cube", "310p3-vector"])
 @pytest.mark.parametrize("d", [
     DwShape(2, 40, 13, 11, 7, 6, 3, 3, 2, 1, 1, "relu6", "float16"),     # stride 2, ragged rows
     DwShape(1, 24, 9, 19, 9, 19, 3, 3, 1, 1, 1, "relu", "float16"),      # 19 pixels: a ragged repeat
     DwShape(3, 17, 6, 5, 2, 1, 5, 5, 1, 0, 0, "none", "float16"),        # 5x5, no padding, tail channels
     DwShape(8, 48, 8, 8, 8, 8, 3, 3, 1, 1, 1, "relu", "float16"),        # a tap's op walks the rows
-], ids=["s2", "ragged-w", "5x5-valid", "column-form"])
-def test_dw_kernel_matches_numpy_and_its_program(soc_name, d):
+    DwShape(8, 16, 40, 40, 40, 40, 3, 3, 1, 1, 1, "relu6", "float16"),   # cube: 12 load3d chunks, 320 repeats
+], ids=["s2", "ragged-w", "5x5-valid", "column-form", "wide-unit"])
+def test_dw_kernel_matches_numpy_and_its_program(soc_name, on_cube, d):
     soc = get_soc(soc_name)
-    r = check_dw(soc, d)
+    r = check_dw(soc, d, on_cube=on_cube)
     assert r.max_rel <= FP16_REL, r
     assert r.counters_equal, (r.emulator, r.program)
     assert r.emulator["vector_instructions"] > 0 and r.emulator["gm_write_bytes"] == d.batch * d.c1 * d.out_h * d.out_w * 32
-    if d.batch == 8:   # the column form: one op per tap for all 4 rows of an iteration
+    # the cube form's taps are Mmads (a fractal per tap and 16 output pixels), the vector form's vector ops
+    m1 = sum(-(-r * d.out_w // 16) for r in _unit_rows(emit_dw(soc, d, on_cube=on_cube)))
+    assert r.emulator["cube_fractals"] == (d.kh * d.kw * m1 if on_cube else 0)
+    if d.batch == 8 and d.channels == 48 and not on_cube:   # the column form: one op per tap for all 4 rows
         taps = [st for st, _ in emit_dw(soc, d).program.steps() if getattr(st, "op", "") == "dw_taps"]
         assert all(st.instrs == 9 for st in taps)
+
+
+def _unit_rows(k) -> list[int]:
+    """Output rows of every unit the emitted kernel runs (its tiling: rows per group, groups, units)."""
+    t = dict(k.tiling)
+    return [min(t["rows"], t["oh"] - (u % t["groups"]) * t["rows"]) for u in range(t["units"])]
+
+
+def test_dw_cube_form_chunks_fit_l0a_and_refuse_off_coupled_chips():
+    """The cube form's img2col chunk fills one of L0A's two buffers; 910B (no L0C -> UB) refuses it."""
+    d = DwShape(1, 16, 56, 56, 56, 56, 3, 3, 1, 1, 1, "relu", "float16")
+    soc = get_soc("ascend310p3")
+    chunk = dict(emit_dw(soc, d).tiling)["chunk"]
+    assert chunk % 16 == 0 and 2 * chunk * 9 * 16 * 2 <= soc.l0a_bytes < 2 * (chunk + 16) * 9 * 16 * 2
+    with pytest.raises(MegafuseError, match="L0C -> UB"):
+        emit_dw(get_soc("ascend910b2"), d, on_cube=True)
 
 
 @pytest.mark.parametrize("soc_name, act, residual", [("ascend910b2", "relu", False), ("ascend910b2", "none", False),

@@ -3,9 +3,9 @@ templates/baseline_gemm.cpp) from the same programs the simulator times
 (schedules/baseline_program.py), so the baseline is as concrete as the fused kernels: the
 emulator runs them and its counters equal the program's (fusion/verify/baseline_check.py).
 
-What is emitted (fp16, NC1HWC0): the depthwise kernel in its vector form (what 910B runs; the
-310P runs DepthwiseConv2D on the cube through load3d, which the emulator models since 16de0db
-but no template here emits, so its cube form is simulated only), and the 1x1-convolution GEMM of one image (the PW kernel) with
+What is emitted (fp16, NC1HWC0): the depthwise kernel in its vector form (what 910B runs) and in
+its cube form (what 310P runs: load3d of each tap's window, a diagonal weight fractal per tap,
+fp32 accumulation in L0C, bias and act on the vector unit), and the 1x1-convolution GEMM of one image (the PW kernel) with
 the Fixpipe epilogue on 910B (act none / relu, no residual: the AIV pass of the others is not
 emitted) and the L0C -> UB epilogue on 310P (relu / relu6, residual). Other shapes refuse with a
 MegafuseError naming what is missing.
@@ -25,9 +25,11 @@ from schedules.baseline_program import (
     DwShape,
     _parts,
     dw_column_pitch_ok,
+    dw_cube_rows,
+    dw_on_cube,
     dw_program,
     dw_row_pixels,
-    dw_rows_per_copy,
+    dw_rows,
     dw_window_width,
     gemm_program,
 )
@@ -49,22 +51,33 @@ class BaselineKernel:
         return struct.pack(f"<{len(self.tiling)}I", *(v for _, v in self.tiling))
 
 
-def emit_dw(soc: SocSpec, d: DwShape, name: str = "dw") -> BaselineKernel:
-    """The vector-form depthwise kernel of `d` (fp16) and its program."""
+def emit_dw(soc: SocSpec, d: DwShape, name: str = "dw", on_cube: bool | None = None) -> BaselineKernel:
+    """The depthwise kernel of `d` (fp16) and its program: on the cube where the vendor runs it
+    there (dw_on_cube: 310P; templates/baseline_dw_cube.cpp), else in its vector form
+    (templates/baseline_dw.cpp); `on_cube` forces a form."""
     if d.dtype != "float16":
         raise MegafuseError(f"baseline DW kernel {name}: only float16 is emitted (got {d.dtype})")
     if d.act not in ACT_CODE:
         raise MegafuseError(f"baseline DW kernel {name}: activation {d.act!r} is not emitted (none, relu, relu6)")
-    prog = dw_program(soc, name, d, on_cube=False)
-    cores = soc.vector_cores
-    rows = min(dw_rows_per_copy(soc, d), max(1, ceil_div(d.out_h, ceil_div(cores, d.batch * d.c1))))
+    on_cube = dw_on_cube(soc) if on_cube is None else on_cube
+    if on_cube and not soc.coupled:
+        raise MegafuseError(f"baseline DW kernel {name}: the cube form moves L0C -> UB, which {soc.name} has not")
+    prog = dw_program(soc, name, d, on_cube=on_cube)
+    rows = dw_rows(soc, d, on_cube)
     groups = ceil_div(d.out_h, rows)
     units = d.batch * d.c1 * groups
-    per = ceil_div(units, min(cores, units))
-    tiling = (("h", d.h), ("w", d.w), ("oh", d.out_h), ("ow", d.out_w), ("owp", dw_row_pixels(d)),
-              ("wp", dw_window_width(d)), ("kh", d.kh), ("kw", d.kw), ("stride", d.stride),
-              ("padTop", d.pad_top), ("padLeft", d.pad_left), ("c1", d.c1), ("rows", rows),
-              ("groups", groups), ("units", units), ("perCore", per), ("act", ACT_CODE[d.act]),
+    per = ceil_div(units, min(soc.cube_cores if on_cube else soc.vector_cores, units))
+    common = (("h", d.h), ("w", d.w), ("oh", d.out_h), ("ow", d.out_w))
+    shared = (("c1", d.c1), ("rows", rows), ("groups", groups), ("units", units), ("perCore", per),
+              ("act", ACT_CODE[d.act]))
+    if on_cube:
+        pad_right = max(0, (d.out_w - 1) * d.stride + d.kw - d.w - d.pad_left)
+        tiling = (*common, ("kh", d.kh), ("kw", d.kw), ("stride", d.stride), ("padTop", d.pad_top),
+                  ("padLeft", d.pad_left), ("padRight", pad_right), *shared, ("chunk", dw_cube_rows(soc, d)))
+        return BaselineKernel("baseline_dw_cube", template("baseline_dw_cube.cpp"), tiling, ceil_div(units, per), prog,
+                              ("x", "w", "b", "y", "workspace", "tiling"))
+    tiling = (*common, ("owp", dw_row_pixels(d)), ("wp", dw_window_width(d)), ("kh", d.kh), ("kw", d.kw),
+              ("stride", d.stride), ("padTop", d.pad_top), ("padLeft", d.pad_left), *shared,
               ("columnForm", int(dw_column_pitch_ok(d))))
     return BaselineKernel("baseline_dw", template("baseline_dw.cpp"), tiling, ceil_div(units, per), prog,
                           ("x", "w", "b", "y", "workspace", "tiling"))
