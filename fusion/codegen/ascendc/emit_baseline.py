@@ -16,7 +16,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from fusion.codegen.ascendc.cxx import template
+from fusion.codegen.ascendc.cxx import fill, template
 from fusion.core.errors import MegafuseError
 from fusion.core.ir import C0
 from fusion.core.soc import SocSpec
@@ -51,6 +51,11 @@ class BaselineKernel:
         return struct.pack(f"<{len(self.tiling)}I", *(v for _, v in self.tiling))
 
 
+def _dw_source(name: str) -> str:
+    """A depthwise kernel's source: its template with the units loop both forms share."""
+    return fill(template(name), DW_UNITS=template("baseline_dw_units.h"))
+
+
 def emit_dw(soc: SocSpec, d: DwShape, name: str = "dw", on_cube: bool | None = None) -> BaselineKernel:
     """The depthwise kernel of `d` (fp16) and its program: on the cube where the vendor runs it
     there (dw_on_cube: 310P; templates/baseline_dw_cube.cpp), else in its vector form
@@ -74,12 +79,12 @@ def emit_dw(soc: SocSpec, d: DwShape, name: str = "dw", on_cube: bool | None = N
         pad_right = max(0, (d.out_w - 1) * d.stride + d.kw - d.w - d.pad_left)
         tiling = (*common, ("kh", d.kh), ("kw", d.kw), ("stride", d.stride), ("padTop", d.pad_top),
                   ("padLeft", d.pad_left), ("padRight", pad_right), *shared, ("chunk", dw_cube_rows(soc, d)))
-        return BaselineKernel("baseline_dw_cube", template("baseline_dw_cube.cpp"), tiling, ceil_div(units, per), prog,
+        return BaselineKernel("baseline_dw_cube", _dw_source("baseline_dw_cube.cpp"), tiling, ceil_div(units, per), prog,
                               ("x", "w", "b", "y", "workspace", "tiling"))
     tiling = (*common, ("owp", dw_row_pixels(d)), ("wp", dw_window_width(d)), ("kh", d.kh), ("kw", d.kw),
               ("stride", d.stride), ("padTop", d.pad_top), ("padLeft", d.pad_left), *shared,
               ("columnForm", int(dw_column_pitch_ok(d))))
-    return BaselineKernel("baseline_dw", template("baseline_dw.cpp"), tiling, ceil_div(units, per), prog,
+    return BaselineKernel("baseline_dw", _dw_source("baseline_dw.cpp"), tiling, ceil_div(units, per), prog,
                           ("x", "w", "b", "y", "workspace", "tiling"))
 
 

@@ -31,27 +31,12 @@ public:
         pipe.InitBuffer(outQueY, 2, t.rows * t.owp * 16 * sizeof(half));
     }
 
-    __aicore__ inline void Process()
-    {
-        const uint32_t first = AscendC::GetBlockIdx() * t_.perCore;
-        const uint32_t last = first + t_.perCore < t_.units ? first + t_.perCore : t_.units;
-        for (uint32_t u = first; u < last; ++u) {
-            const uint32_t plane = u / t_.groups;   // (image, channel block)
-            const uint32_t r0 = (u % t_.groups) * t_.rows;
-            const uint32_t rows = t_.oh - r0 < t_.rows ? t_.oh - r0 : t_.rows;
-            CopyIn(plane, plane % t_.c1, r0, rows);
-            Compute(rows);
-            CopyOut(plane, r0, rows);
-        }
-    }
-
-private:
+@DW_UNITS@
     __aicore__ inline void CopyIn(uint32_t plane, uint32_t c1, uint32_t r0, uint32_t rows)
     {
-        const int32_t top = static_cast<int32_t>(r0 * t_.stride) - static_cast<int32_t>(t_.padTop);
-        const int32_t bot = static_cast<int32_t>((r0 + rows - 1) * t_.stride + t_.kh) - static_cast<int32_t>(t_.padTop);
-        const uint32_t lo = top > 0 ? top : 0;
-        const uint32_t hi = bot < static_cast<int32_t>(t_.h) ? bot : t_.h;
+        int32_t top, bot;
+        uint32_t lo, hi;
+        Window(r0, rows, top, bot, lo, hi);
         const int32_t right = static_cast<int32_t>((t_.ow - 1) * t_.stride + t_.kw) - static_cast<int32_t>(t_.padLeft);
         const bool pad = top < 0 || bot > static_cast<int32_t>(t_.h) || t_.padLeft > 0 || right > static_cast<int32_t>(t_.w);
         const uint32_t inRows = (rows - 1) * t_.stride + t_.kh;

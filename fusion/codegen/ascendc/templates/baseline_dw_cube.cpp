@@ -41,27 +41,11 @@ public:
         pipe.InitBuffer(qY, 2, px16 * 16 * sizeof(half));
     }
 
-    __aicore__ inline void Process()
-    {
-        const uint32_t first = AscendC::GetBlockIdx() * t_.perCore;
-        const uint32_t last = first + t_.perCore < t_.units ? first + t_.perCore : t_.units;
-        for (uint32_t u = first; u < last; ++u) {
-            const uint32_t plane = u / t_.groups;   // (image, channel block)
-            const uint32_t r0 = (u % t_.groups) * t_.rows;
-            const uint32_t rows = t_.oh - r0 < t_.rows ? t_.oh - r0 : t_.rows;
-            CopyIn(plane, plane % t_.c1, r0, rows);
-            Compute(rows);
-            CopyOut(plane, r0, rows);
-        }
-    }
-
-private:
+@DW_UNITS@
     __aicore__ inline void CopyIn(uint32_t plane, uint32_t c1, uint32_t r0, uint32_t rows)
     {
-        const int32_t top = static_cast<int32_t>(r0 * t_.stride) - static_cast<int32_t>(t_.padTop);
-        const int32_t bot = static_cast<int32_t>((r0 + rows - 1) * t_.stride + t_.kh) - static_cast<int32_t>(t_.padTop);
-        lo = top > 0 ? top : 0;
-        hi = bot < static_cast<int32_t>(t_.h) ? bot : t_.h;
+        int32_t top, bot;
+        Window(r0, rows, top, bot, lo, hi);
         padT = static_cast<uint32_t>(static_cast<int32_t>(lo) - top);
         padB = static_cast<uint32_t>(bot - static_cast<int32_t>(hi));
         AscendC::LocalTensor<half> x1 = qX1.AllocTensor<half>();   // rows [lo, hi), whole width
