@@ -397,17 +397,19 @@ def _dw_iteration(soc: SocSpec, d: DwShape, r0: int, rows: int, on_cube: bool) -
     return tuple(it)
 
 
-def dw_on_cube(soc: SocSpec) -> bool:
+def dw_on_cube(soc: SocSpec, d: DwShape) -> bool:
     """Where the vendor runs DepthwiseConv2D: the cube on the coupled inference chips (310P), the
-    vector unit on 910B (Atlas A2, where the Cube-node UB fusion of DepthwiseConv2D is not offered)."""
-    return soc.coupled
+    vector unit on 910B (Atlas A2, where the Cube-node UB fusion of DepthwiseConv2D is not offered)
+    -- and on the vector unit where one 16-row chunk of the taps' img2col does not fit half of L0A
+    (more than 64 taps in fp16: 9 x 9 and up), which the cube form here does not split."""
+    return soc.coupled and dw_cube_rows(soc, d) > 0
 
 
 def dw_program(soc: SocSpec, name: str, d: DwShape, members: tuple[str, ...] = (),
                in_l2: bool = False, on_cube: bool | None = None) -> BaselineProgram:
     """The vendor-like depthwise kernel: units (image, channel block, group of output rows) in
     contiguous ranges over the cores; per unit one iteration (module doc)."""
-    on_cube = dw_on_cube(soc) if on_cube is None else on_cube
+    on_cube = dw_on_cube(soc, d) if on_cube is None else on_cube
     cores = soc.cube_cores if on_cube else soc.vector_cores
     rows = dw_rows(soc, d, on_cube)
     if rows == 0:

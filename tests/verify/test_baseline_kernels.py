@@ -10,7 +10,7 @@ from fusion.core.errors import MegafuseError
 from fusion.core.soc import get_soc
 from fusion.codegen.ascendc.emit_baseline import emit_dw, emit_gemm
 from fusion.verify.baseline_check import check_dw, check_gemm
-from schedules.baseline_program import DwShape, gemm_splits
+from schedules.baseline_program import DwShape, dw_cube_rows, dw_on_cube, dw_program, gemm_splits
 
 SOCS = ("ascend910b2", "ascend310p3")
 FP16_REL = 2e-3     # fp16 accumulation of up to 9 taps / a rounding of the fp32 GEMM result
@@ -53,6 +53,10 @@ def test_dw_cube_form_chunks_fit_l0a_and_refuse_off_coupled_chips():
     assert chunk % 16 == 0 and 2 * chunk * 9 * 16 * 2 <= soc.l0a_bytes < 2 * (chunk + 16) * 9 * 16 * 2
     with pytest.raises(MegafuseError, match="L0C -> UB"):
         emit_dw(get_soc("ascend910b2"), d, on_cube=True)
+    # more taps than half of L0A holds for one 16-row chunk: the vector form, on 310P too
+    big = DwShape(1, 16, 20, 20, 20, 20, 9, 9, 1, 4, 4, "relu", "float16")
+    assert dw_cube_rows(soc, big) == 0 and not dw_on_cube(soc, big)
+    assert emit_dw(soc, big).symbol == "baseline_dw" and dw_program(soc, "d", big).engine == "vector"
 
 
 @pytest.mark.parametrize("soc_name, act, residual", [("ascend910b2", "relu", False), ("ascend910b2", "none", False),

@@ -64,7 +64,7 @@ def emit_dw(soc: SocSpec, d: DwShape, name: str = "dw", on_cube: bool | None = N
         raise MegafuseError(f"baseline DW kernel {name}: only float16 is emitted (got {d.dtype})")
     if d.act not in ACT_CODE:
         raise MegafuseError(f"baseline DW kernel {name}: activation {d.act!r} is not emitted (none, relu, relu6)")
-    on_cube = dw_on_cube(soc) if on_cube is None else on_cube
+    on_cube = dw_on_cube(soc, d) if on_cube is None else on_cube
     if on_cube and not soc.coupled:
         raise MegafuseError(f"baseline DW kernel {name}: the cube form moves L0C -> UB, which {soc.name} has not")
     prog = dw_program(soc, name, d, on_cube=on_cube)
