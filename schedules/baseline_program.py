@@ -413,7 +413,7 @@ def dw_program(soc: SocSpec, name: str, d: DwShape, members: tuple[str, ...] = (
     cores = soc.cube_cores if on_cube else soc.vector_cores
     rows = dw_rows(soc, d, on_cube)
     if rows == 0:
-        raise ValueError(f"no row of the depthwise kernel {name} fits UB")
+        raise ValueError(f"no row of the depthwise kernel {name} fits on chip (UB; cube form: L1, L0A, L0C)")
     groups = [(r0, min(rows, d.out_h - r0)) for r0 in range(0, d.out_h, rows)]
     units = d.batch * d.c1 * len(groups)
     per = _parts(units, min(cores, units))
