@@ -57,6 +57,11 @@ FORMULAS = MappingProxyType({
     # rows of each of `parts` parts of a GEMM tile of `rows` rows, whole `frac`-row fractals each
     # (910B: the AIVs of an AIC's group share each of its tiles' epilogue; part s: BLOCK_LEN(s, ., rows))
     "PART_ROWS": (("rows", "parts", "frac"), "(rows // frac + parts - 1) // parts * frac"),
+    # a core's `own` pieces spread over its `mine` units (schedules/prefetch.py): the first it
+    # issues after its unit `unit`, and how many
+    "PIECE_FIRST": (("unit", "mine", "own"), "(unit * own + mine // 2) // mine"),
+    "PIECES_AFTER": (("unit", "mine", "own"),
+                     "((unit + 1) * own + mine // 2) // mine - (unit * own + mine // 2) // mine"),
 })
 
 
@@ -72,6 +77,8 @@ block_start = _compile("BLOCK_START", *FORMULAS["BLOCK_START"])
 block_len = _compile("BLOCK_LEN", *FORMULAS["BLOCK_LEN"])
 units_of = _compile("UNITS_OF", *FORMULAS["UNITS_OF"])
 unit_at = _compile("UNIT_AT", *FORMULAS["UNIT_AT"])
+piece_first = _compile("PIECE_FIRST", *FORMULAS["PIECE_FIRST"])
+pieces_after = _compile("PIECES_AFTER", *FORMULAS["PIECES_AFTER"])
 range_of = _compile("RANGE_OF", *FORMULAS["RANGE_OF"])
 range_at = _compile("RANGE_AT", *FORMULAS["RANGE_AT"])
 group_member = _compile("GROUP_MEMBER", *FORMULAS["GROUP_MEMBER"])

@@ -35,6 +35,10 @@ def align(nbytes: int, to: int) -> int:
     return -(-nbytes // to) * to
 
 
+# bytes per read ahead into L2 (KernelPlan.prefetch; schedules/prefetch.py): its L1 scratch, and
+# 0.8 us of a 310P3 core's share of HBM
+PF_PIECE = 16 * 1024
+
 @dataclass(frozen=True)
 class BufferPlan:
     name: str
@@ -93,6 +97,12 @@ class KernelPlan:
     # in a chain in image chunks, a GEMM stage run in its producer's GEMM task on the same chunk: after
     # a pipe barrier where local_in, else after a barrier over the AICs alone (schedules/wave.py)
     joined: bool = False
+    # in a chain (fusion/driver/chain_prefetch.py): bytes of a later member's PW weights this
+    # member's DW phase reads ahead into L2 (schedules/prefetch.py), and bytes of this member's
+    # own w_pw an earlier member read ahead (its first read of them hits L2)
+    prefetch: int = 0
+    prefetch_to: int = 0     # the member read ahead for: this many members later
+    w_pw_warm: int = 0
 
     # --- loop structure -------------------------------------------------------------------
     @cached_property
@@ -324,6 +334,8 @@ class KernelPlan:
         out: dict[str, int] = {}
         for b in self.kernel_buffers:
             out[b.scope] = out.get(b.scope, 0) + b.aligned_bytes(self.soc.ub_align)
+        if self.prefetch:   # the reads ahead land in one L1 scratch (schedules/prefetch.py)
+            out["L1"] = out.get("L1", 0) + PF_PIECE
         return out
 
     def capacity(self, scope: str) -> int:

@@ -56,6 +56,7 @@ from schedules.program import (
 from schedules.loops import (block_len, block_start, by_m_tile, contiguous, part_rows, round_robin, row_image, split,
                              tile_col, tile_row, unit_inner, unit_outer, window_valid)
 from schedules.norm_phase import norm_phase
+from schedules.prefetch import prefetch_steps
 from schedules.se_program import se_dw_steps, se_phase
 from schedules.steps import L0_RING, Phase, stages
 from schedules.twophase import (EPI_LAG, EYE_BYTES, VARIANT, fixpipe, gemm_k, gemm_m, panel_starts,
@@ -100,6 +101,9 @@ class TwoPhaseProgram:
             count_steps(soc, ph.prologue, sum(1 for core in ph.assignment if core), out)
             for pre in ph.preload:
                 count_steps(soc, pre, 1, out)
+            for core in ph.prefetch:
+                for reads in core:
+                    count_steps(soc, reads, 1, out)
         return out
 
     @cached_property
@@ -140,6 +144,10 @@ class TwoPhaseProgram:
             if ph.preload:
                 when = "before its first unit" if k == 0 else "during the phase before"
                 lines += [f"  preload ({ph.role}0, {when}) {_fmt(s)}" for s in ph.preload[0]]
+            if ph.prefetch:
+                n = sum(len(r) for core in ph.prefetch for r in core)
+                lines.append(f"  read ahead into L2: {self.plan.prefetch} B of a later member's PW weights in {n} "
+                             f"reads after the units")
             if ph.units:
                 for j, it in enumerate(ph.units[0]):
                     lines.append(f"  unit0 step{j}")
@@ -195,7 +203,8 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
         preload = (_eye_steps(plan) + preload[0],) + preload[1:]
     pipeline = stages(plan, ("MTE2", "x block", "x_tile"), ("vector", "dw taps+bias+act1", "dw_out"),
                       ("MTE3", "dw result -> GM workspace"))
-    return Phase("dw", role, tuple(units), assignment, pro, preload, pipeline=pipeline)
+    return Phase("dw", role, tuple(units), assignment, pro, preload, pipeline=pipeline,
+                 prefetch=prefetch_steps(plan, assignment))
 
 
 def _eye_steps(plan: KernelPlan) -> tuple:

@@ -210,6 +210,8 @@ class Phase:
                                        # or "flags" (per unit, a cross-core flag of its producer unit)
     deps: tuple[int, ...] = ()         # gate "flags": per unit, the unit of the phase before it finishes
     pipeline: tuple[StageSpec, ...] = ()   # every iteration's stages, in issue order
+    prefetch: tuple = ()               # per core, per unit position: reads ahead into L2 after that unit
+                                       # (schedules/prefetch.py); () = none
 
 
 def stages(plan, *specs: tuple) -> tuple[StageSpec, ...]:

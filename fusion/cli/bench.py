@@ -91,6 +91,8 @@ def _print(report: dict) -> None:
                       f"the AICs, in the steps)" if c.get("joined") else "")
             print(f"    in {c['chunks']} image chunks: {c['steps']} steps, the DW of one chunk beside the GEMM of "
                   f"another, a SyncAll between steps{joined} (bodies: the steps'; the rows above: each member unchunked)")
+        for line in c.get("read_ahead", ()):
+            print(f"    {line}  [MODELED gain, in the bodies above]")
         if stages:
             print(f"    GEMM stages: bodies {c['stages_body_us']:.1f} us in the chain (identity-DW copy + GEMM) vs "
                   f"the vendor's conv+act kernels {c['stages_vendor_body_us']:.1f} us of bodies + "

@@ -30,7 +30,9 @@ def block_l2(plan: KernelPlan, reads: Mapping[str, int], output: int, residual: 
     GEMM's A block once per N tile): the re-reads a hand-off too large for L2 still hits."""
     wl = plan.workload
     u_in = _input_bytes(wl, plan.th, plan.tw)[0]
-    weights = sum(weight_bytes(wl))
+    # a chain member's reads ahead (plan.prefetch: another member's bytes, first touched here) and
+    # the part of its own w_pw an earlier member read ahead (plan.w_pw_warm: no first touch here)
+    weights = sum(weight_bytes(wl)) + plan.prefetch - plan.w_pw_warm
     unique = {"input": u_in, "weights": weights, "residual": residual}
     dma_reads = {"input": reads["input"], "weights": reads["weights"]}
     for k in in_l2:
@@ -45,6 +47,10 @@ def block_l2(plan: KernelPlan, reads: Mapping[str, int], output: int, residual: 
     hit = dict(l2.hit_in)
     for t, u in zip(WEIGHT_TENSORS, weight_bytes(wl)):
         d = weight_reads.get(t, 0)
+        if t == "w_pw":
+            u = max(0, u - plan.w_pw_warm)
         if d > 0:
             hit[f"weights:{t}"] = max(0.0, 1.0 - u / d)
+    if plan.prefetch:   # every byte read ahead is its first touch: from HBM
+        hit["weights:w_pf"] = 0.0
     return replace(l2, hit_in=hit)

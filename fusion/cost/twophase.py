@@ -84,6 +84,17 @@ def core_sequence(ph, core, unit_steps: dict, timed, pro, ready: float = 0.0) ->
     return seq
 
 
+def with_reads_ahead(seq: list, reads: tuple, mte2_us) -> list:
+    """A core's sequence with its reads ahead into L2 (schedules/prefetch.py): after unit k the
+    reads reads[k] as one step of its own on MTE2 (the kernel issues them after the unit's x block
+    is queued, into a scratch no stage consumes), so they delay only the core's later loads."""
+    out = []
+    for (j, at, steps), r in zip(seq, reads):
+        t = mte2_us(r) if r else 0.0
+        out.append((j, at, steps + (((_st("MTE2", t, "read ahead -> L2"),),) if t else ())))
+    return out
+
+
 def phase_to_l1(plan: KernelPlan, phase) -> bool:
     """The phase's loads go to L1 (the AIC's MTE2, with its own per-core bandwidth): its MTE2
     stage fills an L1 queue."""
@@ -266,6 +277,8 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
         occ = Counter(it for core in ph.assignment for u in core for it in ph.units[u])
         timed = {it: timer.iteration(acc, it, n, to_l1) for it, n in occ.items()}
         pro = timer.iteration(acc, ph.prologue, n_busy, to_l1)
+        ahead = Counter(r for core in ph.prefetch for r in core if r)
+        ahead_us = {r: timer.iteration(acc, r, n, True)[0] for r, n in ahead.items()}.get
         unit_steps = {}
         cache: dict[tuple, tuple] = {}
         end = ready
@@ -273,10 +286,13 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
             name_ = f"{ph.role}{ci}"
             prev = runs.get(name_)
             t_pre, what = pre_us.pop(name_, (0.0, ""))   # a later phase's loads ride in this (the host) phase
-            key = (tuple(core), id(prev), t_pre) + (flagged.key(ci, runs) if flagged else ())
+            reads = ph.prefetch[ci] if ph.prefetch else ()
+            key = (tuple(core), id(prev), t_pre, reads) + (flagged.key(ci, runs) if flagged else ())
             hit = cache.get(key)
             if hit is None:
                 seq = core_sequence(ph, core, unit_steps, timed, pro, ready)
+                if reads:   # reads ahead into L2 after each unit, waited for by nothing but the SyncAll
+                    seq = with_reads_ahead(seq, reads, ahead_us)
                 if seq and t_pre:   # the next phase's resident loads, after the first step
                     st = seq[0][2]
                     seq[0] = (0, ready, (st[0], (_st("MTE2", t_pre, what),)) + st[1:])

@@ -36,6 +36,7 @@ from fusion.driver.chain_stage import GemmStage
 from fusion.driver.chain_local import local_members, local_stages
 from fusion.driver.gemm_tiles import fastest_gemm_tile, member_tiles
 from fusion.driver.chain_wave import candidates as wave_candidates
+from fusion.driver.chain_prefetch import STEPS, describe_reads, read_ahead
 from fusion.cost.wave import wave_cost
 from schedules.program_twophase import gemm_only_ok
 from schedules.plan import make_plan
@@ -302,7 +303,8 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
         bodies: dict = {}
 
         def body(n, p, c=c, at=at, bodies=bodies):
-            key = (n, p.tile, p.gemm_only, p.x_max, p.local_in)   # local_in: the stage's tiles dealt by M tile
+            key = (n, p.tile, p.gemm_only, p.x_max, p.local_in,   # local_in: the stage's tiles dealt by M tile
+                   p.prefetch, p.w_pw_warm)
             if key not in bodies:
                 k = member_cost(c, at[n], p)
                 bodies[key] = k.time_us - k.launch_us
@@ -344,6 +346,19 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
                      f" ({joined} GEMM stages in their producer's GEMM task)" if joined else "", t, best)
             if t < best:
                 pick, best = cand, t
+        # later members' PW weights read ahead into L2 by earlier members' DW phases (chain_prefetch.py)
+        cand = pick
+        for step in STEPS:   # each search goes on from the one before, in finer steps
+            cand = read_ahead(c.blocks, cand, body, step)
+            if cand == pick:
+                continue
+            t = chain_cost(c, member_costs(c, cand), soc, local=local_members(c, cand)).time_us
+            log.info("chain: %s with PW weights read ahead into L2 (%d KiB steps): %.2f us modeled (as it was "
+                     "%.2f us)", c.name, step // 1024, t, best)
+            if t < best:
+                pick, best = cand, t
+        for line in describe_reads(c.blocks, pick):
+            log.info("chain: %s", line)
         out.update(pick)
     return out
 

@@ -26,6 +26,7 @@ from fusion.cost import model_block
 from schedules.traffic import dma_floor_any_split_bytes, dma_floor_bytes, gemm_cores
 from fusion.driver.chain import chain_cost, member_costs
 from fusion.driver.chain_local import local_members
+from fusion.driver.chain_prefetch import describe_reads
 from fusion.driver.fallback import is_fallback
 from fusion.verify.check import random_inputs
 from fusion.tuning.measure import interleaved, tvm_threads
@@ -232,7 +233,8 @@ def bench_sim(cm, model_path: str, model=None) -> tuple[dict, list]:
         "speedup_vs_vendor": vendor.time_us / fused_in_vendor, "vendor_blocks_us": vendor_blocks,
         "vendor_kernels": len(vendor.kernels), "vendor_launch_us": vendor.launch_us,
         **_superkernel(vendor, soc, fused_in_vendor),
-        "chains": [{**c.to_json(), **_stage_split(c.chain, by_name, vendor, stages)} for c in chains],
+        "chains": [{**c.to_json(), **_stage_split(c.chain, by_name, vendor, stages),
+                    "read_ahead": describe_reads(c.chain.blocks, cm.chain_plans)} for c in chains],
         "chain_saved_us": saved,
         "fused_unchained_in_vendor_network_us": unchained_total + vendor.time_us - vendor_blocks,
         "baseline_note": "headline = vendor-like unfused baseline (what an ATC-compiled network runs: conv+BN+act "

@@ -34,6 +34,7 @@ from schedules.workload import ceil_div
 from schedules.local_handoff import local_ok
 from schedules.program_twophase import a_slack_bytes
 from schedules.wave import chain_steps, join_ok
+from schedules.prefetch import prefetch_ranges
 from schedules.lowering import build_program
 
 ALIGN = 512           # packed GM operands start on a 512 B boundary (full-bandwidth DMA bursts)
@@ -227,6 +228,7 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
         off = _align(off + len(ek.tiling_bytes()), TILING_ALIGN)
 
     w_at = {(r.block, r.what): r.offset for r in weights}
+    pf_set = _prefetch_calls(name, kernels, w_at)
     ws_at = {}
     for r in work:   # a block's (first chunk's) workspace
         if r.what == "workspace":
@@ -248,7 +250,7 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
                           IN_WHAT="x" if k == 0 else f"{prev}'s output (workspace)",
                           RES_ARG=("" if res[k] is None else "x, " if res[k] == -1
                                    else f"ws + {out_at[kernels[res[k]].block]}, "),
-                          OUT_WHAT="y" if k == last else "its output (workspace)",
+                          OUT_WHAT="y" if k == last else "its output (workspace)", PF_SET=pf_set.get(k, ""),
                           **{w.upper(): w_at[ek.block, w] for w in WEIGHTS}))
         if k != last and k + 1 in local:
             calls.append(snippet("CHAIN_LOCAL"))
@@ -271,6 +273,30 @@ def emit_chain(name: str, kernels: list[EmittedKernel], residual_from=None, stag
     headers = tuple((ek.tiling_header_name, ek.tiling_header) for ek in kernels)
     return EmittedChain(name, sym, tuple(kernels), source, headers, tuple(weights), tuple(work),
                         tuple(tiling_offsets), max(ek.block_dim for ek in kernels), tuple(res), tuple(stages), chunks)
+
+
+def _prefetch_calls(name: str, kernels: list[EmittedKernel], w_at: dict) -> dict[int, str]:
+    """Per host block: its SetPrefetch call at the start of its range of a later block's w_pw in
+    `weights` (schedules/prefetch.prefetch_ranges: the one layout); checks that each
+    consumer's ranges are the w_pw_warm its plan was timed with, inside its w_pw."""
+    plans = [ek.plan for ek in kernels]
+    warm: dict[int, int] = {}
+    out = {}
+    for h, c, start, nbytes in prefetch_ranges(plans):
+        if c >= len(kernels) or c <= h:
+            raise MegafuseError(f"chain {name}: block {kernels[h].block} reads ahead for a block not after it")
+        if start + nbytes > kernels[c].arg("w_pw").nbytes:
+            raise MegafuseError(f"chain {name}: block {kernels[h].block} reads past {kernels[c].block}'s PW weights")
+        warm[c] = warm.get(c, 0) + nbytes
+        out[h] = sub(snippet("CHAIN_PREFETCH"), OFF=w_at[kernels[c].block, "w_pw"] + start, BYTES=nbytes,
+                     WHAT=kernels[c].block)
+    for c, ek in enumerate(kernels):
+        if warm.get(c, 0) != ek.plan.w_pw_warm:
+            raise MegafuseError(f"chain {name}: block {ek.block} was timed with {ek.plan.w_pw_warm} bytes of its PW "
+                                f"weights read ahead, the chain reads {warm.get(c, 0)}")
+    if out and not kernels[0].plan.soc.coupled:
+        raise MegafuseError(f"chain {name}: reads ahead into L2 run in the 310P chain kernel only")
+    return out
 
 
 def _wave_calls(sym: str, kernels: list[EmittedKernel], chunks: int, res, w_at, ws_at, out_at,

@@ -21,8 +21,10 @@ import fusion.codegen.ascendc.phase_code as phase_code
 from fusion.codegen.ascendc.cxx import buffer_field, snippet, sub, template
 from fusion.codegen.ascendc.forms16 import cube_bias_values, dw16_values, epi16_ops, grouped_act1, l0c_to_y16
 from fusion.codegen.ascendc.kernel_types import ArgSpec, Launch
+from fusion.core.errors import MegafuseError
 from fusion.core.ir import C0
-from schedules.plan import KernelPlan
+from schedules.plan import PF_PIECE, KernelPlan
+from schedules.prefetch import prefetch_ok
 from schedules.program_twophase import build_twophase, dw_tap_loads
 from schedules.twophase import EPI_LAG, fixpipe, gemm_m, res_in_cube, workspace_bytes
 from schedules.workload import ceil_div
@@ -120,6 +122,18 @@ def resident_values(plan: KernelPlan) -> dict[str, str]:
                 B_RES_TAKE=snippet("B_RES_TAKE"), B_RES_FREE=snippet("B_RES_FREE"))
 
 
+def prefetch_values(plan: KernelPlan) -> dict[str, str]:
+    """The slots of the reads ahead into L2 (plan.prefetch: the 310P chain's host members,
+    schedules/prefetch.py): the Prefetch / SetPrefetch methods and the call after each x block."""
+    if not plan.prefetch:
+        return dict(TP_PREFETCH_FN="", TP_PREFETCH="")
+    why = prefetch_ok(plan) or (None if plan.soc.coupled else "reads ahead run in the 310P core kernel only")
+    if why:
+        raise MegafuseError(f"two-phase kernel: cannot read {plan.prefetch} bytes ahead: {why}")
+    return dict(TP_PREFETCH_FN=sub(template("twophase_prefetch.h"), PF_BYTES=plan.prefetch, PF_PIECE=PF_PIECE),
+                TP_PREFETCH=snippet("TP_PREFETCH"))
+
+
 def gemm_units(plan: KernelPlan, core: str) -> tuple[str, str]:
     """(how many GEMM tiles AIC `core` runs, its i-th tile) as the program's GEMM phase deals them
     (schedules/program_twophase.gemm_phase): contiguous ranges where the A panel is kept; M tiles
@@ -197,7 +211,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                   A_LOAD=snippet(("A_LOAD_X" if wl.batch == 1 else "A_LOAD_X_IMAGES") if plan.gemm_only else "A_LOAD_WS"),
                   # phase 1 loads only its units' channel blocks of w_dw (program_twophase.dw_phase)
                   RESIDENT_UB=template("twophase_taps_ub.h"),
-                  **resident_values(plan), **eye_values(plan), **a_values(plan))
+                  **resident_values(plan), **eye_values(plan), **a_values(plan), **prefetch_values(plan))
     common.update(grouped_values(plan))   # the DW form's slots (may replace TAP_ACC)
     if wl.se and plan.gemm_only:
         raise ValueError(f"{wl.describe()}: squeeze-and-excitation needs phase 1 (a gemm_only plan has none)")

@@ -5,5 +5,5 @@
         GM_ADDR usr = ws + @WS_OFF@;
         @NS@::TwoPhase@OPTYPE@ op;  // its own TPipe, released at the end of this scope
         op.Init(in, weights + @W_DW@, weights + @B_DW@, weights + @W_PW@, weights + @B_PW@, @RES_ARG@out, usr, t);
-        op.Process();
+@PF_SET@        op.Process();
     }

@@ -69,6 +69,10 @@
         bResQue.FreeTensor(bRes);
 //@ TP_PRELOAD_DW
             if (k == 0) PreloadB(core);  // after the first x block: the MTE2 queue serves it first
+//@ CHAIN_PREFETCH
+        op.SetPrefetch(weights + @OFF@);  // its DW phase reads @BYTES@ B of @WHAT@'s PW weights ahead into L2
+//@ TP_PREFETCH
+            Prefetch(core, k, mine);  // a later chain member's weights into L2, after the x block (prefetch.py)
 //@ TP_PRELOAD_IDLE
             PreloadB(core);  // a GEMM core without a DW unit: its PW weights at once (the SyncAll waits)
 //@ TP_CALL

@@ -14,6 +14,6 @@ private:
 @DW@
 @TP_GEMM_TILE@
 @PHASES@
-    TPipe pipe;
+@TP_PREFETCH_FN@    TPipe pipe;
 @MEMBERS@
 @TP_MEMBERS@};

@@ -18,7 +18,7 @@
             SetTile(UnitOuter(u, tl.ciSteps));
             if (k >= copies) WaitFlag<HardEvent::MTE3_V>(dwSlot);  // the hand-off of unit k - copies is done
             CopyInX(q);
-@TP_PRELOAD_DW@            ComputeDw(q);
+@TP_PRELOAD_DW@@TP_PREFETCH@            ComputeDw(q);
 @TP_SE_CALL@            HandOff(q);
         }
         for (uint32_t k = mine > copies ? mine - copies : 0; k < mine; ++k)
