@@ -326,4 +326,4 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
     px = wl.batch * wl.out_height * wl.out_width
     return _assemble(name, soc, runs, acc, launched, sum(mins.values()), 2 * px * wl.cin * kh * kw,
                      2 * px * wl.cin * wl.cout, ACC_BYTES, wl.dtype, {"dw": "vector", "pw": "cube"},
-                     plan.tile.describe(), notes, timeline, l2, sum(mins[k] for k in in_l2))
+                     plan.tile.describe(), notes, timeline, l2, sum(mins[k] for k in in_l2) + plan.w_pw_warm)
