@@ -349,7 +349,7 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
         # later members' PW weights read ahead into L2 by earlier members' DW phases (chain_prefetch.py)
         cand = pick
         for step in STEPS:   # each search goes on from the one before, in finer steps
-            cand = read_ahead(c.blocks, cand, body, step)
+            cand = read_ahead(c.blocks, cand, body, step, c.residual_from)
             if cand == pick:
                 continue
             t = chain_cost(c, member_costs(c, cand), soc, local=local_members(c, cand)).time_us

@@ -6,8 +6,8 @@ kernel's host blocks call SetPrefetch); a later member (the consumer) whose firs
 weights comes from HBM, and an earlier member (the host) with a DW phase.
 Legality (chain_prefetch_ok): the host's DW phase can read ahead (schedules/prefetch.prefetch_ok)
 and its L1 holds the scratch (KernelPlan.fits); every distinct byte the chain touches from the
-host's start to the consumer's end -- inputs, workspaces, outputs, weights, the bytes read ahead --
-fits in L2, so under the L2 model's LRU rule (schedules/l2.py, the rule a kernel's own re-reads
+host's start to the consumer's end -- inputs, residuals made before the span, workspaces, outputs,
+weights, every byte read ahead by the members in it -- fits in L2, so under the L2 model's LRU rule (schedules/l2.py, the rule a kernel's own re-reads
 get: the chain is one kernel) the bytes are still there when the consumer reads them; each host
 reads for one consumer.
 Rewrite: by the same simulator, greedily, STEPS bytes at a time: the (host, consumer) pair whose
@@ -36,23 +36,30 @@ log = logging.getLogger("megafuse.chain")
 STEPS = (128 * 1024, 64 * 1024, 32 * 1024, 16 * 1024)   # bytes per greedy step: each search goes on from the one before
 
 
-def _touched(plan, first: bool) -> int:
-    """Distinct bytes a member touches: its input (the chain's first only: later ones are the
-    member before's output), DW workspace, output and weights."""
+def _touched(plan, first: bool, residual_outside: bool) -> int:
+    """Distinct bytes a member touches: its input (the span's first member only: later ones are the
+    member before's output), a residual produced before the span, its DW workspace, output, weights
+    and what it reads ahead itself."""
     wl = plan.workload
     b = itemsize(wl.dtype)
-    x = wl.batch * wl.c1 * C0 * wl.height * wl.width * b if first else 0
+    x = wl.batch * wl.c1 * C0 * wl.height * wl.width * b
     y = wl.batch * wl.co1 * C0 * wl.out_height * wl.out_width * b
-    return x + workspace_bytes(wl, plan.soc)["dw_ws"] + y + sum(weight_bytes(wl))
+    return ((x if first else 0) + (y if residual_outside else 0) + workspace_bytes(wl, plan.soc)["dw_ws"] + y
+            + sum(weight_bytes(wl)) + plan.prefetch)
 
 
-def resident_span(plans: list, h: int, c: int, ahead: int) -> int:
-    """Distinct bytes from member h's start to member c's end, `ahead` bytes read ahead among them."""
-    return sum(_touched(plans[k], k == h) for k in range(h, c + 1)) + ahead
+def resident_span(plans: list, h: int, c: int, ahead: int, residual_from=()) -> int:
+    """Distinct bytes from member h's start to member c's end, member h reading `ahead` bytes ahead
+    (the others what their plans read ahead). residual_from: per member its residual's producer
+    (Chain.residual_from: -1 the chain's x, None none); one made before member h - 1 is read from
+    outside the span (member h - 1's output is member h's input, counted)."""
+    res = tuple(residual_from) or (None,) * len(plans)
+    return sum(_touched(replace(plans[k], prefetch=ahead) if k == h else plans[k], k == h,
+                        res[k] is not None and res[k] < h - 1) for k in range(h, c + 1))
 
 
-def chain_prefetch_ok(plans: list, h: int, c: int, ahead: int) -> str | None:
-    """Why member h cannot read `ahead` bytes for member c (None: it can)."""
+def chain_prefetch_ok(plans: list, h: int, c: int, ahead: int, residual_from=()) -> str | None:
+    """Why member h cannot read `ahead` bytes for member c (None: it can; residual_from: resident_span)."""
     p = replace(plans[h], prefetch=ahead, prefetch_to=c - h)
     why = prefetch_ok(p)
     if why:
@@ -61,13 +68,13 @@ def chain_prefetch_ok(plans: list, h: int, c: int, ahead: int) -> str | None:
         return "reads ahead run in the 310P chain kernel only"
     if not p.fits():
         return "its L1 does not hold the read-ahead scratch"
-    span = resident_span(plans, h, c, ahead)
+    span = resident_span(plans, h, c, ahead, residual_from)
     if span > p.soc.l2_bytes:
         return f"{span} distinct bytes between the two reads exceed L2 ({p.soc.l2_bytes})"
     return None
 
 
-def read_ahead(names: tuple[str, ...], plans: dict, body, step: int) -> dict:
+def read_ahead(names: tuple[str, ...], plans: dict, body, step: int, residual_from=()) -> dict:
     """`plans` (member name -> plan) with reads ahead where the simulator finds them faster (the
     module's rewrite), `step` bytes at a time; body(name, plan) -> the member's body in the chain, µs."""
     seq = [plans[n] for n in names]
@@ -89,7 +96,7 @@ def read_ahead(names: tuple[str, ...], plans: dict, body, step: int) -> dict:
             for h in range(c):
                 if ahead[h] and h + to[h] != c:
                     continue
-                if chain_prefetch_ok(seq, h, c, ahead[h] + step) is not None:
+                if chain_prefetch_ok(seq, h, c, ahead[h] + step, residual_from) is not None:
                     continue
                 cost = body(names[h], replace(seq[h], prefetch=ahead[h] + step, prefetch_to=c - h)) - cur[h]
                 if best is None or cost + gain < best[0]:

@@ -11,7 +11,7 @@ import onnx
 import pytest
 
 from fusion.cost.twophase import model_twophase, phase_l2
-from fusion.driver.chain_prefetch import chain_prefetch_ok, read_ahead
+from fusion.driver.chain_prefetch import chain_prefetch_ok, read_ahead, resident_span
 from fusion.driver.tile_policy import two_phase_plan
 from schedules.lowering import build_program
 from schedules.plan import PF_PIECE
@@ -104,6 +104,15 @@ def test_legality_names_the_rule_that_fails():
     # at batch 32 the bytes between the two reads no longer fit in the 16 MB L2
     big = [_plan(replace(B1, batch=32)), _plan(replace(B12, batch=32))]
     assert "exceed L2" in chain_prefetch_ok(big, 0, 1, 256 * 1024)
+    # the span counts what the members between the two reads read ahead themselves
+    three = [seq[0], seq[0], seq[1]]
+    before = resident_span(three, 0, 2, 0)
+    three[1] = replace(three[1], prefetch=65536, prefetch_to=1)
+    assert resident_span(three, 0, 2, 0) - before == 65536
+    # and a residual made before the span (here the chain's x, read by the last member)
+    y12 = 1024 * 7 * 7 * 2
+    assert resident_span(three, 1, 2, 0, (None, None, -1)) - resident_span(three, 1, 2, 0) == y12
+    assert resident_span(three, 0, 2, 0, (None, None, -1)) == resident_span(three, 0, 2, 0)   # x is in the span
     assert "310P chain kernel only" in chain_prefetch_ok([_plan(B1, parse_target("sim:ascend910b2")),
                                                           _plan(B12, parse_target("sim:ascend910b2"))], 0, 1, 65536)
 
