@@ -48,11 +48,15 @@ def produced_in_l2(soc: SocSpec, in_bytes: float, residual: bool) -> bool:
     return in_bytes * (2 if residual else 1) <= soc.l2_bytes / 2
 
 
+def input_tensor_bytes(wl) -> int:
+    """Bytes of a fused block's whole input tensor (NC1HWC0), as its producer wrote it."""
+    return wl.batch * wl.c1 * C0 * wl.height * wl.width * itemsize(wl.dtype)
+
+
 def block_inputs_in_l2(wl, soc: SocSpec) -> tuple[str, ...]:
     """The traffic kinds of a fused block that produced_in_l2 puts in L2 when its kernel starts."""
 
-    in_bytes = wl.batch * wl.c1 * C0 * wl.height * wl.width * itemsize(wl.dtype)
-    if not produced_in_l2(soc, in_bytes, wl.residual):
+    if not produced_in_l2(soc, input_tensor_bytes(wl), wl.residual):
         return ()
     return ("input",) + (("residual",) if wl.residual else ())
 

@@ -50,13 +50,17 @@ def prefetch_steps(plan, assignment: tuple[tuple[int, ...], ...]) -> tuple:
 
 
 def prefetch_ok(plan) -> str | None:
-    """Why `plan` cannot read ahead (None: it can): a DW phase is needed, and whole 32 B blocks."""
+    """Why `plan` cannot read ahead (None: it can): whole 32 B blocks, a DW phase, and the 310P core
+    kernel (the reads ride in the DW loop of twophase_core.h; on 910B the vendor's own npu_prefetch
+    does this for its kernels: fusion/driver/chain_prefetch.py)."""
     if plan.prefetch % PF_ALIGN:
         return f"{plan.prefetch} bytes are not whole {PF_ALIGN} B blocks"
     if plan.gemm_only:
         return "a gemm_only plan has no DW phase"
     if not plan.two_phase:
         return "only a two-phase plan's DW phase reads ahead"
+    if not plan.soc.coupled:
+        return "reads ahead run in the 310P core kernel only"
     return None
 
 

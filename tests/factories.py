@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 import numpy as np
+import onnx
 
 import fusion
 from fusion.core.ir import Graph, Node, TensorType, assert_structural_equal
@@ -16,6 +17,7 @@ from fusion.core.tolerance import TOLERANCE
 from fusion.verify.check import compare, ort_reference, random_inputs
 from fusion.verify.emu_run import run_emitted
 from fusion.verify.sensitivity import relative_change
+from models.mobilenet import mobilenet_v1
 from fusion.core.soc import SocSpec, get_soc
 from schedules.plan import KernelPlan, make_plan
 from schedules.program_twophase import build_twophase
@@ -192,3 +194,11 @@ def run_twophase_checked(ek, built, wl: DwSepWorkload, seed: int = 0, identity_d
     err = np.abs(y.astype(np.float64) - ref).max() / np.abs(ref).max()
     assert err <= 2e-2, err
     return prog, run
+
+
+def mobilenet_v1_file(tmp_path_factory, tag: str, resolution: int = 32, width: float = 0.25) -> str:
+    """A MobileNetV1 ONNX file (models/mobilenet.py) in a fresh temporary directory: the small chain
+    tests' model (32 px, width 0.25 by default)."""
+    p = tmp_path_factory.mktemp(tag) / "v1.onnx"
+    onnx.save(mobilenet_v1(resolution=resolution, width=width), p)
+    return str(p)

@@ -25,8 +25,8 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from fusion.core.ir import C0
-from schedules.isa import itemsize
+from schedules.footprint import fused_min_bytes
+from schedules.l2 import input_tensor_bytes
 from schedules.prefetch import prefetch_ok, prefetch_ranges
 from schedules.traffic import weight_bytes
 from schedules.twophase import workspace_bytes
@@ -41,11 +41,10 @@ def _touched(plan, first: bool, residual_outside: bool) -> int:
     member before's output), a residual produced before the span, its DW workspace, output, weights
     and what it reads ahead itself."""
     wl = plan.workload
-    b = itemsize(wl.dtype)
-    x = wl.batch * wl.c1 * C0 * wl.height * wl.width * b
-    y = wl.batch * wl.co1 * C0 * wl.out_height * wl.out_width * b
-    return ((x if first else 0) + (y if residual_outside else 0) + workspace_bytes(wl, plan.soc)["dw_ws"] + y
-            + sum(weight_bytes(wl)) + plan.prefetch)
+    mins = fused_min_bytes(wl)
+    y = mins["output"]
+    return ((input_tensor_bytes(wl) if first else 0) + (y if residual_outside else 0)
+            + workspace_bytes(wl, plan.soc)["dw_ws"] + y + mins["weights"] + plan.prefetch)
 
 
 def resident_span(plans: list, h: int, c: int, ahead: int, residual_from=()) -> int:
@@ -64,8 +63,6 @@ def chain_prefetch_ok(plans: list, h: int, c: int, ahead: int, residual_from=())
     why = prefetch_ok(p)
     if why:
         return why
-    if not p.soc.coupled:
-        return "reads ahead run in the 310P chain kernel only"
     if not p.fits():
         return "its L1 does not hold the read-ahead scratch"
     span = resident_span(plans, h, c, ahead, residual_from)

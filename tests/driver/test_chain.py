@@ -4,20 +4,16 @@ on the emulator against the blocks' own kernels and ONNX Runtime."""
 
 import json
 
-import onnx
 import pytest
 
 from conftest import run_cli
+from factories import mobilenet_v1_file
 
 
 @pytest.fixture(scope="module")
 def small_v1(tmp_path_factory):
     """MobileNetV1 at 32 px, width 0.25: on 910B b1 gets a two-phase plan, b2-b4 MIX ones."""
-    from models.mobilenet import mobilenet_v1
-
-    p = tmp_path_factory.mktemp("chain") / "v1s.onnx"
-    onnx.save(mobilenet_v1(resolution=32, width=0.25), p)
-    return str(p)
+    return mobilenet_v1_file(tmp_path_factory, "chain")
 
 
 def _compile(path, target, **kw):

@@ -8,15 +8,12 @@ import onnx
 import pytest
 
 from conftest import run_cli
+from factories import mobilenet_v1_file
 
 
 @pytest.fixture(scope="module")
 def small_v1(tmp_path_factory):
-    from models.mobilenet import mobilenet_v1
-
-    p = tmp_path_factory.mktemp("chain310") / "v1s.onnx"
-    onnx.save(mobilenet_v1(resolution=32, width=0.25), p)
-    return str(p)
+    return mobilenet_v1_file(tmp_path_factory, "chain310")
 
 
 def test_the_310p_chain_kernel_uses_the_soft_sync_all(small_v1):

@@ -3,19 +3,15 @@ SuperKernel-like vendor column of bench (fusion/vendor_baseline.VendorNetwork.on
 
 import json
 
-import onnx
 import pytest
 
 from conftest import run_cli
+from factories import mobilenet_v1_file
 
 
 @pytest.fixture(scope="module")
 def small_v1(tmp_path_factory):
-    from models.mobilenet import mobilenet_v1
-
-    p = tmp_path_factory.mktemp("plans") / "v1s.onnx"
-    onnx.save(mobilenet_v1(resolution=32, width=0.25), p)
-    return str(p)
+    return mobilenet_v1_file(tmp_path_factory, "plans")
 
 
 def _compile(path, target="sim:ascend910b2", **kw):

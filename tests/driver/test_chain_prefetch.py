@@ -7,9 +7,9 @@ the chain kernel on the emulator reads exactly those bytes more than the blocks'
 
 from dataclasses import replace
 
-import onnx
 import pytest
 
+from factories import mobilenet_v1_file
 from fusion.cost.twophase import model_twophase, phase_l2
 from fusion.driver.chain_prefetch import chain_prefetch_ok, read_ahead, resident_span
 from fusion.driver.tile_policy import two_phase_plan
@@ -113,18 +113,14 @@ def test_legality_names_the_rule_that_fails():
     y12 = 1024 * 7 * 7 * 2
     assert resident_span(three, 1, 2, 0, (None, None, -1)) - resident_span(three, 1, 2, 0) == y12
     assert resident_span(three, 0, 2, 0, (None, None, -1)) == resident_span(three, 0, 2, 0)   # x is in the span
-    assert "310P chain kernel only" in chain_prefetch_ok([_plan(B1, parse_target("sim:ascend910b2")),
+    assert "310P core kernel only" in chain_prefetch_ok([_plan(B1, parse_target("sim:ascend910b2")),
                                                           _plan(B12, parse_target("sim:ascend910b2"))], 0, 1, 65536)
 
 
 @pytest.fixture(scope="module")
 def v1_32(tmp_path_factory):
     """MobileNetV1 at 32 px, width 1.0: on 310P3 b1-b5 chain (b5's PW weights: 128 KB)."""
-    from models.mobilenet import mobilenet_v1
-
-    p = tmp_path_factory.mktemp("pf") / "v1.onnx"
-    onnx.save(mobilenet_v1(resolution=32, width=1.0), p)
-    return str(p)
+    return mobilenet_v1_file(tmp_path_factory, "pf", width=1.0)
 
 
 def _with_reads(cm):

@@ -127,7 +127,7 @@ def prefetch_values(plan: KernelPlan) -> dict[str, str]:
     schedules/prefetch.py): the Prefetch / SetPrefetch methods and the call after each x block."""
     if not plan.prefetch:
         return dict(TP_PREFETCH_FN="", TP_PREFETCH="")
-    why = prefetch_ok(plan) or (None if plan.soc.coupled else "reads ahead run in the 310P core kernel only")
+    why = prefetch_ok(plan)
     if why:
         raise MegafuseError(f"two-phase kernel: cannot read {plan.prefetch} bytes ahead: {why}")
     return dict(TP_PREFETCH_FN=sub(template("twophase_prefetch.h"), PF_BYTES=plan.prefetch, PF_PIECE=PF_PIECE),
