@@ -57,6 +57,13 @@ FORMULAS = MappingProxyType({
     # rows of each of `parts` parts of a GEMM tile of `rows` rows, whole `frac`-row fractals each
     # (910B: the AIVs of an AIC's group share each of its tiles' epilogue; part s: BLOCK_LEN(s, ., rows))
     "PART_ROWS": (("rows", "parts", "frac"), "(rows // frac + parts - 1) // parts * frac"),
+    # M tiles dealt in bands of g (a two-phase plan with local_dw: band b is the GEMM rows of the
+    # DW phase's row of tiles b, which core b mod `cores` wrote): the M tiles of core `core`'s bands
+    # (the last band ragged), and the M tile of its i-th (M, N) tile, `co` N tiles per M tile
+    "BAND_TILES": (("core", "m_tiles", "g", "cores"),
+                   "(((m_tiles + g - 1) // g - core + cores - 1) // cores * g - ((m_tiles + g - 1) // g * g - m_tiles"
+                   " if core == ((m_tiles + g - 1) // g - 1) % cores else 0)) if core < cores else 0"),
+    "BAND_TILE": (("core", "i", "g", "co", "cores"), "(core + i // (g * co) * cores) * g + i % (g * co) // co"),
     # a core's `own` pieces spread over its `mine` units (schedules/prefetch.py): the first it
     # issues after its unit `unit`, and how many
     "PIECE_FIRST": (("unit", "mine", "own"), "(unit * own + mine // 2) // mine"),
@@ -79,6 +86,8 @@ units_of = _compile("UNITS_OF", *FORMULAS["UNITS_OF"])
 unit_at = _compile("UNIT_AT", *FORMULAS["UNIT_AT"])
 piece_first = _compile("PIECE_FIRST", *FORMULAS["PIECE_FIRST"])
 pieces_after = _compile("PIECES_AFTER", *FORMULAS["PIECES_AFTER"])
+band_tiles = _compile("BAND_TILES", *FORMULAS["BAND_TILES"])
+band_tile = _compile("BAND_TILE", *FORMULAS["BAND_TILE"])
 range_of = _compile("RANGE_OF", *FORMULAS["RANGE_OF"])
 range_at = _compile("RANGE_AT", *FORMULAS["RANGE_AT"])
 group_member = _compile("GROUP_MEMBER", *FORMULAS["GROUP_MEMBER"])
@@ -112,6 +121,14 @@ def by_m_tile(m_tiles: int, n_tiles: int, cores: int) -> tuple[tuple[int, ...], 
     tile i % n_tiles."""
     return tuple(tuple(unit_at(c, i // n_tiles, cores) * n_tiles + i % n_tiles
                        for i in range(units_of(c, m_tiles, cores) * n_tiles)) for c in range(cores))
+
+
+def by_band(m_tiles: int, g: int, n_tiles: int, cores: int) -> tuple[tuple[int, ...], ...]:
+    """Per core the GEMM tiles (u = mi x n_tiles + j) it runs when M tiles are dealt in bands of g
+    round-robin and each core runs every N tile of its M tiles (BAND_TILES, BAND_TILE; g = 1 is
+    by_m_tile)."""
+    return tuple(tuple(band_tile(c, i, g, n_tiles, cores) * n_tiles + i % n_tiles
+                       for i in range(band_tiles(c, m_tiles, g, cores) * n_tiles)) for c in range(cores))
 
 
 def contiguous(units: int, cores: int) -> tuple[tuple[int, ...], ...]:

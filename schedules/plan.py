@@ -91,6 +91,14 @@ class KernelPlan:
     # a chain's GEMM stage whose cores read only rows they wrote themselves in the member before
     # (fusion/driver/chain_local.py): the chain orders the two with a pipe barrier, not a SyncAll
     local_in: bool = False
+    # two-phase on 310P (one core runs both phases): each core's GEMM tiles read only DW rows the
+    # same core wrote, all channel blocks of its DW tiles being its own (schedules/local_handoff.
+    # dw_local_ok; fusion/driver/chain_dw_local.py), so a pipe barrier on the core, not a
+    # SyncAll, separates the phases; DW units and GEMM tiles both dealt by tile (loops.by_m_tile)
+    local_dw: bool = False
+    # a local_in stage after a local_dw producer: its M tiles dealt in the producer's bands of this
+    # many (loops.by_band; 0 = one: by M tile)
+    m_band: int = 0
     # a chain member run as `chunks` image chunks, the DW of one beside the GEMM of another
     # (schedules/wave.py: its kernel is the plan at batch / chunks, once per chunk)
     chunks: int = 1

@@ -17,7 +17,9 @@
   epi   (aiv, 910B without Fixpipe)  per (M, N) tile and AIV of the producing AIC's group: its part
                                      of the tile's rows -- pre-activation in, epilogue, y out
 
-A SyncAll barrier separates consecutive phases, except before `epi` (gate "flags"): there each
+A SyncAll barrier separates consecutive phases, except before a `gemm` phase gated "local"
+(plan.local_dw, 310P: each core's GEMM tiles read only DW rows it wrote; a pipe barrier on the core)
+and before `epi` (gate "flags"): there each
 AIC g signals every tile it has written (cross-core flag EPI_PRE, mode 2), the AIVs g x ratio + s
 wait for it and finish their part of that tile while the AIC runs the next; the AIVs answer each
 tile (EPI_FREE) so the AIC runs at most EPI_LAG tiles ahead (the flag counters stop at 15). Every
@@ -53,7 +55,7 @@ from schedules.program import (
     rows_bursts,
     tile_axes,
 )
-from schedules.loops import (block_len, block_start, by_m_tile, contiguous, part_rows, round_robin, row_image, split,
+from schedules.loops import (block_len, block_start, by_band, by_m_tile, contiguous, part_rows, round_robin, row_image, split,
                              tile_col, tile_row, unit_inner, unit_outer, window_valid)
 from schedules.norm_phase import norm_phase
 from schedules.prefetch import prefetch_steps
@@ -136,6 +138,7 @@ class TwoPhaseProgram:
         for k, ph in enumerate(self.phases):
             if k:
                 lines.append("  SyncAll" if ph.gate == "sync" else
+                             "  pipe barrier on each core (it reads only what it wrote)" if ph.gate == "local" else
                              f"  per tile: cross-core flags from the producing core (at most {EPI_LAG} ahead)")
             busy = [c for c in ph.assignment if c]
             lines.append(f"{ph.name} on {ph.role} x{len(busy)} ({len(ph.units)} units, "
@@ -192,7 +195,10 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
     pro = (Copy("weights", "in", "b_dw", "b_dw", wl.c1 * C0 * ACC_BYTES, 1),)
     if plan.dw_post16:   # the bias added in the storage dtype: one Cast per core
         pro += (bias_cast(soc, "b_dw16", wl.c1),)
-    assignment = round_robin(len(units), plan.cores)
+    # local_dw: a row of tiles (every column and ci-block) on one core: the GEMM's M tiles of the
+    # same rows then read only what their core wrote (schedules/local_handoff.dw_local_ok)
+    assignment = (by_m_tile(plan.n_tiles // plan.tiles_w, plan.tiles_w * plan.ci_steps, plan.cores) if plan.local_dw
+                  else round_robin(len(units), plan.cores))
     # the taps of the channel blocks a core's units touch, each once, before its first unit (at
     # their places in the resident w_dw): its units' ci-blocks repeat with period dw_tap_loads
     n_loads = dw_tap_loads(plan)
@@ -225,7 +231,19 @@ def dw_tap_loads(plan: KernelPlan) -> int:
     none in the pool form, which reads no taps (schedules/dw_forms.pool_form)."""
     if plan.dw_pool:
         return 0
+    if plan.local_dw:   # dealt by row of tiles: unit k's ci-block is k mod ciSteps
+        return plan.ci_steps
     return plan.ci_steps // gcd(plan.cores, plan.ci_steps)
+
+
+def gemm_band(plan: KernelPlan, bm: int) -> int:
+    """M tiles per band (plan.local_dw: the GEMM rows of one row of DW tiles, th x OW, are
+    whole M tiles dealt to the core that wrote them; a local_in stage: its producer's, m_band;
+    loops.by_band), else 1."""
+    if plan.local_in:
+        return plan.m_band or 1
+    band = plan.th * plan.workload.out_width
+    return band // bm if plan.local_dw and band % bm == 0 else 1
 
 
 def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, int, int]:
@@ -252,10 +270,11 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
     resident, keep = plan.b_resident, plan.a_keep
     cores = phase2_cores(wl, soc, plan.cob, bm, plan.gemm_cap)
     n_units = m_tiles * co_steps
-    if plan.local_in and co_steps > 1 and resident:
-        raise ValueError(f"{wl.describe()}: a stage dealt by M tile cannot hold one N tile of B resident")
-    assignment = (contiguous(n_units, cores) if keep else by_m_tile(m_tiles, co_steps, cores) if plan.local_in
-                  else round_robin(n_units, cores))
+    by_m = plan.local_in or plan.local_dw
+    if by_m and co_steps > 1 and resident:
+        raise ValueError(f"{wl.describe()}: GEMM tiles dealt by M tile cannot hold one N tile of B resident")
+    assignment = (contiguous(n_units, cores) if keep else by_band(m_tiles, gemm_band(plan, bm), co_steps, cores)
+                  if by_m else round_robin(n_units, cores))
     # a_keep: the tiles whose core loads an A panel (its first tile of each M tile), and for those
     # refilling a copy (the keep-th panel on, keep = the copies) how many steps back on the core
     # the last tile that read that copy ended
@@ -324,7 +343,8 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
     # (a_keep: the K steps' MTE2 loads B blocks only, into b_l1; a panel iteration loads A alone)
     pipeline = stages(plan, ("MTE2", "A + B block k{q}", "b_l1" if keep else "a_l1"), ("MTE1", "L1->L0A/B k{q}", L0_RING),
                       ("cube", "mmad k{q}", "pw_acc", True), ("vector", "L0C->UB + epilogue", "y_tile"), ("MTE3", "y"))
-    return Phase("gemm", role, tuple(units), assignment, pro, preload, pipeline=pipeline), m_tiles, co_steps
+    gate = "local" if plan.local_dw else "sync"   # local_dw: a pipe barrier on each core, no SyncAll
+    return Phase("gemm", role, tuple(units), assignment, pro, preload, gate=gate, pipeline=pipeline), m_tiles, co_steps
 
 
 def epi_phase(plan: KernelPlan, bm: int, gemm: Phase) -> Phase:
@@ -417,6 +437,9 @@ def build_twophase(plan: KernelPlan) -> TwoPhaseProgram:
     kb = gemm_k(wl, soc, plan.cob, bm, copies)
     if plan.gemm_only and not gemm_only_ok(plan):
         raise ValueError(f"gemm_only plan of {wl.describe()}: x is not the GEMM's A layout on {soc.name}")
+    if plan.local_dw and (not coupled or plan.gemm_only or wl.se or plan.norm_phase or plan.a_keep):
+        raise ValueError(f"{wl.describe()}: a local DW -> GEMM hand-off needs one core running both phases, "
+                         "a DW phase right before the GEMM and GEMM tiles dealt by M tile")
     phases = [] if plan.gemm_only else [dw_phase(plan, "core" if coupled else "aiv")]
     if wl.se and phases:   # squeeze-and-excitation (schedules/se_plan.py): its own phase, a SyncAll each side
         phases.append(se_phase(plan, phases[0].role))

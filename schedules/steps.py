@@ -206,8 +206,9 @@ class Phase:
                                        # unit, and the grouped DW's bias Cast (VectorOp)
     preload: tuple = ()                # per core of the phase: loads issued while the phase before runs
                                        # (the resident PW weights, plan.b_resident); () = none
-    gate: str = "sync"                 # what starts the phase: "sync" (a SyncAll after the phase before)
-                                       # or "flags" (per unit, a cross-core flag of its producer unit)
+    gate: str = "sync"                 # what starts the phase: "sync" (a SyncAll after the phase before),
+                                       # "local" (a pipe barrier on the core: it reads only what the core
+                                       # wrote) or "flags" (per unit, a cross-core flag of its producer unit)
     deps: tuple[int, ...] = ()         # gate "flags": per unit, the unit of the phase before it finishes
     pipeline: tuple[StageSpec, ...] = ()   # every iteration's stages, in issue order
     prefetch: tuple = ()               # per core, per unit position: reads ahead into L2 after that unit

@@ -235,6 +235,7 @@ def _print_compiled(cm) -> None:
                     if stage_act.get(n, p.workload.act2) != p.workload.act2 else "")
                  + (f" (input clipped at {p.x_max:g})" if p.x_max is not None else "")
                  + (" (after its producer on the same cores: no SyncAll before it)" if p.local_in else "")
+                 + (" (its GEMM after its own DW on each core: no SyncAll between its phases)" if p.local_dw else "")
                  + (" (in its producer's GEMM task)" if p.joined else "")
                  for n in c.blocks if (p := cm.chain_plans.get(n)) is not None and p != own.get(n)]
         if moved:

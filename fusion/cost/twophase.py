@@ -1,7 +1,8 @@
 """The two-phase fused kernel on the pipes (schedules/program_twophase.py's steps, timed). MODELED.
 
 Each phase's cores replay their units through the in-order pipes (costmodel/pipes.py); a SyncAll
-(soc.sync_all_cycles) after the slowest core of a phase releases the next phase on every core
+(soc.sync_all_cycles) after the slowest core of a phase releases the next phase on every core (a
+GEMM phase gated "local", plan.local_dw: each core starts it when its own pipes are done)
 (310P: the same cores continue; 910B: the AICs start, then the AIVs continue for the epilogue).
 The DW result and the 910B pre-activation make a round trip through a GM workspace that L2 holds
 (costmodel/l2.py: absorbed when the kernel's working set fits), so they move at L2 bandwidth.
@@ -203,13 +204,15 @@ class _Flagged:
 def phase_note(spans: list[tuple[str, float, float, str]], sync: float, preload_end: float) -> str:
     """Where a two-phase body's time goes: each phase's start and end on the critical path, the
     SyncAlls between (or, before a phase gated by cross-core flags, "per-tile flags": it starts
-    with its producer's first tile and overlaps it), and (910B) when the AICs' resident PW weights
+    with its producer's first tile and overlaps it; before one gated "local", "pipe barrier per
+    core": each core starts it when its own pipes are done), and (910B) when the AICs' resident PW weights
     are in L1 -- a GEMM phase that starts later than its SyncAll waits for them (MODELED;
     docs/design.md, "Fused bodies vs pairs")."""
     text = ""
     for k, (n, a, b, gate) in enumerate(spans):
         if k:
-            text += f", SyncAll {sync:.2f} us, " if gate == "sync" else ", per-tile flags, "
+            text += (f", SyncAll {sync:.2f} us, " if gate == "sync" else ", pipe barrier per core, " if gate == "local"
+                     else ", per-tile flags, ")
         text += f"{n} {a:.2f}-{b:.2f} us"
     if preload_end > 0:
         text += f"; resident PW weights in L1 at {preload_end:.2f} us"
@@ -282,9 +285,15 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
         unit_steps = {}
         cache: dict[tuple, tuple] = {}
         end = ready
+        local = ph.gate == "local"   # plan.local_dw: each core goes on when its own pipes are done
+        starts = []
         for ci, core in enumerate(ph.assignment):
             name_ = f"{ph.role}{ci}"
             prev = runs.get(name_)
+            if local:
+                ready = prev.end if prev is not None else 0.0
+                if core:
+                    starts.append(ready)
             t_pre, what = pre_us.pop(name_, (0.0, ""))   # a later phase's loads ride in this (the host) phase
             reads = ph.prefetch[ci] if ph.prefetch else ()
             key = (tuple(core), id(prev), t_pre, reads) + (flagged.key(ci, runs) if flagged else ())
@@ -312,8 +321,8 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
             spans.append((ph.name, ready, max(runs[n].end for n in prog.core_names(ph)), ph.gate))
             spans.append((nxt.name, flagged.first, end, nxt.gate))
         else:
-            spans.append((ph.name, ready, end, ph.gate))
-        ready = end + (sync if k < len(prog.phases) - 1 else 0.0)
+            spans.append((ph.name, min(starts, default=0.0) if local else ready, end, ph.gate))
+        ready = end + (sync if k + 1 < len(prog.phases) and prog.phases[k + 1].gate == "sync" else 0.0)
     dw, gemm = phase(prog, "dw"), phase(prog, "gemm")
     first = (f"DW on {len(dw.assignment)} {dw.role} -> GM workspace (L2)" if dw is not None
              else "no DW phase (identity DW: the GEMM reads x)")

@@ -33,6 +33,7 @@ from fusion.driver.tile_policy import two_phase_plan
 from schedules.activations import needs_slope
 from fusion.cost import model_fused
 from fusion.driver.chain_stage import GemmStage
+from fusion.driver.chain_dw_local import local_dw_members
 from fusion.driver.chain_local import local_members, local_stages
 from fusion.driver.gemm_tiles import fastest_gemm_tile, member_tiles
 from fusion.driver.chain_wave import candidates as wave_candidates
@@ -304,7 +305,7 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
 
         def body(n, p, c=c, at=at, bodies=bodies):
             key = (n, p.tile, p.gemm_only, p.x_max, p.local_in,   # local_in: the stage's tiles dealt by M tile
-                   p.prefetch, p.w_pw_warm)
+                   p.local_dw, p.m_band, p.prefetch, p.w_pw_warm)
             if key not in bodies:
                 k = member_cost(c, at[n], p)
                 bodies[key] = k.time_us - k.launch_us
@@ -344,6 +345,15 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
             joined = sum(p.joined for p in cand.values())
             log.info("chain: %s in %d image chunks%s: %.2f us modeled (as it was %.2f us)", c.name, k,
                      f" ({joined} GEMM stages in their producer's GEMM task)" if joined else "", t, best)
+            if t < best:
+                pick, best = cand, t
+        # 310P: a member's GEMM after its own DW on each core, a pipe barrier for its SyncAll (chain_dw_local.py)
+        cand = local_dw_members(c, pick, body) if soc.coupled else pick
+        if cand != pick:
+            t = chain_cost(c, member_costs(c, cand), soc, local=local_members(c, cand)).time_us
+            kept = [n for n in c.blocks if cand[n].local_dw]
+            log.info("chain: %s GEMM phases after their own DW on each core (%s: a pipe barrier, no SyncAll): "
+                     "%.2f us modeled (as it was %.2f us)", c.name, ", ".join(kept), t, best)
             if t < best:
                 pick, best = cand, t
         # later members' PW weights read ahead into L2 by earlier members' DW phases (chain_prefetch.py)

@@ -118,6 +118,7 @@ class CompiledModel:
                 "chains": [{"name": c.name, "blocks": list(c.blocks), "stages": list(c.stages),
                             "plans": {n: {"tile": p.tile.describe(), "cores": p.cores, "gemm_only": p.gemm_only,
                                           "act2": p.workload.act2, "x_max": p.x_max, "local_in": p.local_in,
+                                          "local_dw": p.local_dw, "m_band": p.m_band,
                                           "chunks": p.chunks, "joined": p.joined, "prefetch": p.prefetch,
                                           "prefetch_to": p.prefetch_to, "w_pw_warm": p.w_pw_warm}
                                       for n in c.blocks if (p := self.chain_plans.get(n)) is not None}}

@@ -19,7 +19,7 @@ from schedules.loops import FORMULAS, parse
 VALUES = {"lo": range(-3, 12), "pad_lo": range(0, 4)}
 DEFAULT = range(0, 9)
 POSITIVE = {"step", "cores", "inner", "tiles_h", "tiles_w", "size", "per_image", "span", "stride", "k", "t",
-            "parts", "frac", "mine"}
+            "parts", "frac", "mine", "m_tiles", "g", "co"}
 
 
 def _cases(params):

@@ -23,9 +23,10 @@ from fusion.codegen.ascendc.forms16 import cube_bias_values, dw16_values, epi16_
 from fusion.codegen.ascendc.kernel_types import ArgSpec, Launch
 from fusion.core.errors import MegafuseError
 from fusion.core.ir import C0
+from schedules.local_handoff import dw_local_ok
 from schedules.plan import PF_PIECE, KernelPlan
 from schedules.prefetch import prefetch_ok
-from schedules.program_twophase import build_twophase, dw_tap_loads
+from schedules.program_twophase import build_twophase, dw_tap_loads, gemm_band
 from schedules.twophase import EPI_LAG, fixpipe, gemm_m, res_in_cube, workspace_bytes
 from schedules.workload import ceil_div
 
@@ -78,7 +79,8 @@ def tiling_fields(plan: KernelPlan) -> tuple[tuple[str, int], ...]:
     return (("m", gemm_m(wl)), ("mAl", ceil_div(gemm_m(wl), frac) * frac), ("bm", prog.bm), ("kb", prog.kb),
             ("kSteps", ceil_div(wl.c1, prog.kb)),
             ("mTiles", prog.m_tiles), ("gemmCores", gemm), ("epiCores", epi),
-            ("wsSync", ws["sync_ws"]), ("wsPre", ws["pre_ws"]), ("dwLoads", dw_tap_loads(plan))) \
+            ("wsSync", ws["sync_ws"]), ("wsPre", ws["pre_ws"]), ("dwLoads", dw_tap_loads(plan)),
+            ("gemmBand", gemm_band(plan, prog.bm))) \
         + emit_se.tiling_fields(plan) + emit_norm_phase.tiling_fields(plan)
 
 
@@ -134,14 +136,31 @@ def prefetch_values(plan: KernelPlan) -> dict[str, str]:
                 TP_PREFETCH=snippet("TP_PREFETCH"))
 
 
+def dw_values(plan: KernelPlan) -> dict[str, str]:
+    """How many DW units a core runs and its k-th (program_twophase.dw_phase): round-robin, or
+    (plan.local_dw) by row of tiles, every column and ci-block of a row on one core."""
+    if not plan.local_dw:
+        return dict(DW_UNITS="UnitsOf(core, tl.nTiles * tl.ciSteps, tl.blockDim)", DW_UNIT="UnitAt(core, k, tl.blockDim)")
+    why = dw_local_ok(plan)
+    if why:
+        raise MegafuseError(f"two-phase kernel: its GEMM cannot follow its own DW phase on each core: {why}")
+    row = "tl.tilesW * tl.ciSteps"
+    return dict(DW_UNITS=f"UnitsOf(core, tl.nTiles / tl.tilesW, tl.blockDim) * {row}",
+                DW_UNIT=f"UnitAt(core, k / ({row}), tl.blockDim) * ({row}) + k % ({row})")
+
+
 def gemm_units(plan: KernelPlan, core: str) -> tuple[str, str]:
     """(how many GEMM tiles AIC `core` runs, its i-th tile) as the program's GEMM phase deals them
     (schedules/program_twophase.gemm_phase): contiguous ranges where the A panel is kept; M tiles
     round-robin, each with all its N tiles, for a stage after its producer on the same cores
-    (plan.local_in, loops.by_m_tile); else round-robin. The epilogue phase's AIVs follow their AIC."""
+    (plan.local_in, loops.by_m_tile), in bands of gemmBand after a DW phase on the same core
+    (plan.local_dw, or a stage after such a producer: loops.by_band); else round-robin. The epilogue phase's AIVs follow their AIC."""
     if plan.a_keep:
         return (f"RangeOf({core}, tl.mTiles * tl.coSteps, tl.gemmCores)",
                 f"RangeAt({core}, i, tl.mTiles * tl.coSteps, tl.gemmCores)")
+    if plan.local_dw or (plan.local_in and plan.m_band > 1):   # M tiles in bands (loops.by_band)
+        return (f"BandTiles({core}, tl.mTiles, tl.gemmBand, tl.gemmCores) * tl.coSteps",
+                f"BandTile({core}, i, tl.gemmBand, tl.coSteps, tl.gemmCores) * tl.coSteps + i % tl.coSteps")
     if plan.local_in:
         return (f"UnitsOf({core}, tl.mTiles, tl.gemmCores) * tl.coSteps",
                 f"UnitAt({core}, i / tl.coSteps, tl.gemmCores) * tl.coSteps + i % tl.coSteps")
@@ -211,7 +230,8 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                   A_LOAD=snippet(("A_LOAD_X" if wl.batch == 1 else "A_LOAD_X_IMAGES") if plan.gemm_only else "A_LOAD_WS"),
                   # phase 1 loads only its units' channel blocks of w_dw (program_twophase.dw_phase)
                   RESIDENT_UB=template("twophase_taps_ub.h"),
-                  **resident_values(plan), **eye_values(plan), **a_values(plan), **prefetch_values(plan))
+                  **resident_values(plan), **eye_values(plan), **a_values(plan), **prefetch_values(plan),
+                  **dw_values(plan))
     common.update(grouped_values(plan))   # the DW form's slots (may replace TAP_ACC)
     if wl.se and plan.gemm_only:
         raise ValueError(f"{wl.describe()}: squeeze-and-excitation needs phase 1 (a gemm_only plan has none)")

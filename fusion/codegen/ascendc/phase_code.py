@@ -5,7 +5,8 @@ Each phase kind has one entry in KINDS: the function its role's class runs (`<Fn
 the class methods that implement it (its templates, slots filled by the emitter), and what the
 SyncAll after it guarantees. `process_body` renders every core class's Process() from the
 phases -- each phase's call on its role's class, a SyncAll on every class where the next phase is
-gated by one, nothing where it is gated by cross-core flags -- and `phase_methods` puts each
+gated by one, a pipe barrier where it is gated "local" (the same core's own rows), nothing where it
+is gated by cross-core flags -- and `phase_methods` puts each
 kind's methods in its role's class. So a new phase kind is its step builder (schedules/: units +
 pipeline, which the simulator and the counts read) plus its entry here and its template.
 """
@@ -71,6 +72,8 @@ def process_body(prog, role: str) -> str:
             out += sub(snippet("TP_CALL"), CALL=f"{code.fn}(GetBlockIdx());" + (code.gate_note if ph.gate == "flags" else ""))
         if k + 1 < len(phases) and phases[k + 1].gate == "sync":
             out += sub(snippet("TP_SYNC_SOFT" if soc.coupled else "TP_SYNC_HARD"), DONE=code.done)
+        elif k + 1 < len(phases) and phases[k + 1].gate == "local" and phases[k + 1].role == role:
+            out += snippet("TP_SYNC_LOCAL")
     return out
 
 

@@ -83,6 +83,8 @@
         }
 //@ TP_SYNC_HARD
         SyncAll<false>();  // AIVs and AICs: @DONE@
+//@ TP_SYNC_LOCAL
+        PipeBarrier<PIPE_ALL>();  // local DW -> GEMM hand-off: this core's GEMM reads only DW rows it wrote (local_handoff.dw_local_ok)
 //@ TP_SYNC_SOFT
         SyncAll(syncGm, syncUbBuf.Get<int32_t>());  // soft (its flags zeroed by the host): @DONE@
 //@ A_IN_STREAM

@@ -1,7 +1,11 @@
-    // ---- phase 1: DW units (tile, ci-block) round-robin over the plan's DW cores ----------
+    // ---- phase 1: DW units (tile, ci-block) over the plan's DW cores: round-robin, or (local_dw) by
+    // row of tiles, every column and ci-block of a row on one core ------------------------------
+    __aicore__ inline uint32_t DwUnits(uint32_t core) const { return @DW_UNITS@; }
+    __aicore__ inline uint32_t DwUnit(uint32_t core, uint32_t k) const { return @DW_UNIT@; }
+
     __aicore__ inline void DwPhase(uint32_t core)
     {
-@TP_EYE_MAKE@        const uint32_t mine = UnitsOf(core, tl.nTiles * tl.ciSteps, tl.blockDim);
+@TP_EYE_MAKE@        const uint32_t mine = DwUnits(core);
         if (mine == 0) {
 @TP_PRELOAD_IDLE@            return;
         }
@@ -13,7 +17,7 @@
         // the unit before still reads the other; a copy is rewritten once its hand-off is done
         const uint32_t copies = @NS@::kDwOutCopies;
         for (uint32_t k = 0; k < mine; ++k) {
-            const uint32_t u = UnitAt(core, k, tl.blockDim), q = UnitInner(u, tl.ciSteps);
+            const uint32_t u = DwUnit(core, k), q = UnitInner(u, tl.ciSteps);
             dwSlot = UnitInner(k, copies);
             SetTile(UnitOuter(u, tl.ciSteps));
             if (k >= copies) WaitFlag<HardEvent::MTE3_V>(dwSlot);  // the hand-off of unit k - copies is done

@@ -1,0 +1,136 @@
+"""A 310P two-phase kernel whose GEMM follows its own DW phase on each core (plan.local_dw,
+schedules/local_handoff.dw_local_ok, fusion/driver/chain_dw_local.py): DW units dealt by row of
+tiles, GEMM M tiles in bands of the same rows, a pipe barrier instead of the SyncAll. The
+legality is read from the program's assignments; the simulator starts each core's GEMM when its
+own DW ends; the kernel runs on the emulator with the program's counters and per-core cube work."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+import pytest
+
+from fusion.codegen.ascendc import emit_kernel
+from fusion.core.errors import MegafuseError
+from fusion.core.soc import SOCS
+from fusion.cost.twophase import model_twophase
+from fusion.driver.chain_dw_local import candidates
+from fusion.verify.emu_run import build_all
+from schedules.local_handoff import dw_local_ok, local_ok
+from schedules.loops import band_tile, band_tiles, by_band, by_m_tile
+from schedules.lowering import build_program
+from schedules.plan import make_plan
+from schedules.program import count_steps
+from schedules.workload import DwSepWorkload as W, TileConfig
+
+from factories import run_twophase_checked
+
+F16 = "float16"
+P310 = SOCS["ascend310p3"]
+# 16 x 16 pixels, 3 input channel blocks (cib 1: three units per tile), two tile columns per row of
+# tiles, 2 output blocks streamed: rows of 4 give 4 bands of 64 GEMM rows, 2 M tiles of 32 each
+BLOCK = W(1, 40, 24, 16, 16, act1="relu6", act2="none", dtype=F16)
+TILE = TileConfig(4, 8, 1, 1, True, "twophase", b_stream=True, gemm_bm=32)
+
+
+def _local(wl=BLOCK, tile=TILE, soc=P310):
+    return replace(make_plan(wl, tile, soc), local_dw=True)
+
+
+def test_by_band_deals_whole_bands_and_is_by_m_tile_for_bands_of_one():
+    assert by_band(5, 2, 1, 2) == ((0, 1, 4), (2, 3))          # bands {0,1} {2,3} {4}: the last ragged
+    assert by_band(5, 2, 2, 2) == ((0, 1, 2, 3, 8, 9), (4, 5, 6, 7))
+    for m in range(1, 12):
+        for n in range(1, 4):
+            for cores in range(1, 5):
+                assert by_band(m, 1, n, cores) == by_m_tile(m, n, cores)
+                for g in range(1, 5):
+                    got = by_band(m, g, n, cores)
+                    assert sorted(u for c in got for u in c) == list(range(m * n))
+                    assert all(band_tiles(c, m, g, cores) * n == len(got[c]) for c in range(cores))
+    assert band_tile(1, 3, 2, 2, 2) == 3   # core 1's 4th tile: its band 1's second M tile (3)
+
+
+def test_the_program_deals_rows_of_tiles_and_bands_and_has_no_syncall():
+    p = _local()
+    assert dw_local_ok(p) is None
+    prog = build_program(p)
+    dw, gemm = prog.phases
+    assert gemm.gate == "local" and prog.barriers == 0
+    # a row of tiles (2 columns x 3 ci-blocks = 6 units) per core, one row each
+    assert dw.assignment[:4] == tuple(tuple(range(6 * b, 6 * b + 6)) for b in range(4)) and not any(dw.assignment[4:])
+    # M tiles 2b and 2b + 1 (band b) with both N tiles on core b
+    assert gemm.assignment[:4] == tuple(tuple(range(4 * b, 4 * b + 4)) for b in range(4))
+    plain = build_program(replace(p, local_dw=False))
+    assert plain.barriers == 1 and plain.phases[0].assignment != dw.assignment
+
+
+def test_legality_refuses_what_would_read_other_cores_rows():
+    assert "different cores" in dw_local_ok(_local(soc=SOCS["ascend910b2"]))
+    with pytest.raises(ValueError, match="one core running both phases"):
+        build_program(_local(soc=SOCS["ascend910b2"]))
+    # M tiles of 48 rows straddle the 64-row bands
+    assert "reads rows other cores" in dw_local_ok(_local(tile=replace(TILE, gemm_bm=48)))
+    # tiles of 3 rows: bands of 48 rows, M tiles of 32 straddle them
+    assert "reads rows other cores" in dw_local_ok(_local(tile=replace(TILE, th=3)))
+    assert "GEMM does not follow" in dw_local_ok(replace(_local(), gemm_only=True))
+
+
+def test_simulator_starts_each_core_gemm_at_its_own_dw_end():
+    # 32 rows: 8 bands, one per core, as balanced as the round-robin of the same 48 units
+    p = _local(wl=replace(BLOCK, height=32))
+    local, plain = model_twophase(p), model_twophase(replace(p, local_dw=False))
+    assert local.time_us < plain.time_us
+    assert any("pipe barrier per core" in n for n in local.notes)
+    assert any("SyncAll" in n and "pipe barrier" not in n for n in plain.notes if n.startswith("phases"))
+
+
+def test_candidates_are_legal_and_keep_a_local_stage_legal():
+    wl = W(1, 32, 16, 64, 64, act1="relu6", act2="none", dtype=F16)
+    plan = make_plan(wl, TileConfig(16, 8, 1, 1, True, "twophase"), P310)
+    got = list(candidates(plan))
+    assert got and all(dw_local_ok(p) is None and q is None for p, q in got)
+    stage_wl = W(1, 16, 96, 64, 64, kernel=(1, 1), pads=(0, 0, 0, 0), act1="none", act2="relu6", dtype=F16)
+    stage = replace(make_plan(stage_wl, TileConfig(2, 64, 2, 1, True, "twophase", b_stream=True), P310),
+                    gemm_only=True, local_in=True)
+    pairs = [(p, q) for p, q in candidates(plan, stage) if q is not None]
+    assert pairs
+    for p, q in pairs:
+        assert local_ok(p, q) and q.gemm_rows == p.gemm_rows and q.m_band == p.th * 64 // p.gemm_rows
+    # none on 910B (AIVs, then AICs)
+    assert not list(candidates(make_plan(wl, TileConfig(16, 8, 1, 1, True, "twophase"), SOCS["ascend910b2"])))
+
+
+def test_emitter_refuses_an_illegal_local_plan():
+    with pytest.raises(MegafuseError, match="cannot follow its own DW phase"):
+        emit_kernel(_local(tile=replace(TILE, gemm_bm=48)), "bad")
+
+
+@pytest.fixture(scope="module")
+def local_kernel():
+    p = _local()
+    ek = emit_kernel(p, "ldw")
+    built, _ = build_all([ek])
+    return p, ek, built[0]
+
+
+def test_local_kernel_runs_as_its_program(local_kernel):
+    """On the emulator: output, GM bytes, vector work and cube fractals equal to the program's
+    (factories.run_twophase_checked), per core the cube fractals of the GEMM tiles its bands give
+    it, and a pipe barrier where the SyncAll was."""
+    p, ek, built = local_kernel
+    assert "PipeBarrier<PIPE_ALL>();  // local DW -> GEMM" in ek.source and "SyncAll(syncGm" not in ek.source
+    prog, run = run_twophase_checked(ek, built, p.workload)
+    gemm = prog.phases[-1]
+    want = []
+    for units in gemm.assignment:
+        c: Counter = Counter()
+        for u in units:
+            for it in gemm.units[u]:
+                count_steps(p.soc, it, 1, c)
+        want.append(c["cube_fractals"])
+    got = [row["cube_fractals"] for row in run.per_core]
+    n = max(len(got), len(want))
+    assert got + [0] * (n - len(got)) == want + [0] * (n - len(want))
+    assert sum(w > 0 for w in want) == 4
