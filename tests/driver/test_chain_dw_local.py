@@ -15,7 +15,7 @@ from fusion.codegen.ascendc import emit_kernel
 from fusion.core.errors import MegafuseError
 from fusion.core.soc import SOCS
 from fusion.cost.twophase import model_twophase
-from fusion.driver.chain_dw_local import candidates
+from fusion.driver.chain_dw_local import candidates, with_band
 from fusion.verify.emu_run import build_all
 from schedules.local_handoff import dw_local_ok, local_ok
 from schedules.loops import band_tile, band_tiles, by_band, by_m_tile
@@ -107,30 +107,52 @@ def test_emitter_refuses_an_illegal_local_plan():
         emit_kernel(_local(tile=replace(TILE, gemm_bm=48)), "bad")
 
 
+# a 1x1 expansion after BLOCK (24 -> 40 channels), re-tiled to follow the local block's bands
+STAGE = W(1, 24, 40, 16, 16, kernel=(1, 1), pads=(0, 0, 0, 0), act1="none", act2="relu6", dtype=F16)
+
+
+def _banded_stage():
+    stage = replace(make_plan(STAGE, TileConfig(2, 16, 1, 1, True, "twophase", b_stream=True), P310),
+                    gemm_only=True, local_in=True)
+    producer = _local(tile=replace(TILE, cob=2))   # local_ok: each GEMM tile holds all its output channels
+    q = with_band(stage, producer)
+    assert q is not None and q.m_band == 2 and local_ok(producer, q)
+    assert with_band(stage, _local()) is None       # its tiles split the output channels over two N tiles
+    return q
+
+
 @pytest.fixture(scope="module")
-def local_kernel():
-    p = _local()
-    ek = emit_kernel(p, "ldw")
-    built, _ = build_all([ek])
-    return p, ek, built[0]
+def local_kernels():
+    plans = [_local(), _banded_stage()]
+    eks = [emit_kernel(p, f"ldw{i}") for i, p in enumerate(plans)]
+    built, _ = build_all(eks)
+    return list(zip(plans, eks, built))
 
 
-def test_local_kernel_runs_as_its_program(local_kernel):
-    """On the emulator: output, GM bytes, vector work and cube fractals equal to the program's
-    (factories.run_twophase_checked), per core the cube fractals of the GEMM tiles its bands give
-    it, and a pipe barrier where the SyncAll was."""
-    p, ek, built = local_kernel
-    assert "PipeBarrier<PIPE_ALL>();  // local DW -> GEMM" in ek.source and "SyncAll(syncGm" not in ek.source
-    prog, run = run_twophase_checked(ek, built, p.workload)
-    gemm = prog.phases[-1]
+def _cube_by_core(plan, gemm, run):
     want = []
     for units in gemm.assignment:
         c: Counter = Counter()
         for u in units:
             for it in gemm.units[u]:
-                count_steps(p.soc, it, 1, c)
+                count_steps(plan.soc, it, 1, c)
         want.append(c["cube_fractals"])
     got = [row["cube_fractals"] for row in run.per_core]
     n = max(len(got), len(want))
-    assert got + [0] * (n - len(got)) == want + [0] * (n - len(want))
-    assert sum(w > 0 for w in want) == 4
+    return got + [0] * (n - len(got)), want + [0] * (n - len(want))
+
+
+@pytest.mark.parametrize("i", [0, 1])
+def test_local_kernels_run_as_their_programs(local_kernels, i):
+    """On the emulator: output, GM bytes, vector work and cube fractals equal to the program's
+    (factories.run_twophase_checked), per core the cube fractals of the GEMM tiles its bands give
+    it; the block with a pipe barrier where the SyncAll was, the stage after it dealt by its bands."""
+    p, ek, built = local_kernels[i]
+    if i == 0:
+        assert "PipeBarrier<PIPE_ALL>();  // local DW -> GEMM" in ek.source and "SyncAll(syncGm" not in ek.source
+    assert "BandTile(core, i, tl.gemmBand, tl.coSteps, tl.gemmCores)" in ek.source
+    prog, run = run_twophase_checked(ek, built, p.workload, identity_dw=p.gemm_only)
+    gemm = prog.phases[-1]
+    assert gemm.assignment == by_band(prog.m_tiles, 2, prog.n_tiles, len(gemm.assignment))
+    got, want = _cube_by_core(p, gemm, run)
+    assert got == want and sum(w > 0 for w in want) == 4
