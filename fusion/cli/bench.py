@@ -93,6 +93,9 @@ def _print(report: dict) -> None:
                   f"another, a SyncAll between steps{joined} (bodies: the steps'; the rows above: each member unchunked)")
         for line in c.get("read_ahead", ()):
             print(f"    {line}  [MODELED gain, in the bodies above]")
+        for name in c.get("local_dw", ()):
+            print(f"    {name}'s GEMM follows its own DW on each core: a pipe barrier, no SyncAll between its phases  "
+                  "[MODELED gain, in the bodies above]")
         if stages:
             print(f"    GEMM stages: bodies {c['stages_body_us']:.1f} us in the chain (identity-DW copy + GEMM) vs "
                   f"the vendor's conv+act kernels {c['stages_vendor_body_us']:.1f} us of bodies + "

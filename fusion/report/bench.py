@@ -234,7 +234,8 @@ def bench_sim(cm, model_path: str, model=None) -> tuple[dict, list]:
         "vendor_kernels": len(vendor.kernels), "vendor_launch_us": vendor.launch_us,
         **_superkernel(vendor, soc, fused_in_vendor),
         "chains": [{**c.to_json(), **_stage_split(c.chain, by_name, vendor, stages),
-                    "read_ahead": describe_reads(c.chain.blocks, cm.chain_plans)} for c in chains],
+                    "read_ahead": describe_reads(c.chain.blocks, cm.chain_plans),
+                    "local_dw": [n for n in c.chain.blocks if cm.chain_plans[n].local_dw]} for c in chains],
         "chain_saved_us": saved,
         "fused_unchained_in_vendor_network_us": unchained_total + vendor.time_us - vendor_blocks,
         "baseline_note": "headline = vendor-like unfused baseline (what an ATC-compiled network runs: conv+BN+act "

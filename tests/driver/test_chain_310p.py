@@ -91,12 +91,16 @@ def test_310p_gemm_stages_on_the_emulator(small_v2, emu_cache, capsys):
     """MobileNetV2's expansion convs join the 310P chain as GEMM stages (two-phase kernels without
     phase 1, reading x as the A operand) between its fused blocks; the chain kernel (soft SyncAll
     between members) equals its members' kernels run one by one, its counters their sum, and the
-    model through it passes against ONNX Runtime."""
+    model through it passes against ONNX Runtime -- b1 with its GEMM after its own DW on each core
+    and b2's expansion dealt by b1's bands."""
     import fusion
 
     cm = fusion.compile(small_v2, target="ascend:310p3", dtype="float16", outputs="b4_pw_bn", fallback=False)
     # every stage reads its boundary input directly (gemm_only: no identity copy, no barrier)
     assert cm.chain_stages and all(cm.chain_plans[n].gemm_only for n in cm.chain_stages)
+    # b1's GEMM follows its own DW on each core (a pipe barrier), b2's expansion its bands
+    # (fusion/driver/chain_dw_local.py): the check below runs both in the chain kernel
+    assert cm.chain_plans["b1_fused"].local_dw and cm.chain_plans["b2_exp"].m_band > 1
     assert any(j is not None for c in cm.chains for j in c.residual_from)  # b3: a boundary tensor
     code, out, _ = run_cli(capsys, "check", small_v2, "-t", "ascend:310p3", "--dtype", "float16", "--no-db",
                            "--no-fallback", "--outputs", "b4_pw_bn", "--json")
