@@ -13,15 +13,19 @@ from schedules.loops import tile_col, tile_image, tile_row, unit_inner, unit_out
 from schedules.lowering import build_program
 from schedules.plan import KernelPlan
 from schedules.program import tile_axes
-from schedules.program_twophase import gemm_tile, phase
+from schedules.program_twophase import gemm_tile, phase, tile_m_tile
 from schedules.twophase import fixpipe, gemm_m
 from schedules.workload import ceil_div
 
 
 def _rows_by_core(plan: KernelPlan, prog=None) -> tuple[tuple[tuple[int, int], ...], ...]:
-    """Per GEMM core, the (first row, real rows) of its tiles, in the program's assignment."""
+    """Per GEMM core, the (first row, real rows) of its tiles, in the program's assignment
+    (tile_m: the runs of its tiles' DW tiles)."""
     prog = prog or build_program(plan)
     gemm = phase(prog, "gemm")
+    if plan.tile_m:
+        return tuple(tuple(sorted({r for u in core for r in _tile_runs(plan, tile_m_tile(plan, u)[0])}))
+                     for core in gemm.assignment)
     m = gemm_m(plan.workload)
     frac = plan.soc.cube_fractal[0]
     m_al = ceil_div(m, frac) * frac
@@ -43,22 +47,22 @@ def _covered(read: tuple[tuple[int, int], ...], wrote: tuple[tuple[int, int], ..
 def _dw_rows_by_core(plan: KernelPlan, prog) -> list[tuple[tuple[int, int], ...]]:
     """Per DW core, the GEMM-row runs of the DW tiles whose every ci-block it ran (one run per
     output row of a tile: GEMM row = (image x OH + oh) x OW + ow)."""
-    wl = plan.workload
-    rows, cols = tile_axes(wl, plan.th, plan.tw)
     out = []
     for core in phase(prog, "dw").assignment:
         blocks: dict[int, set[int]] = {}
         for u in core:
             blocks.setdefault(unit_outer(u, plan.ci_steps), set()).add(unit_inner(u, plan.ci_steps))
-        runs = []
-        for t, qs in blocks.items():
-            if len(qs) < plan.ci_steps:
-                continue
-            n, i, j = tile_image(t, plan.tiles_h, plan.tiles_w), tile_row(t, plan.tiles_h, plan.tiles_w), tile_col(t, plan.tiles_w)
-            oh0, ow0 = i * plan.th, j * plan.tw
-            runs += [((n * wl.out_height + oh0 + r) * wl.out_width + ow0, cols[j][0]) for r in range(rows[i][0])]
-        out.append(tuple(runs))
+        out.append(tuple(r for t, qs in blocks.items() if len(qs) == plan.ci_steps for r in _tile_runs(plan, t)))
     return out
+
+
+def _tile_runs(plan: KernelPlan, t: int) -> list[tuple[int, int]]:
+    """GEMM-row runs (first row, rows) of DW tile t's output pixels: one per output row."""
+    wl = plan.workload
+    rows, cols = tile_axes(wl, plan.th, plan.tw)
+    n, i, j = tile_image(t, plan.tiles_h, plan.tiles_w), tile_row(t, plan.tiles_h, plan.tiles_w), tile_col(t, plan.tiles_w)
+    oh0, ow0 = i * plan.th, j * plan.tw
+    return [((n * wl.out_height + oh0 + r) * wl.out_width + ow0, cols[j][0]) for r in range(rows[i][0])]
 
 
 def dw_local_ok(plan: KernelPlan) -> str | None:
@@ -66,13 +70,15 @@ def dw_local_ok(plan: KernelPlan) -> str | None:
     (plan.local_dw; None: it can): one core must run both phases (310P), the DW phase right before
     the GEMM (no SE or norm phase, not gemm_only), the GEMM's tiles dealt by M tile (no A panel
     kept in contiguous ranges), and per core the rows of its GEMM tiles must lie in DW tiles whose
-    every ci-block that core ran."""
+    every ci-block that core ran (tile_m: its GEMM tile's DW tile, whose pixels its M tile holds)."""
     if not plan.two_phase or not plan.soc.coupled:
         return "the two phases run on different cores (910B: AIVs, then AICs)"
     if plan.gemm_only or plan.workload.se or plan.norm_phase:
         return "its GEMM does not follow a DW phase"
     if plan.a_keep:
         return "its GEMM tiles run in contiguous ranges (A panel kept)"
+    if plan.tile_m and plan.gemm_rows < ceil_div(plan.th * plan.tw, plan.soc.cube_fractal[0]) * plan.soc.cube_fractal[0]:
+        return f"its GEMM tiles of {plan.gemm_rows} rows do not hold a {plan.th} x {plan.tw} DW tile"
     marked = replace(plan, local_dw=True)
     prog = build_program(marked)
     wrote, read = _dw_rows_by_core(marked, prog), _rows_by_core(marked, prog)

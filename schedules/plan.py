@@ -99,6 +99,10 @@ class KernelPlan:
     # a local_in stage after a local_dw producer: its M tiles dealt in the producer's bands of this
     # many (loops.by_band; 0 = one: by M tile)
     m_band: int = 0
+    # local_dw with a GEMM M tile per DW tile (its valid pixels gathered by tile row from the
+    # workspace, y and the residual stored / read by tile row): any tile shape is local, not only
+    # rows of tiles that fill whole image rows (schedules/program_twophase.tile_m_tile)
+    tile_m: bool = False
     # a chain member run as `chunks` image chunks, the DW of one beside the GEMM of another
     # (schedules/wave.py: its kernel is the plan at batch / chunks, once per chunk)
     chunks: int = 1

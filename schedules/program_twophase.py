@@ -163,6 +163,18 @@ def _segments(m0: int, m1: int, per_image: int) -> int:
     return row_image(m1 - 1, per_image) - row_image(m0, per_image) + 1
 
 
+def tile_m_tile(plan: KernelPlan, u: int) -> tuple[int, int, int, int, int]:
+    """plan.tile_m: (DW tile, rows, real rows, output blocks, runs per block) of GEMM tile u = t x
+    coSteps + j, as SetGemmTile decodes it: the tile's ohv x owv pixels (one run per tile row, or
+    one where the tile spans the row), rows the fractal-aligned count."""
+    wl = plan.workload
+    t, j = unit_outer(u, plan.co_steps), unit_inner(u, plan.co_steps)
+    rows, cols = tile_axes(wl, plan.th, plan.tw)
+    r, c = rows[tile_row(t, plan.tiles_h, plan.tiles_w)][0], cols[tile_col(t, plan.tiles_w)][0]
+    frac = plan.soc.cube_fractal[0]
+    return t, ceil_div(r * c, frac) * frac, r * c, block_len(j, plan.cob, wl.co1), 1 if c == wl.out_width else r
+
+
 def gemm_tile(plan: KernelPlan, u: int, bm: int, m_al: int, m: int) -> tuple[int, int, int, int]:
     """(first row, rows, real rows, output blocks) of GEMM tile u = mi x coSteps + j, as the kernel's
     SetGemmTile decodes it: rows past the real m are fractal padding."""
@@ -197,7 +209,9 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
         pro += (bias_cast(soc, "b_dw16", wl.c1),)
     # local_dw: a row of tiles (every column and ci-block) on one core: the GEMM's M tiles of the
     # same rows then read only what their core wrote (schedules/local_handoff.dw_local_ok)
-    assignment = (by_m_tile(plan.n_tiles // plan.tiles_w, plan.tiles_w * plan.ci_steps, plan.cores) if plan.local_dw
+    # (tile_m: a tile per M tile, so a tile's every ci-block on one core is enough)
+    assignment = (by_m_tile(plan.n_tiles, plan.ci_steps, plan.cores) if plan.tile_m else
+                  by_m_tile(plan.n_tiles // plan.tiles_w, plan.tiles_w * plan.ci_steps, plan.cores) if plan.local_dw
                   else round_robin(len(units), plan.cores))
     # the taps of the channel blocks a core's units touch, each once, before its first unit (at
     # their places in the resident w_dw): its units' ci-blocks repeat with period dw_tap_loads
@@ -242,6 +256,8 @@ def gemm_band(plan: KernelPlan, bm: int) -> int:
     loops.by_band), else 1."""
     if plan.local_in:
         return plan.m_band or 1
+    if plan.tile_m:
+        return 1
     band = plan.th * plan.workload.out_width
     return band // bm if plan.local_dw and band % bm == 0 else 1
 
@@ -265,11 +281,13 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
             return Copy("input", "in", "a_l1", "x", nbytes, blocks * segs, copies)
         return Copy("handoff", "in", "a_l1", "dw_ws", nbytes, blocks, copies)
 
-    m_tiles, co_steps = ceil_div(m_al, bm), plan.co_steps
+    m_tiles, co_steps = (plan.n_tiles if plan.tile_m else ceil_div(m_al, bm)), plan.co_steps
     k_blocks = split(wl.c1, kb)
     resident, keep = plan.b_resident, plan.a_keep
-    cores = phase2_cores(wl, soc, plan.cob, bm, plan.gemm_cap)
     n_units = m_tiles * co_steps
+    # (tile_m: the cores one 16-row M tile per core would take, at most one per GEMM tile)
+    cores = min(phase2_cores(wl, soc, plan.cob, frac, plan.gemm_cap), n_units) if plan.tile_m else \
+        phase2_cores(wl, soc, plan.cob, bm, plan.gemm_cap)
     by_m = plan.local_in or plan.local_dw
     if by_m and co_steps > 1 and resident:
         raise ValueError(f"{wl.describe()}: GEMM tiles dealt by M tile cannot hold one N tile of B resident")
@@ -292,9 +310,12 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
     a_src = "a_res" if keep else "a_l1"
     units = []
     for u in range(n_units):   # GEMM tile u: mi x coSteps + j, as SetGemmTile decodes it
-        m0, rows_al, valid, cbo = gemm_tile(plan, u, bm, m_al, m)
+        if plan.tile_m:   # DW tile mi's pixels: A gathered by tile row, y and the residual likewise
+            _, rows_al, valid, cbo, segs = tile_m_tile(plan, u)
+        else:
+            m0, rows_al, valid, cbo = gemm_tile(plan, u, bm, m_al, m)
+            segs = _segments(m0, m0 + valid, per_image)   # runs of one output block's rows (one per image)
         out_bytes = cbo * valid * C0 * b
-        segs = _segments(m0, m0 + valid, per_image)   # runs of one output block's rows (one per image)
         out_bursts = cbo * segs
         its = []
         if keep and u in panel:   # the tile's rows over all of K, one run per channel block (A_PANEL)
@@ -302,7 +323,9 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
                         Copy("handoff", "in", "a_res", "dw_ws", wl.c1 * rows_al * C0 * b, wl.c1, keep)))
         for q, kb in enumerate(k_blocks):
             b_src = "b_res" if resident else "b_l1"
-            it: list = [*(() if keep else (a_copy(kb * rows_al * C0 * b, kb, segs, slots),)),
+            a_in = (Copy("handoff", "in", "a_l1", "dw_ws", kb * valid * C0 * b, kb * segs, slots) if plan.tile_m
+                    else a_copy(kb * rows_al * C0 * b, kb, segs, slots))
+            it: list = [*(() if keep else (a_in,)),
                         *(() if resident else
                           (Copy("weights", "in", "b_l1", "w_pw", kb * C0 * cbo * C0 * b, cbo, slots),)),
                         Move("L1->L0A", a_src, "a_l0a", kb * rows_al * C0 * b),
@@ -437,6 +460,8 @@ def build_twophase(plan: KernelPlan) -> TwoPhaseProgram:
     kb = gemm_k(wl, soc, plan.cob, bm, copies)
     if plan.gemm_only and not gemm_only_ok(plan):
         raise ValueError(f"gemm_only plan of {wl.describe()}: x is not the GEMM's A layout on {soc.name}")
+    if plan.tile_m and not plan.local_dw:
+        raise ValueError(f"{wl.describe()}: a GEMM M tile per DW tile (tile_m) is a local DW -> GEMM hand-off")
     if plan.local_dw and (not coupled or plan.gemm_only or wl.se or plan.norm_phase or plan.a_keep):
         raise ValueError(f"{wl.describe()}: a local DW -> GEMM hand-off needs one core running both phases, "
                          "a DW phase right before the GEMM and GEMM tiles dealt by M tile")

@@ -305,7 +305,7 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
 
         def body(n, p, c=c, at=at, bodies=bodies):
             key = (n, p.tile, p.gemm_only, p.x_max, p.local_in,   # local_in: the stage's tiles dealt by M tile
-                   p.local_dw, p.m_band, p.prefetch, p.w_pw_warm)
+                   p.local_dw, p.m_band, p.tile_m, p.prefetch, p.w_pw_warm)
             if key not in bodies:
                 k = member_cost(c, at[n], p)
                 bodies[key] = k.time_us - k.launch_us

@@ -13,9 +13,11 @@ Legality (schedules/local_handoff.dw_local_ok, also asked by the kernel emitter)
 own assignments -- DW units dealt by row of tiles (every column and ci-block of a row on one
 core), GEMM M tiles in bands of the same rows (loops.by_band) -- compared core by core; a member
 whose next member is a GEMM stage that follows it locally (chain_local.py) keeps that legal.
-Rewrite: candidate tiles (rows of tiles that give the cores whole bands, the band's rows split
-into M tiles), each marked local_dw; the member takes the fastest where its body in the chain
-beats its plan as it was (whose body includes its SyncAll).
+Rewrite: candidate tiles -- rows of tiles that give the cores whole bands, the band's rows split
+into M tiles; or (tile_m, where no local stage follows) the member's own tile shape or one near it
+with an M tile per DW tile, its pixels gathered by tile row -- each marked local_dw; the member
+takes the fastest where its body in the chain beats its plan as it was (whose body includes its
+SyncAll).
 """
 
 from __future__ import annotations
@@ -70,9 +72,9 @@ def with_band(stage: KernelPlan, producer: KernelPlan) -> KernelPlan | None:
 
 
 def candidates(plan: KernelPlan, stage: KernelPlan | None = None):
-    """(member, next) plan pairs: the member marked local_dw, passing dw_local_ok (module doc);
-    next: the member after it where that is a GEMM stage that follows it locally (re-tiled by
-    with_band), else None."""
+    """(member, next) plan pairs: the member marked local_dw, passing dw_local_ok (module doc) --
+    banded, then (no local stage after it) tile_m; next: the member after it where that is a GEMM
+    stage that follows it locally (re-tiled by with_band), else None."""
     if not plan.two_phase or not plan.soc.coupled or plan.gemm_only or plan.workload.se or plan.norm_phase:
         return
     local_next = stage is not None and stage.local_in
@@ -96,6 +98,22 @@ def candidates(plan: KernelPlan, stage: KernelPlan | None = None):
                             yield p, None
                         elif (q := with_band(stage, p)) is not None:
                             yield p, q
+    if local_next:   # a stage reads the member's output by image rows: M tiles per DW tile do not feed it
+        return
+    frac = plan.soc.cube_fractal[0]
+    for th in dict.fromkeys((plan.th, ceil_div(plan.th, 2))):
+        for tw in dict.fromkeys((plan.tw, ceil_div(plan.tw, 2), 2 * plan.tw)):
+            bm = ceil_div(th * tw, frac) * frac
+            if bm > GEMM_ROWS or tw > plan.workload.out_width:
+                continue
+            for cib in dict.fromkeys((plan.tile.cib, 1)):
+                for cob, stream in dict.fromkeys(((plan.cob, plan.tile.b_stream or plan.cob < co1), (co1, False))):
+                    tile = replace(plan.tile, th=th, tw=tw, cib=cib, cob=cob, b_stream=stream, gemm_bm=bm)
+                    p = replace(make_plan(plan.workload, tile, plan.soc), gemm_only=plan.gemm_only, x_max=plan.x_max,
+                                local_in=plan.local_in, local_dw=True, tile_m=True, prefetch=plan.prefetch,
+                                prefetch_to=plan.prefetch_to, w_pw_warm=plan.w_pw_warm)
+                    if p.fits() and not p.a_keep and dw_local_ok(p) is None:
+                        yield p, None
 
 
 def local_dw_members(chain, plans: dict, body) -> dict:

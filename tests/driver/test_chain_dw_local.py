@@ -121,9 +121,51 @@ def _banded_stage():
     return q
 
 
+# an M tile per DW tile (tile_m): 5 x 6 tiles of a 16 x 16 plane (ragged last row and column: 1 x 4),
+# and a residual block whose 6 x 8 tiles leave 1 x 3 pixels at the corner
+TILE_M = [(BLOCK, TileConfig(5, 6, 1, 1, True, "twophase", b_stream=True, gemm_bm=32)),
+          (W(1, 40, 40, 13, 11, act1="relu6", act2="none", residual=True, dtype=F16),
+           TileConfig(6, 8, 3, 2, True, "twophase", gemm_bm=48))]
+
+
+def _tile_m(i: int):
+    wl, tile = TILE_M[i]
+    return replace(make_plan(wl, tile, P310), local_dw=True, tile_m=True)
+
+
+def test_tile_m_deals_a_tile_per_gemm_tile_and_gathers_its_pixels():
+    p = _tile_m(0)
+    assert dw_local_ok(p) is None
+    prog = build_program(p)
+    dw, gemm = prog.phases
+    assert prog.m_tiles == p.n_tiles == 12 and gemm.gate == "local"
+    assert dw.assignment == by_m_tile(p.n_tiles, p.ci_steps, p.cores)
+    assert gemm.assignment == by_m_tile(p.n_tiles, p.co_steps, len(gemm.assignment))
+    # tile 2 (5 x 4 pixels, the ragged column) and the corner tile 11 (1 x 4): A holds their pixels
+    # only, kb channel blocks of a run per tile row each
+    for t, px, runs in ((2, 20, 5), (11, 4, 1)):
+        a = gemm.units[t * p.co_steps][0][0]
+        assert a.gm == "dw_ws" and a.nbytes == prog.kb * px * 16 * 2 and a.bursts == prog.kb * runs
+    # GEMM rows that cannot hold a tile, or tile_m without the local hand-off
+    assert "do not hold" in dw_local_ok(replace(make_plan(BLOCK, replace(TILE_M[0][1], gemm_bm=16), P310),
+                                                local_dw=True, tile_m=True))
+    with pytest.raises(ValueError, match="tile_m"):
+        build_program(replace(p, local_dw=False))
+
+
+def test_candidates_offer_tile_m_only_without_a_local_stage_after():
+    wl = W(1, 64, 64, 14, 14, act1="relu6", act2="none", dtype=F16)
+    plan = make_plan(wl, TileConfig(7, 7, 2, 1, True, "twophase"), P310)
+    assert any(p.tile_m for p, _ in candidates(plan))
+    stage_wl = W(1, 64, 128, 14, 14, kernel=(1, 1), pads=(0, 0, 0, 0), act1="none", act2="relu6", dtype=F16)
+    stage = replace(make_plan(stage_wl, TileConfig(2, 14, 2, 1, True, "twophase", b_stream=True), P310),
+                    gemm_only=True, local_in=True)
+    assert not any(p.tile_m for p, _ in candidates(plan, stage))
+
+
 @pytest.fixture(scope="module")
 def local_kernels():
-    plans = [_local(), _banded_stage()]
+    plans = [_local(), _banded_stage(), _tile_m(0), _tile_m(1)]
     eks = [emit_kernel(p, f"ldw{i}") for i, p in enumerate(plans)]
     built, _ = build_all(eks)
     return list(zip(plans, eks, built))
@@ -142,17 +184,22 @@ def _cube_by_core(plan, gemm, run):
     return got + [0] * (n - len(got)), want + [0] * (n - len(want))
 
 
-@pytest.mark.parametrize("i", [0, 1])
+@pytest.mark.parametrize("i", [0, 1, 2, 3])
 def test_local_kernels_run_as_their_programs(local_kernels, i):
     """On the emulator: output, GM bytes, vector work and cube fractals equal to the program's
-    (factories.run_twophase_checked), per core the cube fractals of the GEMM tiles its bands give
-    it; the block with a pipe barrier where the SyncAll was, the stage after it dealt by its bands."""
+    (factories.run_twophase_checked), per core the cube fractals of the GEMM tiles it is dealt;
+    the blocks with a pipe barrier where the SyncAll was; the stage after the banded block dealt by
+    its bands; the tile_m blocks' GEMM tiles their DW tiles (ragged ones, a residual)."""
     p, ek, built = local_kernels[i]
-    if i == 0:
+    if not p.gemm_only:
         assert "PipeBarrier<PIPE_ALL>();  // local DW -> GEMM" in ek.source and "SyncAll(syncGm" not in ek.source
-    assert "BandTile(core, i, tl.gemmBand, tl.coSteps, tl.gemmCores)" in ek.source
     prog, run = run_twophase_checked(ek, built, p.workload, identity_dw=p.gemm_only)
     gemm = prog.phases[-1]
-    assert gemm.assignment == by_band(prog.m_tiles, 2, prog.n_tiles, len(gemm.assignment))
+    if p.tile_m:
+        assert "A_LOAD_TILE" not in ek.source and "a run per tile row (tile_m)" in ek.source
+        assert gemm.assignment == by_m_tile(p.n_tiles, prog.n_tiles, len(gemm.assignment))
+    else:
+        assert "BandTile(core, i, tl.gemmBand, tl.coSteps, tl.gemmCores)" in ek.source
+        assert gemm.assignment == by_band(prog.m_tiles, 2, prog.n_tiles, len(gemm.assignment))
     got, want = _cube_by_core(p, gemm, run)
-    assert got == want and sum(w > 0 for w in want) == 4
+    assert got == want and sum(w > 0 for w in want) == min(8, prog.m_tiles if p.tile_m else 4)

@@ -144,6 +144,9 @@ def dw_values(plan: KernelPlan) -> dict[str, str]:
     why = dw_local_ok(plan)
     if why:
         raise MegafuseError(f"two-phase kernel: its GEMM cannot follow its own DW phase on each core: {why}")
+    if plan.tile_m:   # a tile's every ci-block on one core (its M tile reads that tile only)
+        return dict(DW_UNITS="UnitsOf(core, tl.nTiles, tl.blockDim) * tl.ciSteps",
+                    DW_UNIT="UnitAt(core, k / tl.ciSteps, tl.blockDim) * tl.ciSteps + k % tl.ciSteps")
     row = "tl.tilesW * tl.ciSteps"
     return dict(DW_UNITS=f"UnitsOf(core, tl.nTiles / tl.tilesW, tl.blockDim) * {row}",
                 DW_UNIT=f"UnitAt(core, k / ({row}), tl.blockDim) * ({row}) + k % ({row})")
@@ -158,6 +161,9 @@ def gemm_units(plan: KernelPlan, core: str) -> tuple[str, str]:
     if plan.a_keep:
         return (f"RangeOf({core}, tl.mTiles * tl.coSteps, tl.gemmCores)",
                 f"RangeAt({core}, i, tl.mTiles * tl.coSteps, tl.gemmCores)")
+    if plan.tile_m:   # an M tile per DW tile, each with all its N tiles, as the DW deals its tiles
+        return (f"UnitsOf({core}, tl.mTiles, tl.gemmCores) * tl.coSteps",
+                f"UnitAt({core}, i / tl.coSteps, tl.gemmCores) * tl.coSteps + i % tl.coSteps")
     if plan.local_dw or (plan.local_in and plan.m_band > 1):   # M tiles in bands (loops.by_band)
         return (f"BandTiles({core}, tl.mTiles, tl.gemmBand, tl.gemmCores) * tl.coSteps",
                 f"BandTile({core}, i, tl.gemmBand, tl.coSteps, tl.gemmCores) * tl.coSteps + i % tl.coSteps")
@@ -221,13 +227,14 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
     res_free = snippet("RES_FREE_TP") if res else ""
     prog = build_twophase(plan)
     common = dict(TP_GM=template("twophase_gm.h"), TP_MEMBERS=template("twophase_members.h"),
-                  TP_GEMM_TILE=template("twophase_gemm_tile.h"), DW=template("dw.h"), CAST_DW=values["CAST_DW"], TAP_ACC=values["TAP_ACC"],
+                  TP_GEMM_TILE=template("twophase_gemm_tile_m.h" if plan.tile_m else "twophase_gemm_tile.h"), DW=template("dw.h"), CAST_DW=values["CAST_DW"], TAP_ACC=values["TAP_ACC"],
                   WIDEN_DW=values["WIDEN_DW"], DW_POST=values["DW_POST"],
                   DW_BASE="0",   # a unit's DW result sits at the start of its copy of dw_out
                   DW_OUT=f"dwOutBuf.Get<T>()[dwSlot * (tl.{buffer_field('dw_out')} / sizeof(T))]",
                   TP_RES_IN=res_in, TP_RES_ARG="resT[j * rows * C0], " if res else "", TP_RES_FREE=res_free,
                   DW_GM="(__gm__ T*)x" if plan.gemm_only else "(__gm__ T*)(usr + t.wsSync@WS_SE@)",
-                  A_LOAD=snippet(("A_LOAD_X" if wl.batch == 1 else "A_LOAD_X_IMAGES") if plan.gemm_only else "A_LOAD_WS"),
+                  A_LOAD=snippet(("A_LOAD_X" if wl.batch == 1 else "A_LOAD_X_IMAGES") if plan.gemm_only
+                                 else "A_LOAD_TILE" if plan.tile_m else "A_LOAD_WS"),
                   # phase 1 loads only its units' channel blocks of w_dw (program_twophase.dw_phase)
                   RESIDENT_UB=template("twophase_taps_ub.h"),
                   **resident_values(plan), **eye_values(plan), **a_values(plan), **prefetch_values(plan),

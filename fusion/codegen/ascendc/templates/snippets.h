@@ -115,6 +115,12 @@
                 DataCopy(a1, dwGm[(k0 * tl.mAl + m0) * C0],
                          DataCopyParams(static_cast<uint16_t>(kbq), static_cast<uint16_t>(rows * PB),
                                         static_cast<uint16_t>((tl.mAl - rows) * PB), 0));
+//@ A_LOAD_TILE
+                // A: kbq channel blocks of DW tile t's pixels from the workspace, a run per tile row (tile_m)
+                for (uint32_t q = 0; q < kbq; ++q)
+                    DataCopy(a1[q * rows * C0], dwGm[((k0 + q) * tl.mAl + (n * tl.oh + oh0) * tl.ow + ow0) * C0],
+                             DataCopyParams(static_cast<uint16_t>(ohv), static_cast<uint16_t>(owv * PB),
+                                            static_cast<uint16_t>((tl.ow - owv) * PB), 0));
 //@ A_LOAD_X
                 // A straight from x (gemm_only): per channel block its rows, x's pitch being m pixels;
                 // the last tile's pad rows read on past the block (slack after x: only dropped rows use them)
