@@ -6,6 +6,7 @@ conftest.py wrap the same functions. One definition each, instead of a copy per 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 
 import numpy as np
@@ -20,6 +21,7 @@ from fusion.verify.sensitivity import relative_change
 from models.mobilenet import mobilenet_v1
 from fusion.core.soc import SocSpec, get_soc
 from schedules.plan import KernelPlan, make_plan
+from schedules.program import count_steps
 from schedules.program_twophase import build_twophase
 from schedules.reference import kernel_layout_reference
 from schedules.workload import DwSepWorkload, TileConfig
@@ -202,3 +204,20 @@ def mobilenet_v1_file(tmp_path_factory, tag: str, resolution: int = 32, width: f
     p = tmp_path_factory.mktemp(tag) / "v1.onnx"
     onnx.save(mobilenet_v1(resolution=resolution, width=width), p)
     return str(p)
+
+
+def cube_fractals_by_core(soc, gemm, run) -> tuple[list[int], list[int]]:
+    """(emulated, programmed) cube fractals per GEMM core of a two-phase kernel's GEMM phase (910B:
+    the AICs' rows of the run), padded to one length: GEMM cores past the M tiles hold none (nor
+    cores past the launch)."""
+    want = []
+    for units in gemm.assignment:
+        c: Counter = Counter()
+        for u in units:
+            for it in gemm.units[u]:
+                count_steps(soc, it, 1, c)
+        want.append(c["cube_fractals"])
+    got = ([row["cube_fractals"] for row in run.per_core] if soc.coupled else
+           [row["cube_fractals"] for core, row in zip(run.cores, run.per_core) if core.core_type == "AIC"])
+    n = max(len(got), len(want))
+    return got + [0] * (n - len(got)), want + [0] * (n - len(want))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections import Counter
 from dataclasses import replace
 
 import pytest
@@ -26,11 +25,10 @@ from schedules.local_handoff import local_ok
 from schedules.loops import by_m_tile, round_robin
 from schedules.lowering import build_program
 from schedules.plan import make_plan
-from schedules.program import count_steps
 from schedules.program_twophase import gemm_tile
 from schedules.workload import DwSepWorkload as W, TileConfig
 
-from factories import run_twophase_checked
+from factories import cube_fractals_by_core, run_twophase_checked
 
 F16 = "float16"
 # a block whose projection the Fixpipe finishes (act2 none), then a 1x1 expansion with relu6 (on
@@ -124,17 +122,8 @@ def test_stage_dealt_by_m_tile_runs_as_its_program(stage_kernels, i):
     assert "UnitAt(core, i / tl.coSteps, tl.gemmCores) * tl.coSteps + i % tl.coSteps" in ek.source
     if not b.soc.coupled:
         assert "SetGemmTile(UnitAt(g, i / tl.coSteps, tl.gemmCores) * tl.coSteps + i % tl.coSteps)" in ek.source
-    want = []
-    for units in gemm.assignment:
-        c: Counter = Counter()
-        for u in units:
-            for it in gemm.units[u]:
-                count_steps(b.soc, it, 1, c)
-        want.append(c["cube_fractals"])
-    got = ([row["cube_fractals"] for row in run.per_core] if b.soc.coupled else
-           [row["cube_fractals"] for core, row in zip(run.cores, run.per_core) if core.core_type == "AIC"])
-    n = max(len(got), len(want))   # GEMM cores past the M tiles hold none (nor cores past the launch)
-    assert got + [0] * (n - len(got)) == want + [0] * (n - len(want)) and sum(w > 0 for w in want) == prog.m_tiles
+    got, want = cube_fractals_by_core(b.soc, gemm, run)
+    assert got == want and sum(w > 0 for w in want) == prog.m_tiles
 
 
 @pytest.mark.parametrize("soc", ["ascend910b2", "ascend310p3"])

@@ -137,19 +137,24 @@ def prefetch_values(plan: KernelPlan) -> dict[str, str]:
 
 
 def dw_values(plan: KernelPlan) -> dict[str, str]:
-    """How many DW units a core runs and its k-th (program_twophase.dw_phase): round-robin, or
-    (plan.local_dw) by row of tiles, every column and ci-block of a row on one core."""
+    """How many DW units a core runs, its k-th, and how many cores have units (the first ones: the
+    reads ahead are dealt over them, twophase_prefetch.h) as program_twophase.dw_phase deals them:
+    round-robin, or (plan.local_dw) by row of tiles, every column and ci-block of a row on one core,
+    or (plan.tile_m) by tile."""
     if not plan.local_dw:
-        return dict(DW_UNITS="UnitsOf(core, tl.nTiles * tl.ciSteps, tl.blockDim)", DW_UNIT="UnitAt(core, k, tl.blockDim)")
+        return dict(DW_UNITS="UnitsOf(core, tl.nTiles * tl.ciSteps, tl.blockDim)", DW_UNIT="UnitAt(core, k, tl.blockDim)",
+                    DW_CORES="LoopMin(tl.nTiles * tl.ciSteps, tl.blockDim)")
     why = dw_local_ok(plan)
     if why:
         raise MegafuseError(f"two-phase kernel: its GEMM cannot follow its own DW phase on each core: {why}")
     if plan.tile_m:   # a tile's every ci-block on one core (its M tile reads that tile only)
         return dict(DW_UNITS="UnitsOf(core, tl.nTiles, tl.blockDim) * tl.ciSteps",
-                    DW_UNIT="UnitAt(core, k / tl.ciSteps, tl.blockDim) * tl.ciSteps + k % tl.ciSteps")
+                    DW_UNIT="UnitAt(core, k / tl.ciSteps, tl.blockDim) * tl.ciSteps + k % tl.ciSteps",
+                    DW_CORES="LoopMin(tl.nTiles, tl.blockDim)")
     row = "tl.tilesW * tl.ciSteps"
     return dict(DW_UNITS=f"UnitsOf(core, tl.nTiles / tl.tilesW, tl.blockDim) * {row}",
-                DW_UNIT=f"UnitAt(core, k / ({row}), tl.blockDim) * ({row}) + k % ({row})")
+                DW_UNIT=f"UnitAt(core, k / ({row}), tl.blockDim) * ({row}) + k % ({row})",
+                DW_CORES="LoopMin(tl.nTiles / tl.tilesW, tl.blockDim)")
 
 
 def gemm_units(plan: KernelPlan, core: str) -> tuple[str, str]:

@@ -2,6 +2,7 @@
     // row of tiles, every column and ci-block of a row on one core ------------------------------
     __aicore__ inline uint32_t DwUnits(uint32_t core) const { return @DW_UNITS@; }
     __aicore__ inline uint32_t DwUnit(uint32_t core, uint32_t k) const { return @DW_UNIT@; }
+    __aicore__ inline uint32_t DwCores() const { return @DW_CORES@; }  // the cores with units: the first ones
 
     __aicore__ inline void DwPhase(uint32_t core)
     {

@@ -15,7 +15,7 @@ private:
     {
         if (!pfOn) return;
         constexpr uint32_t bytes = @PF_BYTES@, piece = @PF_PIECE@;
-        const uint32_t d = LoopMin(tl.nTiles * tl.ciSteps, tl.blockDim);  // the DW cores with units
+        const uint32_t d = DwCores();  // the DW cores with units (the first d)
         const uint32_t own = UnitsOf(core, (bytes + piece - 1) / piece, d);
         const uint32_t j0 = PieceFirst(k, mine, own), n = PiecesAfter(k, mine, own);
         LocalTensor<T> scratch = pfBuf.Get<T>();
