@@ -58,17 +58,39 @@ def _band_rows(plan: KernelPlan, th: int) -> list[int]:
     return sorted((r for r in range(16, min(band, GEMM_ROWS) + 1, 16) if band % r == 0), reverse=True)[:2]
 
 
+def _with_tile(plan: KernelPlan, tile, **fields) -> KernelPlan:
+    """The plan with this tile, its chain fields kept, `fields` set."""
+    keep = dict(gemm_only=plan.gemm_only, x_max=plan.x_max, local_in=plan.local_in, prefetch=plan.prefetch,
+                prefetch_to=plan.prefetch_to, w_pw_warm=plan.w_pw_warm)
+    return replace(make_plan(plan.workload, tile, plan.soc), **{**keep, **fields})
+
+
 def with_band(stage: KernelPlan, producer: KernelPlan) -> KernelPlan | None:
     """A local_in GEMM stage re-tiled to follow a local_dw producer: its GEMM rows the producer's,
     its M tiles dealt in the producer's bands; None where it does not fit or is not local."""
     bm = producer.gemm_rows
-    band = producer.th * producer.workload.out_width // bm
-    p = replace(make_plan(stage.workload, replace(stage.tile, gemm_bm=bm), stage.soc), gemm_only=stage.gemm_only,
-                x_max=stage.x_max, local_in=True, m_band=band, prefetch=stage.prefetch,
-                prefetch_to=stage.prefetch_to, w_pw_warm=stage.w_pw_warm)
+    p = _with_tile(stage, replace(stage.tile, gemm_bm=bm), local_in=True,
+                   m_band=producer.th * producer.workload.out_width // bm)
     if not p.fits() or p.gemm_rows != bm or (p.co_steps > 1 and p.b_resident) or not local_ok(producer, p):
         return None
     return p
+
+
+def _shapes(plan: KernelPlan, local_next: bool):
+    """(th, tw, GEMM rows to try, tile_m) of the candidates: bands (module doc), then -- where no
+    local stage follows, which reads the member's output by image rows -- an M tile per DW tile of
+    the member's own shape or one near it."""
+    for th in _heights(plan):
+        for tw in _widths(plan):
+            yield th, tw, _band_rows(plan, th), False
+    if local_next:
+        return
+    frac = plan.soc.cube_fractal[0]
+    for th in dict.fromkeys((plan.th, ceil_div(plan.th, 2))):
+        for tw in dict.fromkeys((plan.tw, ceil_div(plan.tw, 2), 2 * plan.tw)):
+            bm = ceil_div(th * tw, frac) * frac
+            if bm <= GEMM_ROWS and tw <= plan.workload.out_width:
+                yield th, tw, (bm,), True
 
 
 def candidates(plan: KernelPlan, stage: KernelPlan | None = None):
@@ -80,40 +102,21 @@ def candidates(plan: KernelPlan, stage: KernelPlan | None = None):
     local_next = stage is not None and stage.local_in
     co1 = plan.workload.co1
     seen = set()
-    for th in _heights(plan):
-        for tw in _widths(plan):
-            for cib in dict.fromkeys((plan.tile.cib, 1)):
-                for cob, stream in dict.fromkeys(((plan.cob, plan.tile.b_stream or plan.cob < co1), (co1, False))):
-                    for bm in _band_rows(plan, th):
-                        tile = replace(plan.tile, th=th, tw=tw, cib=cib, cob=cob, b_stream=stream, gemm_bm=bm)
-                        if tile in seen:
-                            continue
-                        seen.add(tile)
-                        p = replace(make_plan(plan.workload, tile, plan.soc), gemm_only=plan.gemm_only,
-                                    x_max=plan.x_max, local_in=plan.local_in, local_dw=True,
-                                    prefetch=plan.prefetch, prefetch_to=plan.prefetch_to, w_pw_warm=plan.w_pw_warm)
-                        if not p.fits() or p.a_keep or dw_local_ok(p) is not None:
-                            continue
-                        if not local_next:
-                            yield p, None
-                        elif (q := with_band(stage, p)) is not None:
-                            yield p, q
-    if local_next:   # a stage reads the member's output by image rows: M tiles per DW tile do not feed it
-        return
-    frac = plan.soc.cube_fractal[0]
-    for th in dict.fromkeys((plan.th, ceil_div(plan.th, 2))):
-        for tw in dict.fromkeys((plan.tw, ceil_div(plan.tw, 2), 2 * plan.tw)):
-            bm = ceil_div(th * tw, frac) * frac
-            if bm > GEMM_ROWS or tw > plan.workload.out_width:
-                continue
-            for cib in dict.fromkeys((plan.tile.cib, 1)):
-                for cob, stream in dict.fromkeys(((plan.cob, plan.tile.b_stream or plan.cob < co1), (co1, False))):
+    for th, tw, rows, tile_m in _shapes(plan, local_next):
+        for cib in dict.fromkeys((plan.tile.cib, 1)):
+            for cob, stream in dict.fromkeys(((plan.cob, plan.tile.b_stream or plan.cob < co1), (co1, False))):
+                for bm in rows:
                     tile = replace(plan.tile, th=th, tw=tw, cib=cib, cob=cob, b_stream=stream, gemm_bm=bm)
-                    p = replace(make_plan(plan.workload, tile, plan.soc), gemm_only=plan.gemm_only, x_max=plan.x_max,
-                                local_in=plan.local_in, local_dw=True, tile_m=True, prefetch=plan.prefetch,
-                                prefetch_to=plan.prefetch_to, w_pw_warm=plan.w_pw_warm)
-                    if p.fits() and not p.a_keep and dw_local_ok(p) is None:
+                    if (tile, tile_m) in seen:
+                        continue
+                    seen.add((tile, tile_m))
+                    p = _with_tile(plan, tile, local_dw=True, tile_m=tile_m)
+                    if not p.fits() or p.a_keep or dw_local_ok(p) is not None:
+                        continue
+                    if not local_next:
                         yield p, None
+                    elif (q := with_band(stage, p)) is not None:
+                        yield p, q
 
 
 def local_dw_members(chain, plans: dict, body) -> dict:

@@ -166,13 +166,10 @@ def gemm_units(plan: KernelPlan, core: str) -> tuple[str, str]:
     if plan.a_keep:
         return (f"RangeOf({core}, tl.mTiles * tl.coSteps, tl.gemmCores)",
                 f"RangeAt({core}, i, tl.mTiles * tl.coSteps, tl.gemmCores)")
-    if plan.tile_m:   # an M tile per DW tile, each with all its N tiles, as the DW deals its tiles
-        return (f"UnitsOf({core}, tl.mTiles, tl.gemmCores) * tl.coSteps",
-                f"UnitAt({core}, i / tl.coSteps, tl.gemmCores) * tl.coSteps + i % tl.coSteps")
-    if plan.local_dw or (plan.local_in and plan.m_band > 1):   # M tiles in bands (loops.by_band)
+    if (plan.local_dw and not plan.tile_m) or (plan.local_in and plan.m_band > 1):   # M tiles in bands (loops.by_band)
         return (f"BandTiles({core}, tl.mTiles, tl.gemmBand, tl.gemmCores) * tl.coSteps",
                 f"BandTile({core}, i, tl.gemmBand, tl.coSteps, tl.gemmCores) * tl.coSteps + i % tl.coSteps")
-    if plan.local_in:
+    if plan.local_in or plan.tile_m:   # tile_m: an M tile per DW tile, dealt as the DW deals its tiles
         return (f"UnitsOf({core}, tl.mTiles, tl.gemmCores) * tl.coSteps",
                 f"UnitAt({core}, i / tl.coSteps, tl.gemmCores) * tl.coSteps + i % tl.coSteps")
     return f"UnitsOf({core}, tl.mTiles * tl.coSteps, tl.gemmCores)", f"UnitAt({core}, i, tl.gemmCores)"
