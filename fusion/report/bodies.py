@@ -17,10 +17,14 @@ its vendor-like pair's bodies plus the SyncAll between the pair's kernels in one
 then pay one boundary SyncAll after the block, as the whole-network figure counts).
 The 310P SyncAll is derived (fusion/soc.with_soft_sync_all), not measured: the comparison is
 repeated at SENSITIVITY_CYCLES with the plans held fixed, every SyncAll on both sides -- the
-boundaries and the two-phase kernels' internal barriers -- recharged at that cost."""
+boundaries and the two-phase kernels' internal barriers -- recharged at that cost.
+With it the ceiling of fusing the pairs (fusion/cost/pair_ceiling.py, a MODELED bound): per block the
+pair's own work per pipe perfectly overlapped with the DW result on chip, and the whole network in one
+launch with every DW + PW pair of the vendor-like network at that ceiling."""
 
 from __future__ import annotations
 
+from fusion.cost.pair_ceiling import network_ceiling, pair_ceiling, pairs
 from fusion.cost.primitives import cycles_to_us
 from fusion.cost.vendor_baseline import launch_us, one_launch_cores
 from schedules.lowering import build_program
@@ -68,6 +72,8 @@ def body_comparison(cm, vendor, rows: list[dict], chains: list, by_name: dict, c
         return {"sync_all_cycles": cycles, "sync_all_us": s, "fused_one_launch_us": fused,
                 "vendor_one_launch_us": vend, "speedup": vend / fused}
 
+    # each fused block's pair at its ceiling (the DW kernel of the pair anchors on a block member)
+    at_dw = {vendor.kernels[i].members[0]: i for i in pairs(vendor) if vendor.kernels[i].members}
     blocks = []
     for r in rows:
         fk = by_name[r["name"]] if "chain" in r else costs[r["name"]]
@@ -77,12 +83,14 @@ def body_comparison(cm, vendor, rows: list[dict], chains: list, by_name: dict, c
         # body's phases need theirs (counted in fb); the boundary after the block is on both sides
         vsync = (len(ks) - 1) * sync_now
         vb = sum(k.body_us for k in ks) + vsync
+        i = next((at_dw[k.members[0]] for k in ks if k.members and k.members[0] in at_dw), None)
+        ceiling = pair_ceiling(soc, vendor, i).as_dict() if i is not None else None
         blocks.append({"name": r["name"], "fused_body_us": fb, "vendor_body_us": vb, "speedup": vb / fb,
                        "fused_inner_barriers": _barriers(cm.chain_plans.get(r["name"], plans.get(r["name"]))
                                                          if "chain" in r else plans.get(r["name"])),
                        "fused_phases": next((n for n in fk.notes if n.startswith("phases")), None),
                        "vendor_kernels": [{"name": k.name, "body_us": k.body_us} for k in ks],
-                       "vendor_barriers_us": vsync})
+                       "vendor_barriers_us": vsync, "pair_ceiling": ceiling})
     now = at(soc.sync_all_cycles)
     out = {
         **now, "fused_bodies_us": fused_bodies, "vendor_bodies_us": sum(k.body_us for k in vendor.kernels),
@@ -97,6 +105,7 @@ def body_comparison(cm, vendor, rows: list[dict], chains: list, by_name: dict, c
     }
     if soc.coupled:
         out["sensitivity"] = [at(c) for c in SENSITIVITY_CYCLES]
+    out["ceiling"] = network_ceiling(soc, vendor, sync_now)
     return out
 
 
@@ -110,6 +119,13 @@ def print_bodies(b: dict) -> None:
               f"{b['blocks_vendor_body_us']:.1f} us with the SyncAll between each pair's kernels "
               f"({b['blocks_vendor_body_us'] / b['blocks_fused_body_us']:.2f}x); "
               f"{len(b['blocks_slower_than_pair'])} of {len(b['blocks'])} blocks slower than their pair  [MODELED]")
+    c = b.get("ceiling")
+    if c:
+        pipes = ", ".join(f"{p} {n}" for p, n in sorted(c["binding_pipes"].items(), key=lambda x: -x[1]))
+        print(f"    ceiling of pair fusion: the vendor-like network with its {c['pairs']} DW + PW pairs each at its "
+              f"own work per pipe, perfectly overlapped, the DW result on chip: {c['ceiling_one_launch_us']:.1f} us "
+              f"-> at most {c['ceiling_speedup']:.2f}x (pairs {c['pairs_bodies_us']:.1f} -> {c['pairs_ceiling_us']:.1f} "
+              f"us; binding pipe: {pipes})  [MODELED bound]")
     for s in b.get("sensitivity", ()):
         print(f"    soft SyncAll at {s['sync_all_cycles']} cycles ({s['sync_all_us']:.2f} us): fused "
               f"{s['fused_one_launch_us']:.1f} us vs vendor-like {s['vendor_one_launch_us']:.1f} us "

@@ -81,3 +81,21 @@ def test_print_bodies_when_every_block_fell_back(capsys):
     print_bodies(b)
     out = capsys.readouterr().out
     assert "1.00x" in out and "blocks' bodies" not in out
+
+
+@pytest.mark.parametrize("soc", ["ascend910b2", "ascend310p3"])
+def test_pair_ceiling_beside_the_bodies(reports, soc, capsys):
+    """bench gives each fused block its pair's ceiling and the network's (fusion/cost/pair_ceiling.py):
+    the ceiling is below the pair's bodies, and the network at the ceiling below the vendor-like side."""
+    b = reports[soc]["bodies"]
+    c = b["ceiling"]
+    assert c["figures"] == "modeled bound" and c["pairs"] == 13
+    assert c["ceiling_one_launch_us"] < c["vendor_one_launch_us"] == pytest.approx(b["vendor_one_launch_us"])
+    by_dw = {p["dw"]: p for p in c["per_pair"]}
+    for x in b["blocks"]:
+        if x["pair_ceiling"] is None:   # the pooling head: no DW + PW pair of the vendor-like network
+            continue
+        p = x["pair_ceiling"]
+        assert p == by_dw[p["dw"]] and p["ceiling_body_us"] < p["pair_body_us"]
+        assert p["pair_body_us"] == pytest.approx(sum(v["body_us"] for v in x["vendor_kernels"]))
+    assert sum(x["pair_ceiling"] is not None for x in b["blocks"]) >= 1
