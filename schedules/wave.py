@@ -39,6 +39,7 @@ from functools import lru_cache
 from schedules.local_handoff import local_ok
 from schedules.lowering import build_program
 from schedules.plan import KernelPlan, make_plan
+from schedules.steps import Copy
 from schedules.twophase import fixpipe
 
 ROLES = ("aiv", "aic")   # one task of each per step: the AIVs' and the AICs'
@@ -154,4 +155,34 @@ def chain_steps(chunks: int, kplans: list[KernelPlan], progs: list) -> tuple[tup
                       frozenset(m for m, p in enumerate(kplans) if m and p.joined))
 
 
-__all__ = ["ROLES", "chain_steps", "chunk_plan", "join_ok", "member_plan", "roles", "wave_refusal", "wave_steps"]
+def warm_tasks(steps, kplans: list[KernelPlan], progs: list) -> frozenset[tuple[int, int, int]]:
+    """(step, member, phase) of the GEMM tasks whose resident PW weights are already in L1: the AICs' task
+    before was the same member's same phase alone on another chunk, with the same chunk plan, so each
+    AIC holds the same N tile of w_pw at the same L1 address (a TPipe lays a plan's buffers out the same
+    way each time, and nothing ran on the AIC between) -- the task skips its PreloadB's load
+    (emit_chain: RunPhase(k, warm); fusion/cost/wave.py: no resident load at the task's start)."""
+    out, last = set(), None
+    for s, step in enumerate(steps):
+        mine = tuple((m, k, c) for m, k, c in step if progs[m].phases[k].role == "aic")
+        if not mine:
+            continue
+        if (len(mine) == 1 and last is not None and len(last) == 1 and last[0][:2] == mine[0][:2]
+                and last[0][2] != mine[0][2] and progs[mine[0][0]].phases[mine[0][1]].preload
+                and any(progs[mine[0][0]].phases[mine[0][1]].preload)):
+            out.add((s, mine[0][0], mine[0][1]))
+        last = mine
+    return frozenset(out)
+
+
+def warm_bytes(chunks: int, kplans: list[KernelPlan], progs: list) -> int:
+    """GM bytes the chain's warm GEMM tasks do not read (warm_tasks): their members' resident PW
+    weights, every core's, which the members' own kernels run chunk by chunk read each time."""
+    steps = chain_steps(chunks, kplans, progs)
+    out = 0
+    for _, m, k in warm_tasks(steps, kplans, progs):
+        out += sum(st.nbytes for pre in progs[m].phases[k].preload for st in pre if isinstance(st, Copy))
+    return out
+
+
+__all__ = ["ROLES", "chain_steps", "chunk_plan", "join_ok", "member_plan", "roles", "wave_refusal", "wave_steps",
+           "warm_bytes", "warm_tasks"]

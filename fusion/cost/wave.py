@@ -25,7 +25,7 @@ from fusion.cost.results import _Acc, bandwidth_floors
 from fusion.cost.twophase import (PhaseTimer, core_sequence, phase_l2, phase_to_l1, resident_stage, side_by_side,
                                    sync_all_us)
 from schedules.lowering import build_program
-from schedules.wave import chain_steps, member_plan
+from schedules.wave import chain_steps, member_plan, warm_tasks
 
 
 @dataclass(frozen=True)
@@ -47,9 +47,11 @@ def _busy(ph) -> int:
     return sum(1 for c in ph.assignment if c)
 
 
-def _task(plan, prog, k: int, active: float, in_l2: tuple[str, ...]) -> tuple[float, _Acc, object]:
+def _task(plan, prog, k: int, active: float, in_l2: tuple[str, ...], warm: bool = False
+          ) -> tuple[float, _Acc, object]:
     """(end us, its traffic, its L2) of phase k of `prog` from the step's start, `active` cores'
-    worth sharing the GM bandwidth."""
+    worth sharing the GM bandwidth; warm: its resident PW weights are still in L1 from the AICs' task
+    before (schedules/wave.warm_tasks), so they are not loaded again."""
     ph = prog.phases[k]
     db = plan.tile.double_buffer
     l2 = phase_l2(plan, prog, in_l2)
@@ -57,7 +59,7 @@ def _task(plan, prog, k: int, active: float, in_l2: tuple[str, ...]) -> tuple[fl
     acc = _Acc()
     to_l1 = phase_to_l1(plan, ph)
     start = {}
-    for ci, pre in enumerate(ph.preload):   # the resident PW weights, at the phase's start
+    for ci, pre in enumerate(() if warm else ph.preload):   # the resident PW weights, at the phase's start
         if pre:
             t = timer.iteration(acc, pre, 1, to_l1)[0]
             start[ci] = _sim([(0, 0.0, ((_st("MTE2", t, resident_stage(pre)),),))], db)
@@ -82,20 +84,21 @@ def wave_cost(plans: list, in_l2: list[tuple[str, ...]]) -> WaveCost:
     kplans = [member_plan(p) for p in plans]
     progs = [build_program(p) for p in kplans]
     steps = chain_steps(chunks, kplans, progs)
+    warm = warm_tasks(steps, kplans, progs)
     soc = kplans[0].soc
     barrier = sync_all_us(soc)
     memo: dict = {}
     times, barriers = [], 0
-    for step in steps:
+    for s, step in enumerate(steps):
         ends: Counter = Counter()   # per role: its task's phases one after the other
         accs = []
         for m, k, _ in step:
             me = progs[m].phases[k]
             active = _busy(me) + sum(_busy(progs[m2].phases[k2]) * side_by_side(me, progs[m2].phases[k2])
                                      for m2, k2, _ in step if progs[m2].phases[k2].role != me.role)
-            key = (m, k, round(active, 6))
+            key = (m, k, round(active, 6), (s, m, k) in warm)
             if key not in memo:
-                memo[key] = _task(kplans[m], progs[m], k, active, in_l2[m])
+                memo[key] = _task(kplans[m], progs[m], k, active, in_l2[m], (s, m, k) in warm)
             t, acc, l2 = memo[key]
             ends[me.role] += t
             if kplans[m].joined and not kplans[m].local_in:   # the AICs' barrier before a joined stage

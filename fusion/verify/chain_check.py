@@ -16,6 +16,8 @@ from fusion.codegen.ascendc.emit_chain import BOUNDARY_SLACK, WEIGHTS, EmittedCh
 from fusion.emu import cache_dir
 from fusion.emu import build_kernel
 from fusion.verify.emu_run import run_emitted
+from schedules.lowering import build_program
+from schedules.wave import warm_bytes
 
 
 @dataclass(frozen=True)
@@ -35,16 +37,19 @@ class ChainCheck:
     # bytes the chain's members read ahead into L2 (schedules/prefetch.py): read by the chain kernel,
     # not by the blocks' own kernels (a block run on its own reads nothing ahead)
     read_ahead: int = 0
+    # bytes of resident PW weights a chain in image chunks does not load again (schedules/wave.warm_tasks):
+    # read by the blocks' own kernels on every chunk, by the chain once per pair of consecutive tasks
+    warm_reads: int = 0
 
     @property
     def counters_match(self) -> bool:
         keys = ("gm_read_bytes", "gm_write_bytes", "vector_instructions", "vector_repeats", "cube_fractals")
-        extra = {"gm_read_bytes": self.read_ahead}
+        extra = {"gm_read_bytes": self.read_ahead - self.warm_reads}
         return all(self.counters.get(k, 0) == self.blocks_counters.get(k, 0) + extra.get(k, 0) for k in keys)
 
     def to_json(self) -> dict:
         return {"name": self.name, "kernel": self.symbol, "blocks": list(self.blocks), "stages": list(self.stages),
-                "block_dim": self.block_dim, "read_ahead": self.read_ahead,
+                "block_dim": self.block_dim, "read_ahead": self.read_ahead, "warm_reads": self.warm_reads,
                 "max_abs": self.max_abs, "max_rel": self.max_rel, "counters": dict(self.counters),
                 "blocks_counters": dict(self.blocks_counters), "counters_match": self.counters_match,
                 "build_s": round(self.build_s, 3), "run_s": round(self.run_s, 3)}
@@ -58,7 +63,8 @@ class ChainCheck:
                 f"GM r/w {c.get('gm_read_bytes', 0):,}/{c.get('gm_write_bytes', 0):,} B, vec "
                 f"{c.get('vector_instructions', 0):,} instr, cube {c.get('cube_fractals', 0):,} fractals "
                 f"({'equal to' if self.counters_match else 'DIFFERENT from'} the blocks' sum"
-                + (f" + {self.read_ahead:,} B read ahead into L2" if self.read_ahead else "") + ")")
+                + (f" + {self.read_ahead:,} B read ahead into L2" if self.read_ahead else "")
+                + (f" - {self.warm_reads:,} B of PW weights kept in L1 across chunks" if self.warm_reads else "") + ")")
 
 
 def chain_dir(ec: EmittedChain):
@@ -140,4 +146,11 @@ def check_chain(chain, kernels: dict, built: dict, x: np.ndarray,
     scale = float(np.abs(r).max())
     return (ChainCheck(chain.name, ec.symbol, chain.blocks, ec.block_dim, err, err / scale if scale else err,
                        got, summed, build_s, run_s, chain.stages, "AI core" if ec.coupled else "(AIC + 2 AIV)",
-                       sum(ek.plan.prefetch for ek in ec.blocks)), y)
+                       sum(ek.plan.prefetch for ek in ec.blocks), _warm_reads(ec, chunks)), y)
+
+
+def _warm_reads(ec, chunks: int) -> int:
+    if chunks <= 1:
+        return 0
+    kplans = [ek.plan for ek in ec.blocks]
+    return warm_bytes(chunks, kplans, [build_program(p) for p in kplans])

@@ -16,7 +16,7 @@ from fusion.core.soc import get_soc
 from fusion.driver.chain_wave import waved
 from fusion.verify.ascend_check import check_ascend
 from schedules.lowering import build_program
-from schedules.wave import chain_steps, member_plan
+from schedules.wave import chain_steps, member_plan, warm_tasks
 
 F16 = "float16"
 
@@ -65,6 +65,12 @@ def test_chunked_chain_is_bitwise_its_members_per_chunk(v2_b4, emu_cache, chunks
     (cc,) = res.chains
     assert res.passed and cc.max_abs == 0.0 and cc.counters_match
     steps = _steps(c, plans)
+    # a GEMM task right after the same block's GEMM on another chunk keeps its resident PW weights in
+    # L1 (schedules/wave.warm_tasks): the chain reads them once where the blocks' kernels read them twice
+    kplans = [member_plan(plans[n]) for n in c.blocks]
+    warm = warm_tasks(steps, kplans, [build_program(p) for p in kplans])
+    assert warm and cc.warm_reads > 0
+    assert cc.counters["gm_read_bytes"] == cc.blocks_counters["gm_read_bytes"] - cc.warm_reads
     assert cc.counters["sync_alls"] == (len(steps) - 1) * cc.block_dim * 3   # an AIC and two AIVs per unit
     barriers = chunks * len(c.stages) * cc.block_dim if join == "aic" else 0
     assert cc.counters["cross_flag_sets"] == cc.counters["cross_flag_waits"] == barriers

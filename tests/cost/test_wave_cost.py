@@ -11,7 +11,7 @@ from fusion.cost.twophase import model_twophase, sync_all_us
 from fusion.cost.wave import _task, wave_cost
 from schedules.lowering import build_program
 from schedules.plan import make_plan
-from schedules.wave import member_plan
+from schedules.wave import member_plan, warm_tasks
 from schedules.workload import DwSepWorkload, TileConfig
 
 F16 = "float16"
@@ -33,18 +33,21 @@ def test_steps_are_bounded_by_their_tasks_and_the_roles(pair):
     plans, in_l2 = pair
     w = wave_cost(plans, in_l2)
     assert w.syncs == len(w.steps) - 1 == len(w.step_us) - 1
-    progs = [build_program(member_plan(p)) for p in plans]
+    kplans = [member_plan(p) for p in plans]
+    progs = [build_program(p) for p in kplans]
+    warm = warm_tasks(w.steps, kplans, progs)   # a GEMM task whose resident weights are still in L1
     alone = {}
-    for m, p in enumerate(plans):
-        for k, ph in enumerate(progs[m].phases):
-            busy = sum(1 for c in ph.assignment if c)
-            alone[m, k] = _task(member_plan(p), progs[m], k, busy, in_l2[m])[0]
+    for s, step in enumerate(w.steps):
+        for m, k, c in step:
+            busy = sum(1 for a in progs[m].phases[k].assignment if a)
+            alone[m, k, c] = _task(kplans[m], progs[m], k, busy, in_l2[m], (s, m, k) in warm)[0]
+    assert warm   # b1's and b2's second GEMM
     for step, t in zip(w.steps, w.step_us):
         # sharing the GM bandwidth with the other role's task can only slow a task down
-        assert t >= max(alone[m, k] for m, k, _ in step) - 1e-9
+        assert t >= max(alone[task] for task in step) - 1e-9
     # each role runs its tasks one after the other: the wave is no shorter than either role's sum
     for role in ("aiv", "aic"):
-        serial = sum(alone[m, k] for m in range(2) for k, ph in enumerate(progs[m].phases) if ph.role == role) * 2
+        serial = sum(t for (m, k, _), t in alone.items() if progs[m].phases[k].role == role)
         assert w.body_us >= serial - 1e-9
 
 
@@ -122,10 +125,36 @@ def test_a_joined_stage_runs_after_its_producers_gemm_in_one_step(v2_b4, barrier
     kplans = [member_plan(p) for p in lists[True][0]]
     progs = [build_program(p) for p in kplans]
     pairs = 0
-    for step, t in zip(w.steps, w.step_us):
+    warm = warm_tasks(w.steps, kplans, progs)   # (their resident weights still in L1: no load)
+    for s, (step, t) in enumerate(zip(w.steps, w.step_us)):
         aic = [(m, k) for m, k, _ in step if progs[m].phases[k].role == "aic"]
         pairs += len(aic) == 2
         alone = sum(_task(kplans[m], progs[m], k, sum(1 for a in progs[m].phases[k].assignment if a),
-                          lists[True][1][m])[0] for m, k in aic)
+                          lists[True][1][m], (s, m, k) in warm)[0] for m, k in aic)
         assert t >= alone + (sync if barrier == "aic" and len(aic) == 2 else 0.0) - 1e-9
     assert pairs == 2 * sum(p.joined for p in kplans) == 2 * len(c.stages)   # each joined stage once per chunk
+
+
+def test_a_warm_gemm_task_skips_its_resident_load(pair):
+    """A GEMM task whose resident PW weights are still in L1 (schedules/wave.warm_tasks) does not load
+    them again: shorter by at most that load, and its traffic less by exactly those bytes; the wave
+    charges it in the step after the same block's GEMM on the other chunk."""
+    plans, in_l2 = pair
+    p = member_plan(plans[1])
+    prog = build_program(p)
+    k = next(k for k, ph in enumerate(prog.phases) if ph.role == "aic")
+    ph = prog.phases[k]
+    assert p.b_resident and any(ph.preload)
+    busy = sum(1 for c in ph.assignment if c)
+    cold, acc_c, _ = _task(p, prog, k, busy, in_l2[1])
+    warm, acc_w, _ = _task(p, prog, k, busy, in_l2[1], warm=True)
+    assert warm < cold
+    pre = sum(s.nbytes for core in ph.preload for s in core)
+    assert acc_c.reads - acc_w.reads == pre
+    w = wave_cost(plans, in_l2)
+    steps = list(w.steps)
+    kplans = [member_plan(q) for q in plans]
+    assert {(s, m) for s, m, _ in warm_tasks(w.steps, kplans, [build_program(q) for q in kplans])} == {
+        (s, m) for s, st in enumerate(steps) for m, kk, c in st
+        if kplans[m].b_resident and kk == len(build_program(kplans[m]).phases) - 1
+        and any(t[:2] == (m, kk) and t[2] != c for t in steps[s - 1])}

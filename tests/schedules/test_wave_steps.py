@@ -9,7 +9,7 @@ import pytest
 from fusion.core.soc import get_soc
 from schedules.lowering import build_program
 from schedules.plan import make_plan
-from schedules.wave import ROLES, chunk_plan, member_plan, roles, wave_refusal, wave_steps
+from schedules.wave import ROLES, chunk_plan, member_plan, roles, warm_bytes, warm_tasks, wave_refusal, wave_steps
 from schedules.workload import DwSepWorkload, TileConfig
 
 F16 = "float16"
@@ -85,3 +85,36 @@ def test_refusals_name_the_rule():
     # an act2 the Fixpipe cannot apply: the epilogue runs on the AIVs behind cross-core flags
     assert "phases dw+gemm+epi" in wave_refusal(_plan(act2="hardswish"), 2)
     assert "producer" in wave_refusal(replace(_plan(), local_in=True), 2)
+
+
+def test_warm_tasks_are_a_blocks_second_gemm_right_after_its_first():
+    """schedules/wave.warm_tasks: an AIC task alone, right after the same block's same phase alone on
+    another chunk, with resident PW weights -- never the first, never after another block's task or a
+    joined stage (their buffers overwrote the L1 the weights were in), never without a preload."""
+    soc = get_soc("ascend910b2")
+    wl = DwSepWorkload(4, 32, 64, 14, 14, act1="relu", act2="relu", dtype=F16)
+    res = make_plan(wl, TileConfig(7, 14, 4, pw_engine="twophase"), soc)
+    stream = make_plan(wl, TileConfig(7, 14, 4, pw_engine="twophase", b_stream=True), soc)
+    assert res.b_resident and not stream.b_resident
+    for plans in ([res, res, res], [res, stream, res]):
+        kplans = [member_plan(replace(p, chunks=2)) for p in plans]
+        progs = [build_program(p) for p in kplans]
+        steps = wave_steps(tuple(roles(p) for p in progs), 2)
+        warm = warm_tasks(steps, kplans, progs)
+        aic = [(s, t) for s, st in enumerate(steps) for t in st if progs[t[0]].phases[t[1]].role == "aic"]
+        want = {(s, m, k) for (p, (m0, k0, c0)), (s, (m, k, c)) in zip(aic, aic[1:])
+                if (m0, k0) == (m, k) and c0 != c and kplans[m].b_resident}
+        assert warm == want and len(warm) == sum(p.b_resident for p in plans)
+        assert warm_bytes(2, kplans, progs) == sum(
+            st.nbytes for _, m, k in warm for pre in progs[m].phases[k].preload for st in pre)
+    # a GEMM stage joined to its producer's task: the stage's buffers overwrote the L1 where the
+    # producer's weights were, so its second task is cold; the stage alone after itself is warm
+    st = DwSepWorkload(4, 64, 64, 14, 14, kernel=(1, 1), pads=(0, 0, 0, 0), act1="none", act2="relu", dtype=F16)
+    stage = replace(make_plan(st, TileConfig(14, 14, 4, pw_engine="twophase"), soc), gemm_only=True)
+    kplans = [member_plan(replace(res, chunks=2)), member_plan(replace(stage, chunks=2))]
+    progs = [build_program(p) for p in kplans]
+    assert stage.b_resident and roles(progs[1]) == ("aic",)
+    joined = wave_steps(tuple(roles(p) for p in progs), 2, frozenset({1}))
+    assert not warm_tasks(joined, kplans, progs)
+    alone = wave_steps(tuple(roles(p) for p in progs), 2)
+    assert {m for _, m, _ in warm_tasks(alone, kplans, progs)} == {0, 1}

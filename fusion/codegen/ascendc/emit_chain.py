@@ -33,7 +33,7 @@ from fusion.core.errors import MegafuseError
 from schedules.workload import ceil_div
 from schedules.local_handoff import local_ok
 from schedules.program_twophase import a_slack_bytes
-from schedules.wave import chain_steps, join_ok
+from schedules.wave import chain_steps, join_ok, warm_tasks
 from schedules.prefetch import prefetch_ranges
 from schedules.lowering import build_program
 
@@ -307,6 +307,7 @@ def _wave_calls(sym: str, kernels: list[EmittedKernel], chunks: int, res, w_at, 
     last = len(kernels) - 1
     progs = [build_program(ek.plan) for ek in kernels]
     steps = chain_steps(chunks, [ek.plan for ek in kernels], progs)
+    warm = warm_tasks(steps, [ek.plan for ek in kernels], progs)
     out = []
     for s, step in enumerate(steps):
         tasks, what = "", []
@@ -330,8 +331,10 @@ def _wave_calls(sym: str, kernels: list[EmittedKernel], chunks: int, res, w_at, 
                          K=k, BLOCK=ek.block, C=c, PHASE=phase.name, PH=ph, NS=f"{sym}_b{k}", OPTYPE=ek.op_type,
                          TILING=ek.tiling_struct, TILING_OFF=tiling_offsets[k], IN=f"{src} + {c * xb}",
                          OUT=f"{dst} + {c * yb}", RES_ARG=res_arg, WS_OFF=ws_off,
+                         WARM=", true" if (s, k, ph) in warm else "",
                          **{w.upper(): w_at[ek.block, w] for w in WEIGHTS})
-            what.append(f"{phase.role.upper()} {ek.block} {phase.name} chunk {c}")
+            what.append(f"{phase.role.upper()} {ek.block} {phase.name} chunk {c}"
+                        + (" (its PW weights still in L1)" if (s, k, ph) in warm else ""))
         out.append(sub(snippet("CHAIN_WAVE_STEP"), S=s, WHAT=", ".join(what), TASKS=tasks))
         if s + 1 < len(steps):
             out.append(snippet("CHAIN_WAVE_SYNC"))

@@ -78,15 +78,17 @@ def process_body(prog, role: str) -> str:
 
 
 def run_phase(prog, role: str) -> str:
-    """The RunPhase(k) statements of the class that runs `role`: phase k of the program alone, with
-    the preload its role issues before it (a chain in image chunks runs one phase of one chunk per
-    step, the SyncAll between steps its caller's: schedules/wave.py)."""
+    """The RunPhase(k, warm) statements of the class that runs `role`: phase k of the program alone,
+    with the preload its role issues before it -- its load skipped where `warm` (the weights are
+    still in L1: schedules/wave.warm_tasks) -- (a chain in image chunks runs one phase of one chunk
+    per step, the SyncAll between steps its caller's: schedules/wave.py)."""
     out = ""
     for k, ph in enumerate(prog.phases):
         if ph.role != role:
             continue
         code = KINDS[ph.name]
-        pre = code.preload + "\n            " if ph.preload and code.preload else ""
+        pre = (code.preload.replace("(GetBlockIdx())", "(GetBlockIdx(), warm)") + "\n            "
+               if ph.preload and code.preload else "")
         call = pre + f"{code.fn}(GetBlockIdx());"
         out += sub(snippet("TP_RUN_PHASE"), K=k, CALL=call)
     return out

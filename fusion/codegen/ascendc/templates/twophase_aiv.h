@@ -33,9 +33,12 @@ public:
     {
 @PROCESS_AIC@    }
 
-    // phase k alone (a chain in image chunks: one phase of one chunk per step, schedules/wave.py)
-    __aicore__ inline void RunPhase(uint32_t k)
+    // phase k alone (a chain in image chunks: one phase of one chunk per step, schedules/wave.py);
+    // warm: this AIC's N tile of resident PW weights is still in L1 from its task before, the same
+    // block's GEMM on another chunk (schedules/wave.warm_tasks)
+    __aicore__ inline void RunPhase(uint32_t k, bool warm = false)
     {
+        (void)warm;
 @RUN_AIC@    }
 
 private:
