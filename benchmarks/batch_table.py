@@ -77,11 +77,16 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(out) + "\n"
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def grid_args(ap: argparse.ArgumentParser) -> None:
+    """The table's grid: networks x batches x SoCs (also benchmarks/fusion_ceiling.py's)."""
     ap.add_argument("--nets", default="mobilenet_v1,mobilenet_v2")
     ap.add_argument("--batches", default="1,8,32")
     ap.add_argument("--socs", default="ascend910b2,ascend310p3")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    grid_args(ap)
     ap.add_argument("--timeout-s", type=int, default=3600)
     ap.add_argument("-o", "--output", default=str(ROOT / "benchmarks/results/batch_table"))
     ap.add_argument("--merge", nargs="+", metavar="JSON",

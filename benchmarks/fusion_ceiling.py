@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 
 import models
+from batch_table import grid_args   # (benchmarks/, this script's folder)
 from fusion.core.soc import get_soc
 from fusion.cost.pair_ceiling import network_ceiling
 from fusion.cost.primitives import cycles_to_us
@@ -60,9 +61,7 @@ def markdown(rows: list[dict]) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--nets", default="mobilenet_v1,mobilenet_v2")
-    ap.add_argument("--batches", default="1,8,32")
-    ap.add_argument("--socs", default="ascend910b2,ascend310p3")
+    grid_args(ap)
     ap.add_argument("-o", "--output", default=str(ROOT / "benchmarks" / "results" / "fusion_ceiling"))
     a = ap.parse_args(argv)
     reached = {(r["net"], r["soc"], r["batch"]): r for r in json.loads(TABLE.read_text())} if TABLE.exists() else {}
