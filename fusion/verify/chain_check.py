@@ -38,7 +38,7 @@ class ChainCheck:
     # not by the blocks' own kernels (a block run on its own reads nothing ahead)
     read_ahead: int = 0
     # bytes of resident PW weights a chain in image chunks does not load again (schedules/wave.warm_tasks):
-    # read by the blocks' own kernels on every chunk, by the chain once per pair of consecutive tasks
+    # read by the blocks' own kernels on every chunk, by the chain once per run of a block's consecutive GEMM tasks
     warm_reads: int = 0
 
     @property

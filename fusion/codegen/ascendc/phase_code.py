@@ -29,7 +29,8 @@ class PhaseCode:
     methods: Callable[[KernelPlan], str]      # the methods (template text, emitter slots left) its role's class holds
     done: str = ""                            # what the SyncAll after the phase guarantees (the barrier's comment)
     preload: str = ""                         # the call that issues the phase's preload (Phase.preload) where
-                                              # its role runs no phase before it (else the host phase's loop does)
+                                              # its role runs no phase before it (else the host phase's loop does);
+                                              # @WARM@: whether what it loads is in L1 already (RunPhase's warm)
     gate_note: str = ""                       # the call's comment when the phase is gated by cross-core flags
 
 
@@ -53,7 +54,7 @@ KINDS: dict[str, PhaseCode] = {
     "se": PhaseCode("SePhase", emit_se.methods, "the scaled DW result is complete"),
     "norm": PhaseCode("LnPhase", emit_norm_phase.methods, "the normalised DW result is complete"),
     "gemm": PhaseCode("GemmPhase", _gemm_methods, "the GEMM's output is complete",
-                      preload="PreloadB(GetBlockIdx());  // its N tile of PW weights before any wait"),
+                      preload="PreloadB(GetBlockIdx(), @WARM@);  // its N tile of PW weights before any wait"),
     "epi": PhaseCode("EpiPhase", _epi_methods,
                      gate_note="  // per tile, after its AIC's flag (no SyncAll: twophase_epi_phase.h)"),
 }
@@ -67,7 +68,7 @@ def process_body(prog, role: str) -> str:
     for k, ph in enumerate(phases):
         code = KINDS[ph.name]
         if ph.role == role and ph.preload and code.preload and all(p.role != role for p in phases[:k]):
-            out = sub(snippet("TP_CALL"), CALL=code.preload) + out   # first: it overlaps the phases before
+            out = sub(snippet("TP_CALL"), CALL=sub(code.preload, WARM="false")) + out   # first: it overlaps the phases before
         if ph.role == role:
             out += sub(snippet("TP_CALL"), CALL=f"{code.fn}(GetBlockIdx());" + (code.gate_note if ph.gate == "flags" else ""))
         if k + 1 < len(phases) and phases[k + 1].gate == "sync":
@@ -87,8 +88,7 @@ def run_phase(prog, role: str) -> str:
         if ph.role != role:
             continue
         code = KINDS[ph.name]
-        pre = (code.preload.replace("(GetBlockIdx())", "(GetBlockIdx(), warm)") + "\n            "
-               if ph.preload and code.preload else "")
+        pre = sub(code.preload, WARM="warm") + "\n            " if ph.preload and code.preload else ""
         call = pre + f"{code.fn}(GetBlockIdx());"
         out += sub(snippet("TP_RUN_PHASE"), K=k, CALL=call)
     return out
