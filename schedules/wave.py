@@ -155,9 +155,9 @@ def chain_steps(chunks: int, kplans: list[KernelPlan], progs: list) -> tuple[tup
                       frozenset(m for m, p in enumerate(kplans) if m and p.joined))
 
 
-def warm_tasks(steps, kplans: list[KernelPlan], progs: list) -> frozenset[tuple[int, int, int]]:
+def warm_tasks(steps, progs: list) -> frozenset[tuple[int, int, int]]:
     """(step, member, phase) of the GEMM tasks whose resident PW weights are already in L1: the AICs' task
-    before was the same member's same phase alone on another chunk, with the same chunk plan, so each
+    before was the same member's same phase alone on another chunk (the same chunk plan), so each
     AIC holds the same N tile of w_pw at the same L1 address (a TPipe lays a plan's buffers out the same
     way each time, and nothing ran on the AIC between) -- the task skips its PreloadB's load
     (emit_chain: RunPhase(k, warm); fusion/cost/wave.py: no resident load at the task's start)."""
@@ -167,8 +167,7 @@ def warm_tasks(steps, kplans: list[KernelPlan], progs: list) -> frozenset[tuple[
         if not mine:
             continue
         if (len(mine) == 1 and last is not None and len(last) == 1 and last[0][:2] == mine[0][:2]
-                and last[0][2] != mine[0][2] and progs[mine[0][0]].phases[mine[0][1]].preload
-                and any(progs[mine[0][0]].phases[mine[0][1]].preload)):
+                and last[0][2] != mine[0][2] and any(progs[mine[0][0]].phases[mine[0][1]].preload)):
             out.add((s, mine[0][0], mine[0][1]))
         last = mine
     return frozenset(out)
@@ -179,7 +178,7 @@ def warm_bytes(chunks: int, kplans: list[KernelPlan], progs: list) -> int:
     weights, every core's, which the members' own kernels run chunk by chunk read each time."""
     steps = chain_steps(chunks, kplans, progs)
     out = 0
-    for _, m, k in warm_tasks(steps, kplans, progs):
+    for _, m, k in warm_tasks(steps, progs):
         out += sum(st.nbytes for pre in progs[m].phases[k].preload for st in pre if isinstance(st, Copy))
     return out
 

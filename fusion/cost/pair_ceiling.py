@@ -23,7 +23,7 @@ from functools import lru_cache
 
 from fusion.core.soc import SocSpec
 from fusion.cost.baseline import time_program
-from fusion.cost.vendor_baseline import VendorNetwork, launch_us, layer_program, one_launch_cores
+from fusion.cost.vendor_baseline import VendorNetwork, layer_program
 from fusion.cost.vendor_layers import Layer
 from schedules.baseline_program import BaselineProgram, CoreSeq
 from schedules.steps import Copy
@@ -45,7 +45,7 @@ def without_copies(prog: BaselineProgram, kind: str) -> BaselineProgram:
 @lru_cache(maxsize=1024)
 def _busy(soc: SocSpec, L: Layer, dtype: str, split: tuple[int, int], drop: str) -> dict[str, float]:
     """The busiest core's busy µs per pipe of the layer's vendor-like program, `drop` copies left out."""
-    prog = layer_program(soc, L, dtype, split if L.kind in ("conv", "gemm") else None)
+    prog = layer_program(soc, L, dtype, split)   # (the split of a GEMM; a DW kernel has none)
     k = time_program(soc, without_copies(prog, drop))
     return {"MTE2": k.mte2_us, "MTE1": k.mte1_us, "cube": k.cube_us, "vector": k.vector_us, "MTE3": k.mte3_us}
 
@@ -99,9 +99,7 @@ def network_ceiling(soc: SocSpec, vendor: VendorNetwork, sync_us: float) -> dict
         return {}
     ceilings = [pair_ceiling(soc, vendor, i) for i in pairs(vendor)]
     ref = vendor.one_launch_us(soc, sync_us)
-    best = (launch_us(soc, one_launch_cores(soc, vendor.kernels)) + sum(k.body_us for k in vendor.kernels)
-            + (len(vendor.kernels) - 1 - len(ceilings)) * sync_us
-            - sum(c.pair_body_us - c.body_us for c in ceilings))
+    best = ref - sum(c.pair_body_us + sync_us - c.body_us for c in ceilings)
     binding: dict[str, int] = {}
     for c in ceilings:
         binding[c.binds] = binding.get(c.binds, 0) + 1

@@ -84,7 +84,7 @@ def wave_cost(plans: list, in_l2: list[tuple[str, ...]]) -> WaveCost:
     kplans = [member_plan(p) for p in plans]
     progs = [build_program(p) for p in kplans]
     steps = chain_steps(chunks, kplans, progs)
-    warm = warm_tasks(steps, kplans, progs)
+    warm = warm_tasks(steps, progs)
     soc = kplans[0].soc
     barrier = sync_all_us(soc)
     memo: dict = {}

@@ -24,7 +24,7 @@ launch with every DW + PW pair of the vendor-like network at that ceiling."""
 
 from __future__ import annotations
 
-from fusion.cost.pair_ceiling import network_ceiling, pair_ceiling, pairs
+from fusion.cost.pair_ceiling import network_ceiling
 from fusion.cost.primitives import cycles_to_us
 from fusion.cost.vendor_baseline import launch_us, one_launch_cores
 from schedules.lowering import build_program
@@ -72,8 +72,9 @@ def body_comparison(cm, vendor, rows: list[dict], chains: list, by_name: dict, c
         return {"sync_all_cycles": cycles, "sync_all_us": s, "fused_one_launch_us": fused,
                 "vendor_one_launch_us": vend, "speedup": vend / fused}
 
-    # each fused block's pair at its ceiling (the DW kernel of the pair anchors on a block member)
-    at_dw = {vendor.kernels[i].members[0]: i for i in pairs(vendor) if vendor.kernels[i].members}
+    # each fused block's pair at its ceiling, by the pair's DW kernel
+    ceiling = network_ceiling(soc, vendor, sync_now)
+    by_dw = {c["dw"]: c for c in ceiling.get("per_pair", ())}
     blocks = []
     for r in rows:
         fk = by_name[r["name"]] if "chain" in r else costs[r["name"]]
@@ -83,14 +84,13 @@ def body_comparison(cm, vendor, rows: list[dict], chains: list, by_name: dict, c
         # body's phases need theirs (counted in fb); the boundary after the block is on both sides
         vsync = (len(ks) - 1) * sync_now
         vb = sum(k.body_us for k in ks) + vsync
-        i = next((at_dw[k.members[0]] for k in ks if k.members and k.members[0] in at_dw), None)
-        ceiling = pair_ceiling(soc, vendor, i).as_dict() if i is not None else None
         blocks.append({"name": r["name"], "fused_body_us": fb, "vendor_body_us": vb, "speedup": vb / fb,
                        "fused_inner_barriers": _barriers(cm.chain_plans.get(r["name"], plans.get(r["name"]))
                                                          if "chain" in r else plans.get(r["name"])),
                        "fused_phases": next((n for n in fk.notes if n.startswith("phases")), None),
                        "vendor_kernels": [{"name": k.name, "body_us": k.body_us} for k in ks],
-                       "vendor_barriers_us": vsync, "pair_ceiling": ceiling})
+                       "vendor_barriers_us": vsync,
+                       "pair_ceiling": next((by_dw[k.name] for k in ks if k.name in by_dw), None)})
     now = at(soc.sync_all_cycles)
     out = {
         **now, "fused_bodies_us": fused_bodies, "vendor_bodies_us": sum(k.body_us for k in vendor.kernels),
@@ -105,7 +105,7 @@ def body_comparison(cm, vendor, rows: list[dict], chains: list, by_name: dict, c
     }
     if soc.coupled:
         out["sensitivity"] = [at(c) for c in SENSITIVITY_CYCLES]
-    out["ceiling"] = network_ceiling(soc, vendor, sync_now)
+    out["ceiling"] = ceiling
     return out
 
 

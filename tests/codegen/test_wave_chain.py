@@ -68,7 +68,7 @@ def test_chunked_chain_is_bitwise_its_members_per_chunk(v2_b4, emu_cache, chunks
     # a GEMM task right after the same block's GEMM on another chunk keeps its resident PW weights in
     # L1 (schedules/wave.warm_tasks): the chain reads them once where the blocks' kernels read them twice
     kplans = [member_plan(plans[n]) for n in c.blocks]
-    warm = warm_tasks(steps, kplans, [build_program(p) for p in kplans])
+    warm = warm_tasks(steps, [build_program(p) for p in kplans])
     assert warm and cc.warm_reads > 0
     assert cc.counters["gm_read_bytes"] == cc.blocks_counters["gm_read_bytes"] - cc.warm_reads
     assert cc.counters["sync_alls"] == (len(steps) - 1) * cc.block_dim * 3   # an AIC and two AIVs per unit

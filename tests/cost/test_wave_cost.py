@@ -35,7 +35,7 @@ def test_steps_are_bounded_by_their_tasks_and_the_roles(pair):
     assert w.syncs == len(w.steps) - 1 == len(w.step_us) - 1
     kplans = [member_plan(p) for p in plans]
     progs = [build_program(p) for p in kplans]
-    warm = warm_tasks(w.steps, kplans, progs)   # a GEMM task whose resident weights are still in L1
+    warm = warm_tasks(w.steps, progs)   # a GEMM task whose resident weights are still in L1
     alone = {}
     for s, step in enumerate(w.steps):
         for m, k, c in step:
@@ -125,7 +125,7 @@ def test_a_joined_stage_runs_after_its_producers_gemm_in_one_step(v2_b4, barrier
     kplans = [member_plan(p) for p in lists[True][0]]
     progs = [build_program(p) for p in kplans]
     pairs = 0
-    warm = warm_tasks(w.steps, kplans, progs)   # (their resident weights still in L1: no load)
+    warm = warm_tasks(w.steps, progs)   # (their resident weights still in L1: no load)
     for s, (step, t) in enumerate(zip(w.steps, w.step_us)):
         aic = [(m, k) for m, k, _ in step if progs[m].phases[k].role == "aic"]
         pairs += len(aic) == 2
@@ -154,7 +154,7 @@ def test_a_warm_gemm_task_skips_its_resident_load(pair):
     w = wave_cost(plans, in_l2)
     steps = list(w.steps)
     kplans = [member_plan(q) for q in plans]
-    assert {(s, m) for s, m, _ in warm_tasks(w.steps, kplans, [build_program(q) for q in kplans])} == {
+    assert {(s, m) for s, m, _ in warm_tasks(w.steps, [build_program(q) for q in kplans])} == {
         (s, m) for s, st in enumerate(steps) for m, kk, c in st
         if kplans[m].b_resident and kk == len(build_program(kplans[m]).phases) - 1
         and any(t[:2] == (m, kk) and t[2] != c for t in steps[s - 1])}

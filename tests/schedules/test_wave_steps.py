@@ -100,7 +100,7 @@ def test_warm_tasks_are_a_blocks_second_gemm_right_after_its_first():
         kplans = [member_plan(replace(p, chunks=2)) for p in plans]
         progs = [build_program(p) for p in kplans]
         steps = wave_steps(tuple(roles(p) for p in progs), 2)
-        warm = warm_tasks(steps, kplans, progs)
+        warm = warm_tasks(steps, progs)
         aic = [(s, t) for s, st in enumerate(steps) for t in st if progs[t[0]].phases[t[1]].role == "aic"]
         want = {(s, m, k) for (p, (m0, k0, c0)), (s, (m, k, c)) in zip(aic, aic[1:])
                 if (m0, k0) == (m, k) and c0 != c and kplans[m].b_resident}
@@ -115,6 +115,6 @@ def test_warm_tasks_are_a_blocks_second_gemm_right_after_its_first():
     progs = [build_program(p) for p in kplans]
     assert stage.b_resident and roles(progs[1]) == ("aic",)
     joined = wave_steps(tuple(roles(p) for p in progs), 2, frozenset({1}))
-    assert not warm_tasks(joined, kplans, progs)
+    assert not warm_tasks(joined, progs)
     alone = wave_steps(tuple(roles(p) for p in progs), 2)
-    assert {m for _, m, _ in warm_tasks(alone, kplans, progs)} == {0, 1}
+    assert {m for _, m, _ in warm_tasks(alone, progs)} == {0, 1}

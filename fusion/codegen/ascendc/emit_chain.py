@@ -307,7 +307,7 @@ def _wave_calls(sym: str, kernels: list[EmittedKernel], chunks: int, res, w_at, 
     last = len(kernels) - 1
     progs = [build_program(ek.plan) for ek in kernels]
     steps = chain_steps(chunks, [ek.plan for ek in kernels], progs)
-    warm = warm_tasks(steps, [ek.plan for ek in kernels], progs)
+    warm = warm_tasks(steps, progs)
     out = []
     for s, step in enumerate(steps):
         tasks, what = "", []
