@@ -68,7 +68,9 @@ def _print(report: dict) -> None:
                   f"{r['unfused_us']:>10.2f} {r['speedup']:>8.2f}x  {extra}")
             _print_pipes(r["pipes_us"])
             if "chain" in r:
-                print(f"  {'':<12} in {r['chain']}: body {r['in_chain_body_us']:.2f} + SyncAll "
+                clip = (f" (+ {r['in_chain_clip_us']:.2f} us clipping its x to 6 for the GEMM stage before it: "
+                        f"that stage's relu6, counted with the stages)" if r.get("in_chain_clip_us") else "")
+                print(f"  {'':<12} in {r['chain']}: body {r['in_chain_body_us']:.2f}{clip} + SyncAll "
                       f"{r['in_chain_sync_us']:.2f} "
                       f"= {r['in_chain_us']:.2f} us vs vendor {r['vendor_us']:.2f} us "
                       f"({r['in_chain_speedup_vs_vendor']:.2f}x; its launch is the chain's)")
@@ -97,7 +99,8 @@ def _print(report: dict) -> None:
             print(f"    {name}'s GEMM follows its own DW on each core: a pipe barrier, no SyncAll between its phases  "
                   "[MODELED gain, in the bodies above]")
         if stages:
-            print(f"    GEMM stages: bodies {c['stages_body_us']:.1f} us in the chain (identity-DW copy + GEMM) vs "
+            print(f"    GEMM stages: bodies {c['stages_body_us']:.1f} us in the chain (identity-DW copy + GEMM + the "
+                  f"relu6 clips the next blocks apply) vs "
                   f"the vendor's conv+act kernels {c['stages_vendor_body_us']:.1f} us of bodies + "
                   f"{c['stages_vendor_launch_us']:.1f} us of launches  [MODELED]")
     if modeled:

@@ -25,7 +25,7 @@ Rewrite: a Chain record (members in order); bench and compile report it, `--no-c
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fusion.cost import model_block
 from schedules.l2 import block_inputs_in_l2
 from fusion.cost.twophase import sync_all_us
@@ -276,6 +276,16 @@ def member_cost(chain: Chain, k: int, plan):
     return model_fused(plan, chain.blocks[k], timeline=False, in_l2=in_l2(chain, k, plan))
 
 
+def deferred_clip_us(chain: Chain, k: int, plan) -> float:
+    """The part of member k's body in the chain that is its producer's work: the min(., 6) of a GEMM
+    stage's relu6 that defer_clips moved onto this block's x tiles (plan.x_max), timed as the body
+    with the clip less the body without it (0 where nothing is deferred). MODELED."""
+    if plan.x_max is None:
+        return 0.0
+    with_clip, without = member_cost(chain, k, plan), member_cost(chain, k, replace(plan, x_max=None))
+    return (with_clip.time_us - with_clip.launch_us) - (without.time_us - without.launch_us)
+
+
 def chain_plans(chains: list[Chain], members: dict, target) -> dict:
     """The plan each chain member runs inside its chain, by name. Inside a chain the launch is paid
     once (the widest member's), so a member's standalone plan -- which may use fewer cores to
@@ -378,9 +388,6 @@ def direct_stage_reads(chain: Chain, plans: dict) -> dict:
     boundary tensor, which the chain kernel follows with slack (emit_chain.BOUNDARY_SLACK), so
     the GEMM reads it even where the pixels do not fill whole fractals (14x14, 7x7): no identity
     copy and no barrier before the GEMM."""
-    from dataclasses import replace
-
-
     out = dict(plans)
     for k, n in enumerate(chain.blocks):
         if k and n in chain.stages and not out[n].gemm_only and gemm_only_ok(out[n]):
@@ -396,9 +403,6 @@ def defer_clips(chain: Chain, plans: dict) -> dict:
     is an fp16 value: min(fp16(relu(a)), 6) == fp16(min(relu(a), 6))); against the stage's AIV
     epilogue the values differ by that epilogue's extra rounding of the fp16 pre-activation. The
     boundary tensor holds the unclipped values, never seen outside the chain."""
-    from dataclasses import replace
-
-
     out = dict(plans)
     read_as_residual = {j for j in chain.residual_from if j is not None}
     for k in range(len(chain.blocks) - 1):

@@ -24,7 +24,7 @@ from fusion.cost.vendor_layers import FREE_OPS
 from fusion.cost.twophase import sync_all_us
 from fusion.cost import model_block
 from schedules.traffic import dma_floor_any_split_bytes, dma_floor_bytes, gemm_cores
-from fusion.driver.chain import chain_cost, member_costs
+from fusion.driver.chain import chain_cost, deferred_clip_us, member_costs
 from fusion.driver.chain_local import local_members
 from fusion.driver.chain_prefetch import describe_reads
 from fusion.driver.fallback import is_fallback
@@ -116,13 +116,15 @@ def op_kernel_row(cm, step, soc) -> dict:
             "figures": "modeled (vendor-like program on the step simulator)"}
 
 
-def _stage_split(chain, costs: dict, vendor, stages: dict) -> dict:
+def _stage_split(chain, costs: dict, vendor, stages: dict, clips: dict) -> dict:
     """A chain's GEMM stages against the vendor-like kernels they replace: the stages' bodies in
-    the chain vs those kernels' bodies and launches (the chain wins the launches, the identity-DW
-    copy costs body time)."""
+    the chain -- with the relu6 clips the next blocks apply for them (clips: member -> µs,
+    chain.deferred_clip_us) -- vs those kernels' bodies and launches (the chain wins the launches,
+    the identity-DW copy costs body time)."""
     names = set(chain.stages)
     ks = [k for g in stages.values() if g.name in names for k in vendor.kernels_for(g.members[:1])]
-    return {"stages_body_us": sum(costs[n].time_us - costs[n].launch_us for n in chain.stages),
+    return {"stages_body_us": sum(costs[n].time_us - costs[n].launch_us for n in chain.stages)
+            + sum(clips.get(n, 0.0) for n in chain.blocks),
             "stages_vendor_body_us": sum(k.body_us for k in ks),
             "stages_vendor_launch_us": sum(k.launch_us for k in ks)}
 
@@ -201,6 +203,9 @@ def bench_sim(cm, model_path: str, model=None) -> tuple[dict, list]:
     chains = [chain_cost(c, by_name, soc, alone, local_members(c, cm.chain_plans), cm.chain_plans) for c in cm.chains]
     # a chain member pays its body and one SyncAll instead of a launch: that against its pair (none
     # where the member after it follows on the same cores, fusion/driver/chain_local.py)
+    # a block that clips its x for the GEMM stage before it (chain.defer_clips) does that stage's
+    # work: its body below is its own, the clip counts with the stages (_stage_split)
+    clips = {}
     for r in rows:
         c = next((c for c in cm.chains if r["name"] in c.blocks), None)
         if c is not None:
@@ -208,9 +213,10 @@ def bench_sim(cm, model_path: str, model=None) -> tuple[dict, list]:
             i = c.blocks.index(r["name"])
             local = i + 1 < len(c.blocks) and cm.chain_plans[c.blocks[i + 1]].local_in
             sync = 0.0 if local else sync_all_us(soc)
-            r.update({"chain": c.name, "in_chain_body_us": k.time_us - k.launch_us, "in_chain_sync_us": sync,
-                      "in_chain_us": k.time_us - k.launch_us + sync,
-                      "in_chain_speedup_vs_vendor": r["vendor_us"] / (k.time_us - k.launch_us + sync)})
+            clips[r["name"]] = clip = deferred_clip_us(c, i, cm.chain_plans[r["name"]])
+            body = k.time_us - k.launch_us - clip
+            r.update({"chain": c.name, "in_chain_body_us": body, "in_chain_clip_us": clip, "in_chain_sync_us": sync,
+                      "in_chain_us": body + sync, "in_chain_speedup_vs_vendor": r["vendor_us"] / (body + sync)})
     saved = sum(c.saved_us for c in chains)
     unchained_total = fused_total
     # a chain's GEMM stages replace their vendor kernels: the chain's time holds them
@@ -233,7 +239,7 @@ def bench_sim(cm, model_path: str, model=None) -> tuple[dict, list]:
         "speedup_vs_vendor": vendor.time_us / fused_in_vendor, "vendor_blocks_us": vendor_blocks,
         "vendor_kernels": len(vendor.kernels), "vendor_launch_us": vendor.launch_us,
         **_superkernel(vendor, soc, fused_in_vendor),
-        "chains": [{**c.to_json(), **_stage_split(c.chain, by_name, vendor, stages),
+        "chains": [{**c.to_json(), **_stage_split(c.chain, by_name, vendor, stages, clips),
                     "read_ahead": describe_reads(c.chain.blocks, cm.chain_plans),
                     "local_dw": [n for n in c.chain.blocks if cm.chain_plans[n].local_dw]} for c in chains],
         "chain_saved_us": saved,

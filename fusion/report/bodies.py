@@ -12,8 +12,9 @@ per kernel boundary, so only the kernels' bodies differ:
   bodies of the vendor-like kernels the fused network keeps (TransData, stem, pooling, FC...), one
   launch, one SyncAll per boundary -- what a whole-network chain would pay -- but where a GEMM stage
   follows its producer on the same cores (fusion/driver/chain_local.py).
-Per block: the fused body (in its chain where it is in one, its internal SyncAlls included) against
-its vendor-like pair's bodies plus the SyncAll between the pair's kernels in one launch (both sides
+Per block: the fused body (in its chain where it is in one, its internal SyncAlls included; less
+the relu6 clip it applies to its x for the GEMM stage before it, that stage's work: report/bench.py)
+against its vendor-like pair's bodies plus the SyncAll between the pair's kernels in one launch (both sides
 then pay one boundary SyncAll after the block, as the whole-network figure counts).
 The 310P SyncAll is derived (fusion/soc.with_soft_sync_all), not measured: the comparison is
 repeated at SENSITIVITY_CYCLES with the plans held fixed, every SyncAll on both sides -- the
@@ -88,6 +89,7 @@ def body_comparison(cm, vendor, rows: list[dict], chains: list, by_name: dict, c
                        "fused_inner_barriers": _barriers(cm.chain_plans.get(r["name"], plans.get(r["name"]))
                                                          if "chain" in r else plans.get(r["name"])),
                        "fused_phases": next((n for n in fk.notes if n.startswith("phases")), None),
+                       "deferred_clip_us": r.get("in_chain_clip_us", 0.0),   # its GEMM stage's work, not in fb
                        "vendor_kernels": [{"name": k.name, "body_us": k.body_us} for k in ks],
                        "vendor_barriers_us": vsync,
                        "pair_ceiling": next((by_dw[k.name] for k in ks if k.name in by_dw), None)})

@@ -294,3 +294,41 @@ def test_a_stage_that_loses_to_the_vendor_conv_does_not_join(tmp_path, caplog):
     nums = [float(w) for w in refused[0].replace("(", " ").split() if w.replace(".", "", 1).isdigit()]
     assert nums[0] >= nums[1] + nums[2] > 0   # in chain >= vendor conv with its launch + a launch
     assert "b2_exp" not in cm.chain_stages and all("b2_exp" not in c.blocks for c in cm.chains)
+
+
+def test_deferred_clip_counts_with_the_stages(small_v2, tmp_path):
+    """bench: a block that clips its x for the GEMM stage before it is compared with its pair on its
+    own work; the clip's time (its body with the clip less without) goes to the stages' figure, and
+    the network's figures are the chain's (nothing moves between them)."""
+    from fusion.cli.main import main
+    from fusion.driver.chain import deferred_clip_us, member_cost
+
+    cm = _compile(small_v2)
+    (c,) = cm.chains
+    plans = cm.chain_plans
+    k = c.blocks.index("b3_fused")
+    clip = deferred_clip_us(c, k, plans["b3_fused"])
+    own = member_cost(c, k, dataclasses.replace(plans["b3_fused"], x_max=None))
+    full = member_cost(c, k, plans["b3_fused"])
+    assert clip > 0 and clip == pytest.approx((full.time_us - full.launch_us) - (own.time_us - own.launch_us))
+    assert deferred_clip_us(c, 0, plans["b1_fused"]) == 0.0
+    out = tmp_path / "b.json"
+    assert main(["bench", small_v2, "-t", "sim:ascend910b2", "--dtype", "float16", "--no-db", "--json", str(out)]) == 0
+    r = json.loads(out.read_text())
+    rows = {x["name"]: x for x in r["kernels"]}
+    chain = next(ch for ch in r["chains"] if "b3_fused" in ch["blocks"])
+    clipped = [n for n in chain["blocks"] if rows.get(n, {}).get("in_chain_clip_us", 0) > 0]
+    assert "b3_fused" in clipped
+    for n in clipped:
+        x = rows[n]
+        assert x["in_chain_us"] == pytest.approx(x["in_chain_body_us"] + x["in_chain_sync_us"])
+        b = next(b for b in r["bodies"]["blocks"] if b["name"] == n)
+        assert (b["fused_body_us"], b["deferred_clip_us"]) == (x["in_chain_body_us"], x["in_chain_clip_us"])
+    # the stages' bodies hold the clips: their members' bodies in the chain + every clip
+    whole = _compile(small_v2, outputs=None)
+    wc = next(ch for ch in whole.chains if ch.name == chain["name"])
+    stage_bodies = 0.0
+    for n in wc.stages:
+        kc = member_cost(wc, wc.blocks.index(n), whole.chain_plans[n])
+        stage_bodies += kc.time_us - kc.launch_us
+    assert chain["stages_body_us"] == pytest.approx(stage_bodies + sum(rows[n]["in_chain_clip_us"] for n in clipped))
