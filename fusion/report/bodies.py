@@ -21,7 +21,8 @@ repeated at SENSITIVITY_CYCLES with the plans held fixed, every SyncAll on both 
 boundaries and the two-phase kernels' internal barriers -- recharged at that cost.
 With it the ceiling of fusing the pairs (fusion/cost/pair_ceiling.py, a MODELED bound): per block the
 pair's own work per pipe perfectly overlapped with the DW result on chip, and the whole network in one
-launch with every DW + PW pair of the vendor-like network at that ceiling."""
+launch with every DW + PW pair of the vendor-like network at that ceiling; and the ceiling of any fusion of
+the vendor's work: the whole network as one kernel, every tensor between its kernels on chip."""
 
 from __future__ import annotations
 
@@ -128,6 +129,12 @@ def print_bodies(b: dict) -> None:
               f"own work per pipe, perfectly overlapped, the DW result on chip: {c['ceiling_one_launch_us']:.1f} us "
               f"-> at most {c['ceiling_speedup']:.2f}x (pairs {c['pairs_bodies_us']:.1f} -> {c['pairs_ceiling_us']:.1f} "
               f"us; binding pipe: {pipes})  [MODELED bound]")
+        w = c.get("whole_network")
+        if w:
+            print(f"    ceiling of whole-network fusion: its {w['kernels']} kernels' work per pipe as one kernel, every "
+                  f"tensor between them on chip, perfectly overlapped: {w['ceiling_one_launch_us']:.1f} us -> at most "
+                  f"{w['ceiling_speedup']:.2f}x (binding pipe: {w['binding_pipe']} {w['pipes_us'][w['binding_pipe']]:.1f} "
+                  f"us)  [MODELED bound]")
     for s in b.get("sensitivity", ()):
         print(f"    soft SyncAll at {s['sync_all_cycles']} cycles ({s['sync_all_us']:.2f} us): fused "
               f"{s['fused_one_launch_us']:.1f} us vs vendor-like {s['vendor_one_launch_us']:.1f} us "

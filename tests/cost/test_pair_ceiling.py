@@ -8,7 +8,7 @@ import models
 from fusion.core.soc import get_soc
 from fusion.cost.baseline import counts
 from fusion.cost.pair_ceiling import (CEILING_PIPES, _busy, is_pair, network_ceiling, pair_ceiling, pairs,
-                                      without_copies)
+                                      whole_network_ceiling, without_copies)
 from fusion.cost.primitives import cycles_to_us
 from fusion.cost.vendor_baseline import layer_program, model_graph
 from fusion.cost.vendor_layers import Layer
@@ -58,7 +58,7 @@ def test_ceiling_is_the_pairs_work_per_pipe(net):
     for i in pairs(v):
         c = pair_ceiling(soc, v, i)
         (dw, pw), (Ld, Lp) = v.kernels[i:i + 2], v.layers[i:i + 2]
-        a, b = _busy(soc, Ld, "float16", dw.split, "output"), _busy(soc, Lp, "float16", pw.split, "input")
+        a, b = _busy(soc, Ld, "float16", dw.split, ("output",)), _busy(soc, Lp, "float16", pw.split, ("input",))
         assert c.pipes_us == {p: a[p] + b[p] for p in CEILING_PIPES}
         assert c.body_us == max(c.pipes_us.values()) and c.pipes_us[c.binds] == c.body_us
         # the ceiling is below the pair run one after the other, and above each kernel's busiest pipe
@@ -77,3 +77,29 @@ def test_network_ceiling_replaces_each_pair(net):
     assert c["ceiling_speedup"] == pytest.approx(c["vendor_one_launch_us"] / c["ceiling_one_launch_us"])
     assert c["ceiling_speedup"] > 1
     assert sum(c["binding_pipes"].values()) == len(cs) and c["figures"] == "modeled bound"
+
+
+def test_whole_network_ceiling(net):
+    """Every kernel's work per pipe summed with the tensors between kernels on chip: the network's input
+    read and its output written once, the weights read by every kernel; below the pair ceiling."""
+    soc, v = net
+    s = cycles_to_us(soc, soc.sync_all_cycles)
+    w = whole_network_ceiling(soc, v, s)
+    n = len(v.kernels)
+    assert w["kernels"] == n and w["figures"] == "modeled bound"
+    first = _busy(soc, v.layers[0], "float16", v.kernels[0].split, ("output",))
+    last = _busy(soc, v.layers[-1], "float16", v.kernels[-1].split, ("input", "residual"))
+    mid = [_busy(soc, L, "float16", k.split, ("input", "residual", "output"))
+           for k, L in zip(v.kernels[1:-1], v.layers[1:-1])]
+    for p in CEILING_PIPES:
+        assert w["pipes_us"][p] == pytest.approx(first[p] + last[p] + sum(m[p] for m in mid))
+    # the middle kernels move no activations through GM: what they read is their weights
+    for k, L in zip(v.kernels[1:-1], v.layers[1:-1]):
+        c = counts(soc, without_copies(without_copies(without_copies(layer_program(soc, L, "float16", k.split),
+                                                                     "input"), "residual"), "output"))
+        assert c["gm_write_bytes"] == 0
+    assert w["ceiling_one_launch_us"] == pytest.approx(w["launch_us"] + max(w["pipes_us"].values()))
+    assert w["pipes_us"][w["binding_pipe"]] == max(w["pipes_us"].values())
+    assert w["launch_us"] > 0 and w["ceiling_speedup"] == pytest.approx(v.one_launch_us(soc, s) / w["ceiling_one_launch_us"])
+    assert w["ceiling_speedup"] >= network_ceiling(soc, v, s)["ceiling_speedup"]
+    assert network_ceiling(soc, v, s)["whole_network"] == w

@@ -99,3 +99,14 @@ def test_pair_ceiling_beside_the_bodies(reports, soc, capsys):
         assert p == by_dw[p["dw"]] and p["ceiling_body_us"] < p["pair_body_us"]
         assert p["pair_body_us"] == pytest.approx(sum(v["body_us"] for v in x["vendor_kernels"]))
     assert sum(x["pair_ceiling"] is not None for x in b["blocks"]) >= 1
+    # and every fusion's: the whole network as one kernel, below the pair ceiling's network
+    w = c["whole_network"]
+    assert w["figures"] == "modeled bound" and w["kernels"] == reports[soc]["vendor_kernels"]
+    assert w["ceiling_one_launch_us"] <= c["ceiling_one_launch_us"]
+    assert w["vendor_one_launch_us"] == pytest.approx(b["vendor_one_launch_us"])
+    from fusion.report.bodies import print_bodies
+
+    print_bodies(b)
+    out = capsys.readouterr().out
+    assert f"ceiling of whole-network fusion: its {w['kernels']} kernels'" in out
+    assert f"at most {w['ceiling_speedup']:.2f}x (binding pipe: {w['binding_pipe']}" in out
