@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 from fusion.cost import model_block
-from schedules.l2 import block_inputs_in_l2
+from schedules.l2 import block_inputs_in_l2, input_tensor_bytes, produced_in_l2
 from fusion.cost.twophase import sync_all_us
 from fusion.driver.tile_policy import two_phase_plan
 from schedules.activations import needs_slope
@@ -39,6 +39,7 @@ from fusion.driver.gemm_tiles import fastest_gemm_tile, member_tiles
 from fusion.driver.chain_wave import candidates as wave_candidates
 from fusion.driver.chain_prefetch import STEPS, describe_reads, read_ahead
 from fusion.cost.wave import wave_cost
+from schedules.wave import member_plan
 from schedules.program_twophase import gemm_only_ok
 from schedules.plan import make_plan
 
@@ -242,7 +243,8 @@ def chain_cost(chain: Chain, costs: dict, soc, unchained_us: dict | None = None,
     launch = max(k.launch_us for k in ks)
     wave = None
     if plans is not None and plans[chain.blocks[0]].chunks > 1:
-        wave = wave_cost([plans[n] for n in chain.blocks], [in_l2(chain, k, plans[n]) for k, n in enumerate(chain.blocks)])
+        wave = wave_cost([plans[n] for n in chain.blocks],
+                         [in_l2(chain, k, member_plan(plans[n])) for k, n in enumerate(chain.blocks)])
         body, syncs = wave.body_us, wave.syncs
     else:
         body = sum(k.time_us - k.launch_us for k in ks)
@@ -255,19 +257,25 @@ def chain_cost(chain: Chain, costs: dict, soc, unchained_us: dict | None = None,
 
 def member_costs(chain: Chain, plans: dict) -> dict:
     """Each member's KernelCost as it runs in the chain: after the first, its x (and a residual)
-    was written or read earlier in the same launch, so its first touch hits L2 (the working set
-    of a MobileNet block is far below the 910B L2) -- the rule the vendor-like baseline applies
-    to every kernel's input. MODELED."""
+    was written or read earlier in the same launch, so its first touch hits L2 where it fits in
+    half of it (in_l2) -- the rule the vendor-like baseline applies to every kernel's input. MODELED."""
 
     return {n: member_cost(chain, k, plans[n]) for k, n in enumerate(chain.blocks)}
 
 
 def in_l2(chain: Chain, k: int, plan) -> tuple[str, ...]:
-    """What of member k's tensors an earlier kernel left in L2: the chain's input by the network
-    rule (model_block: where it fits), after the first member its x and a residual."""
+    """What of member k's tensors an earlier kernel left in L2, by the network rule the vendor-like
+    kernels get (schedules/l2.produced_in_l2: a tensor the kernel before wrote is still there where it
+    -- and a residual -- fits in half of L2): the chain's input, after the first member its x and a
+    residual (the chain's x or a boundary tensor, written in the same launch). `plan`'s workload is
+    the tensor the modeled kernel reads: a wave task's is its chunk's (chain_cost). Before this rule
+    every member after the first hit L2 whatever its size -- true of the 910B L2 (192 MB) for these
+    networks, not of 310P3's 16 MB at batch > 1 (MobileNetV2 b8: b2's 19 MB input)."""
     if k == 0:
         return block_inputs_in_l2(plan.workload, plan.soc)
     res = chain.residual_from[k] if chain.residual_from else None
+    if not produced_in_l2(plan.soc, input_tensor_bytes(plan.workload), res is not None):
+        return ()
     return ("input",) + (("residual",) if res is not None else ())
 
 

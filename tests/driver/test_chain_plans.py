@@ -72,6 +72,31 @@ def test_members_after_the_first_read_their_input_from_l2(small_v1):
     assert warm.hbm_bytes < cold.hbm_bytes and warm.gm_bytes == cold.gm_bytes and warm.time_us <= cold.time_us
 
 
+def test_a_member_input_too_large_for_l2_comes_from_hbm():
+    """The network rule for every member, not only the first (schedules/l2.produced_in_l2): a tensor the
+    member before wrote hits L2 where it -- and a residual -- fits in half of it. 310P3's 16 MB at
+    batch 8: MobileNetV2 b2's 96-channel 112 x 112 input (19 MB) does not; 910B2's 192 MB holds it."""
+    from dataclasses import replace
+
+    from fusion.core.soc import get_soc
+    from fusion.driver.chain import Chain, in_l2
+    from schedules.l2 import input_tensor_bytes
+    from schedules.plan import make_plan
+    from schedules.workload import DwSepWorkload, TileConfig
+
+    c = Chain("c", ("a", "b", "c"), ("x1", "x2"), residual_from=(None, None, 0))
+    for soc_name, batch, want in (("ascend310p3", 8, ()), ("ascend310p3", 1, ("input",)),
+                                  ("ascend910b2", 8, ("input",))):
+        soc = get_soc(soc_name)
+        wl = DwSepWorkload(batch, 96, 24, 112, 112, stride=(2, 2), act1="relu6", act2="none", dtype="float16")
+        p = make_plan(wl, TileConfig(8, 8, 1, 1, True, "twophase"), soc)
+        assert (input_tensor_bytes(wl) > soc.l2_bytes / 2) == (want == ())
+        assert in_l2(c, 1, p) == want
+        # with a residual both must fit: at batch 1 on 310P3 the 2.4 MB input and its residual do
+        r = in_l2(c, 2, replace(p, workload=replace(wl, residual=True, stride=(1, 1), cout=96)))
+        assert r == (() if want == () else ("input", "residual"))
+
+
 def test_superkernel_column(small_v1, capsys, tmp_path):
     from fusion.report.bench import vendor_network
     from fusion.cost.twophase import sync_all_us
