@@ -30,7 +30,7 @@ from functools import lru_cache
 
 from fusion.core.soc import SocSpec
 from fusion.cost.baseline import time_program
-from fusion.cost.vendor_baseline import VendorNetwork, layer_program
+from fusion.cost.vendor_baseline import VendorNetwork, launch_us, layer_program, one_launch_cores
 from fusion.cost.vendor_layers import Layer
 from schedules.baseline_program import BaselineProgram, CoreSeq
 from schedules.steps import Copy
@@ -38,11 +38,11 @@ from schedules.steps import Copy
 CEILING_PIPES = ("MTE2", "MTE1", "cube", "vector", "MTE3")
 
 
-def without_copies(prog: BaselineProgram, kind: str) -> BaselineProgram:
-    """The program with every GM copy of this kind ("output": the DW result's store; "input": the
-    PW's A load) left out."""
+def without_copies(prog: BaselineProgram, *kinds: str) -> BaselineProgram:
+    """The program with every GM copy of these kinds ("output": the DW result's store; "input": the
+    PW's A load; "residual") left out."""
     def keep(step) -> bool:
-        return not (isinstance(step, Copy) and step.kind == kind)
+        return not (isinstance(step, Copy) and step.kind in kinds)
 
     seqs = tuple(CoreSeq(s.cores, tuple((tuple(tuple(st for st in it if keep(st)) for it in unit), times)
                                         for unit, times in s.runs)) for s in prog.seqs)
@@ -54,9 +54,7 @@ def _busy(soc: SocSpec, L: Layer, dtype: str, split: tuple[int, int], drop: tupl
     """The busiest core's busy µs per pipe of the layer's vendor-like program, the copies of the
     kinds in `drop` left out."""
     prog = layer_program(soc, L, dtype, split)   # (the split of a GEMM; a DW kernel has none)
-    for kind in drop:
-        prog = without_copies(prog, kind)
-    k = time_program(soc, prog)
+    k = time_program(soc, without_copies(prog, *drop))
     return {"MTE2": k.mte2_us, "MTE1": k.mte1_us, "cube": k.cube_us, "vector": k.vector_us, "MTE3": k.mte3_us}
 
 
@@ -134,7 +132,7 @@ def whole_network_ceiling(soc: SocSpec, vendor: VendorNetwork, sync_us: float) -
         for p, us in _busy(soc, L, vendor.dtype, k.split, drop).items():
             pipes[p] += us
     ref = vendor.one_launch_us(soc, sync_us)
-    launch = ref - sum(k.body_us for k in vendor.kernels) - (n - 1) * sync_us
+    launch = launch_us(soc, one_launch_cores(soc, vendor.kernels))
     binds = max(pipes, key=pipes.get)
     best = launch + pipes[binds]
     return {"vendor_one_launch_us": ref, "launch_us": launch, "ceiling_one_launch_us": best,

@@ -284,13 +284,15 @@ def member_cost(chain: Chain, k: int, plan):
     return model_fused(plan, chain.blocks[k], timeline=False, in_l2=in_l2(chain, k, plan))
 
 
-def deferred_clip_us(chain: Chain, k: int, plan) -> float:
+def deferred_clip_us(chain: Chain, k: int, plan, with_clip=None) -> float:
     """The part of member k's body in the chain that is its producer's work: the min(., 6) of a GEMM
     stage's relu6 that defer_clips moved onto this block's x tiles (plan.x_max), timed as the body
-    with the clip less the body without it (0 where nothing is deferred). MODELED."""
+    with the clip less the body without it (0 where nothing is deferred). MODELED. with_clip: the
+    member's cost with this plan (member_cost), where the caller has it."""
     if plan.x_max is None:
         return 0.0
-    with_clip, without = member_cost(chain, k, plan), member_cost(chain, k, replace(plan, x_max=None))
+    with_clip = member_cost(chain, k, plan) if with_clip is None else with_clip
+    without = member_cost(chain, k, replace(plan, x_max=None))
     return (with_clip.time_us - with_clip.launch_us) - (without.time_us - without.launch_us)
 
 

@@ -213,7 +213,7 @@ def bench_sim(cm, model_path: str, model=None) -> tuple[dict, list]:
             i = c.blocks.index(r["name"])
             local = i + 1 < len(c.blocks) and cm.chain_plans[c.blocks[i + 1]].local_in
             sync = 0.0 if local else sync_all_us(soc)
-            clips[r["name"]] = clip = deferred_clip_us(c, i, cm.chain_plans[r["name"]])
+            clips[r["name"]] = clip = deferred_clip_us(c, i, cm.chain_plans[r["name"]], k)
             body = k.time_us - k.launch_us - clip
             r.update({"chain": c.name, "in_chain_body_us": body, "in_chain_clip_us": clip, "in_chain_sync_us": sync,
                       "in_chain_us": body + sync, "in_chain_speedup_vs_vendor": r["vendor_us"] / (body + sync)})

@@ -95,8 +95,7 @@ def test_whole_network_ceiling(net):
         assert w["pipes_us"][p] == pytest.approx(first[p] + last[p] + sum(m[p] for m in mid))
     # the middle kernels move no activations through GM: what they read is their weights
     for k, L in zip(v.kernels[1:-1], v.layers[1:-1]):
-        c = counts(soc, without_copies(without_copies(without_copies(layer_program(soc, L, "float16", k.split),
-                                                                     "input"), "residual"), "output"))
+        c = counts(soc, without_copies(layer_program(soc, L, "float16", k.split), "input", "residual", "output"))
         assert c["gm_write_bytes"] == 0
     assert w["ceiling_one_launch_us"] == pytest.approx(w["launch_us"] + max(w["pipes_us"].values()))
     assert w["pipes_us"][w["binding_pipe"]] == max(w["pipes_us"].values())
