@@ -73,10 +73,13 @@ must pay.
 Not modeled: bank conflicts, scalar overhead, K-streaming through L0A (the plan keeps all of C1
 of the cube's A operand in L0A), L2 set conflicts and other tenants of L2.
 
-Roofline bound = max(minimal GM bytes / hbm bandwidth, FLOPs / peak of the units used), where
+A body is at least its DMA bytes at the shared L2 bandwidth (results.l2_floor_us), on both
+sides; no HBM floor charges reads and writes together (the measured networks reject it: see
+l2_floor_us). Roofline bound (fusion/cost/roofline.py) = max(minimal GM bytes at the faster
+level, half of those not in L2 at hbm bandwidth, FLOPs / peak of the units used), where
 minimal GM bytes = input + all weights and biases + residual + output, each once (NC1HWC0,
-channel tails padded), less what an earlier kernel left in L2 and the writes L2 absorbs (the
-HBM floor's rule). The modeled HBM bytes are never below the minimal bytes.
+channel tails padded), less what an earlier kernel left in L2 and the writes L2 absorbs. The
+modeled HBM bytes are never below the minimal bytes.
 
 Speed (the same results, bit for bit, as a plain replay): cores with the same tile sequence are
 simulated once; a tile's steps are built from parts (ci-steps, co-steps, resident loads) shared

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from fusion.core.soc import SocSpec, cube_side
 from fusion.cost.pipes import CoreRun, _sim
 from fusion.cost.primitives import PIPES, dma_us
-from fusion.cost.results import _Acc
+from fusion.cost.results import _Acc, l2_floor_us
 from fusion.cost.steps import iteration_us, stages_of
 from schedules.baseline_program import BaselineProgram
 from schedules.l2 import write_hit
@@ -177,18 +177,21 @@ def counts(soc: SocSpec, prog: BaselineProgram) -> Counter:
 
 
 def time_program(soc: SocSpec, prog: BaselineProgram, init_us: float = 0.0, full: bool = False) -> VendorKernel:
-    """The kernel's modeled time: launch + the busiest core's simulated end (+ a scalar head)."""
+    """The kernel's modeled time: launch + the busiest core's simulated end (+ a scalar head), at
+    least its DMA bytes at the shared L2 bandwidth (results.l2_floor_us, the fused kernels' floor)."""
     t = _Timer(soc, prog)
     runs = {}
     for s in prog.seqs:
         if s.runs not in runs:
             runs[s.runs] = simulate_seq(t, s.runs, full)
     crit = max(runs.values(), key=lambda r: r.end)
-    body = crit.end + init_us
+    c = counts(soc, prog)
+    body = max(crit.end + init_us, l2_floor_us(soc, c["gm_read_bytes"] + c["gm_write_bytes"]))
     busy = crit.busy
     fill = body - max(busy.values())
     launch = launch_us(soc, prog.cores)
-    hbm = prog.hbm_in_bytes + prog.out_bytes * (1.0 - t.hit_out)
+    # what reaches HBM: never more than the DMAs read (hbm_in_bytes counts whole passes of B)
+    hbm = min(prog.hbm_in_bytes, c["gm_read_bytes"]) + prog.out_bytes * (1.0 - t.hit_out)
     return VendorKernel(prog.name, prog.kind, prog.members, prog.cores, launch, busy["MTE2"], busy["cube"],
                         busy["vector"], busy["MTE3"], fill, launch + body, prog.split, prog.engine,
-                        busy["MTE1"], dict(counts(soc, prog)), hbm)
+                        busy["MTE1"], dict(c), hbm)

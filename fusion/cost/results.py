@@ -167,7 +167,7 @@ _cube_peak_flops_per_us = cube_peak_flops_per_us
 
 
 def _classify(launch: float, body: float, floor: float, runs: dict[str, CoreRun],
-              floor_what: str = "total GM bytes at HBM bandwidth") -> tuple[str, str]:
+              floor_what: str = "all DMA bytes at L2 bandwidth") -> tuple[str, str]:
     """Bottleneck class: 调度开销 (launch), 调度空洞 (idle > 10 %),
     访存受限 (memory), 计算受限 (vector / cube)."""
     if launch >= body:
@@ -189,10 +189,24 @@ def _classify(launch: float, body: float, floor: float, runs: dict[str, CoreRun]
 
 
 
+def l2_floor_us(soc: SocSpec, nbytes: float) -> float:
+    """Every DMA byte of a kernel (L2 hits and HBM traffic alike) goes through L2: at most
+    soc.l2_gbps in all -- the shared-bandwidth floor of every kernel's body, fused (_assemble),
+    vendor-like (fusion/cost/baseline.time_program) and a chain wave's step (fusion/cost/wave.py).
+
+    No HBM floor (reads + writes together at soc.hbm_gbps) is charged on either side: the DMA model
+    already shares the HBM bandwidth among a kernel's cores per direction (primitives.dma_us: MTE2
+    reads and MTE3 writes each at up to hbm_gbps), and the measured networks reject the stricter
+    floor -- charged to the vendor-like kernels it puts MobileNetV1 at batch 32 on 310P3 at 3862 us
+    against 2287 us measured (point p310_mobilenet_v1_bs32: 1.69x, past the suite's 1.5x), where
+    the L2 floor leaves every point as it was (benchmarks/fidelity, docs/design.md)."""
+    return nbytes / (soc.l2_gbps * 1e3)
+
+
 def bandwidth_floors(soc: SocSpec, acc: _Acc, l2: _L2 | None):
-    """(HBM reads per kind, HBM writes per kind, deferred write bytes, HBM floor us, L2 floor us) of
-    the traffic in `acc`: the shared-bandwidth floors of a kernel's body (_assemble) or of a chain
-    wave's step (fusion/cost/wave.py)."""
+    """(HBM reads per kind, HBM writes per kind, deferred write bytes, L2 floor us) of the traffic in
+    `acc`: what of it reaches HBM (reports, the roofline) and its shared-bandwidth floor
+    (l2_floor_us), for a kernel's body (_assemble) or a chain wave's step (fusion/cost/wave.py)."""
     # HBM / L2 split of the DMA traffic (l2=None: no L2 model, every byte is HBM traffic)
     rd = acc.read
     wr = {k: v - rd[k] for k, v in acc.traffic.items()}
@@ -201,14 +215,10 @@ def bandwidth_floors(soc: SocSpec, acc: _Acc, l2: _L2 | None):
     else:
         hbm_rd = {k: l2.hbm_read(k, v) for k, v in rd.items()}
         hbm_wr = {k: 0 if k in l2.absorbed else v for k, v in wr.items()}
-    # a write L2 absorbs (write-back) reaches HBM later, behind the kernels after it: not in this
-    # kernel's floor -- the vendor-like kernels' accounting (fusion/cost/baseline.time_program),
-    # which the measured networks fit (tests/cost/test_fidelity.py)
+    # a write L2 absorbs (write-back) reaches HBM later, behind the kernels after it -- the
+    # vendor-like kernels' accounting (fusion/cost/baseline.time_program)
     deferred = 0 if l2 is None else sum(v for k, v in hbm_wr.items() if l2.hit_out.get(k, 0.0) >= 1.0)
-    # shared-bandwidth floors: HBM bytes at HBM bandwidth, every DMA byte at L2 bandwidth
-    floor_hbm = (sum(hbm_rd.values()) + sum(hbm_wr.values()) - deferred) / (soc.hbm_gbps * 1e3)
-    floor_l2 = (acc.reads + acc.writes) / (soc.l2_gbps * 1e3)
-    return hbm_rd, hbm_wr, deferred, floor_hbm, floor_l2
+    return hbm_rd, hbm_wr, deferred, l2_floor_us(soc, acc.reads + acc.writes)
 
 
 def _assemble(name: str, soc: SocSpec, runs: dict[str, CoreRun], acc: _Acc, launched: int,
@@ -220,16 +230,10 @@ def _assemble(name: str, soc: SocSpec, runs: dict[str, CoreRun], acc: _Acc, laun
     launch = _launch_us(soc, launched)
     core_max = max(r.end for r in runs.values())
     total = acc.reads + acc.writes
-    hbm_rd, hbm_wr, deferred, floor_hbm, floor_l2 = bandwidth_floors(soc, acc, l2)
+    hbm_rd, hbm_wr, deferred, floor = bandwidth_floors(soc, acc, l2)
     hbm_read, hbm_write = sum(hbm_rd.values()), sum(hbm_wr.values())
     hbm_traffic = {k: hbm_rd[k] + hbm_wr[k] for k in acc.traffic}
-    floor = max(floor_hbm, floor_l2)
-    if floor_l2 > floor_hbm:
-        what = "all DMA bytes at L2 bandwidth"
-    elif hbm_read + hbm_write < total:
-        what = "HBM bytes (L2 hits excluded) at HBM bandwidth"
-    else:
-        what = "total GM bytes at HBM bandwidth"
+    what = "all DMA bytes at L2 bandwidth"
     body = max(core_max, floor)
     time = launch + body
     per_pipe = {p: max(r.busy[p] for r in runs.values()) for p in PIPES}

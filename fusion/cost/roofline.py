@@ -4,7 +4,9 @@ facts (fusion/core/soc.py) the simulator charges (MODELED).
 - memory: the kernel's minimal GM bytes can move no faster than the faster of the two levels that
   serve DMA bytes (L2 hits and writes L2 absorbs at soc.l2_gbps, `_assemble`'s L2 floor), and the
   minimal bytes that are not in L2 when the kernel starts (a producer's output, `resident_bytes`)
-  must reach HBM at soc.hbm_gbps (`_assemble`'s HBM floor);
+  must reach HBM: reads on MTE2 and writes on MTE3, each direction at up to soc.hbm_gbps in the
+  DMA model (primitives.dma_us; no floor charges them together: results.l2_floor_us), so at
+  least half of them at soc.hbm_gbps;
 - compute: the flops at the peak rate of the unit that runs them -- the vector unit processes
   soc.vector_repeat_bytes per repeat at soc.vector_repeats_per_cycle on every vector core, one
   multiply-add (2 flops) per lane, lanes as narrow as the kernel's dtype allows; the cube one fractal
@@ -30,7 +32,7 @@ def cube_peak_flops_per_us(soc: SocSpec, dtype: str) -> float:
 
 def memory_floor_us(soc: SocSpec, min_bytes: int, resident_bytes: int = 0) -> float:
     fastest = max(soc.hbm_gbps, soc.l2_gbps) * 1e3
-    return max(min_bytes / fastest, max(0, min_bytes - resident_bytes) / (soc.hbm_gbps * 1e3))
+    return max(min_bytes / fastest, max(0, min_bytes - resident_bytes) / (2 * soc.hbm_gbps * 1e3))
 
 
 def compute_floor_us(soc: SocSpec, vec_flops: int, cube_flops: int, vec_elem_bytes: int, dtype: str) -> float:

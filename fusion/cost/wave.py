@@ -11,8 +11,8 @@ other task counts in a core's share in proportion to its GM bytes against one of
 the other, each timed from its own start (an upper bound, as chain_local charges the pair), and where
 the stage does not follow its producer on the same cores, the barrier over the AICs between them,
 charged as the hard SyncAll (the same unfitted constant: no device figure for mode-0 flags here).
-A step lasts its longer task, and at least its bytes at the shared HBM and L2 bandwidth
-(results.bandwidth_floors, the floors of every kernel's body). A SyncAll ends every step but the last.
+A step lasts its longer task, and at least its bytes at the shared L2 bandwidth (results.l2_floor_us,
+the floor of every kernel's body). A SyncAll ends every step but the last.
 """
 
 from __future__ import annotations
@@ -106,9 +106,8 @@ def wave_cost(plans: list, in_l2: list[tuple[str, ...]]) -> WaveCost:
                 barriers += 1
             accs.append((acc, l2))
         end = max(ends.values())
-        # the step's bytes at the shared bandwidth: each task's floors (its own L2 hits), summed
-        floors = [bandwidth_floors(soc, acc, l2)[3:] for acc, l2 in accs]
-        times.append(max(end, sum(f[0] for f in floors), sum(f[1] for f in floors)))
+        # the step's bytes at the shared L2 bandwidth: each task's floor, summed
+        times.append(max(end, sum(bandwidth_floors(soc, acc, l2)[3] for acc, l2 in accs)))
     return WaveCost(chunks, steps, tuple(times), sum(times), len(steps) - 1, barriers,
                     sum(p.joined for p in kplans))
 

@@ -34,6 +34,7 @@ from schedules.plan import KernelPlan, make_plan
 from schedules.reference import from_blocked, reference_block, to_blocked  # noqa: F401
 from schedules.workload import DwSepWorkload, TileConfig
 from fusion.cost import model_block
+from fusion.cost.roofline import memory_floor_us
 from schedules.build import fused_params
 from fusion import cost as cm
 from schedules.program_totals import F, totals_for
@@ -70,8 +71,8 @@ class _Bound:
     model serialises every stage then); the first core of each role is taken (round robin gives
     it the most tiles). Each pipe's busy time is bounded by its steps at the most any DMA byte
     gets (L2 hits and short-burst penalties left out). The kernel then takes launch + max(first
-    cores, the minimal bytes not already in L2 at HBM bandwidth) -- the model's floor is at least
-    that. (The program's DMA bytes at L2 bandwidth would bound it too, but summing them needs the
+    cores, the roofline's memory term: the minimal bytes at L2 bandwidth, those not already in L2
+    reaching HBM, reads and writes each at up to its bandwidth -- roofline.memory_floor_us). (The program's DMA bytes at L2 bandwidth would bound it too, but summing them needs the
     loops of every tile geometry, which costs more bound time than it saves model time.)"""
 
     def __init__(self, wl: DwSepWorkload, soc: SocSpec):
@@ -80,7 +81,9 @@ class _Bound:
         self.totals = totals_for(wl, soc)
         # the minimal bytes from HBM: what the kernel before left in L2 excluded (model_block's rule)
         in_l2 = block_inputs_in_l2(wl, soc)
-        self.min_floor = sum(v for k, v in cm.fused_min_bytes(wl).items() if k not in in_l2) / (soc.hbm_gbps * 1e3)
+        min_bytes = cm.fused_min_bytes(wl)
+        self.min_floor = memory_floor_us(soc, sum(min_bytes.values()),
+                                         sum(v for k, v in min_bytes.items() if k in in_l2))
         self.us_per_cycle = cm.cycles_to_us(soc, 1.0)
         self.setup = cm.cycles_to_us(soc, soc.dma_setup_cycles)
         self.bw: dict[int, tuple[float, float]] = {}   # active cores -> (in, out) bytes/us

@@ -64,9 +64,10 @@ def test_roofline_is_a_lower_bound_of_the_body(net, batch, soc_name):
 
 def test_the_bound_is_the_simulators_facts():
     soc = get_soc("ascend310p3")
-    # bytes in L2 at the start may move at L2 bandwidth; the rest must reach HBM
+    # bytes in L2 at the start may move at L2 bandwidth; the rest must reach HBM, reads and writes
+    # each at up to its bandwidth (the DMA model's per-direction share; no floor charges them together)
     hbm_us = soc.hbm_gbps * 1e3   # bytes the HBM moves in one µs
-    assert memory_floor_us(soc, hbm_us, 0) == pytest.approx(1.0)
+    assert memory_floor_us(soc, hbm_us, 0) == pytest.approx(0.5)
     assert memory_floor_us(soc, hbm_us, hbm_us) == pytest.approx(hbm_us / (soc.l2_gbps * 1e3))
     # fp16 vector lanes are twice fp32's: the peak the simulator can reach on an fp16 kernel
     f32 = compute_floor_us(soc, 10**6, 0, 4, "float32")
