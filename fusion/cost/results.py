@@ -166,8 +166,7 @@ _vector_peak_flops_per_us = vector_peak_flops_per_us   # re-exported: one formul
 _cube_peak_flops_per_us = cube_peak_flops_per_us
 
 
-def _classify(launch: float, body: float, floor: float, runs: dict[str, CoreRun],
-              floor_what: str = "all DMA bytes at L2 bandwidth") -> tuple[str, str]:
+def _classify(launch: float, body: float, floor: float, runs: dict[str, CoreRun]) -> tuple[str, str]:
     """Bottleneck class: 调度开销 (launch), 调度空洞 (idle > 10 %),
     访存受限 (memory), 计算受限 (vector / cube)."""
     if launch >= body:
@@ -175,7 +174,7 @@ def _classify(launch: float, body: float, floor: float, runs: dict[str, CoreRun]
     crit = max(runs, key=lambda c: runs[c].end)
     run = runs[crit]
     if floor >= run.end:
-        return "memory-bound", (f"{floor_what} ({floor:.2f} us) exceed the busiest "
+        return "memory-bound", (f"all DMA bytes at L2 bandwidth ({floor:.2f} us) exceed the busiest "
                                 f"core ({run.end:.2f} us) (访存受限)")
     pipe = max(PIPES, key=lambda p: run.busy[p])
     idle = run.idle / run.end if run.end else 0.0
@@ -233,7 +232,6 @@ def _assemble(name: str, soc: SocSpec, runs: dict[str, CoreRun], acc: _Acc, laun
     hbm_rd, hbm_wr, deferred, floor = bandwidth_floors(soc, acc, l2)
     hbm_read, hbm_write = sum(hbm_rd.values()), sum(hbm_wr.values())
     hbm_traffic = {k: hbm_rd[k] + hbm_wr[k] for k in acc.traffic}
-    what = "all DMA bytes at L2 bandwidth"
     body = max(core_max, floor)
     time = launch + body
     per_pipe = {p: max(r.busy[p] for r in runs.values()) for p in PIPES}
@@ -243,7 +241,7 @@ def _assemble(name: str, soc: SocSpec, runs: dict[str, CoreRun], acc: _Acc, laun
             rows[id(r)] = {**{p: r.busy[p] for p in PIPES}, "end": r.end}
     per_core = {c: dict(rows[id(r)]) for c, r in runs.items()}
     roof = roofline_us(soc, min_bytes, vec_flops, cube_flops, vec_elem_bytes, dtype, resident_min_bytes + deferred)
-    cls, detail = _classify(launch, body, floor, runs, what)
+    cls, detail = _classify(launch, body, floor, runs)
     if l2 is not None and hbm_read + hbm_write < total:
         fit = "fits" if l2.fits else "exceeds"
         notes = (*notes, f"L2: working set {l2.working_set / 2**20:.2f} MiB {fit} {soc.l2_bytes / 2**20:.0f} MiB; "
