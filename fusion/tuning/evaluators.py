@@ -72,14 +72,15 @@ class _Bound:
     it the most tiles). Each pipe's busy time is bounded by its steps at the most any DMA byte
     gets (L2 hits and short-burst penalties left out). The kernel then takes launch + max(first
     cores, the roofline's memory term: the minimal bytes at L2 bandwidth, those not already in L2
-    reaching HBM, reads and writes each at up to its bandwidth -- roofline.memory_floor_us). (The program's DMA bytes at L2 bandwidth would bound it too, but summing them needs the
-    loops of every tile geometry, which costs more bound time than it saves model time.)"""
+    reaching HBM, reads and writes each at up to its bandwidth -- roofline.memory_floor_us). (The
+    program's DMA bytes at L2 bandwidth would bound it too, but summing them needs the loops of
+    every tile geometry, which costs more bound time than it saves model time.)"""
 
     def __init__(self, wl: DwSepWorkload, soc: SocSpec):
 
         self.cm, self.wl, self.soc = cm, wl, soc
         self.totals = totals_for(wl, soc)
-        # the minimal bytes from HBM: what the kernel before left in L2 excluded (model_block's rule)
+        # the minimal bytes; what the kernel before left in L2 need not come from HBM (model_block's rule)
         in_l2 = block_inputs_in_l2(wl, soc)
         min_bytes = cm.fused_min_bytes(wl)
         self.min_floor = memory_floor_us(soc, sum(min_bytes.values()),

@@ -201,14 +201,14 @@ def test_one_bandwidth_floor_on_both_sides():
     (results.l2_floor_us): MobileNetV1 b1's PW kernel at batch 8 on 910B2 moves 19.4 MB, more than
     its cores' pipes take at 5968 GB/s. Its HBM bytes are never more than its DMAs move (the GEMM's
     passes of B are capped by them: VGG16's fc1 counted 5 GB)."""
+    from fusion.cost.baseline import time_program
     from fusion.cost.results import l2_floor_us
     from fusion.cost.vendor_baseline import block_kernels
+    from schedules.baseline_program import gemm_program
 
     soc = get_soc("ascend910b2")
     pw = block_kernels(DwSepWorkload(8, 32, 64, 112, 112, dtype="float16"), soc)[1]
     assert pw.body_us == pytest.approx(l2_floor_us(soc, pw.gm_bytes), rel=1e-12)
     assert pw.body_us > max(pw.mte2_us, pw.mte3_us, pw.cube_us, pw.vector_us, pw.mte1_us)
-    from fusion.cost.baseline import time_program
-    from schedules.baseline_program import gemm_program
     fc = time_program(P310, gemm_program(P310, "fc1", 1, 25088, 4096, "float16", (1, 8)))
     assert fc.hbm_bytes <= fc.gm_bytes
