@@ -103,6 +103,15 @@ def _loses(plan: KernelPlan, name: str, soc, dtype: str) -> str | None:
             f"with its launch + {k.launch_us:.2f} us of the launch a split chain adds (MODELED)")
 
 
+def stage_plan(wl: DwSepWorkload, target) -> KernelPlan | None:
+    """The two-phase plan of a 1x1 conv as a GEMM stage (it runs in a chain only), gemm_only where x
+    is already the A layout (no copy); None where none fits."""
+    plan = two_phase_plan(wl, target, in_chain=True)
+    if plan is not None and gemm_only_ok(plan) and a_layout_aligned(plan):
+        plan = replace(plan, gemm_only=True)
+    return plan
+
+
 def find_stages(cm, taken: set[str]) -> dict[str, GemmStage]:
     """Every GEMM stage of the compiled program, by its first step's name. `taken`: identifiers in
     use (the fused blocks'); the stages' are added."""
@@ -126,12 +135,10 @@ def find_stages(cm, taken: set[str]) -> dict[str, GemmStage]:
         n, _, h, w, _ = tx.shape
         wl = DwSepWorkload(n, tx.channels, ty.channels, h, w, kernel=(1, 1), pads=(0, 0, 0, 0),
                            act1="none", act2=act, dtype=dtype)
-        plan = two_phase_plan(wl, cm.target, in_chain=True)   # a stage runs in a chain only
+        plan = stage_plan(wl, cm.target)
         if plan is None:
             log.info("chain: %s not a GEMM stage: no two-phase plan fits", display(st.name))
             continue
-        if gemm_only_ok(plan) and a_layout_aligned(plan):   # x is already the A layout: no copy
-            plan = replace(plan, gemm_only=True)
         why = _loses(plan, conv.name, soc, dtype)
         if why is not None:
             log.info("chain: %s not a GEMM stage: %s", display(st.name), why)
@@ -150,4 +157,4 @@ def stage_arrays(stage: GemmStage, cm) -> dict[str, np.ndarray]:
     return {"w_dw": w_dw, "b_dw": b_dw, "w_pw": conv.params[1].numpy(), "b_pw": conv.params[2].numpy()}
 
 
-__all__ = ["GemmStage", "find_stages", "identity_dw", "stage_arrays"]
+__all__ = ["GemmStage", "find_stages", "identity_dw", "stage_arrays", "stage_plan"]

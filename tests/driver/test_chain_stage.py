@@ -283,21 +283,16 @@ def test_a_stage_that_loses_to_the_vendor_conv_does_not_join():
     (8 -> 48 at 112 x 112, width 0.35) at batch 8 pays, as find_stages builds their plans. Before
     that gate, MobileNetV2 at batch 8 on 310P3 ran a chain 46.8 us slower than its members launched
     alone."""
-    from schedules.program_twophase import a_layout_aligned, gemm_only_ok
     from schedules.targets import parse_target
     from schedules.workload import DwSepWorkload
-    from fusion.driver.chain_stage import _loses
-    from fusion.driver.tile_policy import two_phase_plan
+    from fusion.driver.chain_stage import _loses, stage_plan
 
     target = parse_target("sim:ascend310p3")
 
     def why(batch, cin, cout, hw, act):
         wl = DwSepWorkload(batch, cin, cout, hw, hw, kernel=(1, 1), pads=(0, 0, 0, 0), act1="none", act2=act,
                            dtype="float16")
-        plan = two_phase_plan(wl, target, in_chain=True)
-        if gemm_only_ok(plan) and a_layout_aligned(plan):
-            plan = dataclasses.replace(plan, gemm_only=True)
-        return _loses(plan, "conv", target.soc, "float16")
+        return _loses(stage_plan(wl, target), "conv", target.soc, "float16")
 
     refused = why(32, 256, 256, 28, "relu")
     assert refused is not None and "vendor-like conv kernel" in refused
