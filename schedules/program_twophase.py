@@ -96,10 +96,12 @@ class TwoPhaseProgram:
         soc = self.plan.soc
         out: Counter = Counter()
         for ph in self.phases:
-            occ = Counter(u for core in ph.assignment for u in core)
-            for ui, n in occ.items():
+            occ: Counter = Counter()   # each distinct iteration counted once, times its occurrences
+            for ui, n in Counter(u for core in ph.assignment for u in core).items():
                 for it in ph.units[ui]:
-                    count_steps(soc, it, n, out)
+                    occ[it] += n
+            for it, n in occ.items():
+                count_steps(soc, it, n, out)
             count_steps(soc, ph.prologue, sum(1 for core in ph.assignment if core), out)
             for pre in ph.preload:
                 count_steps(soc, pre, 1, out)
@@ -188,13 +190,16 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
     b = itemsize(wl.dtype)
     rows, cols = tile_axes(wl, plan.th, plan.tw)
     full_tile = plan.in_tile_h * plan.in_tile_w
-    units = []
+    units, made = [], {}   # made: the unit of each (rows, cols, ci-block length), built once
     for u in range(plan.n_tiles * plan.ci_steps):   # unit u: tile x ciSteps + q, as DwPhase decodes it
         t, q = unit_outer(u, plan.ci_steps), unit_inner(u, plan.ci_steps)
         r, c = rows[tile_row(t, plan.tiles_h, plan.tiles_w)], cols[tile_col(t, plan.tiles_w)]
-        pad = (full_tile - r[1] * c[1]) * C0
         cb = block_len(q, plan.cib, wl.c1)
-        units.append(((
+        if (r, c, cb) in made:
+            units.append(made[r, c, cb])
+            continue
+        pad = (full_tile - r[1] * c[1]) * C0
+        units.append(made.setdefault((r, c, cb), ((
             Copy("input", "in", "x_tile", "x", cb * r[1] * c[1] * C0 * b,
                  rows_bursts(cb, r[1], c[1] == wl.width), plan.tile.copies),
             *dw_ops(plan, cb, pad),
@@ -202,7 +207,7 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
             *(se_dw_steps(plan, cb, r[0], c[0]) if wl.se else ()),
             Copy("handoff", "out", "dw_out", "dw_ws", cb * r[0] * c[0] * C0 * b,
                  rows_bursts(cb, r[0], c[0] == wl.out_width)),
-        ),))
+        ),)))
     kh, kw = wl.kernel
     pro = (Copy("weights", "in", "b_dw", "b_dw", wl.c1 * C0 * ACC_BYTES, 1),)
     if plan.dw_post16:   # the bias added in the storage dtype: one Cast per core
@@ -308,13 +313,17 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
             pos += len(k_blocks)
             ends[-1] = pos - 1
     a_src = "a_res" if keep else "a_l1"
-    units = []
+    units, made = [], {}   # made: the unit of each distinct shape (below), built once
     for u in range(n_units):   # GEMM tile u: mi x coSteps + j, as SetGemmTile decodes it
         if plan.tile_m:   # DW tile mi's pixels: A gathered by tile row, y and the residual likewise
             _, rows_al, valid, cbo, segs = tile_m_tile(plan, u)
         else:
             m0, rows_al, valid, cbo = gemm_tile(plan, u, bm, m_al, m)
             segs = _segments(m0, m0 + valid, per_image)   # runs of one output block's rows (one per image)
+        shape = (rows_al, valid, cbo, segs, panel.get(u, -1))   # all a unit's steps depend on
+        if shape in made:
+            units.append(made[shape])
+            continue
         out_bytes = cbo * valid * C0 * b
         out_bursts = cbo * segs
         its = []
@@ -348,7 +357,7 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
                             Move("L1->L0A", "a_l1", "a_l0a", rows_al * C0 * b),
                             CubeOp(cube_fractals(soc, rows_al, 1, 1), "a_l0a", "eye_l0b", "pw_acc"))
                            + ((Copy("output", "out", "pw_acc", "y", out_bytes, out_bursts),) if jj == cbo - 1 else ()))
-        units.append(tuple(its))
+        units.append(made.setdefault(shape, tuple(its)))
     preload = ()
     if resident:   # each core's one N tile (its first unit's, as PreloadB): cbo x C1 FRACTAL_Z fractals, one run
         preload = tuple((Copy("weights", "in", "b_res", "w_pw",
