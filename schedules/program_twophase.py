@@ -96,11 +96,7 @@ class TwoPhaseProgram:
         soc = self.plan.soc
         out: Counter = Counter()
         for ph in self.phases:
-            occ: Counter = Counter()   # each distinct iteration counted once, times its occurrences
-            for ui, n in Counter(u for core in ph.assignment for u in core).items():
-                for it in ph.units[ui]:
-                    occ[it] += n
-            for it, n in occ.items():
+            for it, n in ph.iterations.items():   # each distinct iteration once, times its runs
                 count_steps(soc, it, n, out)
             count_steps(soc, ph.prologue, sum(1 for core in ph.assignment if core), out)
             for pre in ph.preload:
@@ -122,9 +118,8 @@ class TwoPhaseProgram:
                     out[s.gm] += s.nbytes * times
 
         for ph in self.phases:
-            for ui, n in Counter(u for core in ph.assignment for u in core).items():
-                for it in ph.units[ui]:
-                    add(it, n)
+            for it, n in ph.iterations.items():
+                add(it, n)
             add(ph.prologue, sum(1 for core in ph.assignment if core))
             for pre in ph.preload:
                 add(pre, 1)

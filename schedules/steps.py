@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -213,6 +214,21 @@ class Phase:
     pipeline: tuple[StageSpec, ...] = ()   # every iteration's stages, in issue order
     prefetch: tuple = ()               # per core, per unit position: reads ahead into L2 after that unit
                                        # (schedules/prefetch.py); () = none
+
+    @cached_property
+    def iterations(self) -> Counter:
+        """Each distinct iteration of the units the cores run -> how many times they run it, in the
+        order the cores first reach them (the timers' and the counts' one tally). A program builder
+        gives units of the same shape one tuple, so each distinct unit's iterations are hashed once."""
+        units: dict[int, list] = {}   # id of a distinct unit tuple -> [the unit, its runs]
+        for u, n in Counter(u for core in self.assignment for u in core).items():
+            unit = self.units[u]
+            units.setdefault(id(unit), [unit, 0])[1] += n
+        out: Counter = Counter()
+        for unit, n in units.values():
+            for it in unit:
+                out[it] += n
+        return out
 
 
 def stages(plan, *specs: tuple) -> tuple[StageSpec, ...]:

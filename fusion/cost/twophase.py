@@ -164,7 +164,7 @@ class _Flagged:
         """Time the consumer's iterations once, with the bandwidth sharing the caller has set."""
         timer, acc = self.pending
         nxt = self.nxt
-        occ = Counter(it for core in nxt.assignment for u in core for it in nxt.units[u])
+        occ = nxt.iterations
         l1 = phase_to_l1(timer.plan, nxt)
         self.timed = {it: timer.iteration(acc, it, n, l1) for it, n in occ.items()}
         self.pro = timer.iteration(acc, nxt.prologue, self.n_busy, l1)
@@ -282,7 +282,7 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
         # the phase's cores share the GM bandwidth (the others wait at SyncAll); a flag-gated
         # phase runs beside it and shares it too
         timer.active = n_busy + (flagged.n_busy * flagged.weight if flagged else 0)
-        occ = Counter(it for core in ph.assignment for u in core for it in ph.units[u])
+        occ = ph.iterations
         timed = {it: timer.iteration(acc, it, n, to_l1) for it, n in occ.items()}
         pro = timer.iteration(acc, ph.prologue, n_busy, to_l1)
         ahead = Counter(r for core in ph.prefetch for r in core if r)

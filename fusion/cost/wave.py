@@ -63,8 +63,7 @@ def _task(plan, prog, k: int, active: float, in_l2: tuple[str, ...], warm: bool 
         if pre:
             t = timer.iteration(acc, pre, 1, to_l1)[0]
             start[ci] = _sim([(0, 0.0, ((_st("MTE2", t, resident_stage(pre)),),))], db)
-    occ = Counter(it for core in ph.assignment for u in core for it in ph.units[u])
-    timed = {it: timer.iteration(acc, it, n, to_l1) for it, n in occ.items()}
+    timed = {it: timer.iteration(acc, it, n, to_l1) for it, n in ph.iterations.items()}
     pro = timer.iteration(acc, ph.prologue, _busy(ph), to_l1)
     end, cache, unit_steps = 0.0, {}, {}
     for ci, core in enumerate(ph.assignment):
