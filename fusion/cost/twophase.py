@@ -72,18 +72,15 @@ def _unit_steps(phase, unit, timed) -> tuple:
 
 def core_sequence(ph, core, unit_steps: dict, timed, pro, ready: float = 0.0) -> list:
     """One core's units of phase `ph` as simulated steps, in order (unit_steps: a memo of each
-    unit's steps, by its index and by its iterations, for one phase and one `timed`): the phase's
+    unit's steps by the unit tuple's id, for one phase and one `timed`): the phase's
     resident loads (its prologue) ride on the core's first load, a prologue op on the first stage
     of its pipe; the first unit starts at `ready`."""
     seq = []
     for j, u in enumerate(core):
-        st = unit_steps.get(u)
-        if st is None:   # units with the same iterations (most of a phase's) share their steps
-            unit = ph.units[u]
-            st = unit_steps.get(unit)
-            if st is None:
-                st = unit_steps[unit] = _unit_steps(ph, unit, timed)
-            unit_steps[u] = st
+        unit = ph.units[u]
+        st = unit_steps.get(id(unit))   # units of one shape are one tuple (program_twophase): one entry
+        if st is None:
+            st = unit_steps[id(unit)] = _unit_steps(ph, unit, timed)
         if j == 0 and any(pro):
             st = with_prologue(st, pro)
         seq.append((j, ready if j == 0 else 0.0, st))
