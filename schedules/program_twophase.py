@@ -186,16 +186,16 @@ def dw_phase(plan: KernelPlan, role: str) -> Phase:
     rows, cols = tile_axes(wl, plan.th, plan.tw)
     full_tile = plan.in_tile_h * plan.in_tile_w
     ci_steps, tiles_h, tiles_w, cib, c1 = plan.ci_steps, plan.tiles_h, plan.tiles_w, plan.cib, wl.c1
-    units, made = [], {}   # made: the unit of each (row of tiles, column of tiles, ci-block), built once
+    units, made = [], {}   # made: the unit of each (rows, columns, ci-block length), built once
     for u in range(plan.n_tiles * ci_steps):   # unit u: tile x ciSteps + q, as DwPhase decodes it
         t, q = unit_outer(u, ci_steps), unit_inner(u, ci_steps)
-        key = (tile_row(t, tiles_h, tiles_w), tile_col(t, tiles_w), q)
+        r, c = rows[tile_row(t, tiles_h, tiles_w)], cols[tile_col(t, tiles_w)]
+        cb = block_len(q, cib, c1)
+        key = (r, c, cb)
         unit = made.get(key)
         if unit is not None:
             units.append(unit)
             continue
-        r, c = rows[key[0]], cols[key[1]]
-        cb = block_len(q, cib, c1)
         pad = (full_tile - r[1] * c[1]) * C0
         units.append(made.setdefault(key, ((
             Copy("input", "in", "x_tile", "x", cb * r[1] * c[1] * C0 * b,
