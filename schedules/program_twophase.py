@@ -319,8 +319,9 @@ def gemm_phase(plan: KernelPlan, role: str, bm: int, kb: int) -> tuple[Phase, in
             m0, rows_al, valid, cbo = gemm_tile(plan, u, bm, m_al, m)
             segs = _segments(m0, m0 + valid, per_image)   # runs of one output block's rows (one per image)
         shape = (rows_al, valid, cbo, segs, panel.get(u, -1))   # all a unit's steps depend on
-        if shape in made:
-            units.append(made[shape])
+        unit = made.get(shape)
+        if unit is not None:
+            units.append(unit)
             continue
         out_bytes = cbo * valid * C0 * b
         out_bursts = cbo * segs

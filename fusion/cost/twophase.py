@@ -130,8 +130,7 @@ def side_by_side(producer, consumer) -> float:
 
 def _gm_bytes(ph) -> int:
     """GM bytes the copies of a phase's units move, over all its cores."""
-    return sum(s.nbytes for core in ph.assignment for u in core for it in ph.units[u] for s in it
-               if isinstance(s, Copy))
+    return sum(n * s.nbytes for it, n in ph.iterations.items() for s in it if isinstance(s, Copy))
 
 
 class _Flagged:
@@ -161,9 +160,8 @@ class _Flagged:
         """Time the consumer's iterations once, with the bandwidth sharing the caller has set."""
         timer, acc = self.pending
         nxt = self.nxt
-        occ = nxt.iterations
         l1 = phase_to_l1(timer.plan, nxt)
-        self.timed = {it: timer.iteration(acc, it, n, l1) for it, n in occ.items()}
+        self.timed = {it: timer.iteration(acc, it, n, l1) for it, n in nxt.iterations.items()}
         self.pro = timer.iteration(acc, nxt.prologue, self.n_busy, l1)
 
     def members(self, ci: int) -> list[int]:
@@ -279,8 +277,7 @@ def model_twophase(plan: KernelPlan, name: str = "fused_dwsep", timeline: bool =
         # the phase's cores share the GM bandwidth (the others wait at SyncAll); a flag-gated
         # phase runs beside it and shares it too
         timer.active = n_busy + (flagged.n_busy * flagged.weight if flagged else 0)
-        occ = ph.iterations
-        timed = {it: timer.iteration(acc, it, n, to_l1) for it, n in occ.items()}
+        timed = {it: timer.iteration(acc, it, n, to_l1) for it, n in ph.iterations.items()}
         pro = timer.iteration(acc, ph.prologue, n_busy, to_l1)
         ahead = Counter(r for core in ph.prefetch for r in core if r)
         ahead_us = {r: timer.iteration(acc, r, n, True)[0] for r, n in ahead.items()}.get
