@@ -109,6 +109,12 @@ class KernelPlan:
     # in a chain in image chunks, a GEMM stage run in its producer's GEMM task on the same chunk: after
     # a pipe barrier where local_in, else after a barrier over the AICs alone (schedules/wave.py)
     joined: bool = False
+    # in a chain in image chunks: PW weights loaded for it by the AICs' task before (w_pw_ahead), by it for the
+    # next member (w_pw_next); L1 held before / after its buffers for that (schedules/wave.ahead_layout)
+    w_pw_ahead: bool = False
+    w_pw_next: bool = False
+    l1_lead: int = 0
+    l1_tail: int = 0
     # in a chain (fusion/driver/chain_prefetch.py): bytes of a later member's PW weights this
     # member's DW phase reads ahead into L2 (schedules/prefetch.py), and bytes of this member's
     # own w_pw an earlier member read ahead (its first read of them hits L2)
@@ -346,8 +352,10 @@ class KernelPlan:
         out: dict[str, int] = {}
         for b in self.kernel_buffers:
             out[b.scope] = out.get(b.scope, 0) + b.aligned_bytes(self.soc.ub_align)
-        if self.prefetch:   # the reads ahead land in one L1 scratch (schedules/prefetch.py)
-            out["L1"] = out.get("L1", 0) + PF_PIECE
+        # the reads ahead's L1 scratch (schedules/prefetch.py), the regions around a wave member's buffers
+        extra = (PF_PIECE if self.prefetch else 0) + self.l1_lead + self.l1_tail
+        if extra:
+            out["L1"] = out.get("L1", 0) + extra
         return out
 
     def capacity(self, scope: str) -> int:
@@ -479,8 +487,7 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube: bo
         add("a_l0a", "L0A", (c1, thw_al, C0), dt, l0, "cube A operand (DW result, ZZ fractals)", in_tir=False)
         add("w_pw_l1", "L1", (c1 * C0, cob * C0), dt, copies, "PW weight block (FRACTAL_Z)", in_tir=False)
         add("b_l0b", "L0B", (c1 * C0, cob * C0), dt, l0, "cube B operand (weights, ZN fractals)", in_tir=False)
-        add("pw_acc", "L0C", (cob, thw_al, C0), "float32", 1, "PW accumulator (L0C, NZ)",
-            tir_shape=(cob, th, tw, C0))
+        add("pw_acc", "L0C", (cob, thw_al, C0), "float32", 1, "PW accumulator (L0C, NZ)", tir_shape=(cob, th, tw, C0))
         if epi16 and bias_in_cube(wl, soc):   # the bias GEMM's operands (schedules/twophase.bias_in_cube)
             for spec in bias_gemm_buffers(wl, soc, cob, db, thw_al, "co-step"):
                 add(*spec, in_tir=False)
@@ -501,8 +508,7 @@ def buffer_specs(wl: DwSepWorkload, soc: SocSpec, th, tw, cob, cib, db, cube: bo
         if epi16:
             add("b_pw16", "UB", (wl.co1, C0), dt, 1, "folded BN2 bias in the storage dtype", in_tir=False)
         if needs_slope(wl.act2):
-            add("s_pw", "UB", (wl.co1, C0), "float32", 1, "act2 per-channel slopes (PRelu), resident",
-                in_tir=False)
+            add("s_pw", "UB", (wl.co1, C0), "float32", 1, "act2 per-channel slopes (PRelu), resident", in_tir=False)
         if wl.residual:
             add("res_tile", "UB", (cob, th, tw, C0), dt, copies, "residual input tile")
         if epi16:   # each block lands thw_al rows: the last one's padding rows run past the tile

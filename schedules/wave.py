@@ -56,7 +56,8 @@ def chunk_plan(plan: KernelPlan, chunks: int | None = None) -> KernelPlan | None
     if k < 1 or wl.batch % k:
         return None
     p = make_plan(replace(wl, batch=wl.batch // k), plan.tile, plan.soc)
-    p = replace(p, gemm_only=plan.gemm_only, x_max=plan.x_max, local_in=plan.local_in, joined=plan.joined)
+    p = replace(p, gemm_only=plan.gemm_only, x_max=plan.x_max, local_in=plan.local_in, joined=plan.joined,
+                w_pw_ahead=plan.w_pw_ahead, w_pw_next=plan.w_pw_next, l1_lead=plan.l1_lead, l1_tail=plan.l1_tail)
     return p if p.fits() else None
 
 
@@ -162,10 +163,7 @@ def warm_tasks(steps, progs: list) -> frozenset[tuple[int, int, int]]:
     way each time, and nothing ran on the AIC between) -- the task skips its PreloadB's load
     (emit_chain: RunPhase(k, warm); fusion/cost/wave.py: no resident load at the task's start)."""
     out, last = set(), None
-    for s, step in enumerate(steps):
-        mine = tuple((m, k, c) for m, k, c in step if progs[m].phases[k].role == "aic")
-        if not mine:
-            continue
+    for s, mine in _aic_tasks(steps, progs):
         if (len(mine) == 1 and last is not None and len(last) == 1 and last[0][:2] == mine[0][:2]
                 and last[0][2] != mine[0][2] and any(progs[mine[0][0]].phases[mine[0][1]].preload)):
             out.add((s, mine[0][0], mine[0][1]))
@@ -173,9 +171,96 @@ def warm_tasks(steps, progs: list) -> frozenset[tuple[int, int, int]]:
     return frozenset(out)
 
 
+def _aic_tasks(steps, progs):
+    """(step, the AICs' task in it) of every step with one, in order."""
+    for s, step in enumerate(steps):
+        mine = tuple((m, k, c) for m, k, c in step if progs[m].phases[k].role == "aic")
+        if mine:
+            yield s, mine
+
+
+def _boundaries(steps, progs):
+    """(step of the task before, (member, phase) before, step of the task, (member, phase, chunk)) of every
+    cold GEMM task with resident weights whose AICs' task before is another member's single phase."""
+    warm = warm_tasks(steps, progs)
+    tasks = list(_aic_tasks(steps, progs))
+    for (s, before), (s2, mine) in zip(tasks, tasks[1:]):
+        (p, kp, _), (m, k, c) = before[-1], mine[0]
+        if (len(before) == 1 and len(mine) == 1 and p != m and any(progs[m].phases[k].preload)
+                and (s2, m, k) not in warm):
+            yield s, (p, kp), s2, (m, k, c)
+
+
+def ahead_loads(steps, progs: list, kplans: list[KernelPlan]) -> dict[int, tuple[int, Task]]:
+    """step -> (the next step with an AICs' task, its (member, phase, chunk)): the AICs' task in that
+    step loads, beside its own units, the resident PW weights of the next AIC task -- a cold GEMM of
+    another member marked w_pw_ahead, the task before's member marked w_pw_next (ahead_layout: the L1
+    region the load writes is one the task before does not use, at the address where the next member's
+    kernel lays out its bResQue) -- so that task runs warm (emit_chain: SetAhead, AheadPiece after each
+    unit, AheadEnd; then RunPhase(k, true). fusion/cost/wave.py: the pieces on the task before's MTE2)."""
+    return {s: (s2, task) for s, (p, _), s2, task in _boundaries(steps, progs)
+            if kplans[p].w_pw_next and kplans[task[0]].w_pw_ahead}
+
+
+def warm_tasks_all(steps, progs: list, kplans: list[KernelPlan]) -> frozenset[tuple[int, int, int]]:
+    """(step, member, phase) of every GEMM task that finds its resident PW weights in L1: warm_tasks
+    and the tasks ahead_loads loads for."""
+    ahead = {(s2, m, k) for s2, (m, k, _) in ahead_loads(steps, progs, kplans).values()}
+    return warm_tasks(steps, progs) | frozenset(ahead)
+
+
+def l1_own(plan: KernelPlan) -> tuple[int, int, int]:
+    """(offset of b_res from the member's first buffer, its bytes, the bytes of all its L1 buffers): the
+    layout its kernel's Init makes (InitBuffer in kernel_buffers order, each copy rounded to ub_align,
+    as TPipe lays them out), behind its l1_lead."""
+    off, at, nb = 0, None, 0
+    for b in plan.kernel_buffers:
+        if b.scope == "L1":
+            if b.name == "b_res":
+                at, nb = off, b.aligned_bytes(plan.soc.ub_align)
+            off += b.aligned_bytes(plan.soc.ub_align)
+    return (0 if at is None else at), nb, off
+
+
+def ahead_layout(kplans: list[KernelPlan], progs: list, steps) -> list[KernelPlan]:
+    """The members' chunk plans with each cold GEMM task's weights loaded by the task before where L1
+    has room (ahead_loads). Member m's b_res sits at l1_lead(m) + its offset; the task before (member p)
+    uses [l1_lead(p), l1_lead(p) + its buffers), so m's b_res goes below p's buffers where it fits in
+    p's lead (m's lead 0), else right above them (p holds a tail up to its end) -- the pieces land in a
+    TBuf p holds and p never touches m's region while it runs. A plan that then does not fit L1 keeps
+    its weights loaded by its own task."""
+    out = list(kplans)
+    for _, (p, _), _, (m, _, _) in _boundaries(steps, progs):
+        if out[p].w_pw_next or out[m].w_pw_ahead or m != p + 1:
+            continue
+        off, nb, _ = l1_own(out[m])
+        lead_p, own_p = out[p].l1_lead, l1_own(out[p])[2]
+        if off + nb <= lead_p:   # below p's buffers, in p's lead
+            q, pm = replace(out[m], l1_lead=0, w_pw_ahead=True), replace(out[p], w_pw_next=True)
+        else:                    # above them: p's tail reaches to the end of m's b_res
+            lead = max(0, lead_p + own_p - off)
+            tail = max(out[p].l1_tail, lead + off + nb - lead_p - own_p)
+            q, pm = replace(out[m], l1_lead=lead, w_pw_ahead=True), replace(out[p], w_pw_next=True, l1_tail=tail)
+        if q.fits() and pm.fits():
+            out[m], out[p] = q, pm
+    return out
+
+
+def ahead_target(kplans: list[KernelPlan], p: int) -> tuple[int, int]:
+    """(offset into the TBuf member p's pieces land in, that TBuf's bytes): its tail where it has one,
+    else its lead (ahead_layout)."""
+    m = kplans[p + 1]
+    dest = m.l1_lead + l1_own(m)[0]
+    q = kplans[p]
+    if q.l1_tail:
+        return dest - q.l1_lead - l1_own(q)[2], q.l1_tail
+    return dest, q.l1_lead
+
+
 def warm_bytes(chunks: int, kplans: list[KernelPlan], progs: list) -> int:
     """GM bytes the chain's warm GEMM tasks do not read (warm_tasks): their members' resident PW
-    weights, every core's, which the members' own kernels run chunk by chunk read each time."""
+    weights, every core's, which the members' own kernels run chunk by chunk read each time (a load
+    ahead_loads moves to the task before is read all the same)."""
     steps = chain_steps(chunks, kplans, progs)
     out = 0
     for _, m, k in warm_tasks(steps, progs):
@@ -183,5 +268,5 @@ def warm_bytes(chunks: int, kplans: list[KernelPlan], progs: list) -> int:
     return out
 
 
-__all__ = ["ROLES", "chain_steps", "chunk_plan", "join_ok", "member_plan", "roles", "wave_refusal", "wave_steps",
-           "warm_bytes", "warm_tasks"]
+__all__ = ["ROLES", "ahead_layout", "ahead_loads", "ahead_target", "chain_steps", "chunk_plan", "join_ok", "member_plan", "roles", "wave_refusal", "wave_steps",
+           "l1_own", "warm_bytes", "warm_tasks", "warm_tasks_all"]

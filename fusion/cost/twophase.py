@@ -87,14 +87,14 @@ def core_sequence(ph, core, unit_steps: dict, timed, pro, ready: float = 0.0) ->
     return seq
 
 
-def with_reads_ahead(seq: list, reads: tuple, mte2_us) -> list:
+def with_reads_ahead(seq: list, reads: tuple, mte2_us, label: str = "read ahead -> L2") -> list:
     """A core's sequence with its reads ahead into L2 (schedules/prefetch.py): after unit k the
     reads reads[k] as one step of its own on MTE2 (the kernel issues them after the unit's x block
     is queued, into a scratch no stage consumes), so they delay only the core's later loads."""
     out = []
     for (j, at, steps), r in zip(seq, reads):
         t = mte2_us(r) if r else 0.0
-        out.append((j, at, steps + (((_st("MTE2", t, "read ahead -> L2"),),) if t else ())))
+        out.append((j, at, steps + (((_st("MTE2", t, label),),) if t else ())))
     return out
 
 

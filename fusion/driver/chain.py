@@ -36,7 +36,7 @@ from fusion.driver.chain_stage import GemmStage
 from fusion.driver.chain_dw_local import local_dw_members
 from fusion.driver.chain_local import local_members, local_stages
 from fusion.driver.gemm_tiles import fastest_gemm_tile, member_tiles
-from fusion.driver.chain_wave import candidates as wave_candidates
+from fusion.driver.chain_wave import candidates as wave_candidates, resident_retiles, with_ahead
 from fusion.driver.chain_prefetch import STEPS, describe_reads, read_ahead
 from fusion.cost.wave import wave_cost
 from schedules.wave import member_plan
@@ -79,7 +79,7 @@ class ChainCost:
                 "time_us": self.time_us, "unchained_us": self.unchained_us, "saved_us": self.saved_us,
                 "chunks": self.wave.chunks if self.wave else 1, "steps": len(self.wave.steps) if self.wave else 0,
                 "joined": self.wave.joined if self.wave else 0, "aic_barriers": self.wave.aic_barriers if self.wave else 0,
-                "figures": "modeled"}
+                "ahead": self.wave.ahead if self.wave else 0, "figures": "modeled"}
 
 
 @dataclass(frozen=True)
@@ -367,6 +367,19 @@ def chain_plans(chains: list[Chain], members: dict, target) -> dict:
                      f" ({joined} GEMM stages in their producer's GEMM task)" if joined else "", t, best)
             if t < best:
                 pick, best = cand, t
+        if pick[c.blocks[0]].chunks > 1:   # the next member's weights loaded by the AICs' task before (chain_wave.py)
+            def wave_body(ps, c=c):
+                return wave_cost([ps[n] for n in c.blocks],
+                                 [in_l2(c, k, member_plan(ps[n])) for k, n in enumerate(c.blocks)]).body_us
+
+            cand = resident_retiles(c, with_ahead(c, pick), wave_body)
+            if cand != pick:
+                t = chain_cost(c, member_costs(c, cand), soc, plans=cand).time_us   # a retiled member's own cost too
+                log.info("chain: %s with %d members' PW weights loaded into L1 by the AICs' task before (%s "
+                         "retiled): %.2f us modeled (as it was %.2f us)", c.name, sum(p.w_pw_ahead for p in cand.values()),
+                         ", ".join(n for n in c.blocks if cand[n].tile != pick[n].tile) or "none", t, best)
+                if t < best:
+                    pick, best = cand, t
         # 310P: a member's GEMM after its own DW on each core, a pipe barrier for its SyncAll (chain_dw_local.py)
         cand = local_dw_members(c, pick, body) if soc.coupled else pick
         if cand != pick:

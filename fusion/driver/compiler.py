@@ -120,7 +120,9 @@ class CompiledModel:
                                           "act2": p.workload.act2, "x_max": p.x_max, "local_in": p.local_in,
                                           "local_dw": p.local_dw, "m_band": p.m_band,
                                           "chunks": p.chunks, "joined": p.joined, "prefetch": p.prefetch,
-                                          "prefetch_to": p.prefetch_to, "w_pw_warm": p.w_pw_warm}
+                                          "prefetch_to": p.prefetch_to, "w_pw_warm": p.w_pw_warm,
+                                          "w_pw_ahead": p.w_pw_ahead, "w_pw_next": p.w_pw_next,
+                                          "l1_lead": p.l1_lead, "l1_tail": p.l1_tail}
                                       for n in c.blocks if (p := self.chain_plans.get(n)) is not None}}
                            for c in self.chains],
                 "not_chained": list(self.chain_breaks)}

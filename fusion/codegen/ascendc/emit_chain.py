@@ -33,7 +33,7 @@ from fusion.core.errors import MegafuseError
 from schedules.workload import ceil_div
 from schedules.local_handoff import local_ok
 from schedules.program_twophase import a_slack_bytes
-from schedules.wave import chain_steps, join_ok, warm_tasks
+from schedules.wave import ahead_loads, ahead_target, chain_steps, join_ok, l1_own, warm_tasks_all
 from schedules.prefetch import prefetch_ranges
 from schedules.lowering import build_program
 
@@ -307,7 +307,8 @@ def _wave_calls(sym: str, kernels: list[EmittedKernel], chunks: int, res, w_at, 
     last = len(kernels) - 1
     progs = [build_program(ek.plan) for ek in kernels]
     steps = chain_steps(chunks, [ek.plan for ek in kernels], progs)
-    warm = warm_tasks(steps, progs)
+    warm = warm_tasks_all(steps, progs, [ek.plan for ek in kernels])
+    ahead = ahead_loads(steps, progs, [ek.plan for ek in kernels])
     out = []
     for s, step in enumerate(steps):
         tasks, what = "", []
@@ -332,6 +333,7 @@ def _wave_calls(sym: str, kernels: list[EmittedKernel], chunks: int, res, w_at, 
                          TILING=ek.tiling_struct, TILING_OFF=tiling_offsets[k], IN=f"{src} + {c * xb}",
                          OUT=f"{dst} + {c * yb}", RES_ARG=res_arg, WS_OFF=ws_off,
                          WARM=", true" if (s, k, ph) in warm else "",
+                         AHEAD=_ahead_call(kernels, k, w_at) if s in ahead and phase.role == "aic" else "",
                          **{w.upper(): w_at[ek.block, w] for w in WEIGHTS})
             what.append(f"{phase.role.upper()} {ek.block} {phase.name} chunk {c}"
                         + (" (its PW weights still in L1)" if (s, k, ph) in warm else ""))
@@ -339,6 +341,24 @@ def _wave_calls(sym: str, kernels: list[EmittedKernel], chunks: int, res, w_at, 
         if s + 1 < len(steps):
             out.append(snippet("CHAIN_WAVE_SYNC"))
     return out
+
+
+def _ahead_call(kernels: list[EmittedKernel], k: int, w_at) -> str:
+    """Block k's SetAhead: the next block's w_pw in `weights`, its tiling's GEMM geometry (the N tile
+    each core loads, as its own PreloadB picks it) and where in block k's L1 region it lands
+    (schedules/wave.ahead_layout / ahead_target)."""
+    if k + 1 >= len(kernels):
+        raise MegafuseError(f"block {kernels[k].block} loads weights ahead for no block after it")
+    nxt = kernels[k + 1]
+    t = dict(nxt.tiling_fields)
+    off, room = ahead_target([ek.plan for ek in kernels], k)
+    _, nbytes, _ = l1_own(nxt.plan)
+    if off < 0 or off + nbytes > room:
+        raise MegafuseError(f"block {kernels[k].block}: block {nxt.block}'s weights ({nbytes:,} B at {off:,}) "
+                            f"do not fit its L1 region of {room:,} B")
+    return sub(snippet("CHAIN_AHEAD"), W_PW=w_at[nxt.block, "w_pw"], M_TILES=t["mTiles"], CO_STEPS=t["coSteps"],
+               CORES=t["gemmCores"], COB=t["cob"], CO1=t["co1"], C1=t["c1"], OFF=off, NEXT=nxt.block,
+               REGION="above its buffers" if kernels[k].plan.l1_tail else "below its buffers")
 
 
 def pack_weights(ec: EmittedChain, arrays: dict[str, dict]) -> "np.ndarray":

@@ -136,6 +136,33 @@ def prefetch_values(plan: KernelPlan) -> dict[str, str]:
                 TP_PREFETCH=snippet("TP_PREFETCH"))
 
 
+def ahead_values(plan: KernelPlan) -> dict[str, str]:
+    """The slots of a chain member in image chunks whose GEMM tasks load the next member's resident
+    weights beside their tiles (plan.w_pw_next, schedules/wave.ahead_loads): a piece after each tile,
+    into its L1 tail where it holds one, else its lead (schedules/wave.ahead_layout)."""
+    if not plan.w_pw_next:
+        return dict(GEMM_AHEAD="", AHEAD_BUF="", TP_AHEAD_SET="")
+    if not (plan.l1_lead or plan.l1_tail):
+        raise MegafuseError(f"{plan.workload.describe()}: loads the next block's weights, but holds no L1 region for them")
+    return dict(GEMM_AHEAD=snippet("TP_AHEAD_PIECE"), AHEAD_BUF="l1TailBuf" if plan.l1_tail else "l1LeadBuf",
+                TP_AHEAD_SET="\n" + template("twophase_ahead_set.h"))   # public: the chain entry calls it
+
+
+def l1_regions(plan: KernelPlan) -> tuple[list[str], list[str], list[str]]:
+    """(members, InitBuffer lines before the plan's L1 buffers, after them) of the L1 regions a wave member
+    holds around its buffers (plan.l1_lead / l1_tail, schedules/wave.ahead_layout), and the state of
+    its loads ahead (plan.w_pw_next)."""
+    members, before, after = [], [], []
+    for buf, nbytes, where, lines in (("l1LeadBuf", plan.l1_lead, "below", before),
+                                      ("l1TailBuf", plan.l1_tail, "above", after)):
+        if nbytes:
+            members.append(sub(snippet("TP_L1_REGION_MEMBER"), BUF=buf, WHERE=where).rstrip("\n"))
+            lines.append(sub(snippet("TP_L1_REGION_INIT"), BUF=buf, BYTES=nbytes, WHERE=where).rstrip("\n"))
+    if plan.w_pw_next:
+        members.append(snippet("TP_AHEAD_MEMBERS").rstrip("\n"))
+    return members, before, after
+
+
 def dw_values(plan: KernelPlan) -> dict[str, str]:
     """How many DW units a core runs, its k-th, and how many cores have units (the first ones: the
     reads ahead are dealt over them, twophase_prefetch.h) as program_twophase.dw_phase deals them:
@@ -240,7 +267,7 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
                   # phase 1 loads only its units' channel blocks of w_dw (program_twophase.dw_phase)
                   RESIDENT_UB=template("twophase_taps_ub.h"),
                   **resident_values(plan), **eye_values(plan), **a_values(plan), **prefetch_values(plan),
-                  **dw_values(plan))
+                  **dw_values(plan), **ahead_values(plan))
     common.update(grouped_values(plan))   # the DW form's slots (may replace TAP_ACC)
     if wl.se and plan.gemm_only:
         raise ValueError(f"{wl.describe()}: squeeze-and-excitation needs phase 1 (a gemm_only plan has none)")
@@ -268,6 +295,8 @@ def emit_body(plan: KernelPlan, ns: str, values: dict, args: tuple[ArgSpec, ...]
         aic_members, aic_inits = buffer_code(plan, ns, {"L1", "L0A", "L0B", "L0C", "BT"})
         if len(members) + len(aic_members) != len(bufs):
             raise ValueError("the 910B two-phase kernel holds UB (AIV) and L1 / L0 / BT (AIC) buffers only")
+        around, before, after = l1_regions(plan)   # L1 first in Init: TPipe lays each memory out in call order
+        aic_members, aic_inits = aic_members + around, before + aic_inits + after
         if fix:
             gm_prologue = template("aic_b_pw_load.h") + common["EYE_LOAD"]
             gm_free = snippet("B_PW_L1_FREE") + common["EYE_FREE"]

@@ -36,6 +36,8 @@ class PhaseCode:
 
 def _gemm_methods(plan: KernelPlan) -> str:
     text = template("twophase_gemm.h") + (template("twophase_preload.h") if plan.b_resident else "")
+    if plan.w_pw_next:   # the next chain member's resident weights beside the tiles (schedules/wave.ahead_loads)
+        text += template("twophase_ahead.h")
     if res_in_cube(plan.workload, plan.soc):   # the residual's K blocks read its rows (twophase_res_k.h)
         text += template("twophase_res_rows.h")
     if plan.soc.coupled and not plan.epi_post16:   # the L0C -> UB epilogue's helpers (910B: Fixpipe / the epi phase)
@@ -90,6 +92,8 @@ def run_phase(prog, role: str) -> str:
         code = KINDS[ph.name]
         pre = sub(code.preload, WARM="warm") + "\n            " if ph.preload and code.preload else ""
         call = pre + f"{code.fn}(GetBlockIdx());"
+        if ph.name == "gemm" and prog.plan.w_pw_next:   # what SetAhead asked for, loaded before the step ends
+            call += "\n            AheadEnd();"
         out += sub(snippet("TP_RUN_PHASE"), K=k, CALL=call)
     return out
 

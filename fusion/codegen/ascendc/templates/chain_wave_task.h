@@ -3,5 +3,5 @@
             @NS@::TwoPhase@CLS@@OPTYPE@ op;
             op.Init(@IN@, weights + @W_DW@, weights + @B_DW@, weights + @W_PW@, weights + @B_PW@, @RES_ARG@@OUT@,
                     ws + @WS_OFF@, t);
-            op.RunPhase(@PH@@WARM@);
+            @AHEAD@op.RunPhase(@PH@@WARM@);
         }

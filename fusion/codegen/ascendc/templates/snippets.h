@@ -325,3 +325,18 @@ __aicore__ inline int32_t LoopMax(int32_t a, int32_t b) { return a > b ? a : b; 
         }
 //@ TP_EYE_FREE
         eyeL0Que.FreeTensor(eye);
+//@ TP_AHEAD_MEMBERS
+    GlobalTensor<T> aheadGm;   // the next block's resident PW weights, loaded beside this task (twophase_ahead.h)
+    LocalTensor<T> aheadL1;
+    uint32_t aheadN = 0;
+    uint32_t aheadDone = 0;
+    bool aheadOn = false;
+//@ TP_L1_REGION_MEMBER
+    TBuf<TPosition::A1> @BUF@;   // L1 @WHERE@ this block's buffers (schedules/wave.ahead_layout)
+//@ TP_L1_REGION_INIT
+        pipe.InitBuffer(@BUF@, @BYTES@);   // L1 @WHERE@ this block's buffers (a chain in image chunks)
+//@ TP_AHEAD_PIECE
+            if (aheadOn) AheadPiece(i, mine);   // the next block's weights: a piece after each tile (twophase_ahead.h)
+//@ CHAIN_AHEAD
+op.SetAhead(weights + @W_PW@, @M_TILES@, @CO_STEPS@, @CORES@, @COB@, @CO1@, @C1@, @OFF@);   // block @NEXT@'s resident PW weights, beside this task (into L1 @REGION@)
+            

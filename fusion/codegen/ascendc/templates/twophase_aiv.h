@@ -40,7 +40,7 @@ public:
     {
         (void)warm;
 @RUN_AIC@    }
-
+@TP_AHEAD_SET@
 private:
 @TP_GM@
 @TP_GEMM_TILE@

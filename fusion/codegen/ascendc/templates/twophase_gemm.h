@@ -54,5 +54,5 @@
 @TP_RES_K@@GEMM_BIAS@            cQue.EnQue(c);
             c = cQue.DeQue<float>();
 @GEMM_EPILOGUE@            cQue.FreeTensor(c);
-        }
+@GEMM_AHEAD@        }
 @GEMM_FREE@@B_RES_FREE@@A_RES_FREE@    }
