@@ -270,6 +270,9 @@ def _run_kernel(path: Path, text: str, spec, args, defines: list[str]) -> int:
     if len(params) != len(args.arg):
         raise MegafuseError(f"kernel '{name}' takes {len(params)} parameter(s) ({_clean(', '.join(params))}) but "
                             f"{len(args.arg)} --arg were given: give one --arg per parameter")
+    for i, (decl, a) in enumerate(zip(params, kargs)):
+        if isinstance(a, int):
+            _check_scalar(i, decl, a)
     flags, inc = list(defines), []
     if args.tiling_key is not None:
         flags.append(f"-DMEGAFUSE_EMU_TILING_KEY={int(args.tiling_key)}")
@@ -332,6 +335,46 @@ def _run_kernel(path: Path, text: str, spec, args, defines: list[str]) -> int:
         first = ", ".join(f"{v:.6g}" for v in s["first"])
         print(f"  {key}: {s['dtype']}[{s['elements']}] sum {s['sum']:.6g} first [{first}]")
     return 0
+
+
+# int:V is passed in a 64-bit register and the kernel reads its parameter's width of it: a value
+# outside the parameter's type would arrive silently wrapped, so it is refused (as DTYPE[v,...] is).
+_INT_TYPES = {**dict.fromkeys(("int8_t", "signed char", "char"), (-1 << 7, (1 << 7) - 1)),
+              **dict.fromkeys(("uint8_t", "unsigned char"), (0, (1 << 8) - 1)), "bool": (0, 1),
+              **dict.fromkeys(("int16_t", "short", "short int", "signed short"), (-1 << 15, (1 << 15) - 1)),
+              **dict.fromkeys(("uint16_t", "unsigned short", "unsigned short int"), (0, (1 << 16) - 1)),
+              **dict.fromkeys(("int32_t", "int", "signed", "signed int"), (-1 << 31, (1 << 31) - 1)),
+              **dict.fromkeys(("uint32_t", "unsigned", "unsigned int"), (0, (1 << 32) - 1)),
+              **dict.fromkeys(("int64_t", "long", "long int", "long long", "long long int", "signed long",
+                               "ssize_t", "intptr_t", "ptrdiff_t"), (-1 << 63, (1 << 63) - 1)),
+              **dict.fromkeys(("uint64_t", "unsigned long", "unsigned long int", "unsigned long long",
+                               "size_t", "uintptr_t", "GM_ADDR", "pointer"), (0, (1 << 64) - 1))}
+_FLOAT_TYPES = {"float", "double", "half", "float16_t", "bfloat16_t", "long double"}
+_QUALIFIERS = {"const", "volatile", "__gm__", "__restrict__", "__restrict", "restrict", "register", "std"}
+
+
+def _scalar_type(decl: str) -> str | None:
+    """The type of parameter declaration `decl` ("const uint32_t n" -> "uint32_t"), None when unknown."""
+    if any(c in decl for c in "*&["):
+        return "pointer"
+    words = [w for w in re.findall(r"[A-Za-z_]\w*", decl) if w not in _QUALIFIERS]
+    for cut in (words, words[:-1]):        # with or without a parameter name
+        t = " ".join(cut)
+        if t in _INT_TYPES or t in _FLOAT_TYPES:
+            return t
+    return None
+
+
+def _check_scalar(i: int, decl: str, value: int) -> None:
+    t = _scalar_type(decl)
+    if t in _FLOAT_TYPES:
+        raise MegafuseError(f"--arg {i}: parameter '{_clean(decl)}' is a floating-point scalar; int:V passes an "
+                            f"integer (its bits would be read as garbage)")
+    lo, hi = _INT_TYPES.get(t, (-1 << 63, (1 << 64) - 1))   # an unknown type: at least a 64-bit register
+    if not lo <= value <= hi:
+        shown = str(value) if len(str(value)) <= 24 else f"{str(value)[:20]}...({len(str(value))} digits)"
+        raise MegafuseError(f"--arg {i}: {shown} does not fit parameter '{_clean(decl)}' "
+                            f"({t or 'a 64-bit register'}: {lo}..{hi})")
 
 
 def _parse_arg(i: int, spec: str, rng: np.random.Generator):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from fusion.core.errors import MegafuseError
+from fusion.core.sanitize import display
 from fusion.cost.fidelity import POINTS, load_points, summary, table
 
 from fusion.cli.options import check_input_file, check_output_file, write_text_atomic
@@ -25,14 +26,17 @@ def register(sub, add_model_args=None) -> None:
 
 def _safe(text: str) -> str:
     """Points files are data: keep their strings printable, one line."""
-    return "".join(c if c.isprintable() else "?" for c in str(text))
+    return display(text)
 
 
 def cmd_fidelity(args) -> int:
 
     check_input_file(args.points, "--points")     # a FIFO or device would block the read
-    check_output_file(args.json_file, "--json")
+    check_output_file(args.json_file, "--json", parent_must_exist=True)
     doc = load_points(args.points or POINTS)
+    excluded = doc.get("excluded", [])
+    if not isinstance(excluded, list) or not all(isinstance(e, dict) for e in excluded):
+        raise MegafuseError("fidelity points file: 'excluded' must be a list of objects")
     try:
         rows = table(doc)
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as e:
@@ -48,11 +52,11 @@ def cmd_fidelity(args) -> int:
         net = "" if v["network_max_abs_err"] is None else f", networks max |ratio-1| {v['network_max_abs_err'] * 100:.0f} %"
         print(f"  {s}: {v['points']} points, median |ratio-1| {v['median_abs_err'] * 100:.1f} %, "
               f"worst {v['max_factor']:.2f}x off{net}")
-    for e in doc.get("excluded", []):
+    for e in excluded:
         print(f"  not modeled: {_safe(e.get('id'))} ({_safe(e.get('measured_us'))} us): {_safe(e.get('reason'))}")
     if args.json_file:
         out = {"rows": [dict(r.__dict__, ratio=r.ratio) for r in rows], "summary": summ,
-               "excluded": doc.get("excluded", []), "figures": "modeled vs measured"}
+               "excluded": excluded, "figures": "modeled vs measured"}
         write_text_atomic(args.json_file, json.dumps(out, indent=1, ensure_ascii=False), "--json")
         print(f"wrote {_safe(args.json_file)}")
     return 0

@@ -98,11 +98,15 @@ def _probe(directory: Path, flag: str, text: str) -> None:
                             f"'{display(d)}'") from None
 
 
-def check_output_file(text: str | None, flag: str) -> None:
-    """A file that a command writes at its end: checked now."""
+def check_output_file(text: str | None, flag: str, parent_must_exist: bool = False) -> None:
+    """A file that a command writes at its end: checked now. parent_must_exist: the writer
+    (write_text_atomic) creates no folders, so a missing one would fail only after the work."""
     if text is None:
         return
     path = _check_name(text, flag)
+    if parent_must_exist and not path.parent.is_dir():
+        what = "is not a directory" if path.parent.exists() else "does not exist"
+        raise MegafuseError(f"{flag} '{display(text)}': the folder '{display(path.parent)}' {what}")
     try:
         st = os.stat(path)
     except FileNotFoundError:

@@ -24,6 +24,7 @@ from pathlib import Path
 from fusion.cost import cycles_to_us, vec_op
 from fusion.core.errors import MegafuseError
 from fusion.core.soc import SocSpec, get_soc
+from fusion.core.sanitize import display
 from fusion.core.soc import cube_side
 from fusion.cost.vendor_baseline import copy_us, write_hit, gemm_kernel, launch_us, model_network
 from schedules.workload import ceil_div
@@ -67,6 +68,70 @@ def load_points(path: str | Path = POINTS) -> dict:
     if not isinstance(doc, dict) or not isinstance(doc.get("points"), list):
         raise MegafuseError(f"fidelity points file {_printable(path)} has no 'points' list")
     return doc
+
+
+# --- point schema --------------------------------------------------------------------------
+# The numbers each kind reads, with bounds: a divisor is >= 1, and the caps keep one prediction
+# to seconds (a matmul is modeled tile by tile; a network is built layer by layer).
+_INT, _FRACTION, _FLAG = "an integer", "a number", "true or false"
+_CORES = (_INT, 1, 4096)
+_FIELDS = {
+    "copy": {"bytes": (_INT, 1, 1 << 44), "cores": _CORES, "instr_per_core": (_INT, 1, 1 << 44),
+             "burst_bytes": (_INT, 1, 1 << 30), "l2_hit": (_FRACTION, 0, 1)},
+    "eltwise": {"elems": (_INT, 1, 1 << 42), "cores": _CORES, "copy_elems": (_INT, 1, 1 << 30),
+                "double_buffer": (_FLAG,), "bank_conflict": (_FLAG,)},
+    "matmul": {"m": (_INT, 1, 1 << 20), "k": (_INT, 1, 1 << 20), "n": (_INT, 1, 1 << 20), "cores": _CORES},
+    "network": {"batch": (_INT, 1, 128), "resolution": (_INT, 32, 1024)},
+}
+_REQUIRED = {"copy": ("bytes", "cores", "instr_per_core"), "eltwise": ("elems", "cores", "copy_elems"),
+             "matmul": ("m", "k", "n"), "network": ("net",)}
+MAX_MATMUL_MACS = 1 << 40   # m*n*k: twice the largest published point, about 2 s to model
+
+
+def check_point(i: int, pt) -> None:
+    """Point `i` of a points file holds what table() and predict() read, each number finite and in
+    range; else one error naming the point and the field."""
+    if not isinstance(pt, dict):
+        raise MegafuseError(f"fidelity point {i}: must be an object")
+    where = f"fidelity point {i} {_printable(pt.get('id'))}"
+
+    def bad(field, want, value):
+        return MegafuseError(f"{where}: {field} must be {want}, got {display(json.dumps(value), 40)}")
+
+    for key in ("id", "set", "soc", "kind"):
+        if type(pt.get(key)) is not str:
+            raise bad(key, "a string", pt.get(key))
+    src = pt.get("source")
+    if not isinstance(src, dict) or type(src.get("repo")) is not str or type(src.get("path")) is not str:
+        raise bad("source", "an object with string 'repo' and 'path'", src)
+    if pt.get("dtype", "float16") not in ("float16", "float32"):   # the predictions size elements by it
+        raise bad("dtype", '"float16" or "float32"', pt.get("dtype"))
+    m = pt.get("measured_us")
+    if type(m) not in (int, float) or not math.isfinite(m) or m <= 0:
+        raise bad("measured_us", "a finite number > 0 (microseconds)", m)
+    params = pt.get("params")
+    if not isinstance(params, dict):
+        raise bad("params", "an object", params)
+    fields = _FIELDS.get(pt["kind"], {})
+    for key in _REQUIRED.get(pt["kind"], ()):
+        if key not in params:
+            raise MegafuseError(f"{where}: params.{key} is missing (a {pt['kind']} point needs "
+                                f"{', '.join(_REQUIRED[pt['kind']])})")
+    for key, (want, *bounds) in fields.items():
+        if key not in params:
+            continue
+        v = params[key]
+        ok = (type(v) is bool if want is _FLAG else
+              type(v) is int if want is _INT else type(v) in (int, float) and math.isfinite(v))
+        if not ok or (bounds and not bounds[0] <= v <= bounds[1]):
+            raise bad(f"params.{key}", f"{want}" + (f" in {bounds[0]:,}..{bounds[1]:,}" if bounds else ""), v)
+    if pt["kind"] == "copy" and params.get("side", "aiv") not in ("aic", "aiv"):
+        raise bad("params.side", '"aic" or "aiv"', params["side"])
+    if pt["kind"] == "network" and type(params["net"]) is not str:
+        raise bad("params.net", "a string", params["net"])
+    if pt["kind"] == "matmul" and params["m"] * params["n"] * params["k"] > MAX_MATMUL_MACS:
+        raise MegafuseError(f"{where}: params m*n*k is {params['m'] * params['n'] * params['k']:,}, "
+                            f"over {MAX_MATMUL_MACS:,}")
 
 
 # --- per-kind predictions ------------------------------------------------------------------
@@ -144,7 +209,8 @@ def predict(point: dict, soc: SocSpec | None = None) -> float:
 def table(doc: dict | None = None, socs: dict[str, SocSpec] | None = None) -> list[Row]:
     doc = doc or load_points()
     rows = []
-    for pt in doc["points"]:
+    for i, pt in enumerate(doc["points"]):
+        check_point(i, pt)
         soc = (socs or {}).get(pt["soc"]) or _soc_of(pt)
         src = pt["source"]
         rows.append(Row(pt["id"], pt["set"], pt["soc"], pt["kind"], f"{src['repo'].split()[0]}:{src['path']}",

@@ -342,21 +342,59 @@ def bench_llvm(cm, cm_unfused, model_proto, model_path: str, warmup: int = 3, sa
 
 
 # --- baseline comparison ------------------------------------------------------------------
+# A baseline is comparable only when it benched the same thing: these header fields, where both
+# reports have them, must agree (an older report without one is compared on the rest).
+SAME_FIELDS = ("model", "dtype", "target", "batch")
+MIN_BASELINE_US = 1e-3   # nothing runs in under a nanosecond: a smaller baseline latency is a corrupt report
+
+
 def compare_baseline(report: dict, baseline: dict, limit: float = REGRESSION_LIMIT) -> list[str]:
     """Latencies more than `limit` worse than the baseline (whole model and per kernel)."""
     bad = []
 
     def check(label, new, old):
-        if old and new > old * (1 + limit):
-            bad.append(f"{label}: {new:.2f} us vs baseline {old:.2f} us (+{(new / old - 1) * 100:.1f} %)")
+        if old is not None and new > old * (1 + limit):
+            bad.append(f"{label}: {new:.2f} us vs baseline {old:.2f} us ({_worse(new / old)})")
 
     check("model avg_latency", report["avg_latency_us"], baseline.get("avg_latency_us"))
     check("model p95_latency", report["p95_latency_us"], baseline.get("p95_latency_us"))
     old_rows = {r["name"]: r for r in baseline.get("kernels", [])}
     for r in report["kernels"]:
         if r["name"] in old_rows:
-            check(f"{r['name']} fused", r["fused_us"], old_rows[r["name"]].get("fused_us"))
+            check(f"{display(r['name'])} fused", r["fused_us"], old_rows[r["name"]].get("fused_us"))
     return bad
+
+
+def _worse(ratio: float) -> str:
+    """+12.3 % for a modest regression; 40x rather than +3900.0 % for a large one."""
+    return f"+{(ratio - 1) * 100:.1f} %" if ratio < 10 else f"{ratio:.3g}x"
+
+
+def baseline_mismatch(header: dict, baseline: dict) -> str | None:
+    """Why `baseline` is not a report of what `header` (this run's _header) benches, or None: another
+    dtype, target or batch. Another model name only warns (baseline_note): a renamed or re-exported
+    model is what a regression gate compares."""
+    for key in SAME_FIELDS[1:]:
+        if key in header and key in baseline and baseline[key] != header[key]:
+            return (f"it benched {key} {_shown(baseline[key])}, this run {key} {_shown(header[key])}: "
+                    f"compare reports of the same dtype, target and batch")
+    return None
+
+
+def baseline_note(header: dict, baseline: dict) -> str | None:
+    """The warning when `baseline` names another model (its file's stem), or None."""
+    if "model" in header and "model" in baseline and baseline["model"] != header["model"]:
+        return f"--baseline benched model {_shown(baseline['model'])}, this run {_shown(header['model'])}"
+    return None
+
+
+def run_header(cm, model_path: str) -> dict:
+    """The fields of this run's report that identify what it benches (checked before the work)."""
+    return {k: v for k, v in _header(cm, model_path, "").items() if k in SAME_FIELDS}
+
+
+def _shown(value) -> str:
+    return display(json.dumps(value, ensure_ascii=False), 60)
 
 
 def load_report(path: str) -> dict:
@@ -364,9 +402,9 @@ def load_report(path: str) -> dict:
         with open(path) as f:
             doc = json.load(f)
     except FileNotFoundError:
-        raise MegafuseError(f"baseline report '{path}' not found") from None
+        raise MegafuseError(f"baseline report '{display(path)}' not found") from None
     except (OSError, ValueError) as e:
-        raise MegafuseError(f"baseline report '{path}' is not readable JSON ({e})") from None
+        raise MegafuseError(f"baseline report '{display(path)}' is not readable JSON ({display(e)})") from None
     if not isinstance(doc, dict) or "avg_latency_us" not in doc or "kernels" not in doc:
         raise MegafuseError(f"baseline report '{display(path)}' is not a megafuse bench report")
     why = _baseline_schema_error(doc)
@@ -376,26 +414,44 @@ def load_report(path: str) -> dict:
 
 
 def _latency(v) -> bool:
-    """A latency field: a finite number >= 0 (never coerced: "fast", true, NaN are not)."""
-    return type(v) in (int, float) and math.isfinite(v) and v >= 0
+    """A baseline latency: a finite number >= MIN_BASELINE_US (never coerced: "fast", true, NaN are
+    not; 0 would make every run pass, 1e-300 every run fail by a 300-digit percentage)."""
+    return type(v) in (int, float) and math.isfinite(v) and v >= MIN_BASELINE_US
 
 
 def _baseline_schema_error(doc: dict) -> str | None:
     """The fields compare_baseline reads, by schema: None when they hold, else the first that does not."""
+    need = f"a finite number of at least {MIN_BASELINE_US:g} us"
     for key in ("avg_latency_us", "p95_latency_us"):
         if (key in doc or key == "avg_latency_us") and not _latency(doc.get(key)):
-            return f"'{key}' must be a finite number >= 0, got {display(json.dumps(doc.get(key))[:40])}"
+            return f"'{key}' must be {need}, got {_shown(doc.get(key))}"
+    for key in SAME_FIELDS:
+        if key in doc and type(doc[key]) is not (int if key == "batch" else str):
+            return f"'{key}' must be {'an integer' if key == 'batch' else 'a string'}, got {_shown(doc[key])}"
     if not isinstance(doc["kernels"], list):
         return "'kernels' must be a list"
     for i, r in enumerate(doc["kernels"]):
         if not isinstance(r, dict) or type(r.get("name")) is not str:
             return f"kernels[{i}] must be an object with a string 'name'"
         if "fused_us" in r and not _latency(r["fused_us"]):
-            return f"kernels[{i}].fused_us must be a finite number >= 0, got {display(json.dumps(r['fused_us'])[:40])}"
+            return f"kernels[{i}].fused_us must be {need}, got {_shown(r['fused_us'])}"
     return None
 
 
 # --- plot ---------------------------------------------------------------------------------
+def check_plot_format(path: str) -> None:
+    """The --plot suffix names a format matplotlib writes (checked before the work; no suffix: PNG)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fmt = Path(path).suffix[1:].lower()
+    known = FigureCanvasAgg.get_supported_filetypes()
+    if fmt and fmt not in known:
+        raise MegafuseError(f"--plot '{display(path)}': unknown image format '{display(fmt)}' "
+                            f"(one of {', '.join(sorted(known))})")
+
+
 def plot_report(report: dict, path: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -418,6 +474,6 @@ def plot_report(report: dict, path: str) -> None:
     try:
         fig.savefig(path, dpi=110)
     except OSError as e:
-        raise MegafuseError(f"cannot write plot '{path}': {e.strerror}") from None
+        raise MegafuseError(f"cannot write --plot '{display(path)}': {e.strerror}") from None
     finally:
         plt.close(fig)

@@ -12,6 +12,7 @@ runs the same vendor-like kernels on both sides. The float model's own fp16 figu
 from __future__ import annotations
 
 from fusion.core.ir import Graph
+from fusion.core.sanitize import display, display_message
 from fusion.cost import model_block
 from fusion.cost.int8 import best_int8_plan
 from fusion.cost.vendor_int8 import block_int8_kernels, int8_network
@@ -96,18 +97,18 @@ def int8_plan_line(g: Graph, members: tuple, target: Target) -> str:
 
 
 def print_int8(rep: dict) -> None:
-    print(f"{rep['model']} on {rep['target']} {rep['dtype']} [MODELED]")
+    print(f"{display(rep['model'])} on {rep['target']} {rep['dtype']} [MODELED]")   # names: the model's, escaped
     print(f"  {'block':<12} {'int8 us':>9} {'vendor i8':>9} {'vs vendor':>9} {'fp16 us':>9} {'vs fp16':>8}  "
           f"tile / pipes")
     for r in rep["kernels"]:
         pipes = " ".join(f"{k} {v:.2f}" for k, v in r["pipes_us"].items())
-        print(f"  {r['name']:<12} {r['fused_int8_us']:>9.2f} {r['vendor_int8_us']:>9.2f} "
+        print(f"  {display(r['name']):<12} {r['fused_int8_us']:>9.2f} {r['vendor_int8_us']:>9.2f} "
               f"{r['speedup_vs_vendor_int8']:>8.2f}x {r['fused_fp16_us']:>9.2f} {r['int8_vs_fp16_fused']:>7.2f}x  "
               f"{r['tile']}  {pipes}")
         for note in r["notes"]:
-            print(f"  {'':<12} {note}")
+            print(f"  {'':<12} {display_message(note)}")
     for note in rep["notes"]:
-        print(f"  {note}")
+        print(f"  {display_message(note)}")
     print(f"  whole model: fused int8 {rep['fused_int8_network_us']:.1f} us vs vendor-like int8 unfused "
           f"{rep['vendor_int8_network_us']:.1f} us ({rep['speedup_vs_vendor_int8']:.2f}x; "
           f"{rep['vendor_int8_kernel_count']} vendor kernels, {rep['vendor_int8_launch_us']:.0f} us of launches; "

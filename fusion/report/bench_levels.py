@@ -15,6 +15,7 @@ import numpy as np
 from fusion.report.bench import bench_sim
 from fusion.verify.check import random_inputs
 from fusion.core.errors import MegafuseError
+from fusion.core.sanitize import display
 from fusion.tuning.measure import interleaved, tvm_threads
 from fusion.core.opt_levels import LEVELS
 
@@ -65,7 +66,7 @@ def bench_levels(compile_at, model_path: str, model_proto, kind: str, warmup: in
 
 def print_levels(report: dict) -> None:
     label = report["figures"].upper()
-    print(f"{report['model']} on {report['target']} {report['dtype']}: fusion levels side by side [{label}]"
+    print(f"{display(report['model'])} on {report['target']} {report['dtype']}: fusion levels side by side [{label}]"
           + (f"  threads {report['threads']}" if "threads" in report else ""))
     base = report["levels"][0]["latency_us"]
     measured = report["figures"] == "measured"

@@ -189,3 +189,62 @@ def test_the_measured_networks_reject_an_hbm_floor(doc):
     net = model_network(fidelity.network_layers("mobilenet_v1", 32, 224), soc)
     floored = sum(max(k.time_us, k.launch_us + k.hbm_bytes / (soc.hbm_gbps * 1e3)) for k in net.kernels)
     assert net.time_us / p["measured_us"] <= 1.5 < floored / p["measured_us"]
+
+
+def _point(doc, kind: str, **change) -> dict:
+    """The first published point of `kind`, with top-level fields (or params.X as params_X) changed."""
+    pt = json.loads(json.dumps(next(p for p in doc["points"] if p["kind"] == kind)))
+    for key, value in change.items():
+        if key.startswith("params_"):
+            pt["params"][key[len("params_"):]] = value
+        else:
+            pt[key] = value
+    return pt
+
+
+@pytest.mark.parametrize("kind,change,words", [
+    ("copy", {"measured_us": 0}, "measured_us must be a finite number > 0"),
+    ("copy", {"measured_us": float("nan")}, "measured_us must be a finite number > 0"),
+    ("copy", {"measured_us": -5}, "measured_us must be a finite number > 0"),
+    ("copy", {"measured_us": "12"}, "measured_us must be a finite number > 0"),
+    ("copy", {"measured_us": True}, "measured_us must be a finite number > 0"),
+    ("copy", {"params_cores": 0}, "params.cores must be an integer in 1..4,096"),
+    ("copy", {"params_bytes": -1}, "params.bytes must be an integer in 1.."),
+    ("copy", {"params_bytes": 10 ** 30}, "params.bytes must be an integer in 1.."),
+    ("copy", {"params_bytes": 1.5e8}, "params.bytes must be an integer"),
+    ("copy", {"params_l2_hit": 2.0}, "params.l2_hit must be a number in 0..1"),
+    ("copy", {"params_side": "gpu"}, "params.side must be"),
+    ("eltwise", {"params_copy_elems": 0}, "params.copy_elems must be an integer in 1.."),
+    ("eltwise", {"params_double_buffer": "yes"}, "params.double_buffer must be true or false"),
+    ("matmul", {"params_m": 0}, "params.m must be an integer in 1.."),
+    ("matmul", {"params_m": 1 << 20, "params_n": 1 << 20}, "params m*n*k is"),
+    ("network", {"params_batch": 100000}, "params.batch must be an integer in 1..128"),
+    ("copy", {"dtype": 5}, 'dtype must be "float16" or "float32"'),
+    ("copy", {"id": "x\x1b[31m\n"}, None),
+])
+def test_malformed_points_are_named_before_any_prediction(doc, kind, change, words):
+    pt = _point(doc, kind, **change)
+    if words is None:     # a hostile id alone is data: the point is modeled
+        assert fidelity.table({"points": [pt]})[0].ratio > 0
+        return
+    with pytest.raises(fidelity.MegafuseError) as e:
+        fidelity.table({"points": [pt]})
+    assert str(e.value).startswith("fidelity point 0 '") and words in str(e.value), str(e.value)
+    assert str(e.value).isprintable()
+
+
+def test_missing_params_are_named(doc):
+    pt = _point(doc, "copy")
+    del pt["params"]["instr_per_core"]
+    with pytest.raises(fidelity.MegafuseError, match=r"params.instr_per_core is missing"):
+        fidelity.table({"points": [pt]})
+
+
+def test_cli_zero_measured_is_one_line_not_an_internal_error(doc, tmp_path):
+    bad = tmp_path / "zero.json"
+    bad.write_text(json.dumps({"points": [_point(doc, "copy", measured_us=0)]}))
+    r = _run("fidelity", "--points", str(bad))
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "internal error" not in r.stderr
+    assert "fidelity point 0 'a2_copy_gm2ub_large': measured_us must be a finite number > 0" in r.stderr
+    r = _run("fidelity", "--points", str(bad), "--json", str(tmp_path / "nodir" / "f.json"))
+    assert r.returncode == 2 and "--json" in r.stderr and "does not exist" in r.stderr

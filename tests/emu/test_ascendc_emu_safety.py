@@ -191,3 +191,47 @@ def test_program_raw_gm_store_out_of_bounds(tmp_path, capsys):
     err = _one_line(capsys)
     assert err.startswith("megafuse: error: kernel 'raw_copy' line 5: out-of-bounds GM access at byte offset 128 of "
                           "aclrtMalloc block #1 (a 128-byte buffer)"), err
+
+
+_KERNEL_SCALARS = r"""
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void scalars(GM_ADDR y, int64_t n, const uint32_t m, int8_t s, float f)
+{
+    __gm__ int64_t* py = (__gm__ int64_t*)y;
+    py[0] = n; py[1] = (int64_t)m; py[2] = s;
+}
+"""
+
+
+@pytest.mark.parametrize("values,words", [
+    (["int:9223372036854775808", "int:0", "int:0"], "--arg 1: 9223372036854775808 does not fit parameter 'int64_t n'"),
+    (["int:0", "int:4294967296", "int:0"], "--arg 2: 4294967296 does not fit parameter 'const uint32_t m' "
+                                           "(uint32_t: 0..4294967295)"),
+    (["int:0", "int:-1", "int:0"], "--arg 2: -1 does not fit parameter 'const uint32_t m'"),
+    (["int:0", "int:0", "int:128"], "--arg 3: 128 does not fit parameter 'int8_t s' (int8_t: -128..127)"),
+    (["int:0", "int:0", "int:0x" + "f" * 40], "--arg 3: 14615016373309029182...(49 digits) does not fit"),
+])
+def test_scalar_that_does_not_fit_its_parameter_is_refused(tmp_path, capsys, values, words):
+    src = _write(tmp_path, "scalars.cpp", _KERNEL_SCALARS)
+    argv = ["emu", "run", str(src), "--arg", "i64:4=0", *[a for v in values for a in ("--arg", v)], "--arg", "int:1"]
+    assert cli_main(argv) == 2
+    err = _one_line(capsys)
+    assert words in err, err
+
+
+def test_integer_for_a_float_parameter_is_refused(tmp_path, capsys):
+    src = _write(tmp_path, "scalars.cpp", _KERNEL_SCALARS)
+    argv = ["emu", "run", str(src), "--arg", "i64:4=0", "--arg", "int:0", "--arg", "int:0", "--arg", "int:0",
+            "--arg", "int:1"]
+    assert cli_main(argv) == 2
+    assert "--arg 4: parameter 'float f' is a floating-point scalar" in _one_line(capsys)
+
+
+def test_scalars_at_the_edges_of_their_types_arrive_unchanged(tmp_path, capsys):
+    src = _write(tmp_path, "scalars.cpp", _KERNEL_SCALARS)
+    # the unused float parameter gets null (int:V is refused for it)
+    argv = ["emu", "run", str(src), "--arg", "i64:4=0", "--arg", "int:-9223372036854775808",
+            "--arg", "int:4294967295", "--arg", "int:-128", "--arg", "null", "--out", str(tmp_path / "out")]
+    assert cli_main(argv) == 0, capsys.readouterr().err
+    got = np.fromfile(tmp_path / "out" / "arg0.bin", np.int64)
+    assert got.tolist() == [-(1 << 63), (1 << 32) - 1, -128, 0]
