@@ -194,12 +194,12 @@ def _boundaries(steps, progs):
 def ahead_loads(steps, progs: list, kplans: list[KernelPlan]) -> dict[int, tuple[int, Task]]:
     """step -> (the next step with an AICs' task, its (member, phase, chunk)): the AICs' task in that
     step loads, beside its own units, the resident PW weights of the next AIC task -- a cold GEMM of
-    another member marked w_pw_ahead, the task before's member marked w_pw_next (ahead_layout: the L1
+    the next member's, marked w_pw_ahead, the task before's member marked w_pw_next (ahead_layout: the L1
     region the load writes is one the task before does not use, at the address where the next member's
     kernel lays out its bResQue) -- so that task runs warm (emit_chain: SetAhead, AheadPiece after each
     unit, AheadEnd; then RunPhase(k, true). fusion/cost/wave.py: the pieces on the task before's MTE2)."""
     return {s: (s2, task) for s, (p, _), s2, task in _boundaries(steps, progs)
-            if kplans[p].w_pw_next and kplans[task[0]].w_pw_ahead}
+            if task[0] == p + 1 and kplans[p].w_pw_next and kplans[task[0]].w_pw_ahead}
 
 
 def warm_tasks_all(steps, progs: list, kplans: list[KernelPlan]) -> frozenset[tuple[int, int, int]]:
@@ -268,5 +268,5 @@ def warm_bytes(chunks: int, kplans: list[KernelPlan], progs: list) -> int:
     return out
 
 
-__all__ = ["ROLES", "ahead_layout", "ahead_loads", "ahead_target", "chain_steps", "chunk_plan", "join_ok", "member_plan", "roles", "wave_refusal", "wave_steps",
-           "l1_own", "warm_bytes", "warm_tasks", "warm_tasks_all"]
+__all__ = ["ROLES", "ahead_layout", "ahead_loads", "ahead_target", "chain_steps", "chunk_plan", "join_ok", "l1_own",
+           "member_plan", "roles", "wave_refusal", "wave_steps", "warm_bytes", "warm_tasks", "warm_tasks_all"]

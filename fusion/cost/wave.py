@@ -53,9 +53,9 @@ def _busy(ph) -> int:
 
 
 def _ahead_us(nplan, nprog, nk: int, active: float, in_l2: tuple[str, ...], acc: _Acc) -> dict[int, tuple]:
-    """Per core: (us, bytes) of the next member's resident PW weights (phase nk of its program) that the
-    core loads beside its own units (schedules/wave.ahead_loads), at this task's share of the GM
-    bandwidth and the next member's L2 hits; their traffic goes to acc."""
+    """Per core: (us, bytes, bytes of a fractal) of the next member's resident PW weights (phase nk of its
+    program) that the core loads beside its own units (schedules/wave.ahead_loads), at this task's share
+    of the GM bandwidth and the next member's L2 hits; their traffic goes to acc."""
     ph = nprog.phases[nk]
     timer = PhaseTimer(nplan, phase_l2(nplan, nprog, in_l2), active)
     to_l1 = phase_to_l1(nplan, ph)

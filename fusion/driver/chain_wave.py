@@ -46,13 +46,14 @@ def waved(chain, plans: dict, chunks: int, join: bool = True) -> dict | None:
 def with_ahead(chain, plans: dict) -> dict:
     """The waved plans with each cold GEMM task's resident weights loaded by the AICs' task before where
     L1 has room for both (schedules/wave.ahead_layout), the fields set on the members' own plans (their
-    chunk plans carry them: chunk_plan); the plans as they were where no boundary takes it."""
-    kplans = [member_plan(plans[n]) for n in chain.blocks]
+    chunk plans carry them: chunk_plan), laid out afresh; none where an unchunked plan would not fit."""
+    fresh = {n: replace(plans[n], w_pw_ahead=False, w_pw_next=False, l1_lead=0, l1_tail=0) for n in chain.blocks}
+    kplans = [member_plan(fresh[n]) for n in chain.blocks]   # laid out afresh: a retiled member moves its neighbours'
     progs = [build_program(p) for p in kplans]
     lay = ahead_layout(kplans, progs, chain_steps(plans[chain.blocks[0]].chunks, kplans, progs))
-    out = {n: replace(plans[n], w_pw_ahead=q.w_pw_ahead, w_pw_next=q.w_pw_next, l1_lead=q.l1_lead,
+    out = {n: replace(fresh[n], w_pw_ahead=q.w_pw_ahead, w_pw_next=q.w_pw_next, l1_lead=q.l1_lead,
                       l1_tail=q.l1_tail) for n, q in zip(chain.blocks, lay)}
-    return out if all(p.fits() for p in out.values()) else plans
+    return out if all(p.fits() for p in out.values()) else fresh
 
 
 def resident_retiles(chain, plans: dict, wave_body) -> dict:
