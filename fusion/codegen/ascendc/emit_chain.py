@@ -358,7 +358,7 @@ def _ahead_call(kernels: list[EmittedKernel], k: int, w_at) -> str:
                             f"do not fit its L1 region of {room:,} B")
     return sub(snippet("CHAIN_AHEAD"), W_PW=w_at[nxt.block, "w_pw"], M_TILES=t["mTiles"], CO_STEPS=t["coSteps"],
                CORES=t["gemmCores"], COB=t["cob"], CO1=t["co1"], C1=t["c1"], OFF=off, NEXT=nxt.block,
-               REGION="above its buffers" if kernels[k].plan.l1_tail else "below its buffers")
+               REGION="above its buffers" if kernels[k].plan.l1_tail else "below its buffers") + " " * 12   # RunPhase's indent
 
 
 def pack_weights(ec: EmittedChain, arrays: dict[str, dict]) -> "np.ndarray":

@@ -339,4 +339,3 @@ __aicore__ inline int32_t LoopMax(int32_t a, int32_t b) { return a > b ? a : b; 
             if (aheadOn) AheadPiece(i, mine);   // the next block's weights: a piece after each tile (twophase_ahead.h)
 //@ CHAIN_AHEAD
 op.SetAhead(weights + @W_PW@, @M_TILES@, @CO_STEPS@, @CORES@, @COB@, @CO1@, @C1@, @OFF@);   // block @NEXT@'s resident PW weights, beside this task (into L1 @REGION@)
-            
