@@ -60,7 +60,8 @@ def register(sub, add_model_args=None) -> None:
     p.add_argument("--budget-s", type=float_in(1.0, 1e7, "--budget-s"), default=None, metavar="S",
                    help="llvm: wall-clock budget for the whole model, shared by the distinct blocks")
     p.add_argument("--workers", type=int_in(0, 4096, "--workers"), default=2, metavar="N",
-                   help="worker processes (default 2; at most 4 per CPU of this machine)")
+                   help="worker processes (default 2; 0 or 1: the model's sweeps in this process; at most 4 per CPU "
+                        "of this machine)")
     p.add_argument("--threads", type=int_in(1, 4096, "--threads"), default=None, metavar="N",
                    help="llvm: TVM_NUM_THREADS for timing (default: $TVM_NUM_THREADS or all cores)")
     p.add_argument("--top", type=int_in(1, 1_000_000, "--top"), default=5, metavar="K", help="configs listed per block (default 5)")
