@@ -15,6 +15,7 @@ import onnx
 import fusion
 from fusion.core.ir import Graph, Node, TensorType, assert_structural_equal
 from fusion.core.tolerance import TOLERANCE
+from fusion.verify.ascend_check import check_ascend
 from fusion.verify.check import compare, ort_reference, random_inputs
 from fusion.verify.emu_run import run_emitted
 from fusion.verify.sensitivity import relative_change
@@ -221,3 +222,17 @@ def cube_fractals_by_core(soc, gemm, run) -> tuple[list[int], list[int]]:
            [row["cube_fractals"] for core, row in zip(run.cores, run.per_core) if core.core_type == "AIC"])
     n = max(len(got), len(want))
     return got + [0] * (n - len(got)), want + [0] * (n - len(want))
+
+
+def check_with_plans(cm, plans: dict):
+    """`check -t ascend` of a compiled model with some chain plans replaced (a chain in image chunks,
+    loads ahead...): (the result, its one chain's ChainCheck); cm's plans are restored after, so a
+    module's other tests see the chain as compiled."""
+    before = dict(cm.chain_plans)
+    cm.chain_plans.update(plans)
+    try:
+        res = check_ascend(cm, None)
+    finally:
+        cm.chain_plans.update(before)
+    (cc,) = res.chains
+    return res, cc

@@ -18,8 +18,8 @@ from fusion.cost.wave import wave_cost
 from fusion.driver.chain import in_l2
 from fusion.driver.chain_wave import waved, with_ahead
 from fusion.emu import EmulationError
-from fusion.verify.ascend_check import check_ascend
 from schedules.lowering import build_program
+from factories import check_with_plans
 from schedules.wave import ahead_loads, chain_steps, l1_own, member_plan, warm_tasks, warm_tasks_all
 
 F16 = "float16"
@@ -85,17 +85,6 @@ def test_regions_are_disjoint_and_the_wave_shorter(which, request):
     assert after.body_us < before.body_us if which == "v1_b7" else after.body_us <= before.body_us
 
 
-def _check(cm, plans):
-    before = dict(cm.chain_plans)
-    cm.chain_plans.update(plans)
-    try:
-        res = check_ascend(cm, None)
-    finally:   # the module's other tests see the chain as compiled
-        cm.chain_plans.update(before)
-    (cc,) = res.chains
-    return res, cc
-
-
 def test_loaded_ahead_on_the_emulator(v2_b4, emu_cache, monkeypatch):
     """The chain kernel with the loads ahead equals its members' kernels run chunk by chunk, bit for
     bit; its GM reads are their sum less the same-member warm bytes only (a load ahead moves, it is
@@ -105,12 +94,12 @@ def test_loaded_ahead_on_the_emulator(v2_b4, emu_cache, monkeypatch):
     kernels = [emit_kernel(kp, n) for kp, n in zip(kplans, c.blocks)]
     ec = emit_chain(c.name, kernels, c.residual_from, c.stages, 2)
     assert ec.source.count("op.SetAhead(") == len(ahead_loads(steps, progs, kplans)) == len(c.stages)
-    res, cc = _check(v2_b4, plans)
+    res, cc = check_with_plans(v2_b4, plans)
     assert res.passed and cc.max_abs == 0.0 and cc.counters_match and cc.warm_reads > 0
     assert cc.counters["gm_read_bytes"] == cc.blocks_counters["gm_read_bytes"] - cc.warm_reads
     monkeypatch.setattr(emit_chain_mod, "_ahead_call", lambda *a: "")
     try:
-        res, cc = _check(v2_b4, plans)
+        res, cc = check_with_plans(v2_b4, plans)
         broken = not (res.passed and cc.max_abs == 0.0)
     except EmulationError as e:
         broken = "never written" in str(e) or "uninitialized" in str(e)
@@ -121,7 +110,7 @@ def test_loaded_ahead_on_the_emulator(v2_b4, emu_cache, monkeypatch):
 def test_loaded_below_and_above_on_the_emulator(v1_b7, emu_cache):
     """MobileNetV1 b1-b7: the regions below the task before's buffers (in its lead) and above them."""
     _, plans, *_ = _ahead(v1_b7)
-    res, cc = _check(v1_b7, plans)
+    res, cc = check_with_plans(v1_b7, plans)
     assert res.passed and cc.max_abs == 0.0 and cc.counters_match
 
 
