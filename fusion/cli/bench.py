@@ -171,11 +171,12 @@ def cmd_bench(args) -> int:
     cm = _compile_from_args(args, model)
     if cm.target.kind != "llvm" and any(n.op_type in QUANT_OPS for n in cm.graph.nodes):
         return _bench_int8(args, cm)
-    if baseline is not None:   # a report of another model or target compares nothing: refused before the work
-        why = baseline_mismatch(run_header(cm, args.model), baseline)
+    if baseline is not None:   # a report of another dtype, target or batch compares nothing: refused before the work
+        header = run_header(cm, args.model)
+        why = baseline_mismatch(header, baseline)
         if why:
             raise MegafuseError(f"--baseline '{display(args.baseline)}' is not comparable: {why}")
-        note = baseline_note(run_header(cm, args.model), baseline)
+        note = baseline_note(header, baseline)
         if note:
             print(f"megafuse: warning: {note}", file=sys.stderr)
     if args.trace and cm.target.kind == "sim" and not cm.fused_blocks:

@@ -24,11 +24,6 @@ def register(sub, add_model_args=None) -> None:
     p.set_defaults(func=cmd_fidelity)
 
 
-def _safe(text: str) -> str:
-    """Points files are data: keep their strings printable, one line."""
-    return display(text)
-
-
 def cmd_fidelity(args) -> int:
 
     check_input_file(args.points, "--points")     # a FIFO or device would block the read
@@ -40,23 +35,23 @@ def cmd_fidelity(args) -> int:
     try:
         rows = table(doc)
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as e:
-        raise MegafuseError(f"fidelity points file: malformed point ({type(e).__name__}: {_safe(e)})") from None
+        raise MegafuseError(f"fidelity points file: malformed point ({type(e).__name__}: {display(e)})") from None
     print("simulated Ascend target vs published measurements  [modeled / measured]")
     print(f"  {'point':<30} {'soc':<12} {'set':<11} {'measured us':>12} {'modeled us':>11} {'ratio':>6}  source")
     for r in sorted(rows, key=lambda r: ("calibration", "validation", "excluded").index(r.set)
                     if r.set in ("calibration", "validation", "excluded") else 3):
-        print(f"  {_safe(r.id):<30} {_safe(r.soc):<12} {_safe(r.set):<11} {r.measured_us:>12.2f} "
-              f"{r.modeled_us:>11.2f} {r.ratio:>6.2f}  {_safe(r.source)}")
+        print(f"  {display(r.id):<30} {display(r.soc):<12} {display(r.set):<11} {r.measured_us:>12.2f} "
+              f"{r.modeled_us:>11.2f} {r.ratio:>6.2f}  {display(r.source)}")
     summ = summary(rows)
     for s, v in summ.items():
         net = "" if v["network_max_abs_err"] is None else f", networks max |ratio-1| {v['network_max_abs_err'] * 100:.0f} %"
         print(f"  {s}: {v['points']} points, median |ratio-1| {v['median_abs_err'] * 100:.1f} %, "
               f"worst {v['max_factor']:.2f}x off{net}")
     for e in excluded:
-        print(f"  not modeled: {_safe(e.get('id'))} ({_safe(e.get('measured_us'))} us): {_safe(e.get('reason'))}")
+        print(f"  not modeled: {display(e.get('id'))} ({display(e.get('measured_us'))} us): {display(e.get('reason'))}")
     if args.json_file:
         out = {"rows": [dict(r.__dict__, ratio=r.ratio) for r in rows], "summary": summ,
                "excluded": excluded, "figures": "modeled vs measured"}
         write_text_atomic(args.json_file, json.dumps(out, indent=1, ensure_ascii=False), "--json")
-        print(f"wrote {_safe(args.json_file)}")
+        print(f"wrote {display(args.json_file)}")
     return 0

@@ -343,8 +343,10 @@ def bench_llvm(cm, cm_unfused, model_proto, model_path: str, warmup: int = 3, sa
 
 # --- baseline comparison ------------------------------------------------------------------
 # A baseline is comparable only when it benched the same thing: these header fields, where both
-# reports have them, must agree (an older report without one is compared on the rest).
-SAME_FIELDS = ("model", "dtype", "target", "batch")
+# reports have them, must agree (an older report without one is compared on the rest); another model
+# name only warns (baseline_note): a renamed or re-exported model is what a regression gate compares.
+SAME_FIELDS = ("dtype", "target", "batch")
+HEADER_FIELDS = ("model",) + SAME_FIELDS   # what run_header reads and the schema types
 MIN_BASELINE_US = 1e-3   # nothing runs in under a nanosecond: a smaller baseline latency is a corrupt report
 
 
@@ -372,9 +374,8 @@ def _worse(ratio: float) -> str:
 
 def baseline_mismatch(header: dict, baseline: dict) -> str | None:
     """Why `baseline` is not a report of what `header` (this run's _header) benches, or None: another
-    dtype, target or batch. Another model name only warns (baseline_note): a renamed or re-exported
-    model is what a regression gate compares."""
-    for key in SAME_FIELDS[1:]:
+    dtype, target or batch (SAME_FIELDS)."""
+    for key in SAME_FIELDS:
         if key in header and key in baseline and baseline[key] != header[key]:
             return (f"it benched {key} {_shown(baseline[key])}, this run {key} {_shown(header[key])}: "
                     f"compare reports of the same dtype, target and batch")
@@ -390,7 +391,7 @@ def baseline_note(header: dict, baseline: dict) -> str | None:
 
 def run_header(cm, model_path: str) -> dict:
     """The fields of this run's report that identify what it benches (checked before the work)."""
-    return {k: v for k, v in _header(cm, model_path, "").items() if k in SAME_FIELDS}
+    return {k: v for k, v in _header(cm, model_path, "").items() if k in HEADER_FIELDS}
 
 
 def _shown(value) -> str:
@@ -425,7 +426,7 @@ def _baseline_schema_error(doc: dict) -> str | None:
     for key in ("avg_latency_us", "p95_latency_us"):
         if (key in doc or key == "avg_latency_us") and not _latency(doc.get(key)):
             return f"'{key}' must be {need}, got {_shown(doc.get(key))}"
-    for key in SAME_FIELDS:
+    for key in HEADER_FIELDS:
         if key in doc and type(doc[key]) is not (int if key == "batch" else str):
             return f"'{key}' must be {'an integer' if key == 'batch' else 'a string'}, got {_shown(doc[key])}"
     if not isinstance(doc["kernels"], list):
